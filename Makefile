@@ -1,0 +1,32 @@
+# nslb — `make help` lists the targets.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.DEFAULT_GOAL := help
+.PHONY: help install lint test test-full bench clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  %-10s %s\n", $$1, $$2}'
+
+install: ## create .venv and install nslb with its dev tools (editable)
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --upgrade pip
+	$(BIN)/pip install -e '.[dev]'
+
+lint: ## ruff: lint and format check
+	$(BIN)/ruff check nslb_cli tests
+	$(BIN)/ruff format --check nslb_cli tests
+
+test: ## the fast test suite (what CI runs)
+	$(BIN)/python -m pytest -n 2 -q
+
+test-full: ## every test, slow statistical and end-to-end ones included
+	$(BIN)/python -m pytest -n 2 -q -m ''
+
+bench: ## speed of the agents, as ratios against mts measured in the same run
+	$(BIN)/python -m nslb_cli.bench
+
+clean: ## remove caches and build files (outputs/ is kept)
+	rm -rf build dist *.egg-info .pytest_cache .ruff_cache
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -1,0 +1,68 @@
+"""Reference agents for plots: the oracle (zero regret) and uniform random play."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from nslb_cli.agents.base import Agent, Belief
+from nslb_cli.rng import BatchRNG
+from nslb_cli.world import World
+
+
+@dataclass
+class OracleParams:
+    name: str = "oracle"
+
+
+class Oracle(Agent):
+    """Knows ``S_t`` and ``theta*``: pulls ``argmax_a mu(a, X_t, S_t; theta*)``.
+
+    It is the only agent built from the world's truth rather than its offline model.
+    """
+
+    Params = OracleParams
+
+    def __init__(self, params: OracleParams, world: World, rng: BatchRNG) -> None:
+        super().__init__(params, world.problem, world.offline_model, rng)
+        self.mean_rewards = world.mean_rewards
+        self.states = world.states
+        self._belief: Belief | None = None
+
+    @classmethod
+    def from_world(cls, params: OracleParams, world: World, rng: BatchRNG) -> Oracle:
+        return cls(params, world, rng)
+
+    def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
+        state = self.states[:, t]
+        posterior = np.eye(self.problem.n_states)[state]
+        self._belief = Belief(state=state, posterior=posterior)
+        return self.mean_rewards[:, t, :].argmax(axis=1)
+
+    def update(
+        self, t: int, contexts: np.ndarray | None, actions: np.ndarray, rewards: np.ndarray
+    ) -> None:
+        """The oracle learns nothing."""
+
+    def belief(self) -> Belief | None:
+        return self._belief
+
+
+@dataclass
+class RandomParams:
+    name: str = "random"
+
+
+class UniformRandom(Agent):
+    """Pulls an arm uniformly at random every round."""
+
+    Params = RandomParams
+
+    def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
+        return self.rng.integers(self.problem.n_arms)
+
+    def update(
+        self, t: int, contexts: np.ndarray | None, actions: np.ndarray, rewards: np.ndarray
+    ) -> None:
+        """Random play learns nothing."""

@@ -1,0 +1,87 @@
+"""mTS: model-based Thompson sampling with a known model (the paper's Algorithm 1).
+
+The agent keeps the filtering distribution ``P_t(s) = P(S_t = s | H_t)`` of an HMM whose
+emissions are the Gaussian rewards. Each round:
+
+1. sample a belief state ``B_t ~ P_t`` and pull ``A_t = argmax_a mu(a, X_t, B_t)``;
+2. observe ``R_t`` and update (the paper's equation (1))::
+
+       P_{t+1}(s') ∝ sum_s P_t(s) · N(R_t; mu(A_t, X_t, s), sigma^2) · phi(s, s')
+
+``P_1`` is the model's initial distribution.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from nslb_cli.agents.base import Agent, Belief
+from nslb_cli.models import OfflineModel, Problem
+from nslb_cli.rng import BatchRNG, categorical
+
+
+def gaussian_log_likelihood(x: np.ndarray, mean: np.ndarray, var: np.ndarray) -> np.ndarray:
+    """``log N(x; mean, var)``, broadcasting."""
+    return -0.5 * (np.log(2.0 * np.pi * var) + (x - mean) ** 2 / var)
+
+
+def filter_step(
+    predictive: np.ndarray, log_likelihood: np.ndarray, transitions: np.ndarray
+) -> np.ndarray:
+    """One forward-filter step: ``P_{t+1}(s') ∝ sum_s P_t(s) p(R_t | s) phi(s, s')``.
+
+    Args:
+        predictive: ``(R, S)`` ``P_t``, the distribution of ``S_t`` given ``H_t``.
+        log_likelihood: ``(R, S)`` ``log p(R_t | A_t, X_t, S_t = s)``.
+        transitions: ``(R, S, S)`` ``phi``.
+
+    Returns:
+        ``(R, S)`` ``P_{t+1}``. Computed without BLAS so each run's numbers do not depend
+        on the batch it is in.
+    """
+    weights = np.exp(log_likelihood - log_likelihood.max(axis=1, keepdims=True))
+    filtered = predictive * weights
+    filtered /= filtered.sum(axis=1, keepdims=True)
+    return (filtered[:, :, None] * transitions).sum(axis=1)
+
+
+@dataclass
+class MTSParams:
+    name: str = "mts"
+
+
+class ModelThompsonSampling(Agent):
+    """mTS (Algorithm 1): exact HMM filter + Thompson sampling of the latent state.
+
+    With an uncertain offline model, mTS uses the point estimates (prior means) as if they
+    were true (SPEC §3.1).
+    """
+
+    Params = MTSParams
+
+    def __init__(
+        self, params: MTSParams, problem: Problem, model: OfflineModel, rng: BatchRNG
+    ) -> None:
+        super().__init__(params, problem, model, rng)
+        self.predictive = model.initial.copy()
+        self._belief: Belief | None = None
+
+    def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
+        means = self.model.expected_rewards(contexts)  # (R, S, K)
+        state = categorical(self.predictive, self.rng.random())
+        self._belief = Belief(state=state, posterior=self.predictive)
+        runs = np.arange(len(state))
+        return means[runs, state].argmax(axis=1)
+
+    def update(
+        self, t: int, contexts: np.ndarray | None, actions: np.ndarray, rewards: np.ndarray
+    ) -> None:
+        means = self.model.expected_rewards(contexts)
+        pulled = np.take_along_axis(means, actions[:, None, None], axis=2)[:, :, 0]  # (R, S)
+        log_lik = gaussian_log_likelihood(rewards[:, None], pulled, self.problem.sigma**2)
+        self.predictive = filter_step(self.predictive, log_lik, self.model.transitions)
+
+    def belief(self) -> Belief | None:
+        return self._belief

@@ -1,0 +1,155 @@
+"""From a composed Hydra config to a validated :class:`RunConfig`.
+
+Hydra composes ``conf/`` with the user's overrides; :func:`validate` then turns each
+section into its parameter dataclass (``SyntheticParams``, ``UMTSParams``, …), which
+rejects unknown keys (``+agent.typo=1`` included), wrong types and out-of-range values with
+one line that names the key. :func:`check_command_line` does this for every point of a
+sweep before the first job starts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+from hydra import compose, initialize_config_module
+from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.errors import HydraException
+from hydra.types import RunMode
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import ConfigKeyError, OmegaConfBaseException
+
+from nslb_cli import params as check
+from nslb_cli.agents import AGENTS
+from nslb_cli.envs import ENVIRONMENTS
+from nslb_cli.params import ConfigError
+
+CONFIG_MODULE = "nslb_cli.conf"
+CONFIG_NAME = "config"
+SECTIONS = ("name", "env", "agent", "run")
+
+
+@dataclass
+class RunSettings:
+    """The ``run`` section: which seeds, and how they are simulated."""
+
+    seed: int = 0
+    n_seeds: int = 10
+    batch_size: int = 100
+    progress: bool | None = None
+
+    def __post_init__(self) -> None:
+        check.non_negative(self.seed, "seed")
+        check.positive(self.n_seeds, "n_seeds")
+        check.positive(self.batch_size, "batch_size")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """A validated job: environment and agent parameters, and the seeds to run."""
+
+    name: str
+    env: Any
+    agent: Any
+    run: RunSettings
+
+    @property
+    def seeds(self) -> np.ndarray:
+        return np.arange(self.run.seed, self.run.seed + self.run.n_seeds)
+
+
+def _parameters(schema: type, node: Any, section: str) -> Any:
+    """``node`` as an instance of ``schema``; every problem becomes a :class:`ConfigError`."""
+    if not isinstance(node, DictConfig):
+        raise ConfigError(section, f"must be a mapping, got {node!r}")
+    try:
+        return OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(schema), node))
+    except ConfigKeyError as err:
+        known = ", ".join(f.name for f in fields(schema))
+        raise ConfigError(
+            f"{section}.{err.key}", f"unknown key for {section} '{node.get('name')}'; "
+            f"valid keys: {known}"
+        ) from None
+    except OmegaConfBaseException as err:
+        key = f"{section}.{err.full_key}" if err.full_key else section
+        raise ConfigError(key, str(err.msg).splitlines()[0]) from None
+    except ConfigError as err:
+        raise err.within(section) from None
+
+
+def _registered(node: Any, section: str, registry: dict[str, Any]) -> Any:
+    name = node.get("name") if isinstance(node, DictConfig) else None
+    if name not in registry:
+        raise ConfigError(
+            f"{section}.name", f"unknown {section} '{name}'; available: {', '.join(registry)}"
+        )
+    return registry[name]
+
+
+def validate(cfg: DictConfig) -> RunConfig:
+    """Check a composed config and build its :class:`RunConfig`; raise :class:`ConfigError`."""
+    unknown = sorted(set(cfg.keys()) - set(SECTIONS) - {"hydra"})
+    if unknown:
+        raise ConfigError(unknown[0], f"unknown top-level key; valid: {', '.join(SECTIONS)}")
+    env = _registered(cfg.get("env"), "env", ENVIRONMENTS)
+    agent = _registered(cfg.get("agent"), "agent", AGENTS)
+    return RunConfig(
+        name=str(cfg.get("name")),
+        env=_parameters(env.Params, cfg.env, "env"),
+        agent=_parameters(agent.Params, cfg.agent, "agent"),
+        run=_parameters(RunSettings, cfg.get("run"), "run"),
+    )
+
+
+def one_line(err: BaseException) -> str:
+    """A Hydra/OmegaConf error message folded onto one line, without its debugging lines."""
+    lines = [line.strip() for line in str(err).split("Config search path")[0].splitlines()]
+    kept = [
+        line
+        for line in lines
+        if line and not line.startswith(("full_key:", "object_type=", "reference_type="))
+    ]
+    return " ".join(kept).replace("Available options in", "— available options in")
+
+
+def _sweep_points(overrides: list[str], multirun: bool) -> list[list[str]]:
+    """The override list of every job Hydra would launch for ``overrides``."""
+    base = compose(CONFIG_NAME, overrides=_non_sweep(overrides), return_hydra_config=True)
+    if not (multirun or base.hydra.mode == RunMode.MULTIRUN):
+        return [overrides]
+    preset = [f"{k}={v}" for k, v in (base.hydra.sweeper.get("params") or {}).items()]
+    parsed = OverridesParser.create().parse_overrides(preset + overrides)
+    return BasicSweeper.split_arguments(parsed, None)[0]
+
+
+def _non_sweep(overrides: list[str]) -> list[str]:
+    parsed = OverridesParser.create().parse_overrides(overrides)
+    return [o.input_line for o in parsed if not o.is_sweep_override() and o.input_line]
+
+
+def check_command_line(overrides: list[str], multirun: bool) -> int:
+    """Compose and validate every job of ``nslb run [-m] overrides``; return the job count.
+
+    Raises :class:`ConfigError` naming the first bad point.
+    """
+    with initialize_config_module(CONFIG_MODULE, version_base="1.3"):
+        try:
+            points = _sweep_points(overrides, multirun)
+        except (HydraException, OmegaConfBaseException) as err:
+            raise ConfigError("overrides", one_line(err)) from None
+        for point in points:
+            try:
+                validate(compose(CONFIG_NAME, overrides=point))
+            except (HydraException, OmegaConfBaseException) as err:
+                raise _at_point(ConfigError("overrides", one_line(err)), point, points) from None
+            except ConfigError as err:
+                raise _at_point(err, point, points) from None
+    return len(points)
+
+
+def _at_point(err: ConfigError, point: list[str], points: list[list[str]]) -> ConfigError:
+    if len(points) == 1:
+        return err
+    return ConfigError(err.key, f"{err.message} (in sweep job {' '.join(point)})")

@@ -1,0 +1,158 @@
+"""The synthetic non-stationary multi-armed latent bandit of the paper's section 5.1 (SPEC §3.1).
+
+``K`` arms, ``S`` latent states, Gaussian rewards ``R_t = mu(A_t, S_t) + eps_t`` with
+``eps_t ~ N(0, sigma^2)``.
+
+Latent dynamics:
+    * ``fixed``: ``S_1`` uniform; the state changes exactly every ``period`` rounds, to a
+      state drawn uniformly among the other ``S - 1``.
+    * ``markov``: ``S_1`` uniform, ``S_t ~ phi[S_{t-1}]``.
+
+Offline model given to the agents:
+    * ``known``: true ``mu(a, s) ~ U(0, 1)``; the true transition matrix (for ``markov``:
+      stay with ``1 - switch_prob``, else move uniformly; for ``fixed``: the same form with
+      switch probability ``1 / period``).
+    * ``prior``: prior means ``mu0(a, s) ~ U(0, 1)``, true ``mu = mu0 + N(0, prior_sd^2)``;
+      true rows ``phi_s ~ Dir(alpha_s)`` with ``alpha_ss = stay_concentration`` and
+      ``move_concentration`` elsewhere. The point estimates are the prior means.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from nslb_cli import params as check
+from nslb_cli.models import OfflineModel, Problem
+from nslb_cli.rng import Stream, categorical, generator
+from nslb_cli.world import World
+
+
+@dataclass
+class SyntheticParams:
+    """Parameters of ``env=synthetic``; defaults are the paper's."""
+
+    name: str = "synthetic"
+    dynamics: str = "markov"
+    model: str = "known"
+    n_arms: int = 5
+    n_states: int = 5
+    horizon: int = 2000
+    sigma: float = 0.5
+    period: int = 200
+    switch_prob: float = 0.005
+    prior_sd: float = 0.2
+    stay_concentration: float = 796.0
+    move_concentration: float = 1.0
+
+    def __post_init__(self) -> None:
+        check.one_of(self.dynamics, ("fixed", "markov"), "dynamics")
+        check.one_of(self.model, ("known", "prior"), "model")
+        check.require(self.n_arms >= 2, "n_arms", f"must be >= 2, got {self.n_arms}")
+        check.require(self.n_states >= 2, "n_states", f"must be >= 2, got {self.n_states}")
+        check.positive(self.horizon, "horizon")
+        check.positive(self.sigma, "sigma")
+        check.positive(self.period, "period")
+        check.probability(self.switch_prob, "switch_prob")
+        check.non_negative(self.prior_sd, "prior_sd")
+        check.positive(self.stay_concentration, "stay_concentration")
+        check.positive(self.move_concentration, "move_concentration")
+
+
+def uniform_switching(n_states: int, switch_prob: float) -> np.ndarray:
+    """Transition matrix: stay with ``1 - p``, else move uniformly to one of the others."""
+    move = switch_prob / (n_states - 1)
+    return np.full((n_states, n_states), move) + np.eye(n_states) * (1.0 - switch_prob - move)
+
+
+@dataclass(frozen=True)
+class _Realisation:
+    """One seed's true parameters and what its agents are told."""
+
+    true_means: np.ndarray
+    true_transitions: np.ndarray
+    model: OfflineModel
+
+
+class Synthetic:
+    """Builds synthetic worlds; see the module docstring for the generative process."""
+
+    Params = SyntheticParams
+
+    @staticmethod
+    def build(p: SyntheticParams, seeds: np.ndarray) -> World:
+        """A world for ``seeds``; seed ``k``'s realisation depends only on ``p`` and ``k``."""
+        seeds = np.asarray(seeds, dtype=np.int64)
+        S, K, n = p.n_states, p.n_arms, p.horizon
+        draws = [_draw_parameters(p, int(s)) for s in seeds]
+        true_means = np.stack([d.true_means for d in draws])  # (R, S, K)
+        true_phi = np.stack([d.true_transitions for d in draws])  # (R, S, S)
+        states = _latent_path(p, seeds, true_phi)  # (R, n)
+        noise = np.stack([generator(s, Stream.NOISE).normal(0.0, p.sigma, n) for s in seeds])
+        mean_rewards = np.take_along_axis(true_means, states[:, :, None], axis=1)  # (R, n, K)
+        models = [d.model for d in draws]
+        offline = OfflineModel(
+            means=np.stack([m.means for m in models]),
+            mean_sd=np.stack([m.mean_sd for m in models]),
+            transitions=np.stack([m.transitions for m in models]),
+            concentration=None
+            if models[0].concentration is None
+            else np.stack([m.concentration for m in models]),
+            initial=np.full((len(seeds), S), 1.0 / S),
+        )
+        problem = Problem(n_arms=K, n_states=S, horizon=n, sigma=p.sigma, n_runs=len(seeds))
+        return World(problem, seeds, states, mean_rewards, noise, offline)
+
+
+def _draw_parameters(p: SyntheticParams, seed: int) -> _Realisation:
+    """True means and transitions of one seed, and the offline model its agents get."""
+    rng = generator(seed, Stream.PARAMETERS)
+    S, K = p.n_states, p.n_arms
+    prior_means = rng.uniform(0.0, 1.0, (S, K))
+    given_phi = uniform_switching(
+        S, 1.0 / p.period if p.dynamics == "fixed" else p.switch_prob
+    )
+    if p.model == "known":
+        model = OfflineModel(
+            means=prior_means,
+            mean_sd=np.zeros((S, K)),
+            transitions=given_phi,
+            concentration=None,
+            initial=np.full(S, 1.0 / S),
+        )
+        return _Realisation(prior_means, given_phi, model)
+    true_means = prior_means + rng.normal(0.0, p.prior_sd, (S, K))
+    alpha = np.full((S, S), p.move_concentration)
+    np.fill_diagonal(alpha, p.stay_concentration)
+    true_phi = np.stack([rng.dirichlet(row) for row in alpha])
+    model = OfflineModel(
+        means=prior_means,
+        mean_sd=np.full((S, K), p.prior_sd),
+        transitions=alpha / alpha.sum(axis=1, keepdims=True),
+        concentration=alpha,
+        initial=np.full(S, 1.0 / S),
+    )
+    return _Realisation(true_means, true_phi, model)
+
+
+def _latent_path(p: SyntheticParams, seeds: np.ndarray, true_phi: np.ndarray) -> np.ndarray:
+    """``S_1..S_n`` for every seed, shape ``(R, n)``; one uniform per seed and round."""
+    S, n = p.n_states, p.horizon
+    rngs = [generator(int(s), Stream.PATH) for s in seeds]
+    first = np.array([g.integers(S) for g in rngs])
+    uniforms = np.stack([g.random(n) for g in rngs])  # u[:, t] drives the move into round t
+    states = np.empty((len(seeds), n), dtype=np.int64)
+    states[:, 0] = first
+    runs = np.arange(len(seeds))
+    for t in range(1, n):
+        prev = states[:, t - 1]
+        if p.dynamics == "fixed":
+            if t % p.period == 0:
+                offset = np.floor(uniforms[:, t] * (S - 1)).astype(np.int64)
+                states[:, t] = (prev + 1 + offset) % S
+            else:
+                states[:, t] = prev
+        else:
+            states[:, t] = categorical(true_phi[runs, prev], uniforms[:, t])
+    return states

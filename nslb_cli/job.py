@@ -1,0 +1,57 @@
+"""One Hydra job: validate, pick the seeds not yet done, simulate them in batches, write."""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+import numpy as np
+from omegaconf import DictConfig, OmegaConf
+
+from nslb_cli.agents import AGENTS
+from nslb_cli.config import RunConfig
+from nslb_cli.envs import ENVIRONMENTS
+from nslb_cli.results import claim_folder, finished_seeds, write_trace
+from nslb_cli.rng import BatchRNG
+from nslb_cli.simulate import Trace, simulate
+
+log = logging.getLogger("nslb")
+
+
+def simulate_seeds(config: RunConfig, seeds: np.ndarray) -> Trace:
+    """Build the world and the agent for ``seeds`` and play the whole horizon."""
+    world = ENVIRONMENTS[config.env.name].build(config.env, seeds)
+    agent = AGENTS[config.agent.name].from_world(config.agent, world, BatchRNG(seeds))
+    return simulate(world, agent, progress=config.run.progress)
+
+
+def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> list[int]:
+    """Simulate the seeds of ``config`` missing from ``folder``; return the seeds written."""
+    claim_folder(folder, OmegaConf.to_container(resolved, resolve=True))
+    done = finished_seeds(folder)
+    pending = np.array([s for s in config.seeds if s not in done], dtype=np.int64)
+    label = f"{config.agent.name} on {config.env.name}"
+    if len(pending) == 0:
+        log.info("%s: all %d seeds already in %s", label, len(config.seeds), folder)
+        return []
+    start = time.perf_counter()
+    final_regret = []
+    for first in range(0, len(pending), config.run.batch_size):
+        batch = pending[first : first + config.run.batch_size]
+        trace = simulate_seeds(config, batch)
+        write_trace(folder, trace)
+        final_regret.append(trace.regret.sum(axis=1))
+    regret = np.concatenate(final_regret)
+    se = regret.std(ddof=1) / np.sqrt(len(regret)) if len(regret) > 1 else float("nan")
+    log.info(
+        "%s: %d seeds (%d already done) in %.1f s -> %s; final cum_regret %.2f ± %.2f (mean ± SE)",
+        label,
+        len(pending),
+        len(done & set(config.seeds.tolist())),
+        time.perf_counter() - start,
+        folder,
+        regret.mean(),
+        se,
+    )
+    return pending.tolist()

@@ -1,0 +1,134 @@
+"""Per-seed results on disk: one CSV per seed, written atomically, the resolved config beside.
+
+Layout of one run folder (``outputs/<name>/<env>/<agent>/<overrides>/``)::
+
+    config.yaml      the resolved config (minus Hydra's own settings)
+    seed=K.csv       one row per round (COLUMNS), complete or absent
+    seed=K.json      per-seed agent statistics (e.g. resamples, detected changes)
+
+A CSV is renamed into place only once fully written, so an existing ``seed=K.csv`` is
+always complete and re-running the same command skips it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from nslb_cli.simulate import NO_BELIEF, Trace
+
+COLUMNS = (
+    "t",
+    "action",
+    "reward",
+    "expected_reward",
+    "optimal_reward",
+    "regret",
+    "cum_regret",
+    "cum_reward",
+    "state",
+    "belief",
+    "p_true_state",
+)
+CONFIG_FILE = "config.yaml"
+SEED_FILE = re.compile(r"^seed=(\d+)\.csv$")
+FLOAT_FORMAT = "%.8g"
+
+
+class OutputConflict(RuntimeError):
+    """A run folder already holds results of a different configuration."""
+
+
+def seed_csv(folder: Path, seed: int) -> Path:
+    return folder / f"seed={seed}.csv"
+
+
+def finished_seeds(folder: Path) -> set[int]:
+    """Seeds whose CSV is complete in ``folder`` (atomic writes: present means complete)."""
+    if not folder.is_dir():
+        return set()
+    return {int(m.group(1)) for p in folder.iterdir() if (m := SEED_FILE.match(p.name))}
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", newline="") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def seed_frame(trace: Trace, run: int) -> pd.DataFrame:
+    """The CSV table of one run of a trace (SPEC §1 columns)."""
+    regret = trace.regret[run]
+    belief = trace.belief[run]
+    return pd.DataFrame(
+        {
+            "t": np.arange(1, len(regret) + 1),
+            "action": trace.action[run],
+            "reward": trace.reward[run],
+            "expected_reward": trace.expected_reward[run],
+            "optimal_reward": trace.optimal_reward[run],
+            "regret": regret,
+            "cum_regret": np.cumsum(regret),
+            "cum_reward": np.cumsum(trace.reward[run]),
+            "state": trace.state[run],
+            "belief": pd.array(np.where(belief == NO_BELIEF, None, belief), dtype="Int64"),
+            "p_true_state": trace.p_true_state[run],
+        },
+        columns=COLUMNS,
+    )
+
+
+def write_trace(folder: Path, trace: Trace) -> None:
+    """Write every run of ``trace``: ``seed=K.json`` first, then ``seed=K.csv`` atomically."""
+    for run, seed in enumerate(trace.seeds):
+        stats = {"seed": int(seed), **{k: v[run].item() for k, v in trace.summary.items()}}
+        atomic_write_text(folder / f"seed={seed}.json", json.dumps(stats, indent=1) + "\n")
+        text = seed_frame(trace, run).to_csv(index=False, float_format=FLOAT_FORMAT)
+        atomic_write_text(seed_csv(folder, int(seed)), text)
+
+
+def claim_folder(folder: Path, config: dict[str, Any]) -> None:
+    """Save ``config`` in ``folder``, or check it matches the one already there.
+
+    The ``run`` section (seeds, batch size, progress) may differ: adding seeds to a folder
+    is how a run is extended. Anything else differing raises :class:`OutputConflict`.
+    """
+    path = folder / CONFIG_FILE
+    if path.exists():
+        existing = yaml.safe_load(path.read_text()) or {}
+        old = _flatten({k: v for k, v in existing.items() if k != "run"})
+        new = _flatten({k: v for k, v in config.items() if k != "run"})
+        if old != new:
+            changed = sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
+            raise OutputConflict(
+                f"{folder} holds results of a different config (differs in: "
+                f"{', '.join(changed)}); pass hydra.run.dir=… (or hydra.sweep.dir=…) "
+                "to write elsewhere, or remove that folder"
+            )
+    atomic_write_text(path, yaml.safe_dump(config, sort_keys=False))
+
+
+def _flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``{"env": {"horizon": 5}}`` -> ``{"env.horizon": 5}``."""
+    flat: dict[str, Any] = {}
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            flat.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat

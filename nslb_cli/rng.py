@@ -1,0 +1,78 @@
+"""Random streams: common random numbers and batch invariance (SPEC §2).
+
+Every seed owns independent streams derived with :class:`numpy.random.SeedSequence`:
+
+* ``env_generator(seed, part)`` — the environment's randomness, split by purpose
+  (true parameters, latent path, reward noise, contexts) so that, e.g., a longer horizon
+  leaves the true parameters of a seed unchanged. It never depends on the agent.
+* :class:`BatchRNG` — the agent's randomness, one generator per seed.
+
+Batched code draws from each seed's generator separately and stacks the results, so the
+numbers seed ``k`` sees do not depend on which other seeds share its batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import IntEnum
+
+import numpy as np
+
+
+class Stream(IntEnum):
+    """Purpose-specific sub-streams of one seed."""
+
+    PARAMETERS = 0
+    PATH = 1
+    NOISE = 2
+    CONTEXTS = 3
+    AGENT = 100
+
+
+def generator(seed: int, stream: Stream) -> np.random.Generator:
+    """The generator of ``stream`` for ``seed``: independent of every other (seed, stream)."""
+    return np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(int(stream),)))
+
+
+class BatchRNG:
+    """One agent generator per seed; every method returns arrays with a leading runs axis."""
+
+    def __init__(self, seeds: Sequence[int]) -> None:
+        self.generators = [generator(s, Stream.AGENT) for s in seeds]
+
+    def __len__(self) -> int:
+        return len(self.generators)
+
+    def random(self, shape: tuple[int, ...] = ()) -> np.ndarray:
+        """Uniform(0, 1) draws of shape ``(runs, *shape)``."""
+        return np.stack([g.random(shape) for g in self.generators])
+
+    def normal(self, shape: tuple[int, ...] = ()) -> np.ndarray:
+        """Standard normal draws of shape ``(runs, *shape)``."""
+        return np.stack([g.standard_normal(shape) for g in self.generators])
+
+    def integers(self, high: int, shape: tuple[int, ...] = ()) -> np.ndarray:
+        """Uniform integers in ``[0, high)`` of shape ``(runs, *shape)``."""
+        return np.stack([g.integers(high, size=shape) for g in self.generators])
+
+    def standard_gamma(self, shape_parameters: np.ndarray) -> np.ndarray:
+        """Gamma(k, 1) draws, one per entry of ``shape_parameters`` (leading axis = runs)."""
+        return np.stack(
+            [g.standard_gamma(k) for g, k in zip(self.generators, shape_parameters, strict=True)]
+        )
+
+    def for_runs(self, runs: np.ndarray) -> list[np.random.Generator]:
+        """The generators of a subset of runs (for draws only some runs need)."""
+        return [self.generators[r] for r in runs]
+
+
+def categorical(probabilities: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
+    """Inverse-CDF draw along the last axis: index of the first cumulative mass above ``u``.
+
+    ``probabilities`` need not be normalised; ``uniforms`` has the shape of
+    ``probabilities`` without its last axis.
+    """
+    cdf = np.cumsum(probabilities, axis=-1)
+    threshold = uniforms * cdf[..., -1]
+    index = (cdf <= threshold[..., None]).sum(axis=-1)
+    return np.minimum(index, probabilities.shape[-1] - 1)

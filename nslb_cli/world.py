@@ -1,0 +1,51 @@
+"""The world: every random thing about an environment, for a batch of seeds.
+
+A world is built from an environment config and seeds only (never from the agent), so all
+agents run with the same seed face the same latent path, the same reward noise and the
+same true parameters (common random numbers, SPEC §2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from nslb_cli.models import OfflineModel, Problem
+
+
+@dataclass(frozen=True)
+class World:
+    """A batch of environment realisations.
+
+    Attributes:
+        problem: sizes, horizon and noise level.
+        seeds: ``(R,)`` the seed of each run.
+        states: ``(R, n)`` the true latent state ``S_t``.
+        mean_rewards: ``(R, n, K)`` ``mu(a, X_t, S_t; theta*)`` of every arm in every round.
+        noise: ``(R, n)`` the reward noise ``eps_t``, one draw per round (not per arm).
+        offline_model: what model-based agents are told.
+    """
+
+    problem: Problem
+    seeds: np.ndarray
+    states: np.ndarray
+    mean_rewards: np.ndarray
+    noise: np.ndarray
+    offline_model: OfflineModel
+
+    def context(self, t: int) -> np.ndarray | None:
+        """The context ``X_t`` shown to agents in round ``t`` (none for multi-armed worlds)."""
+        return None
+
+    def reward(self, t: int, actions: np.ndarray) -> np.ndarray:
+        """``R_t = mu(A_t, X_t, S_t; theta*) + eps_t`` for each run."""
+        return self.expected_reward(t, actions) + self.noise[:, t]
+
+    def expected_reward(self, t: int, actions: np.ndarray) -> np.ndarray:
+        """``mu(A_t, X_t, S_t; theta*)`` for each run."""
+        return np.take_along_axis(self.mean_rewards[:, t, :], actions[:, None], axis=1)[:, 0]
+
+    def optimal_reward(self) -> np.ndarray:
+        """``max_a mu(a, X_t, S_t; theta*)``, shape ``(R, n)``."""
+        return self.mean_rewards.max(axis=2)
