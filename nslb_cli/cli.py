@@ -24,10 +24,11 @@ USAGE = """usage: nslb <command> [arguments]
 
 commands:
   run [-m] [key=value ...]   simulate (Hydra overrides: env=…, agent=…, agent.tau=…, run.n_seeds=…)
+  plot DIR [options]         figures and summary tables for the results under DIR (--out FOLDER)
   list                       the available environments, agents and experiment presets
 
 `nslb run --help` lists the config groups and the composed config; `nslb run --cfg job`
-prints the config a run would use.
+prints the config a run would use; `nslb plot --help` lists the plot options.
 """
 MULTIRUN_FLAGS = ("-m", "--multirun")
 
@@ -63,6 +64,18 @@ def run(arguments: Sequence[str]) -> None:
     hydra_job()
 
 
+def plot(arguments: Sequence[str]) -> None:
+    """``nslb plot``: figures and tables from results on disk (imported here: matplotlib is
+    slow to import and ``nslb run`` does not need it)."""
+    from nslb_cli.plot import PlotError
+    from nslb_cli.plot import main as plot_main
+
+    try:
+        plot_main(arguments)
+    except PlotError as err:
+        fail(str(err))
+
+
 def list_configs() -> None:
     """Print the options of each config group."""
     root = resources.files(CONFIG_MODULE)
@@ -92,7 +105,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     command, rest = arguments[0], arguments[1:]
     if command == "run":
         run(rest)
+    elif command == "plot":
+        plot(rest)
     elif command == "list":
         list_configs()
     else:
-        fail(f"unknown command '{command}'; use one of: run, list (see `nslb --help`)")
+        fail(f"unknown command '{command}'; use one of: run, plot, list (see `nslb --help`)")

@@ -111,8 +111,8 @@ def claim_folder(folder: Path, config: dict[str, Any]) -> None:
     path = folder / CONFIG_FILE
     if path.exists():
         existing = yaml.safe_load(path.read_text()) or {}
-        old = _flatten({k: v for k, v in existing.items() if k != "run"})
-        new = _flatten({k: v for k, v in config.items() if k != "run"})
+        old = flatten({k: v for k, v in existing.items() if k != "run"})
+        new = flatten({k: v for k, v in config.items() if k != "run"})
         if old != new:
             changed = sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
             raise OutputConflict(
@@ -123,12 +123,12 @@ def claim_folder(folder: Path, config: dict[str, Any]) -> None:
     atomic_write_text(path, yaml.safe_dump(config, sort_keys=False))
 
 
-def _flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+def flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     """``{"env": {"horizon": 5}}`` -> ``{"env.horizon": 5}``."""
     flat: dict[str, Any] = {}
     for key, value in tree.items():
         if isinstance(value, dict):
-            flat.update(_flatten(value, f"{prefix}{key}."))
+            flat.update(flatten(value, f"{prefix}{key}."))
         else:
             flat[f"{prefix}{key}"] = value
     return flat

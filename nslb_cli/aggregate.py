@@ -1,0 +1,195 @@
+"""Statistics over seeds: mean ± standard error per round, final values, paired differences.
+
+Every function takes a labelled tidy table (columns ``group``, ``agent``, ``seed``, ``t`` and
+values, as built by :func:`labelled`) and returns a small table; nothing here draws or
+writes. The standard error is the sample standard deviation (``ddof=1``) over seeds divided
+by the square root of the number of seeds: undefined (NaN) for a single seed.
+
+Differences to a reference agent are *paired*: every agent faces the same world for the
+same seed (SPEC §2), so the difference of final regrets is taken seed by seed, over the
+seeds both agents have, and its standard error is that of those differences — usually
+much smaller than the two agents' standard errors combined.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from nslb_cli import labels as lab
+
+KEYS = ["group", "agent"]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A per-round quantity: a CSV column, or its running mean over rounds 1 … t."""
+
+    column: str
+    label: str  # axis label, with units
+    running_mean: bool = False
+
+    def values(self, frame: pd.DataFrame) -> pd.Series:
+        """The metric on every row of ``frame`` (needs ``t`` and :attr:`column`)."""
+        values = frame[self.column]
+        return values / frame["t"] if self.running_mean else values
+
+
+METRICS = {
+    "cum_regret": Metric("cum_regret", "cumulative regret"),
+    "avg_reward": Metric("cum_reward", "average reward (running mean)", running_mean=True),
+    "avg_regret": Metric("cum_regret", "average regret per round (running mean)", True),
+    "cum_reward": Metric("cum_reward", "cumulative reward"),
+    "reward": Metric("reward", "reward in round t"),
+    "regret": Metric("regret", "regret in round t"),
+    "p_true_state": Metric("p_true_state", "posterior mass on the true state"),
+}
+SUMMARY_METRICS = ("cum_regret", "avg_reward")  # what the summary tables report
+PAIRED_METRIC = "cum_regret"
+
+
+def labelled(
+    frame: pd.DataFrame,
+    runs: pd.DataFrame,
+    rename: Mapping[str, str] | None = None,
+    order: Sequence[str] | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Add ``group`` and ``agent`` (ordered categoricals) to the rows, from their runs.
+
+    ``runs`` is indexed by the ``run`` ids of ``frame`` (see :mod:`nslb_cli.tidy`); it is
+    returned in legend order (agent names in ``order`` first) with ``group`` and ``agent``.
+    """
+    runs = lab.order_runs(runs, order)
+    runs = runs.assign(group=lab.group_titles(runs))
+    runs = runs.assign(agent=lab.agent_labels(runs, ["group"], rename))
+    codes = np.full(int(runs.index.max()) + 1 if len(runs) else 0, -1, dtype=np.int32)
+    rows = frame.copy()
+    for column in KEYS:
+        categories = list(dict.fromkeys(runs[column]))
+        codes[runs.index] = [categories.index(value) for value in runs[column]]
+        rows[column] = pd.Categorical.from_codes(
+            codes[rows["run"].to_numpy()], categories=categories, ordered=True
+        )
+    return rows, runs
+
+
+def mean_se(values: np.ndarray | pd.Series) -> tuple[float, float, int]:
+    """Mean, standard error (ddof=1; NaN for one value) and count, NaNs ignored."""
+    array = np.asarray(values, dtype=np.float64)
+    array = array[~np.isnan(array)]
+    n = len(array)
+    if n == 0:
+        return float("nan"), float("nan"), 0
+    se = float(array.std(ddof=1) / np.sqrt(n)) if n > 1 else float("nan")
+    return float(array.mean()), se, n
+
+
+def per_round(frame: pd.DataFrame, metric: Metric) -> pd.DataFrame:
+    """Mean, SE and seed count of ``metric`` per group, agent and round.
+
+    Returns columns ``group, agent, t, mean, se, n``.
+    """
+    values = metric.values(frame).astype(np.float64).rename("value")
+    table = pd.concat([frame[[*KEYS, "t"]], values], axis=1)
+    stats = table.groupby([*KEYS, "t"], observed=True, sort=True)["value"].agg(
+        ["mean", "std", "count"]
+    )
+    stats["se"] = stats["std"] / np.sqrt(stats["count"])
+    stats.loc[stats["count"] < 2, "se"] = np.nan
+    return stats.rename(columns={"count": "n"})[["mean", "se", "n"]].reset_index()
+
+
+def finals(frame: pd.DataFrame) -> pd.DataFrame:
+    """The last round of every (run, seed) in ``frame``, with every metric's value there."""
+    last = frame.groupby(["run", "seed"], observed=True)["t"].transform("max")
+    rows = frame[frame["t"] == last].copy()
+    for name, metric in METRICS.items():
+        if metric.column in rows:
+            rows[name] = metric.values(rows).astype(np.float64)
+    return rows.reset_index(drop=True)
+
+
+def by_run_keys(final: pd.DataFrame, keys: Mapping[str, pd.Series], value: str) -> pd.DataFrame:
+    """Mean, SE and seed count of ``value`` per combination of run-level ``keys``.
+
+    Each key is a Series indexed by run id (e.g. an agent label or a swept parameter's
+    value per run); rows of runs missing from a key are left out. Returns the key columns
+    then ``mean, se, n``, in the order the combinations first appear.
+    """
+    table = pd.DataFrame({name: final["run"].map(key) for name, key in keys.items()})
+    table["value"] = final[value].to_numpy()
+    table = table.dropna(subset=list(keys))
+    rows = [
+        (*combination, *mean_se(part["value"]))
+        for combination, part in table.groupby(list(keys), sort=False)
+    ]
+    return pd.DataFrame(rows, columns=[*keys, "mean", "se", "n"])
+
+
+def paired_difference(final: pd.DataFrame, value: str, reference: str) -> pd.DataFrame:
+    """Per group and agent: mean and SE over shared seeds of ``value`` minus the reference's.
+
+    ``final`` holds one row per (agent, seed) of each group (see :func:`finals`);
+    ``reference`` is an agent label. Returns ``group, agent, diff_mean, diff_se, n_pairs``;
+    groups without that agent are left out.
+    """
+    rows = []
+    for group, in_group in final.groupby("group", observed=True, sort=False):
+        base = in_group.loc[in_group["agent"] == reference].set_index("seed")[value]
+        if base.empty:
+            continue
+        for agent, of_agent in in_group.groupby("agent", observed=True, sort=False):
+            other = of_agent.set_index("seed")[value]
+            shared = other.index.intersection(base.index)
+            mean, se, n = mean_se(other.loc[shared].to_numpy() - base.loc[shared].to_numpy())
+            rows.append((group, agent, mean, se, n))
+    return pd.DataFrame(rows, columns=[*KEYS, "diff_mean", "diff_se", "n_pairs"])
+
+
+def reference_label(final: pd.DataFrame, group: str, reference: str) -> str | None:
+    """The one agent label of ``group`` that ``reference`` names (label, display or agent name).
+
+    ``None`` when no label or several labels match.
+    """
+    in_group = final.loc[final["group"] == group, ["agent", lab.AGENT]].drop_duplicates()
+    matches = {
+        str(agent)
+        for agent, name in in_group.itertuples(index=False)
+        if reference in (str(agent), str(name), lab.display_name(str(name)))
+    }
+    return matches.pop() if len(matches) == 1 else None
+
+
+def summary(final: pd.DataFrame, reference: str | None) -> pd.DataFrame:
+    """One row per group and agent: seed count, mean ± SE of the final values, paired diff.
+
+    Columns: ``group, agent, n_seeds``, ``<metric>_mean``/``<metric>_se`` for each of
+    :data:`SUMMARY_METRICS`, ``reference`` (the group's reference label, or empty) and
+    ``diff_<metric>_mean``/``diff_<metric>_se``/``n_pairs`` for :data:`PAIRED_METRIC`.
+    """
+    rows = []
+    for (group, agent), of_agent in final.groupby(KEYS, observed=True, sort=True):
+        row: dict[str, object] = {"group": group, "agent": agent}
+        row["n_seeds"] = of_agent["seed"].nunique()
+        for name in SUMMARY_METRICS:
+            row[f"{name}_mean"], row[f"{name}_se"], _ = mean_se(of_agent[name])
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    diffs = []
+    for group in table["group"].unique():
+        label = reference_label(final, group, reference) if reference else None
+        table.loc[table["group"] == group, "reference"] = label or ""
+        if label is not None:
+            in_group = final[final["group"] == group]
+            diffs.append(paired_difference(in_group, PAIRED_METRIC, label))
+    paired = [f"diff_{PAIRED_METRIC}_mean", f"diff_{PAIRED_METRIC}_se", "n_pairs"]
+    if diffs:
+        differences = pd.concat(diffs).set_axis([*KEYS, *paired], axis=1)
+        table = table.merge(differences, on=KEYS, how="left")
+    else:
+        table = table.assign(**{column: np.nan for column in paired})
+    table["n_pairs"] = table["n_pairs"].astype("Int64")
+    return table
