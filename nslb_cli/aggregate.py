@@ -166,7 +166,8 @@ def reference_label(final: pd.DataFrame, group: str, reference: str) -> str | No
 def summary(final: pd.DataFrame, reference: str | None) -> pd.DataFrame:
     """One row per group and agent: seed count, mean ± SE of the final values, paired diff.
 
-    Columns: ``group, agent, n_seeds``, ``<metric>_mean``/``<metric>_se`` for each of
+    Columns: ``group, agent, n_seeds, final_t`` (the round of the final values),
+    ``<metric>_mean``/``<metric>_se`` for each of
     :data:`SUMMARY_METRICS`, ``reference`` (the group's reference label, or empty) and
     ``diff_<metric>_mean``/``diff_<metric>_se``/``n_pairs`` for :data:`PAIRED_METRIC`.
     """
@@ -174,6 +175,7 @@ def summary(final: pd.DataFrame, reference: str | None) -> pd.DataFrame:
     for (group, agent), of_agent in final.groupby(KEYS, observed=True, sort=True):
         row: dict[str, object] = {"group": group, "agent": agent}
         row["n_seeds"] = of_agent["seed"].nunique()
+        row["final_t"] = of_agent["t"].max()
         for name in SUMMARY_METRICS:
             row[f"{name}_mean"], row[f"{name}_se"], _ = mean_se(of_agent[name])
         rows.append(row)

@@ -8,6 +8,7 @@ across figures. Nothing here reads results or computes statistics beyond drawing
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -86,7 +87,9 @@ def final_distribution(
     data = final.assign(agent=final["agent"].astype(str))
     shown = {agent: colors[agent] for agent in agents}
     common = {"data": data, "x": value, "y": "agent", "hue": "agent", "order": agents}
-    sns.boxplot(**common, palette=shown, legend=False, ax=axes, fill=False, fliersize=0, width=0.6)
+    with warnings.catch_warnings():  # seaborn 0.13 passes `vert`, deprecated in matplotlib 3.11
+        warnings.filterwarnings("ignore", "vert: bool", matplotlib.MatplotlibDeprecationWarning)
+        sns.boxplot(**common, palette=shown, legend=False, ax=axes, fill=False, fliersize=0)
     sns.stripplot(**common, palette=shown, legend=False, ax=axes, size=3, alpha=0.6, jitter=0.2)
     axes.set_yticks(range(len(agents)), [f"{a}\n(n={counts[a]})" for a in agents])
     axes.set(xlabel=value_label, ylabel="", title=f"{title}: one dot per seed")

@@ -198,7 +198,7 @@ def plot(options: Options) -> tuple[list[Path], list[str]]:
         written += figures.save(
             figure, stem.with_name(f"{stem.name}-final_{PAIRED_METRIC}"), **_fmt(options)
         )
-        rows = summary[summary["group"] == group].assign(final_t=in_group["t"].max())
+        rows = summary[summary["group"] == group]
         first = runs[runs["group"] == group].iloc[0]
         details = (
             f"environment: {lab.environment(first)}; values at round {in_group['t'].max()}, "

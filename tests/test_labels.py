@@ -1,0 +1,75 @@
+"""Group titles, agent labels and swept settings from a hand-made table of run configs."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from nslb_cli import labels as lab
+
+
+def runs(*rows: dict) -> pd.DataFrame:
+    columns = ["name", "env.name", "env.switch_prob", "agent.name", "agent.num_particles"]
+    table = pd.DataFrame(list(rows), columns=columns, dtype=object)
+    return table.assign(folder=[f"f{i}" for i in range(len(table))])
+
+
+def run(agent: str, particles: float = math.nan, switch: float = 0.005, name: str = "e") -> dict:
+    return {
+        "name": name,
+        "env.name": "synthetic",
+        "env.switch_prob": switch,
+        "agent.name": agent,
+        "agent.num_particles": particles,
+    }
+
+
+def test_display_names_and_renames() -> None:
+    assert lab.display_name("cd_ucb") == "CD-UCB" and lab.display_name("exp4s") == "Exp4.S"
+    assert lab.display_name("my_agent") == "my_agent", "unknown agents keep their name"
+    assert lab.display_name("mts", {"mts": "mTS (true model)"}) == "mTS (true model)"
+    assert lab.display_name("mts", {"mTS": "ours"}) == "ours", "rename by display name too"
+
+
+def test_labels_show_only_settings_that_differ_within_an_agent() -> None:
+    table = runs(run("mts"), run("umts", 10), run("umts", 100))
+    labels = lab.agent_labels(table, ["name"])
+    assert list(labels) == ["mTS", "umTS (num_particles=10)", "umTS (num_particles=100)"]
+    single = runs(run("mts"), run("umts", 10))
+    assert list(lab.agent_labels(single, ["name"])) == ["mTS", "umTS"]
+
+
+def test_identical_configs_in_two_folders_get_their_folder() -> None:
+    labels = lab.agent_labels(runs(run("mts"), run("mts")), ["name"])
+    assert list(labels) == ["mTS [f0]", "mTS [f1]"]
+
+
+def test_group_titles_name_the_environment_settings_that_differ() -> None:
+    table = runs(run("mts", switch=0.01), run("mts", switch=0.02), run("mts", name="other"))
+    assert list(lab.group_titles(table)) == [
+        "e (switch_prob=0.01)",
+        "e (switch_prob=0.02)",
+        "other",
+    ]
+
+
+def test_order_follows_the_paper_then_settings() -> None:
+    table = runs(run("random"), run("umts", 100), run("mts"), run("umts", 20), run("cd_ucb"))
+    ordered = lab.order_runs(table)
+    assert list(ordered["agent.name"]) == ["cd_ucb", "mts", "umts", "umts", "random"]
+    assert list(ordered["agent.num_particles"].iloc[2:4]) == [20, 100], "numbers by value"
+    assert list(lab.order_runs(table, ["random", "mts"])["agent.name"])[:2] == ["random", "mts"]
+
+
+def test_swept_parameters_per_name() -> None:
+    table = runs(run("mts"), run("umts", 10), run("umts", 100), run("mts", name="plain"))
+    assert lab.swept_parameters(table) == {"e": ["agent.num_particles"], "plain": []}
+    env_sweep = runs(run("mts", switch=0.01), run("mts", switch=0.02))
+    assert lab.swept_parameters(env_sweep) == {"e": ["env.switch_prob"]}
+
+
+def test_values_formatted_as_written() -> None:
+    assert lab.format_value(100.0) == "100" and lab.format_value(0.005) == "0.005"
+    assert lab.short_key("agent.num_particles") == "num_particles"
+    assert lab.short_key("env.name") == "env"

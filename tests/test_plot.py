@@ -1,0 +1,181 @@
+"""``nslb plot`` on generated outputs trees: files, image sizes, tables, options and errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from PIL import Image
+
+from nslb_cli.cli import main
+from nslb_cli.figures import FIGSIZE
+from nslb_cli.plot import PlotError, parse
+from nslb_cli.tables import format_pm
+from tests.results_tree import SMALL, write_run
+
+H = SMALL.horizon
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A partial sweep: mts 4 seeds, umts at two particle counts with 3 seeds, random 2 seeds."""
+    root = tmp_path_factory.mktemp("outputs")
+    write_run(root / "exp/synthetic/mts", "mts", [0, 1, 2, 3])
+    write_run(root / "exp/synthetic/umts/p10", "umts", [0, 1, 2], num_particles=10)
+    write_run(root / "exp/synthetic/umts/p40", "umts", [0, 1, 2], num_particles=40)
+    write_run(root / "exp/synthetic/random", "random", [0, 1])
+    return root
+
+
+def plot(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[str, str]:
+    main(["plot", *map(str, argv)])
+    captured = capsys.readouterr()
+    return captured.out, captured.err
+
+
+def test_figures_and_tables_are_written(tree: Path, tmp_path: Path, capsys) -> None:
+    out, err = plot(capsys, tree, "--out", tmp_path, "--dpi", 50)
+    names = {path.name for path in tmp_path.iterdir()}
+    for stem in ("exp-cum_regret", "exp-avg_reward", "exp-final_cum_regret"):
+        assert {f"{stem}.png", f"{stem}.pdf"} <= names
+    assert {"exp-sweep-num_particles.png", "exp-sweep-num_particles.pdf"} <= names
+    assert {"exp-summary.md", "exp-summary.csv", "summary.md", "summary.csv"} <= names
+    for png in tmp_path.glob("*.png"):
+        with Image.open(png) as image:
+            assert image.format == "PNG"
+            assert image.size == (round(FIGSIZE[0] * 50), round(FIGSIZE[1] * 50)), png.name
+    for pdf in tmp_path.glob("*.pdf"):
+        assert pdf.read_bytes().startswith(b"%PDF-"), pdf.name
+    assert err == "" and "wrote 8 figure files and 4 table files" in out
+    assert "| mTS | 4 |" in out, "the summary is printed too"
+
+
+def test_summary_table_shows_partial_seeds_and_paired_differences(tree: Path, tmp_path, capsys):
+    plot(capsys, tree, "--out", tmp_path, "--format", "png")
+    summary = pd.read_csv(tmp_path / "exp-summary.csv").set_index("agent")
+    assert summary.loc["mTS", "n_seeds"] == 4 and summary.loc["Random", "n_seeds"] == 2
+    assert summary.loc["umTS (num_particles=10)", "n_pairs"] == 3
+    assert summary.loc["Random", "n_pairs"] == 2
+    assert set(summary["reference"]) == {"mTS"} and set(summary["final_t"]) == {H}
+    # the paired difference equals the mean over shared seeds of the per-seed differences
+    finals = {
+        agent: pd.Series(
+            {
+                s: pd.read_csv(tree / f"exp/synthetic/{agent}/seed={s}.csv")["cum_regret"].iloc[-1]
+                for s in seeds
+            }
+        )
+        for agent, seeds in (("mts", range(4)), ("random", range(2)))
+    }
+    expected = (finals["random"] - finals["mts"].loc[[0, 1]]).mean()
+    assert summary.loc["Random", "diff_cum_regret_mean"] == pytest.approx(expected, rel=1e-5)
+    text = (tmp_path / "exp-summary.md").read_text()
+    assert "| Random | 2 |" in text and "(reference)" in text
+
+
+def test_default_out_is_the_results_folder(tmp_path: Path, capsys) -> None:
+    write_run(tmp_path / "x/synthetic/mts", "mts", [0, 1])
+    plot(capsys, tmp_path, "--format", "png")
+    assert (tmp_path / "exp-cum_regret.png").is_file() and (tmp_path / "exp-summary.md").is_file()
+
+
+def test_options_select_rename_restrict_and_choose_metrics(tree: Path, tmp_path, capsys):
+    out, _ = plot(
+        capsys,
+        tree,
+        "--out",
+        tmp_path,
+        "--format",
+        "png",
+        "--agents",
+        "random,mts",
+        "--rename",
+        "mts=model TS",
+        "--rounds",
+        ":25",
+        "--metric",
+        "regret",
+        "--log-y",
+    )
+    summary = pd.read_csv(tmp_path / "summary.csv")
+    assert list(summary["agent"]) == ["Random", "model TS"], "selected agents, in that order"
+    assert set(summary["final_t"]) == {25} and set(summary["reference"]) == {"model TS"}
+    assert (tmp_path / "exp-regret.png").is_file() and not (
+        tmp_path / "exp-cum_regret.png"
+    ).exists()
+    assert not list(tmp_path.glob("*sweep*")), "umts left out: nothing swept"
+
+
+def test_bad_files_are_reported_in_one_line_and_skipped(tmp_path: Path, capsys) -> None:
+    write_run(tmp_path / "e/synthetic/mts", "mts", [0, 1])
+    write_run(tmp_path / "e/synthetic/random", "random", [0])
+    bad = tmp_path / "e/synthetic/mts/seed=1.csv"
+    bad.write_text(bad.read_text()[:500])
+    (tmp_path / "e/synthetic/random/config.yaml").unlink()
+    out, err = plot(capsys, tmp_path, "--out", tmp_path / "figs", "--format", "png")
+    lines = err.splitlines()
+    assert len(lines) == 2
+    assert any(str(bad) in line and "truncated" in line for line in lines)
+    assert any(str(tmp_path / "e/synthetic/random/config.yaml") in line for line in lines)
+    assert "| mTS | 1 |" in out
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        (lambda root: None, "no results in"),
+        (lambda root: (root / "a").mkdir(), "no results in"),
+        (lambda root: root.joinpath("seed=0.csv").write_text("t\n"), "no readable results"),
+    ],
+    ids=["empty", "empty-subfolder", "all-skipped"],
+)
+def test_nothing_to_plot_is_one_error_line(tmp_path: Path, capsys, setup, message) -> None:
+    setup(tmp_path)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["plot", str(tmp_path)])
+    err = capsys.readouterr().err.splitlines()
+    assert exit_info.value.code == 2
+    assert err[-1].startswith("nslb: error: ") and message in err[-1]
+
+
+def test_missing_folder_is_one_error_line(tmp_path: Path, capsys) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["plot", str(tmp_path / "nope")])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err == f"nslb: error: {tmp_path / 'nope'}: no such folder\n"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--format", "png,xyz"], "--format: unsupported"),
+        (["--metric", "regrets"], "--metric: unknown"),
+        (["--rounds", "5:2"], "START must not exceed END"),
+        (["--rounds", "0:10"], "rounds start at 1"),
+        (["--rounds", "a:b"], "whole numbers"),
+        (["--rename", "mts"], "AGENT=LABEL"),
+        (["--dpi", "0"], "--dpi"),
+        (["--bogus"], "unrecognized arguments"),
+    ],
+)
+def test_bad_options_are_refused(argv: list[str], message: str) -> None:
+    with pytest.raises(PlotError, match=message):
+        parse(["somewhere", *argv])
+
+
+def test_rounds_option() -> None:
+    assert parse(["d", "--rounds", "10:20"]).rounds == (10, 20)
+    assert parse(["d", "--rounds", ":20"]).rounds == (None, 20)
+    assert parse(["d", "--rounds", "20"]).rounds == (None, 20)
+    assert parse(["d", "--rounds", "5:"]).rounds == (5, None)
+    assert parse(["d"]).out == Path("d"), "--out defaults to DIR"
+
+
+def test_mean_se_formatting() -> None:
+    assert format_pm(92.56, 2.59) == "92.6 ± 2.6"
+    assert format_pm(0.6123, 0.0103) == "0.612 ± 0.010"
+    assert format_pm(3.0, 0.25, signed=True) == "+3.00 ± 0.25"
+    assert format_pm(1234.4, 56.0) == "1234 ± 56"
+    assert format_pm(0.0, 0.0) == "0.000 ± 0.000", "zero spread (an oracle's regret)"
+    assert format_pm(5.0, float("nan")) == "5", "one seed: no SE"
