@@ -107,16 +107,19 @@ def test_systematic_resampling_keeps_heavy_particles() -> None:
 
 
 def test_weights_and_statistics_stay_consistent() -> None:
-    """Pull counts per particle equal the rounds seen; Dirichlet counts grow by one a round."""
+    """Each reward adds 1/sigma^2 to the precision of one (state, arm) of every particle, and
+    each transition one Dirichlet count."""
     env = SyntheticParams(model="prior", horizon=80)
     world = Synthetic.build(env, np.array([0, 1]))
     agent = UncertainModelThompsonSampling(
         UMTSParams(num_particles=50), world.problem, world.offline_model, BatchRNG([0, 1])
     )
     prior_total = world.offline_model.concentration.sum(axis=(1, 2))
+    prior_precision = 1.0 / env.prior_sd**2
     for t in range(env.horizon):
         actions = agent.act(t, None)
         agent.update(t, None, actions, world.reward(t, actions))
-        np.testing.assert_array_equal(agent.pulls.sum(axis=(2, 3)), t + 1)
+        gained = ((1.0 / agent.post_var - prior_precision) * env.sigma**2).sum(axis=(2, 3))
+        np.testing.assert_allclose(gained, t + 1, rtol=1e-9)
         assert np.allclose(agent.counts.sum(axis=(2, 3)), prior_total[:, None] + t)
         assert np.all(np.isfinite(agent.log_weights))

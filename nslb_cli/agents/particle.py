@@ -6,15 +6,17 @@ Model. Rewards are ``R_t ~ N(mu(A_t, S_t), sigma^2)`` with known ``sigma``. The 
 
 Particles. Particle ``i`` carries a latent trajectory, summarised by its last state
 ``B_{t-1}^i``, its Dirichlet posterior counts ``alpha_s + #{transitions s -> s'}``, and the
-conjugate Gaussian statistics of every (state, arm): pulls ``n_{s,a}`` and reward sum
-``y_{s,a}`` of the rounds its trajectory assigns to ``s``. Given those, the posterior of
-``mu(a, s)`` is Gaussian with::
+conjugate Gaussian posterior ``N(mean_{s,a}, var_{s,a})`` of every ``mu(a, s)`` given the
+rewards its trajectory assigns to ``s``. With ``n_{s,a}`` such rewards summing to
+``y_{s,a}``::
 
     var_{s,a}  = v0 sigma^2 / (sigma^2 + n_{s,a} v0)
     mean_{s,a} = (sigma^2 m0 + v0 y_{s,a}) / (sigma^2 + n_{s,a} v0)
 
-(``v0 = 0`` gives the point mass of a known model.) The posterior predictive of the next
-reward of arm ``a`` in state ``s`` is ``N(mean_{s,a}, var_{s,a} + sigma^2)``.
+kept up to date one reward at a time: ``mean <- (sigma^2 mean + var r) / (sigma^2 + var)``,
+``var <- var sigma^2 / (sigma^2 + var)``. ``v0 = 0`` gives the point mass of a known model.
+The posterior predictive of the next reward of arm ``a`` in state ``s`` is
+``N(mean_{s,a}, var_{s,a} + sigma^2)``.
 
 Update after observing ``(A_t, R_t)`` (the paper's equations (3)-(4)), for every particle:
 
@@ -24,7 +26,7 @@ Update after observing ``(A_t, R_t)`` (the paper's equations (3)-(4)), for every
 3. ``w ← w · sum_s q(s)``: the incremental weight is the predictive likelihood, the ratio
    of equation (4) when ``B_t`` is proposed from its local posterior;
 4. ``B_t ~ q / sum_s q(s)``; add the transition ``B_{t-1} -> B_t`` to the counts and
-   ``R_t`` to the statistics of ``(B_t, A_t)``;
+   ``R_t`` to the posterior of ``mu(A_t, B_t)``;
 5. resample (scheme ``resampling``) when ``ESS = 1 / sum_i w_i^2 < resample_threshold · N``.
 
 Acting in round ``t`` (before ``R_t``): every particle draws its believed state
@@ -73,12 +75,6 @@ def _normalise(log_weights: np.ndarray) -> np.ndarray:
     return w / w.sum(axis=-1, keepdims=True)
 
 
-def _at(array: np.ndarray, index: np.ndarray, axis: int) -> np.ndarray:
-    """``array`` indexed along ``axis`` by ``index`` (which has the leading axes of ``array``)."""
-    expanded = np.expand_dims(index, tuple(range(index.ndim, array.ndim)))
-    return np.take_along_axis(array, expanded, axis=axis).squeeze(axis)
-
-
 class UncertainModelThompsonSampling(Agent):
     """umTS with ``num_particles`` particles per run; see the module docstring."""
 
@@ -88,7 +84,7 @@ class UncertainModelThompsonSampling(Agent):
         self, params: UMTSParams, problem: Problem, model: OfflineModel, rng: BatchRNG
     ) -> None:
         super().__init__(params, problem, model, rng)
-        R, S, K, N = problem.n_runs, problem.n_states, problem.n_arms, params.num_particles
+        R, N = problem.n_runs, params.num_particles
         self.n_particles = N
         self.log_weights = np.full((R, N), -np.log(N))
         self.previous = np.zeros((R, N), dtype=np.int64)
@@ -98,21 +94,12 @@ class UncertainModelThompsonSampling(Agent):
             if model.concentration is None
             else np.repeat(model.concentration[:, None], N, axis=1).astype(float)
         )
-        self.pulls = np.zeros((R, N, S, K))
-        self.reward_sums = np.zeros((R, N, S, K))
-        self.prior_mean = model.means[:, None]
-        self.prior_var = model.mean_sd[:, None] ** 2
+        self.post_mean = np.repeat(model.means[:, None], N, axis=1).astype(float)
+        self.post_var = np.repeat(model.mean_sd[:, None] ** 2, N, axis=1).astype(float)
         self.resamples = np.zeros(R, dtype=np.int64)
         self._runs = np.arange(R)[:, None]
         self._particles = np.arange(N)[None, :]
         self._belief: Belief | None = None
-
-    def reward_posterior(self) -> tuple[np.ndarray, np.ndarray]:
-        """Posterior mean and variance of ``mu(a, s)`` per particle, each ``(R, N, S, K)``."""
-        noise_var = self.problem.sigma**2
-        denominator = noise_var + self.pulls * self.prior_var
-        mean = (noise_var * self.prior_mean + self.prior_var * self.reward_sums) / denominator
-        return mean, self.prior_var * noise_var / denominator
 
     def state_predictive(self) -> np.ndarray:
         """``P(B_t = s | particle)`` before ``R_t``, shape ``(R, N, S)``."""
@@ -121,7 +108,7 @@ class UncertainModelThompsonSampling(Agent):
             return np.broadcast_to(self.model.initial[:, None, :], (R, N, S))
         if self.counts is None:
             return self.model.transitions[self._runs, self.previous]
-        rows = _at(self.counts, self.previous, axis=2)
+        rows = self.counts[self._runs, self._particles, self.previous]
         return rows / rows.sum(axis=-1, keepdims=True)
 
     def state_posterior(self) -> np.ndarray:
@@ -133,10 +120,8 @@ class UncertainModelThompsonSampling(Agent):
         N, K = self.n_particles, self.problem.n_arms
         predictive = self.state_predictive()
         states = categorical(predictive, self.rng.random((N,)))  # (R, N)
-        mean, var = self.reward_posterior()
-        theta = _at(mean, states, axis=2) + np.sqrt(_at(var, states, axis=2)) * self.rng.normal(
-            (N, K)
-        )  # (R, N, K)
+        index = (self._runs, self._particles, states)
+        theta = self.post_mean[index] + np.sqrt(self.post_var[index]) * self.rng.normal((N, K))
         weights = _normalise(self.log_weights)
         posterior = (weights[:, :, None] * predictive).sum(axis=1)
         if self.params.action_selection == "mean":
@@ -144,8 +129,9 @@ class UncertainModelThompsonSampling(Agent):
             believed = posterior.argmax(axis=1)
         else:
             chosen = categorical(weights, self.rng.random())
-            actions = _at(theta, chosen, axis=1).argmax(axis=1)
-            believed = _at(states, chosen, axis=1)
+            runs = self._runs[:, 0]
+            actions = theta[runs, chosen].argmax(axis=1)
+            believed = states[runs, chosen]
         self._belief = Belief(state=believed, posterior=posterior)
         return actions
 
@@ -154,16 +140,17 @@ class UncertainModelThompsonSampling(Agent):
     ) -> None:
         N = self.n_particles
         if self.started and self.counts is not None:
-            transition = self.rng.standard_gamma(_at(self.counts, self.previous, axis=2))
+            rows = self.counts[self._runs, self._particles, self.previous]
+            transition = self.rng.standard_gamma(rows)
             transition /= transition.sum(axis=-1, keepdims=True)
         else:
             transition = self.state_predictive()
-        mean, var = self.reward_posterior()
-        pulled_mean = _at(mean, np.broadcast_to(actions[:, None, None], mean.shape[:3]), axis=3)
-        pulled_var = _at(var, np.broadcast_to(actions[:, None, None], var.shape[:3]), axis=3)
+        noise_var = self.problem.sigma**2
+        pulled = (self._runs, self._particles, slice(None), actions[:, None])
+        pulled_mean, pulled_var = self.post_mean[pulled], self.post_var[pulled]  # (R, N, S)
         with np.errstate(divide="ignore"):
             log_q = np.log(transition) + gaussian_log_likelihood(
-                rewards[:, None, None], pulled_mean, pulled_var + self.problem.sigma**2
+                rewards[:, None, None], pulled_mean, pulled_var + noise_var
             )
         top = log_q.max(axis=-1, keepdims=True)
         q = np.exp(log_q - top)
@@ -173,8 +160,12 @@ class UncertainModelThompsonSampling(Agent):
         runs, particles, arms = self._runs, self._particles, actions[:, None]
         if self.started and self.counts is not None:
             self.counts[runs, particles, self.previous, new] += 1.0
-        self.pulls[runs, particles, new, arms] += 1.0
-        self.reward_sums[runs, particles, new, arms] += rewards[:, None]
+        entry = (runs, particles, new, arms)
+        var = self.post_var[entry]
+        self.post_mean[entry] = (noise_var * self.post_mean[entry] + var * rewards[:, None]) / (
+            noise_var + var
+        )
+        self.post_var[entry] = var * noise_var / (noise_var + var)
         self.previous = new
         self.started = True
         self.log_weights -= self.log_weights.max(axis=1, keepdims=True)
@@ -187,8 +178,8 @@ class UncertainModelThompsonSampling(Agent):
         for run, generator in zip(degenerate, self.rng.for_runs(degenerate), strict=True):
             ancestors = resample(weights[run], self.params.resampling, generator)
             self.previous[run] = self.previous[run, ancestors]
-            self.pulls[run] = self.pulls[run, ancestors]
-            self.reward_sums[run] = self.reward_sums[run, ancestors]
+            self.post_mean[run] = self.post_mean[run, ancestors]
+            self.post_var[run] = self.post_var[run, ancestors]
             if self.counts is not None:
                 self.counts[run] = self.counts[run, ancestors]
             self.log_weights[run] = 0.0
