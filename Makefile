@@ -2,9 +2,14 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+# make paper: which presets, how their jobs are launched, extra overrides for every run
+# (e.g. PAPER_ARGS='agent=mts,umts' for a subset of the agents, or run.n_seeds=20).
+PAPER_PRESETS ?= fixed known prior
+PAPER_LAUNCH ?= hydra/launcher=joblib hydra.launcher.n_jobs=2
+PAPER_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help install lint test test-full bench clean
+.PHONY: help install lint test test-full bench paper clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  %-10s %s\n", $$1, $$2}'
@@ -26,6 +31,13 @@ test-full: ## every test, slow statistical and end-to-end ones included
 
 bench: ## speed of the agents, as ratios against mts measured in the same run
 	$(BIN)/python -m nslb_cli.bench
+
+paper: ## the paper's synthetic experiments (100 seeds per agent), then figures + tables in outputs/paper/figures
+	@for preset in $(PAPER_PRESETS); do \
+	  echo "nslb run experiment=paper/$$preset $(PAPER_LAUNCH) $(PAPER_ARGS)"; \
+	  $(BIN)/nslb run experiment=paper/$$preset $(PAPER_LAUNCH) $(PAPER_ARGS) || exit 1; \
+	done
+	$(BIN)/nslb plot outputs/paper --out outputs/paper/figures
 
 clean: ## remove caches and build files (outputs/ is kept)
 	rm -rf build dist *.egg-info .pytest_cache .ruff_cache
