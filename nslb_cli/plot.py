@@ -31,6 +31,7 @@ from nslb_cli.aggregate import METRICS, PAIRED_METRIC, SUMMARY_METRICS
 
 DEFAULT_METRICS = ("cum_regret", "avg_reward")
 DEFAULT_FORMATS = ("png", "pdf")
+DEFAULT_REFERENCE = "mts"
 
 
 class PlotError(Exception):
@@ -47,7 +48,7 @@ class Options:
     metrics: tuple[str, ...] = DEFAULT_METRICS
     agents: tuple[str, ...] = ()
     rename: tuple[tuple[str, str], ...] = ()
-    reference: str = "mts"
+    reference: str | None = None  # None: DEFAULT_REFERENCE when present; "": no differences
     rounds: tuple[int | None, int | None] = (None, None)
     log_x: bool = False
     log_y: bool = False
@@ -95,8 +96,7 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--reference",
-        default="mts",
-        help="agent that paired differences are taken against (default: %(default)s, "
+        help=f"agent that paired differences are taken against (default: {DEFAULT_REFERENCE}, "
         "when present); 'none' for no differences",
     )
     p.add_argument(
@@ -139,7 +139,7 @@ def parse(argv: Sequence[str]) -> Options:
         metrics=metrics,
         agents=_items(args.agents),
         rename=tuple(renames),
-        reference="" if args.reference.lower() == "none" else args.reference,
+        reference=None if args.reference is None else _none_or(args.reference),
         rounds=_rounds(args.rounds),
         log_x=args.log_x,
         log_y=args.log_y,
@@ -165,19 +165,19 @@ def plot(options: Options) -> tuple[list[Path], list[str]]:
     rename = dict(options.rename)
     frame, runs = aggregate.labelled(frame, runs, rename, _order(runs, options.agents))
     final = aggregate.finals(frame)
-    summary = aggregate.summary(final, options.reference or None)
+    reference = DEFAULT_REFERENCE if options.reference is None else options.reference
+    summary = aggregate.summary(final, reference or None)
     if options.reference and not summary["reference"].any():
-        _warn(f"no agent '{options.reference}' to take paired differences against")
+        _warn(f"--reference: no single agent '{options.reference}' in any group; no differences")
+    per_round = {name: aggregate.per_round(frame, METRICS[name]) for name in options.metrics}
     colors = figures.palette(list(dict.fromkeys(runs["agent"])))
     options.out.mkdir(parents=True, exist_ok=True)
+    stems = _Stems(options.out)
     written: list[Path] = []
     sections: list[str] = []
-    stems = _Stems(options.out)
-    per_round = {name: aggregate.per_round(frame, METRICS[name]) for name in options.metrics}
     for group in dict.fromkeys(runs["group"]):
         stem = stems.new(group)
-        for name in options.metrics:
-            stats = per_round[name]
+        for name, stats in per_round.items():
             figure = figures.curves(
                 stats[stats["group"] == group],
                 value_label=METRICS[name].label,
@@ -186,27 +186,24 @@ def plot(options: Options) -> tuple[list[Path], list[str]]:
                 log_x=options.log_x,
                 log_y=options.log_y,
             )
-            written += figures.save(figure, stem.with_name(f"{stem.name}-{name}"), **_fmt(options))
+            written += figures.save(figure, _suffixed(stem, name), **_fmt(options))
         in_group = final[final["group"] == group]
+        last = in_group["t"].max()
         figure = figures.final_distribution(
             in_group,
             value=PAIRED_METRIC,
-            value_label=f"final {METRICS[PAIRED_METRIC].label} (round {in_group['t'].max()})",
+            value_label=f"final {METRICS[PAIRED_METRIC].label} (round {last})",
             title=group,
             colors=colors,
         )
-        written += figures.save(
-            figure, stem.with_name(f"{stem.name}-final_{PAIRED_METRIC}"), **_fmt(options)
+        written += figures.save(figure, _suffixed(stem, f"final_{PAIRED_METRIC}"), **_fmt(options))
+        details = (
+            f"environment: {lab.environment(runs[runs['group'] == group].iloc[0])}; values at "
+            f"round {last}, mean ± SE over seeds; Δ: difference to the reference on the same seeds"
         )
         rows = summary[summary["group"] == group]
-        first = runs[runs["group"] == group].iloc[0]
-        details = (
-            f"environment: {lab.environment(first)}; values at round {in_group['t'].max()}, "
-            "mean ± SE over seeds; Δ: difference to the reference on the same seeds"
-        )
-        text = tables.markdown(rows, title=group, details=details)
-        written += tables.write(rows, text, stem.with_name(f"{stem.name}-summary"))
-        sections.append(text)
+        sections.append(tables.markdown(rows, title=group, details=details))
+        written += tables.write(rows, sections[-1], _suffixed(stem, "summary"))
     written += _sweeps(final, runs, rename, stems, options)
     written += tables.write(summary, "\n".join(sections), options.out / "summary")
     return written, sections
@@ -274,15 +271,13 @@ def _sweeps(
             if not without.empty:
                 others = lab.agent_labels(without, [lab.NAME], rename, exclude=[setting])
                 references = aggregate.by_run_keys(final, {"agent": others}, PAIRED_METRIC)
-            shown = [*dict.fromkeys(hue)]
-            if references is not None:
-                shown += list(references["agent"])
+            shown = [*hue, *([] if references is None else references["agent"])]
             figure = figures.sweep(
                 points,
                 parameter=setting,
                 value_label=f"final {METRICS[PAIRED_METRIC].label}",
                 title=name,
-                colors=figures.palette(shown),
+                colors=figures.palette(list(dict.fromkeys(shown))),
                 references=references,
             )
             stem = stems.new(f"{name}-sweep-{lab.short_key(setting)}")
@@ -306,6 +301,10 @@ class _Stems:
         return self.out / stem
 
 
+def _suffixed(stem: Path, suffix: str) -> Path:
+    return stem.with_name(f"{stem.name}-{suffix}")
+
+
 def _fmt(options: Options) -> dict[str, object]:
     return {"formats": options.formats, "dpi": options.dpi}
 
@@ -321,6 +320,10 @@ def _order(runs: pd.DataFrame, agents: Sequence[str]) -> list[str] | None:
             (i for i, a in enumerate(agents) if a in (n, lab.display_name(n))), default=len(agents)
         ),
     )
+
+
+def _none_or(text: str) -> str:
+    return "" if text.strip().lower() == "none" else text.strip()
 
 
 def _items(text: str) -> tuple[str, ...]:

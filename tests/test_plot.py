@@ -107,6 +107,16 @@ def test_options_select_rename_restrict_and_choose_metrics(tree: Path, tmp_path,
     assert not list(tmp_path.glob("*sweep*")), "umts left out: nothing swept"
 
 
+def test_reference_option(tree: Path, tmp_path: Path, capsys) -> None:
+    _, err = plot(capsys, tree, "--out", tmp_path, "--format", "png", "--reference", "Random")
+    summary = pd.read_csv(tmp_path / "summary.csv").set_index("agent")
+    assert set(summary["reference"]) == {"Random"} and err == ""
+    assert summary.loc["mTS", "n_pairs"] == 2, "mts has 4 seeds, random 2: two pairs"
+    _, err = plot(capsys, tree, "--out", tmp_path, "--format", "png", "--reference", "cd_ucb")
+    assert "--reference: no single agent 'cd_ucb'" in err
+    assert pd.read_csv(tmp_path / "summary.csv")["diff_cum_regret_mean"].isna().all()
+
+
 def test_bad_files_are_reported_in_one_line_and_skipped(tmp_path: Path, capsys) -> None:
     write_run(tmp_path / "e/synthetic/mts", "mts", [0, 1])
     write_run(tmp_path / "e/synthetic/random", "random", [0])
