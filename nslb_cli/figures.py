@@ -63,10 +63,13 @@ def curves(
     """Mean ± SE of a metric against the round, one line and band per agent.
 
     ``stats`` has columns ``agent, t, mean, se, n`` (one group); the legend shows each
-    agent's seed count, so partial sweeps are visible.
+    agent's seed count, so partial sweeps are visible. Agents without any value of the
+    metric are left out.
     """
     figure, axes = _figure()
     for agent, of_agent in stats.groupby("agent", observed=True, sort=True):
+        if of_agent["n"].max() == 0:
+            continue  # no values at all, e.g. p_true_state of an agent without a belief
         color = colors[str(agent)]
         t, mean, se = (of_agent[column].to_numpy() for column in ("t", "mean", "se"))
         axes.plot(t, mean, color=color, lw=1.6, label=f"{agent} (n={of_agent['n'].max()})")

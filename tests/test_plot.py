@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 
 from nslb_cli.cli import main
-from nslb_cli.figures import FIGSIZE
+from nslb_cli.figures import FIGSIZE, curves, palette
 from nslb_cli.plot import PlotError, parse
 from nslb_cli.tables import format_pm
 from tests.results_tree import SMALL, write_run
@@ -189,3 +189,24 @@ def test_mean_se_formatting() -> None:
     assert format_pm(1234.4, 56.0) == "1234 ± 56"
     assert format_pm(0.0, 0.0) == "0.000 ± 0.000", "zero spread (an oracle's regret)"
     assert format_pm(5.0, float("nan")) == "5", "one seed: no SE"
+
+
+def test_curves_legend_is_outside_the_axes_and_skips_agents_without_values() -> None:
+    stats = pd.DataFrame(
+        {
+            "agent": ["mTS"] * 3 + ["Random"] * 3,
+            "t": [1, 2, 3] * 2,
+            "mean": [0.2, 0.5, 0.7, float("nan"), float("nan"), float("nan")],
+            "se": [0.1, 0.1, 0.1, float("nan"), float("nan"), float("nan")],
+            "n": [4, 4, 4, 0, 0, 0],
+        }
+    )
+    colors = palette(["mTS", "Random"])
+    figure = curves(stats, value_label="posterior mass", title="g", colors=colors)
+    figure.canvas.draw()
+    (legend,) = figure.legends
+    assert [text.get_text() for text in legend.get_texts()] == ["mTS (n=4)"]
+    renderer = figure.canvas.get_renderer()
+    box, axes_box = legend.get_window_extent(renderer), figure.axes[0].get_window_extent(renderer)
+    assert box.x0 >= axes_box.x1, "the legend sits right of the axes, never over the curves"
+    assert figure.axes[0].get_xlabel() == "round t"
