@@ -13,6 +13,8 @@ from nslb_cli.agents.thompson import ModelThompsonSampling, MTSParams
 from nslb_cli.envs.synthetic import Synthetic, SyntheticParams
 from nslb_cli.models import OfflineModel
 from nslb_cli.rng import BatchRNG
+from nslb_cli.world import World
+from tests.test_posteriors import linear_world
 
 PARTICLES = 1000
 REPLICATES = 40
@@ -26,11 +28,11 @@ def replicate_model(model: OfflineModel, copies: int) -> OfflineModel:
 
     return OfflineModel(
         rep(model.means), rep(model.mean_sd), rep(model.transitions),
-        rep(model.concentration), rep(model.initial),
+        rep(model.concentration), rep(model.initial), rep(model.covariance),
     )  # fmt: skip
 
 
-def compare_with_exact_filter(env: SyntheticParams, resampling: str) -> None:
+def compare_with_exact_filter(world: World, resampling: str) -> None:
     """Feed one observation sequence to the exact filter and to REPLICATES particle filters.
 
     Each replicate's estimate of ``P(S_t = s | H_t)`` is unbiased up to O(1/N); the mean over
@@ -38,7 +40,6 @@ def compare_with_exact_filter(env: SyntheticParams, resampling: str) -> None:
     estimated from the replicates' spread) plus 2/N for the particle filter's bias. 4.5 SE
     keeps the family-wise false-alarm rate below 1% over the ~100 compared values.
     """
-    world = Synthetic.build(env, np.array([0]))
     problem = world.problem
     exact_model = world.offline_model
     exact = ModelThompsonSampling(MTSParams(), problem, exact_model, BatchRNG([0]))
@@ -50,7 +51,7 @@ def compare_with_exact_filter(env: SyntheticParams, resampling: str) -> None:
         BatchRNG(range(1000, 1000 + REPLICATES)),
     )
     observe = np.random.default_rng(7)
-    for t in range(env.horizon):
+    for t in range(problem.horizon):
         if t % 5 == 0:
             estimate = particles.state_posterior()
             truth = exact.predictive[0]
@@ -60,14 +61,16 @@ def compare_with_exact_filter(env: SyntheticParams, resampling: str) -> None:
             assert np.all(error <= 4.5 * se + 2.0 / PARTICLES), (t, error, se)
         action = observe.integers(problem.n_arms, size=1)
         reward = world.reward(t, action)
-        exact.update(t, None, action, reward)
-        particles.update(t, None, np.repeat(action, REPLICATES), np.repeat(reward, REPLICATES))
+        context = world.context(t)
+        exact.update(t, context, action, reward)
+        many = None if context is None else np.repeat(context, REPLICATES, axis=0)
+        particles.update(t, many, np.repeat(action, REPLICATES), np.repeat(reward, REPLICATES))
 
 
 @pytest.mark.parametrize("resampling", SCHEMES)
 def test_known_model_particles_match_exact_filter(resampling: str) -> None:
     env = SyntheticParams(n_states=3, n_arms=3, horizon=60, switch_prob=0.05)
-    compare_with_exact_filter(env, resampling)
+    compare_with_exact_filter(Synthetic.build(env, np.array([0])), resampling)
 
 
 def test_tight_prior_particles_match_exact_filter_of_the_prior_mean() -> None:
@@ -81,7 +84,12 @@ def test_tight_prior_particles_match_exact_filter_of_the_prior_mean() -> None:
         stay_concentration=95e6,
         move_concentration=2.5e6,
     )
-    compare_with_exact_filter(env, "systematic")
+    compare_with_exact_filter(Synthetic.build(env, np.array([0])), "systematic")
+
+
+def test_known_linear_model_particles_match_exact_filter() -> None:
+    """The same check with contexts: linear rewards, the model known (zero covariance)."""
+    compare_with_exact_filter(linear_world(horizon=60, prior_scale=0.0), "systematic")
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
@@ -119,7 +127,7 @@ def test_weights_and_statistics_stay_consistent() -> None:
     for t in range(env.horizon):
         actions = agent.act(t, None)
         agent.update(t, None, actions, world.reward(t, actions))
-        gained = ((1.0 / agent.post_var - prior_precision) * env.sigma**2).sum(axis=(2, 3))
+        gained = ((1.0 / agent.rewards.var - prior_precision) * env.sigma**2).sum(axis=(2, 3))
         np.testing.assert_allclose(gained, t + 1, rtol=1e-9)
         assert np.allclose(agent.counts.sum(axis=(2, 3)), prior_total[:, None] + t)
         assert np.all(np.isfinite(agent.log_weights))

@@ -1,41 +1,36 @@
 """umTS: uncertainty-aware model-based Thompson sampling by particle filtering (Algorithm 3).
 
-Model. Rewards are ``R_t ~ N(mu(A_t, S_t), sigma^2)`` with known ``sigma``. The prior is
-``mu(a, s) ~ N(m0(a, s), v0(a, s))`` independently, and each transition row
+Model. Rewards are ``R_t ~ N(mu(A_t, X_t, S_t), sigma^2)`` with known ``sigma``. The reward
+parameters have the offline model's Gaussian prior (per arm and state in the multi-armed
+case, per state over ``theta_s`` in the linear case); each transition row
 ``phi_s ~ Dir(alpha_s)``; ``S_1 ~ P_1``.
 
 Particles. Particle ``i`` carries a latent trajectory, summarised by its last state
 ``B_{t-1}^i``, its Dirichlet posterior counts ``alpha_s + #{transitions s -> s'}``, and the
-conjugate Gaussian posterior ``N(mean_{s,a}, var_{s,a})`` of every ``mu(a, s)`` given the
-rewards its trajectory assigns to ``s``. With ``n_{s,a}`` such rewards summing to
-``y_{s,a}``::
-
-    var_{s,a}  = v0 sigma^2 / (sigma^2 + n_{s,a} v0)
-    mean_{s,a} = (sigma^2 m0 + v0 y_{s,a}) / (sigma^2 + n_{s,a} v0)
-
-kept up to date one reward at a time: ``mean <- (sigma^2 mean + var r) / (sigma^2 + var)``,
-``var <- var sigma^2 / (sigma^2 + var)``. ``v0 = 0`` gives the point mass of a known model.
-The posterior predictive of the next reward of arm ``a`` in state ``s`` is
-``N(mean_{s,a}, var_{s,a} + sigma^2)``.
+conjugate Gaussian posterior of the reward parameters of every state given the rewards its
+trajectory assigns to that state (:mod:`nslb_cli.agents.posteriors`, which gives the
+updates). The posterior predictive of the next reward in state ``s`` is Gaussian, with the
+posterior variance of ``mu(A_t, X_t, s)`` plus ``sigma^2``.
 
 Update after observing ``(A_t, R_t)`` (the paper's equations (3)-(4)), for every particle:
 
 1. sample ``phi_{B_{t-1}} ~ Dir(counts[B_{t-1}])`` (``P_1`` in the first round; the
    given matrix when transitions are known);
-2. ``q(s) = phi_{B_{t-1}, s} · N(R_t; mean_{s,A_t}, var_{s,A_t} + sigma^2)``;
+2. ``q(s) = phi_{B_{t-1}, s} · N(R_t; m_s, v_s + sigma^2)``, with ``m_s`` and ``v_s`` the
+   posterior mean and variance of ``mu(A_t, X_t, s)``;
 3. ``w ← w · sum_s q(s)``: the incremental weight is the predictive likelihood, the ratio
    of equation (4) when ``B_t`` is proposed from its local posterior;
 4. ``B_t ~ q / sum_s q(s)``; add the transition ``B_{t-1} -> B_t`` to the counts and
-   ``R_t`` to the posterior of ``mu(A_t, B_t)``;
+   ``R_t`` to the reward posterior of state ``B_t``;
 5. resample (scheme ``resampling``) when ``ESS = 1 / sum_i w_i^2 < resample_threshold · N``.
 
 Acting in round ``t`` (before ``R_t``): every particle draws its believed state
 ``B_t^i ~ P(· | B_{t-1}^i)`` from its posterior-predictive transition row (Dirichlet
-posterior mean, ``counts / sum(counts)``) and ``theta^i(a) ~ N(mean_{B_t^i,a},
-var_{B_t^i,a})``. Then
+posterior mean, ``counts / sum(counts)``) and samples ``mu^i(a) = mu(a, X_t, B_t^i;
+theta^i)`` with ``theta^i`` drawn from its reward posterior of that state. Then
 
-* ``mean`` (the paper): ``A_t = argmax_a sum_i w_i theta^i(a)``;
-* ``sample``: draw one particle ``j ~ w`` and play ``argmax_a theta^j(a)``, a draw from the
+* ``mean`` (the paper): ``A_t = argmax_a sum_i w_i mu^i(a)``;
+* ``sample``: draw one particle ``j ~ w`` and play ``argmax_a mu^j(a)``, a draw from the
   particle approximation of the joint posterior of ``(S_t, theta)``: Thompson sampling.
 
 All weights are kept in log space.
@@ -49,6 +44,7 @@ import numpy as np
 
 from nslb_cli import params as check
 from nslb_cli.agents.base import Agent, Belief
+from nslb_cli.agents.posteriors import reward_posterior
 from nslb_cli.agents.resampling import SCHEMES, resample
 from nslb_cli.agents.thompson import gaussian_log_likelihood
 from nslb_cli.models import OfflineModel, Problem
@@ -94,8 +90,7 @@ class UncertainModelThompsonSampling(Agent):
             if model.concentration is None
             else np.repeat(model.concentration[:, None], N, axis=1).astype(float)
         )
-        self.post_mean = np.repeat(model.means[:, None], N, axis=1).astype(float)
-        self.post_var = np.repeat(model.mean_sd[:, None] ** 2, N, axis=1).astype(float)
+        self.rewards = reward_posterior(model, N, problem.sigma**2)
         self.resamples = np.zeros(R, dtype=np.int64)
         self._runs = np.arange(R)[:, None]
         self._particles = np.arange(N)[None, :]
@@ -117,11 +112,9 @@ class UncertainModelThompsonSampling(Agent):
         return (weights[:, :, None] * self.state_predictive()).sum(axis=1)
 
     def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
-        N, K = self.n_particles, self.problem.n_arms
         predictive = self.state_predictive()
-        states = categorical(predictive, self.rng.random((N,)))  # (R, N)
-        index = (self._runs, self._particles, states)
-        theta = self.post_mean[index] + np.sqrt(self.post_var[index]) * self.rng.normal((N, K))
+        states = categorical(predictive, self.rng.random((self.n_particles,)))  # (R, N)
+        theta = self.rewards.sample_rewards(states, contexts, self.rng)  # (R, N, K)
         weights = _normalise(self.log_weights)
         posterior = (weights[:, :, None] * predictive).sum(axis=1)
         if self.params.action_selection == "mean":
@@ -145,27 +138,19 @@ class UncertainModelThompsonSampling(Agent):
             transition /= transition.sum(axis=-1, keepdims=True)
         else:
             transition = self.state_predictive()
-        noise_var = self.problem.sigma**2
-        pulled = (self._runs, self._particles, slice(None), actions[:, None])
-        pulled_mean, pulled_var = self.post_mean[pulled], self.post_var[pulled]  # (R, N, S)
+        pulled_mean, pulled_var = self.rewards.predictive(contexts, actions)  # (R, N, S)
         with np.errstate(divide="ignore"):
             log_q = np.log(transition) + gaussian_log_likelihood(
-                rewards[:, None, None], pulled_mean, pulled_var + noise_var
+                rewards[:, None, None], pulled_mean, pulled_var + self.problem.sigma**2
             )
         top = log_q.max(axis=-1, keepdims=True)
         q = np.exp(log_q - top)
         total = q.sum(axis=-1)
         self.log_weights += np.log(total) + top[..., 0]
         new = categorical(q, self.rng.random((N,)))
-        runs, particles, arms = self._runs, self._particles, actions[:, None]
         if self.started and self.counts is not None:
-            self.counts[runs, particles, self.previous, new] += 1.0
-        entry = (runs, particles, new, arms)
-        var = self.post_var[entry]
-        self.post_mean[entry] = (noise_var * self.post_mean[entry] + var * rewards[:, None]) / (
-            noise_var + var
-        )
-        self.post_var[entry] = var * noise_var / (noise_var + var)
+            self.counts[self._runs, self._particles, self.previous, new] += 1.0
+        self.rewards.observe(new, contexts, actions, rewards)
         self.previous = new
         self.started = True
         self.log_weights -= self.log_weights.max(axis=1, keepdims=True)
@@ -178,8 +163,7 @@ class UncertainModelThompsonSampling(Agent):
         for run, generator in zip(degenerate, self.rng.for_runs(degenerate), strict=True):
             ancestors = resample(weights[run], self.params.resampling, generator)
             self.previous[run] = self.previous[run, ancestors]
-            self.post_mean[run] = self.post_mean[run, ancestors]
-            self.post_var[run] = self.post_var[run, ancestors]
+            self.rewards.select(run, ancestors)
             if self.counts is not None:
                 self.counts[run] = self.counts[run, ancestors]
             self.log_weights[run] = 0.0
