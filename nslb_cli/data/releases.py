@@ -12,6 +12,7 @@ Only releases whose archive checksum is pinned here are downloaded; any other re
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -82,10 +83,12 @@ def fetch(release: str, root: Path, downloader: Downloader | None = None) -> Pat
     except ValueError as err:  # pooch's checksum mismatch
         if "hash" not in str(err):
             raise
+        got = re.search(r"got ([0-9a-fA-F]+)", str(err))
         raise DataError(
             "env.release",
-            f"{source}: checksum mismatch (expected md5 {RELEASES[release]}); the download "
-            "was deleted: retry, or download it yourself and set env.data_dir=<folder>",
+            f"{source}: checksum mismatch (expected md5 {RELEASES[release]}, got "
+            f"{got.group(1) if got else '?'}); the download was deleted: retry, or download "
+            "it yourself and set env.data_dir=<folder>",
         ) from None
     except (requests.exceptions.RequestException, OSError) as err:
         reason = str(err).splitlines()[0] if str(err) else type(err).__name__
