@@ -14,6 +14,7 @@ from nslb_cli.envs.movielens import (
     MovieLens,
     MovieLensParams,
     load,
+    smallest_transition,
     superusers,
     transition_matrix,
 )
@@ -121,6 +122,15 @@ def test_noise_is_gaussian_with_sigma(params: MovieLensParams) -> None:
     noise = MovieLens.build(replace(params, horizon=4000, sigma=0.5), np.arange(5)).noise
     assert abs(noise.mean()) < 4 * 0.5 / np.sqrt(noise.size)
     assert abs(noise.std() - 0.5) < 4 * 0.5 / np.sqrt(2 * noise.size)
+
+
+@pytest.mark.parametrize("form", ["structured", "literal"])
+@pytest.mark.parametrize("stay", [0.0, 0.3, 0.9975, 1.0])
+def test_smallest_transition_is_a_lower_bound(form: str, stay: float) -> None:
+    rng = np.random.default_rng(0)
+    for scale in (0.1, 1.0, 5.0):
+        phi = transition_matrix(rng.normal(0, scale, (5, 4)), stay, form)
+        assert phi.min() >= smallest_transition(5, stay, form) - 1e-15
 
 
 def test_transition_formulas_by_hand() -> None:
@@ -236,6 +246,9 @@ INVALID = [
     ({"als_reg": 0.0}, "als_reg: must be > 0"),
     ({"prior_ridge": -1.0}, "prior_ridge: must be >= 0"),
     ({"prior_concentration": 0.0}, "prior_concentration: must be > 0"),
+    ({"prior_concentration": 10.0}, "prior_concentration: must be >= 17.7"),
+    ({"prior_concentration": float("nan")}, "prior_concentration: must be a finite number"),
+    ({"sigma": 0.0}, "sigma: must be >= 1e-06"),
     ({"min_user_ratings": 0}, "min_user_ratings: must be > 0"),
     ({"release": "ml-20m"}, "release: no pinned checksum for release 'ml-20m'"),
     ({"data_dir": "/nonexistent/ml"}, "data_dir: not a folder: /nonexistent/ml"),

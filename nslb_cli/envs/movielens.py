@@ -52,6 +52,7 @@ import numpy as np
 from nslb_cli import params as check
 from nslb_cli.data import releases
 from nslb_cli.data.prepare import Loaded, Prepared, Settings, load_or_prepare
+from nslb_cli.envs.synthetic import MIN_CONCENTRATION, MIN_SIGMA
 from nslb_cli.models import OfflineModel, Problem
 from nslb_cli.rng import Stream, categorical, generator
 from nslb_cli.world import World
@@ -103,10 +104,19 @@ class MovieLensParams:
         check.require(self.n_states >= 2, "n_states", f"must be >= 2, got {self.n_states}")
         check.require(self.n_arms >= 2, "n_arms", f"must be >= 2, got {self.n_arms}")
         check.positive(self.horizon, "horizon")
-        check.positive(self.sigma, "sigma")
+        check.at_least(self.sigma, MIN_SIGMA, "sigma", "smaller noise underflows likelihoods")
         check.probability(self.stay, "stay")
         check.one_of(self.transitions, TRANSITIONS, "transitions")
         check.positive(self.prior_concentration, "prior_concentration")
+        smallest = smallest_transition(self.n_states, self.stay, self.transitions)
+        if smallest > 0:
+            check.at_least(
+                self.prior_concentration,
+                MIN_CONCENTRATION / smallest,
+                "prior_concentration",
+                f"times the smallest entry of phi_hat, >= {smallest:.3g}, it must stay >= "
+                f"{MIN_CONCENTRATION}: Gamma draws underflow",
+            )
         check.non_negative(self.prior_ridge, "prior_ridge")
         check.non_negative(self.data_seed, "data_seed")
 
@@ -163,6 +173,13 @@ def transition_matrix(points: np.ndarray, stay: float, form: str = "structured")
         jump = np.where(off, stay / (S - 1), 1.0 - stay)
         return JUMP_WEIGHT * jump + SIMILARITY_WEIGHT * _softmax(distance)
     raise ValueError(f"unknown transition form {form!r}")
+
+
+def smallest_transition(n_states: int, stay: float, form: str) -> float:
+    """A lower bound on every entry of :func:`transition_matrix`, whatever the points."""
+    if form == "literal":
+        return JUMP_WEIGHT * min(stay / (n_states - 1), 1.0 - stay)
+    return min(stay, (1.0 - stay) * JUMP_WEIGHT / (n_states - 1))
 
 
 def _softmax(logits: np.ndarray) -> np.ndarray:
