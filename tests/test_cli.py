@@ -70,6 +70,8 @@ def test_a_folder_of_another_config_is_never_overwritten(tmp_path: Path) -> None
     assert "env.horizon" in clash.stderr and "different config" in clash.stderr
     assert (tmp_path / "r/seed=0.csv").read_bytes() == before
     assert not (tmp_path / "r/seed=1.csv").exists()
+    assert yaml.safe_load((tmp_path / "r/config.yaml").read_text())["env"]["horizon"] == 60
+    assert not (tmp_path / "r/.hydra").exists(), "no Hydra files that could disagree"
 
 
 def test_invalid_input_fails_in_one_line_before_anything_runs(tmp_path: Path) -> None:

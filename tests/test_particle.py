@@ -35,10 +35,11 @@ def replicate_model(model: OfflineModel, copies: int) -> OfflineModel:
 def compare_with_exact_filter(world: World, resampling: str) -> None:
     """Feed one observation sequence to the exact filter and to REPLICATES particle filters.
 
-    Each replicate's estimate of ``P(S_t = s | H_t)`` is unbiased up to O(1/N); the mean over
-    replicates must match the exact value within 4.5 standard errors of that mean (the SE
-    estimated from the replicates' spread) plus 2/N for the particle filter's bias. 4.5 SE
-    keeps the family-wise false-alarm rate below 1% over the ~100 compared values.
+    The mean over replicates of the particle estimate of ``P(S_t = s | H_t)`` must match the
+    exact value within 4.5 standard errors of that mean (the SE estimated from the
+    replicates' spread); 4.5 SE keeps the family-wise false-alarm rate below 1% over the
+    ~100 compared values. Where every replicate agrees (SE ~ 0) a state may hold less mass
+    than one particle: ``1/N``, the resolution of ``N`` particles, bounds what they can miss.
     """
     problem = world.problem
     exact_model = world.offline_model
@@ -58,7 +59,7 @@ def compare_with_exact_filter(world: World, resampling: str) -> None:
             np.testing.assert_allclose(estimate.sum(axis=1), 1.0, rtol=1e-9)
             se = estimate.std(axis=0, ddof=1) / np.sqrt(REPLICATES)
             error = np.abs(estimate.mean(axis=0) - truth)
-            assert np.all(error <= 4.5 * se + 2.0 / PARTICLES), (t, error, se)
+            assert np.all(error <= 4.5 * se + 1.0 / PARTICLES), (t, error, se)
         action = observe.integers(problem.n_arms, size=1)
         reward = world.reward(t, action)
         context = world.context(t)

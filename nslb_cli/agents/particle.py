@@ -29,9 +29,15 @@ Acting in round ``t`` (before ``R_t``): every particle draws its believed state
 posterior mean, ``counts / sum(counts)``) and samples ``mu^i(a) = mu(a, X_t, B_t^i;
 theta^i)`` with ``theta^i`` drawn from its reward posterior of that state. Then
 
-* ``mean`` (the paper): ``A_t = argmax_a sum_i w_i mu^i(a)``;
+* ``mean`` (the paper): ``A_t = argmax_a sum_i w_i mu^i(a)``. As ``N`` grows the average
+  tends to the posterior mean of ``mu(a)``, so this play becomes greedy rather than
+  Thompson sampling. The reported belief is the most probable state of the particle
+  posterior.
 * ``sample``: draw one particle ``j ~ w`` and play ``argmax_a mu^j(a)``, a draw from the
   particle approximation of the joint posterior of ``(S_t, theta)``: Thompson sampling.
+  The reported belief is ``B_t^j``.
+
+In both modes ``p_true_state`` is the particle posterior's mass on the true state.
 
 All weights are kept in log space.
 """
