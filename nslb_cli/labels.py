@@ -37,6 +37,9 @@ DISPLAY_NAMES = {
 AGENT = "agent.name"
 NAME = "name"
 FOLDER = "folder"
+# Where the data were read from, not what was simulated (the MovieLens cache is keyed by the
+# files' contents): never a group key, a label or a swept setting.
+LOCAL_PATHS = frozenset({"env.data_dir", "env.cache_dir"})
 
 
 def display_name(agent: str, rename: Mapping[str, str] | None = None) -> str:
@@ -47,13 +50,17 @@ def display_name(agent: str, rename: Mapping[str, str] | None = None) -> str:
 
 
 def group_keys(columns: Iterable[str]) -> list[str]:
-    """The config columns that define a group: ``name`` and every environment setting."""
-    return [NAME, *(column for column in columns if column.startswith("env."))]
+    """The config columns that define a group: ``name`` and the environment settings (local
+    data paths excepted)."""
+    return [
+        NAME,
+        *(c for c in columns if c.startswith("env.") and c not in LOCAL_PATHS),
+    ]
 
 
 def setting_columns(columns: Iterable[str]) -> list[str]:
-    """Config columns that describe a run (not its name, agent name or folder)."""
-    return [column for column in columns if column not in (NAME, AGENT, FOLDER)]
+    """Config columns that describe a run (not its name, agent name, folder or data paths)."""
+    return [c for c in columns if c not in (NAME, AGENT, FOLDER) and c not in LOCAL_PATHS]
 
 
 def short_key(column: str) -> str:

@@ -54,6 +54,15 @@ def test_group_titles_name_the_environment_settings_that_differ() -> None:
     ]
 
 
+def test_local_data_paths_never_split_groups_or_label_agents() -> None:
+    table = runs(run("mts"), run("mts"), run("umts", 10))
+    table["env.cache_dir"] = ["/home/a/cache", "/tmp/cache", "/tmp/cache"]
+    assert list(lab.group_titles(table)) == ["e"] * 3
+    assert "env.cache_dir" not in lab.group_keys(table.columns)
+    assert lab.swept_parameters(table) == {"e": []}
+    assert "cache_dir" not in lab.environment(table.iloc[0])
+
+
 def test_order_follows_the_paper_then_settings() -> None:
     table = runs(run("random"), run("umts", 100), run("mts"), run("umts", 20), run("cd_ucb"))
     ordered = lab.order_runs(table)
