@@ -69,8 +69,8 @@ def _parameters(schema: type, node: Any, section: str) -> Any:
     except ConfigKeyError as err:
         known = ", ".join(f.name for f in fields(schema))
         raise ConfigError(
-            f"{section}.{err.key}", f"unknown key for {section} '{node.get('name')}'; "
-            f"valid keys: {known}"
+            f"{section}.{err.key}",
+            f"unknown key for {section} '{node.get('name')}'; valid keys: {known}",
         ) from None
     except OmegaConfBaseException as err:
         key = f"{section}.{err.full_key}" if err.full_key else section

@@ -110,9 +110,7 @@ def _draw_parameters(p: SyntheticParams, seed: int) -> _Realisation:
     rng = generator(seed, Stream.PARAMETERS)
     S, K = p.n_states, p.n_arms
     prior_means = rng.uniform(0.0, 1.0, (S, K))
-    given_phi = uniform_switching(
-        S, 1.0 / p.period if p.dynamics == "fixed" else p.switch_prob
-    )
+    given_phi = uniform_switching(S, 1.0 / p.period if p.dynamics == "fixed" else p.switch_prob)
     if p.model == "known":
         model = OfflineModel(
             means=prior_means,

@@ -1,0 +1,112 @@
+"""`nslb` end to end through the installed console script, in temporary folders."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+NSLB = shutil.which("nslb", path=str(Path(sys.executable).parent)) or "nslb"
+QUICK = ["env.horizon=60", "run.progress=false"]
+
+
+def nslb(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [NSLB, *args], cwd=cwd, capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+def test_run_writes_one_complete_csv_per_seed(tmp_path: Path) -> None:
+    done = nslb("run", *QUICK, "run.n_seeds=3", "run.seed=5", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    folder = tmp_path / "outputs/default/synthetic/mts/env.horizon=60"
+    assert sorted(p.name for p in folder.glob("seed=*.csv")) == [
+        "seed=5.csv",
+        "seed=6.csv",
+        "seed=7.csv",
+    ]
+    frame = pd.read_csv(folder / "seed=6.csv")
+    assert len(frame) == 60
+    assert list(frame.columns[:3]) == ["t", "action", "reward"]
+    config = yaml.safe_load((folder / "config.yaml").read_text())
+    assert config["env"]["horizon"] == 60 and config["agent"]["name"] == "mts"
+
+
+def test_rerun_skips_finished_seeds_and_extends(tmp_path: Path) -> None:
+    out = f"hydra.run.dir={tmp_path / 'r'}"
+    assert nslb("run", *QUICK, "run.n_seeds=2", out, cwd=tmp_path).returncode == 0
+    first = (tmp_path / "r/seed=0.csv").stat().st_mtime_ns
+    again = nslb("run", *QUICK, "run.n_seeds=2", out, cwd=tmp_path)
+    assert again.returncode == 0 and "already" in again.stderr + again.stdout
+    assert (tmp_path / "r/seed=0.csv").stat().st_mtime_ns == first
+    more = nslb("run", *QUICK, "run.n_seeds=4", out, cwd=tmp_path)
+    assert more.returncode == 0
+    assert len(list((tmp_path / "r").glob("seed=*.csv"))) == 4
+    assert (tmp_path / "r/seed=0.csv").stat().st_mtime_ns == first
+
+
+def test_interrupted_write_is_not_taken_for_a_result(tmp_path: Path) -> None:
+    folder = tmp_path / "r"
+    folder.mkdir()
+    (folder / ".seed=0.csv.abc.tmp").write_text("t,action\n1,")  # what a kill leaves behind
+    done = nslb("run", *QUICK, "run.n_seeds=1", f"hydra.run.dir={folder}", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert len(pd.read_csv(folder / "seed=0.csv")) == 60
+
+
+def test_a_folder_of_another_config_is_never_overwritten(tmp_path: Path) -> None:
+    out = f"hydra.run.dir={tmp_path / 'r'}"
+    assert nslb("run", *QUICK, "run.n_seeds=1", out, cwd=tmp_path).returncode == 0
+    before = (tmp_path / "r/seed=0.csv").read_bytes()
+    clash = nslb("run", "env.horizon=70", "run.n_seeds=2", out, cwd=tmp_path)
+    assert clash.returncode == 2
+    assert "env.horizon" in clash.stderr and "different config" in clash.stderr
+    assert (tmp_path / "r/seed=0.csv").read_bytes() == before
+    assert not (tmp_path / "r/seed=1.csv").exists()
+
+
+def test_invalid_input_fails_in_one_line_before_anything_runs(tmp_path: Path) -> None:
+    bad = nslb("run", "-m", "agent=umts", "agent.num_particles=10,-5", *QUICK, cwd=tmp_path)
+    assert bad.returncode == 2
+    assert bad.stderr.strip().count("\n") == 0
+    assert bad.stderr.startswith("nslb: error: agent.num_particles: must be > 0")
+    assert not (tmp_path / "outputs").exists(), "no job started"
+
+
+@pytest.mark.parametrize(
+    "args", [["fly"], ["run", "agent=nobody"], ["run", "+agent.typo=1"]], ids=str
+)
+def test_usage_errors_exit_with_status_2(tmp_path: Path, args: list[str]) -> None:
+    result = nslb(*args, cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.startswith("nslb: error: ")
+    assert result.stderr.strip().count("\n") == 0
+
+
+def test_sweep_matches_single_runs_byte_for_byte(tmp_path: Path) -> None:
+    """Seed 2 of a 4-seed sweep job equals seed 2 run alone (batch and launcher invariance)."""
+    sweep = nslb(
+        "run", "-m", "agent=umts", "agent.num_particles=20,30", *QUICK, "run.n_seeds=4",
+        f"hydra.sweep.dir={tmp_path / 's'}", cwd=tmp_path,
+    )  # fmt: skip
+    assert sweep.returncode == 0, sweep.stderr
+    alone = nslb(
+        "run", "agent=umts", "agent.num_particles=20", *QUICK, "run.seed=2", "run.n_seeds=1",
+        f"hydra.run.dir={tmp_path / 'a'}", cwd=tmp_path,
+    )  # fmt: skip
+    assert alone.returncode == 0, alone.stderr
+    swept = tmp_path / "s/synthetic/umts/agent.num_particles=20,env.horizon=60/seed=2.csv"
+    assert swept.read_bytes() == (tmp_path / "a/seed=2.csv").read_bytes()
+    assert (tmp_path / "s/synthetic/umts/agent.num_particles=30,env.horizon=60").is_dir()
+
+
+def test_list_and_help(tmp_path: Path) -> None:
+    listed = nslb("list", cwd=tmp_path)
+    assert listed.returncode == 0 and "umts" in listed.stdout and "synthetic" in listed.stdout
+    assert "usage: nslb" in nslb("--help", cwd=tmp_path).stdout
+    assert "num_particles: 100" in nslb("run", "--cfg", "job", "agent=umts", cwd=tmp_path).stdout

@@ -1,0 +1,76 @@
+"""Every config file composes and validates; every bad input is refused in one line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_module
+
+from nslb_cli.config import CONFIG_MODULE, check_command_line, validate
+from nslb_cli.params import ConfigError
+
+CONF = Path(__file__).resolve().parents[1] / "conf"
+
+
+def options(group: str) -> list[str]:
+    root = CONF / group
+    return sorted(str(p.relative_to(root).with_suffix("")) for p in root.rglob("*.yaml"))
+
+
+@pytest.mark.parametrize("agent", options("agent"))
+@pytest.mark.parametrize("env", options("env"))
+def test_every_env_and_agent_composes(env: str, agent: str) -> None:
+    with initialize_config_module(CONFIG_MODULE, version_base="1.3"):
+        config = validate(compose("config", overrides=[f"env={env}", f"agent={agent}"]))
+    assert config.env.name == env
+    assert config.agent.name == agent
+
+
+@pytest.mark.parametrize("experiment", options("experiment"))
+def test_every_experiment_preset_composes(experiment: str) -> None:
+    assert check_command_line([f"experiment={experiment}"], multirun=False) >= 1
+
+
+def test_sweep_counts_every_point() -> None:
+    assert check_command_line(["agent=umts", "agent.num_particles=10,100,1000"], True) == 3
+    assert check_command_line(["agent=mts,umts", "env.dynamics=fixed,markov"], True) == 4
+
+
+INVALID = [
+    (["env=nowhere"], "Could not find 'env/nowhere'"),
+    (["agent=nobody"], "Could not find 'agent/nobody'"),
+    (["agent=umts", "agent.num_particles=0"], "agent.num_particles: must be > 0"),
+    (["agent=umts", "agent.num_particles=-5"], "agent.num_particles: must be > 0"),
+    (["agent=umts", "agent.num_particles=many"], "agent.num_particles: Value 'many'"),
+    (["agent=umts", "agent.num_particles=2.5"], "agent.num_particles: Value '2.5'"),
+    (["agent=umts", "agent.action_selection=best"], "agent.action_selection: must be one of"),
+    (["agent=umts", "agent.resampling=residual"], "agent.resampling: must be one of"),
+    (["agent=umts", "agent.resample_threshold=1.5"], "agent.resample_threshold: must be in"),
+    (["env.switch_prob=1.01"], "env.switch_prob: must be in [0, 1]"),
+    (["env.switch_prob=-0.5"], "env.switch_prob: must be in [0, 1]"),
+    (["env.horizon=0"], "env.horizon: must be > 0"),
+    (["env.horizon=-10"], "env.horizon: must be > 0"),
+    (["env.dynamics=sometimes"], "env.dynamics: must be one of fixed, markov"),
+    (["env.model=maybe"], "env.model: must be one of known, prior"),
+    (["run.n_seeds=0"], "run.n_seeds: must be > 0"),
+    (["run.seed=-1"], "run.seed: must be >= 0"),
+    (["+agent.typo=1"], "agent.typo: unknown key for agent 'mts'"),
+    (["+env.horizn=5"], "env.horizn: unknown key for env 'synthetic'"),
+    (["+typo=1"], "typo: unknown top-level key"),
+    (["agent.typo=1"], "Could not override 'agent.typo'"),
+]
+
+
+@pytest.mark.parametrize(("overrides", "message"), INVALID, ids=[" ".join(o) for o, _ in INVALID])
+def test_invalid_command_lines_are_refused(overrides: list[str], message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        check_command_line(overrides, multirun=False)
+    text = str(caught.value)
+    assert message in text
+    assert "\n" not in text, "one line"
+
+
+def test_a_bad_sweep_point_is_found_before_anything_runs() -> None:
+    with pytest.raises(ConfigError, match=r"num_particles: must be > 0.*num_particles=-1"):
+        check_command_line(["agent=umts", "agent.num_particles=10,100,-1"], multirun=True)

@@ -1,0 +1,83 @@
+"""mTS's HMM filter against brute-force enumeration of latent paths (Algorithm 1, eq. (1))."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from scipy.stats import norm
+
+from nslb_cli.agents.thompson import ModelThompsonSampling, MTSParams
+from nslb_cli.models import OfflineModel, Problem
+from nslb_cli.rng import BatchRNG
+
+
+def tiny_chain(seed: int, n_states: int = 3, n_arms: int = 2):
+    rng = np.random.default_rng(seed)
+    means = rng.uniform(0, 1, (n_states, n_arms))
+    transitions = rng.dirichlet(np.ones(n_states) * 2, size=n_states)
+    initial = rng.dirichlet(np.ones(n_states))
+    return means, transitions, initial
+
+
+def brute_force_predictive(means, transitions, initial, actions, rewards, sigma):
+    """``P(S_t = s | R_1..R_{t-1})`` for every t by summing over all latent paths."""
+    n_states = len(initial)
+    out = np.zeros((len(actions), n_states))
+    for t in range(len(actions)):
+        paths = np.array(list(itertools.product(range(n_states), repeat=t + 1)))
+        p = initial[paths[:, 0]].copy()
+        for k in range(1, t + 1):
+            p *= transitions[paths[:, k - 1], paths[:, k]]
+        for k in range(t):
+            p *= norm.pdf(rewards[k], means[paths[:, k], actions[k]], sigma)
+        out[t] = np.bincount(paths[:, t], weights=p, minlength=n_states)
+        out[t] /= out[t].sum()
+    return out
+
+
+def mts_agent(means, transitions, initial, sigma, runs=1):
+    n_states, n_arms = means.shape
+    model = OfflineModel(
+        means=np.repeat(means[None], runs, 0),
+        mean_sd=np.zeros((runs, n_states, n_arms)),
+        transitions=np.repeat(transitions[None], runs, 0),
+        concentration=None,
+        initial=np.repeat(initial[None], runs, 0),
+    )
+    problem = Problem(n_arms=n_arms, n_states=n_states, horizon=10, sigma=sigma, n_runs=runs)
+    return ModelThompsonSampling(MTSParams(), problem, model, BatchRNG(range(runs)))
+
+
+def test_filter_equals_brute_force_enumeration() -> None:
+    for seed in range(3):
+        means, transitions, initial = tiny_chain(seed)
+        rng = np.random.default_rng(100 + seed)
+        horizon, sigma = 7, 0.4
+        actions = rng.integers(0, 2, horizon)
+        rewards = rng.normal(0.5, 0.6, horizon)
+        expected = brute_force_predictive(means, transitions, initial, actions, rewards, sigma)
+        agent = mts_agent(means, transitions, initial, sigma)
+        for t in range(horizon):
+            np.testing.assert_allclose(agent.predictive[0], expected[t], rtol=1e-10, atol=1e-13)
+            agent.update(t, None, actions[t : t + 1], rewards[t : t + 1])
+
+
+def test_sampled_belief_follows_the_posterior() -> None:
+    """``B_t ~ P_t``: over many runs the belief frequencies match ``P_1`` within 4.5 SE."""
+    means, transitions, initial = tiny_chain(5)
+    runs = 4000
+    agent = mts_agent(means, transitions, initial, 0.5, runs=runs)
+    agent.act(0, None)
+    counts = np.bincount(agent.belief().state, minlength=3) / runs
+    se = np.sqrt(initial * (1 - initial) / runs)
+    assert np.all(np.abs(counts - initial) < 4.5 * se)
+
+
+def test_posterior_is_a_distribution_under_extreme_rewards() -> None:
+    means, transitions, initial = tiny_chain(1)
+    agent = mts_agent(means, transitions, initial, 0.05)
+    for t, reward in enumerate([50.0, -50.0, 1e3, 0.3]):
+        agent.update(t, None, np.array([t % 2]), np.array([reward]))
+        assert np.all(np.isfinite(agent.predictive))
+        np.testing.assert_allclose(agent.predictive.sum(), 1.0, rtol=1e-12)
