@@ -16,7 +16,7 @@ from tests.worlds import hand_made_world
 def test_true_state_is_consistent_away_from_change_points() -> None:
     # Exact model, a change every 200 rounds, tau = 100. Rounds whose whole window lies in
     # one segment ((t mod 200) >= tau) are the set T of the paper's appendix, where the
-    # true state leaves C_t only if the concentration event E fails; its Proposition 4 bounds
+    # true state leaves C_t only if the concentration event E fails; its Proposition 3 bounds
     # P(E fails in a run) by 2 S / n = 0.005. Over 60 runs, P(3 or more runs fail) < 0.004
     # (binomial tail), so at most 2 runs may ever drop the true state there.
     env = SyntheticParams(dynamics="fixed", period=200, horizon=2000)

@@ -17,7 +17,8 @@ prior means otherwise) and ``n`` the horizon.
   prior standard deviation of the model's means, one ``sigma_0`` (0 for a known model, where
   SW-umUCB is SW-mUCB). The appendix's theorem asks for ``|mu_bar - mu| <= epsilon`` for all
   arms and states with high probability, i.e. ``epsilon`` of 2.5-3 ``sigma_0`` for 25 means,
-  which keeps nearly every state consistent for a window of 100 rounds.
+  which keeps nearly every state consistent (4.9 of 5 on average with ``epsilon = 0.55``
+  and ``tau = 100`` in the synthetic prior scenario).
 
 If no state is consistent, the agent falls back to all states; ``summary()`` counts these
 rounds per run (``fallbacks``). Its belief is ``B_t`` with a "posterior" uniform over the
