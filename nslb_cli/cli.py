@@ -43,10 +43,18 @@ def hydra_job(cfg: DictConfig) -> None:
     """One job of ``nslb run``: simulate into Hydra's output folder."""
     from nslb_cli.job import run_job
 
+    folder = Path(HydraConfig.get().runtime.output_dir)
     try:
-        run_job(validate(cfg), cfg, Path(HydraConfig.get().runtime.output_dir))
+        run_job(validate(cfg), cfg, folder)
     except (ConfigError, OutputConflict) as err:
         fail(str(err))
+    except KeyboardInterrupt:
+        print(
+            f"nslb: interrupted; the seeds finished so far are kept in {folder}: "
+            "re-run the same command to continue",
+            file=sys.stderr,
+        )
+        raise SystemExit(130) from None
 
 
 def run(arguments: Sequence[str]) -> None:

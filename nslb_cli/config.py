@@ -9,6 +9,7 @@ sweep before the first job starts.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -26,6 +27,7 @@ from nslb_cli.agents import AGENTS
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.params import ConfigError
 
+NAME = re.compile(r"^[\w.-]+(/[\w.-]+)*$")
 CONFIG_MODULE = "nslb_cli.conf"
 CONFIG_NAME = "config"
 SECTIONS = ("name", "env", "agent", "run")
@@ -93,10 +95,17 @@ def validate(cfg: DictConfig) -> RunConfig:
     unknown = sorted(set(cfg.keys()) - set(SECTIONS) - {"hydra"})
     if unknown:
         raise ConfigError(unknown[0], f"unknown top-level key; valid: {', '.join(SECTIONS)}")
+    name = str(cfg.get("name"))
+    if not NAME.match(name) or ".." in name.split("/"):
+        raise ConfigError(
+            "name",
+            f"must be folder names of letters, digits, '_', '.', '-' joined by '/', "
+            f"without '..'; got '{name}'",
+        )
     env = _registered(cfg.get("env"), "env", ENVIRONMENTS)
     agent = _registered(cfg.get("agent"), "agent", AGENTS)
     return RunConfig(
-        name=str(cfg.get("name")),
+        name=name,
         env=_parameters(env.Params, cfg.env, "env"),
         agent=_parameters(agent.Params, cfg.agent, "agent"),
         run=_parameters(RunSettings, cfg.get("run"), "run"),

@@ -7,6 +7,7 @@ which parameter is wrong and what it accepts.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 
@@ -29,15 +30,27 @@ def require(condition: bool, key: str, message: str) -> None:
         raise ConfigError(key, message)
 
 
+def finite(value: float, key: str) -> None:
+    require(math.isfinite(value), key, f"must be a finite number, got {value}")
+
+
 def positive(value: float, key: str) -> None:
+    finite(value, key)
     require(value > 0, key, f"must be > 0, got {value}")
 
 
+def at_least(value: float, lower: float, key: str, reason: str) -> None:
+    finite(value, key)
+    require(value >= lower, key, f"must be >= {lower} ({reason}), got {value}")
+
+
 def non_negative(value: float, key: str) -> None:
+    finite(value, key)
     require(value >= 0, key, f"must be >= 0, got {value}")
 
 
 def probability(value: float, key: str) -> None:
+    finite(value, key)
     require(0.0 <= value <= 1.0, key, f"must be in [0, 1], got {value}")
 
 

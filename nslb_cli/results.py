@@ -2,7 +2,7 @@
 
 Layout of one run folder (``outputs/<name>/<env>/<agent>/<overrides>/``)::
 
-    config.yaml      the resolved config (minus Hydra's own settings)
+    config.yaml      the resolved config (its ``run`` section is the last invocation's)
     seed=K.csv       one row per round (COLUMNS), complete or absent
     seed=K.json      per-seed agent statistics (e.g. resamples, detected changes)
 
@@ -65,6 +65,8 @@ def atomic_write_text(path: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w", newline="") as handle:
             handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

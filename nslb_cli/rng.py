@@ -53,7 +53,7 @@ class BatchRNG:
 
     def integers(self, high: int, shape: tuple[int, ...] = ()) -> np.ndarray:
         """Uniform integers in ``[0, high)`` of shape ``(runs, *shape)``."""
-        return np.stack([g.integers(high, size=shape) for g in self.generators])
+        return np.floor(self.random(shape) * high).astype(np.int64)
 
     def standard_gamma(self, shape_parameters: np.ndarray) -> np.ndarray:
         """Gamma(k, 1) draws, one per entry of ``shape_parameters`` (leading axis = runs)."""

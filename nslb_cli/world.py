@@ -25,6 +25,9 @@ class World:
         mean_rewards: ``(R, n, K)`` ``mu(a, X_t, S_t; theta*)`` of every arm in every round.
         noise: ``(R, n)`` the reward noise ``eps_t``, one draw per round (not per arm).
         offline_model: what model-based agents are told.
+        items: ``(R, n, K)`` for contextual worlds, the item behind each arm in each round
+            (ids, not feature copies, to keep memory small); ``None`` without context.
+        features: ``(n_items, d)`` the feature vector shown to agents for each item.
     """
 
     problem: Problem
@@ -33,10 +36,14 @@ class World:
     mean_rewards: np.ndarray
     noise: np.ndarray
     offline_model: OfflineModel
+    items: np.ndarray | None = None
+    features: np.ndarray | None = None
 
     def context(self, t: int) -> np.ndarray | None:
-        """The context ``X_t`` shown to agents in round ``t`` (none for multi-armed worlds)."""
-        return None
+        """The context ``X_t``, ``(R, K, d)``, shown in round ``t`` (``None`` if multi-armed)."""
+        if self.items is None or self.features is None:
+            return None
+        return self.features[self.items[:, t]]
 
     def reward(self, t: int, actions: np.ndarray) -> np.ndarray:
         """``R_t = mu(A_t, X_t, S_t; theta*) + eps_t`` for each run."""

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -68,6 +70,8 @@ def test_a_folder_of_another_config_is_never_overwritten(tmp_path: Path) -> None
     assert "env.horizon" in clash.stderr and "different config" in clash.stderr
     assert (tmp_path / "r/seed=0.csv").read_bytes() == before
     assert not (tmp_path / "r/seed=1.csv").exists()
+    assert yaml.safe_load((tmp_path / "r/config.yaml").read_text())["env"]["horizon"] == 60
+    assert not (tmp_path / "r/.hydra").exists(), "no Hydra files that could disagree"
 
 
 def test_invalid_input_fails_in_one_line_before_anything_runs(tmp_path: Path) -> None:
@@ -110,3 +114,27 @@ def test_list_and_help(tmp_path: Path) -> None:
     assert listed.returncode == 0 and "umts" in listed.stdout and "synthetic" in listed.stdout
     assert "usage: nslb" in nslb("--help", cwd=tmp_path).stdout
     assert "num_particles: 100" in nslb("run", "--cfg", "job", "agent=umts", cwd=tmp_path).stdout
+
+
+def test_interrupted_run_keeps_finished_seeds_and_resumes(tmp_path: Path) -> None:
+    folder = tmp_path / "r"
+    args = [NSLB, "run", "agent=umts", "env.horizon=400", "run.n_seeds=10", "run.batch_size=1",
+            "run.progress=false", f"hydra.run.dir={folder}"]  # fmt: skip
+    process = subprocess.Popen(args, cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not list(folder.glob("seed=*.csv")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130
+    assert "interrupted" in stderr and "re-run the same command" in stderr
+    finished = {p.name: p.stat().st_mtime_ns for p in folder.glob("seed=*.csv")}
+    assert 1 <= len(finished) < 10
+    assert not list(folder.glob(".*.tmp")), "no half-written file left behind"
+    for name in finished:
+        assert len(pd.read_csv(folder / name)) == 400
+    resumed = nslb(*args[1:], cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert len(list(folder.glob("seed=*.csv"))) == 10
+    for name, mtime in finished.items():
+        assert (folder / name).stat().st_mtime_ns == mtime

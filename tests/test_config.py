@@ -59,6 +59,12 @@ INVALID = [
     (["+env.horizn=5"], "env.horizn: unknown key for env 'synthetic'"),
     (["+typo=1"], "typo: unknown top-level key"),
     (["agent.typo=1"], "Could not override 'agent.typo'"),
+    (["env.sigma=inf"], "env.sigma: must be a finite number"),
+    (["env.sigma=nan"], "env.sigma: must be a finite number"),
+    (["env.sigma=1e-300"], "env.sigma: must be >= 1e-06"),
+    (["env.stay_concentration=0.001"], "env.stay_concentration: must be >= 0.01"),
+    (["name=../../elsewhere"], "name: must be folder names"),
+    (["name=/abs/path"], "name: must be folder names"),
 ]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nslb_cli.envs.synthetic import Synthetic, SyntheticParams
+from nslb_cli.envs.synthetic import Synthetic, SyntheticParams, _draw_parameters
 from nslb_cli.params import ConfigError
 
 SEEDS = np.arange(40)
@@ -44,6 +44,27 @@ def test_first_state_and_moves_are_uniform() -> None:
         se = np.sqrt((1 / 3) * (2 / 3) / n)
         others = np.delete(dest, s)
         assert np.all(np.abs(others - 1 / 3) < 4.5 * se)
+
+
+def test_first_state_is_uniform() -> None:
+    """Frequencies of S_1 over 2000 seeds within 4 binomial SE of 1/S."""
+    p = SyntheticParams(horizon=1, n_states=4)
+    first = Synthetic.build(p, np.arange(2000)).states[:, 0]
+    frequency = np.bincount(first, minlength=4) / len(first)
+    assert np.all(np.abs(frequency - 0.25) < 4 * np.sqrt(0.25 * 0.75 / len(first)))
+
+
+def test_prior_model_true_transitions_are_drawn_from_the_dirichlet() -> None:
+    """Each true row ~ Dir(796, 1, 1, 1, 1): over 400 seeds x 5 rows, the mean stay and move
+    probabilities are within 4 SE of 796/800 and 1/800 (SE from the Beta variances)."""
+    p = SyntheticParams(model="prior")
+    phi = np.stack([_draw_parameters(p, seed).true_transitions for seed in range(400)])
+    stay = np.diagonal(phi, axis1=1, axis2=2)
+    move = phi[:, ~np.eye(5, dtype=bool)]
+    n = stay.size
+    assert abs(stay.mean() - 796 / 800) < 4 * np.sqrt(796 * 4 / (800**2 * 801) / n)
+    assert abs(move.mean() - 1 / 800) < 4 * np.sqrt(799 / (800**2 * 801) / move.size)
+    np.testing.assert_allclose(phi.sum(axis=2), 1.0)
 
 
 def test_known_model_is_the_truth() -> None:

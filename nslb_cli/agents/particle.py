@@ -1,40 +1,43 @@
 """umTS: uncertainty-aware model-based Thompson sampling by particle filtering (Algorithm 3).
 
-Model. Rewards are ``R_t ~ N(mu(A_t, S_t), sigma^2)`` with known ``sigma``. The prior is
-``mu(a, s) ~ N(m0(a, s), v0(a, s))`` independently, and each transition row
+Model. Rewards are ``R_t ~ N(mu(A_t, X_t, S_t), sigma^2)`` with known ``sigma``. The reward
+parameters have the offline model's Gaussian prior (per arm and state in the multi-armed
+case, per state over ``theta_s`` in the linear case); each transition row
 ``phi_s ~ Dir(alpha_s)``; ``S_1 ~ P_1``.
 
 Particles. Particle ``i`` carries a latent trajectory, summarised by its last state
 ``B_{t-1}^i``, its Dirichlet posterior counts ``alpha_s + #{transitions s -> s'}``, and the
-conjugate Gaussian statistics of every (state, arm): pulls ``n_{s,a}`` and reward sum
-``y_{s,a}`` of the rounds its trajectory assigns to ``s``. Given those, the posterior of
-``mu(a, s)`` is Gaussian with::
-
-    var_{s,a}  = v0 sigma^2 / (sigma^2 + n_{s,a} v0)
-    mean_{s,a} = (sigma^2 m0 + v0 y_{s,a}) / (sigma^2 + n_{s,a} v0)
-
-(``v0 = 0`` gives the point mass of a known model.) The posterior predictive of the next
-reward of arm ``a`` in state ``s`` is ``N(mean_{s,a}, var_{s,a} + sigma^2)``.
+conjugate Gaussian posterior of the reward parameters of every state given the rewards its
+trajectory assigns to that state (:mod:`nslb_cli.agents.posteriors`, which gives the
+updates). The posterior predictive of the next reward in state ``s`` is Gaussian, with the
+posterior variance of ``mu(A_t, X_t, s)`` plus ``sigma^2``.
 
 Update after observing ``(A_t, R_t)`` (the paper's equations (3)-(4)), for every particle:
 
 1. sample ``phi_{B_{t-1}} ~ Dir(counts[B_{t-1}])`` (``P_1`` in the first round; the
    given matrix when transitions are known);
-2. ``q(s) = phi_{B_{t-1}, s} · N(R_t; mean_{s,A_t}, var_{s,A_t} + sigma^2)``;
+2. ``q(s) = phi_{B_{t-1}, s} · N(R_t; m_s, v_s + sigma^2)``, with ``m_s`` and ``v_s`` the
+   posterior mean and variance of ``mu(A_t, X_t, s)``;
 3. ``w ← w · sum_s q(s)``: the incremental weight is the predictive likelihood, the ratio
    of equation (4) when ``B_t`` is proposed from its local posterior;
 4. ``B_t ~ q / sum_s q(s)``; add the transition ``B_{t-1} -> B_t`` to the counts and
-   ``R_t`` to the statistics of ``(B_t, A_t)``;
+   ``R_t`` to the reward posterior of state ``B_t``;
 5. resample (scheme ``resampling``) when ``ESS = 1 / sum_i w_i^2 < resample_threshold · N``.
 
 Acting in round ``t`` (before ``R_t``): every particle draws its believed state
 ``B_t^i ~ P(· | B_{t-1}^i)`` from its posterior-predictive transition row (Dirichlet
-posterior mean, ``counts / sum(counts)``) and ``theta^i(a) ~ N(mean_{B_t^i,a},
-var_{B_t^i,a})``. Then
+posterior mean, ``counts / sum(counts)``) and samples ``mu^i(a) = mu(a, X_t, B_t^i;
+theta^i)`` with ``theta^i`` drawn from its reward posterior of that state. Then
 
-* ``mean`` (the paper): ``A_t = argmax_a sum_i w_i theta^i(a)``;
-* ``sample``: draw one particle ``j ~ w`` and play ``argmax_a theta^j(a)``, a draw from the
+* ``mean`` (the paper): ``A_t = argmax_a sum_i w_i mu^i(a)``. As ``N`` grows the average
+  tends to the posterior mean of ``mu(a)``, so this play becomes greedy rather than
+  Thompson sampling. The reported belief is the most probable state of the particle
+  posterior.
+* ``sample``: draw one particle ``j ~ w`` and play ``argmax_a mu^j(a)``, a draw from the
   particle approximation of the joint posterior of ``(S_t, theta)``: Thompson sampling.
+  The reported belief is ``B_t^j``.
+
+In both modes ``p_true_state`` is the particle posterior's mass on the true state.
 
 All weights are kept in log space.
 """
@@ -47,6 +50,7 @@ import numpy as np
 
 from nslb_cli import params as check
 from nslb_cli.agents.base import Agent, Belief
+from nslb_cli.agents.posteriors import reward_posterior
 from nslb_cli.agents.resampling import SCHEMES, resample
 from nslb_cli.agents.thompson import gaussian_log_likelihood
 from nslb_cli.models import OfflineModel, Problem
@@ -73,12 +77,6 @@ def _normalise(log_weights: np.ndarray) -> np.ndarray:
     return w / w.sum(axis=-1, keepdims=True)
 
 
-def _at(array: np.ndarray, index: np.ndarray, axis: int) -> np.ndarray:
-    """``array`` indexed along ``axis`` by ``index`` (which has the leading axes of ``array``)."""
-    expanded = np.expand_dims(index, tuple(range(index.ndim, array.ndim)))
-    return np.take_along_axis(array, expanded, axis=axis).squeeze(axis)
-
-
 class UncertainModelThompsonSampling(Agent):
     """umTS with ``num_particles`` particles per run; see the module docstring."""
 
@@ -88,7 +86,7 @@ class UncertainModelThompsonSampling(Agent):
         self, params: UMTSParams, problem: Problem, model: OfflineModel, rng: BatchRNG
     ) -> None:
         super().__init__(params, problem, model, rng)
-        R, S, K, N = problem.n_runs, problem.n_states, problem.n_arms, params.num_particles
+        R, N = problem.n_runs, params.num_particles
         self.n_particles = N
         self.log_weights = np.full((R, N), -np.log(N))
         self.previous = np.zeros((R, N), dtype=np.int64)
@@ -98,21 +96,11 @@ class UncertainModelThompsonSampling(Agent):
             if model.concentration is None
             else np.repeat(model.concentration[:, None], N, axis=1).astype(float)
         )
-        self.pulls = np.zeros((R, N, S, K))
-        self.reward_sums = np.zeros((R, N, S, K))
-        self.prior_mean = model.means[:, None]
-        self.prior_var = model.mean_sd[:, None] ** 2
+        self.rewards = reward_posterior(model, N, problem.sigma**2)
         self.resamples = np.zeros(R, dtype=np.int64)
         self._runs = np.arange(R)[:, None]
         self._particles = np.arange(N)[None, :]
         self._belief: Belief | None = None
-
-    def reward_posterior(self) -> tuple[np.ndarray, np.ndarray]:
-        """Posterior mean and variance of ``mu(a, s)`` per particle, each ``(R, N, S, K)``."""
-        noise_var = self.problem.sigma**2
-        denominator = noise_var + self.pulls * self.prior_var
-        mean = (noise_var * self.prior_mean + self.prior_var * self.reward_sums) / denominator
-        return mean, self.prior_var * noise_var / denominator
 
     def state_predictive(self) -> np.ndarray:
         """``P(B_t = s | particle)`` before ``R_t``, shape ``(R, N, S)``."""
@@ -121,7 +109,7 @@ class UncertainModelThompsonSampling(Agent):
             return np.broadcast_to(self.model.initial[:, None, :], (R, N, S))
         if self.counts is None:
             return self.model.transitions[self._runs, self.previous]
-        rows = _at(self.counts, self.previous, axis=2)
+        rows = self.counts[self._runs, self._particles, self.previous]
         return rows / rows.sum(axis=-1, keepdims=True)
 
     def state_posterior(self) -> np.ndarray:
@@ -130,13 +118,9 @@ class UncertainModelThompsonSampling(Agent):
         return (weights[:, :, None] * self.state_predictive()).sum(axis=1)
 
     def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
-        N, K = self.n_particles, self.problem.n_arms
         predictive = self.state_predictive()
-        states = categorical(predictive, self.rng.random((N,)))  # (R, N)
-        mean, var = self.reward_posterior()
-        theta = _at(mean, states, axis=2) + np.sqrt(_at(var, states, axis=2)) * self.rng.normal(
-            (N, K)
-        )  # (R, N, K)
+        states = categorical(predictive, self.rng.random((self.n_particles,)))  # (R, N)
+        theta = self.rewards.sample_rewards(states, contexts, self.rng)  # (R, N, K)
         weights = _normalise(self.log_weights)
         posterior = (weights[:, :, None] * predictive).sum(axis=1)
         if self.params.action_selection == "mean":
@@ -144,8 +128,9 @@ class UncertainModelThompsonSampling(Agent):
             believed = posterior.argmax(axis=1)
         else:
             chosen = categorical(weights, self.rng.random())
-            actions = _at(theta, chosen, axis=1).argmax(axis=1)
-            believed = _at(states, chosen, axis=1)
+            runs = self._runs[:, 0]
+            actions = theta[runs, chosen].argmax(axis=1)
+            believed = states[runs, chosen]
         self._belief = Belief(state=believed, posterior=posterior)
         return actions
 
@@ -154,13 +139,12 @@ class UncertainModelThompsonSampling(Agent):
     ) -> None:
         N = self.n_particles
         if self.started and self.counts is not None:
-            transition = self.rng.standard_gamma(_at(self.counts, self.previous, axis=2))
+            rows = self.counts[self._runs, self._particles, self.previous]
+            transition = self.rng.standard_gamma(rows)
             transition /= transition.sum(axis=-1, keepdims=True)
         else:
             transition = self.state_predictive()
-        mean, var = self.reward_posterior()
-        pulled_mean = _at(mean, np.broadcast_to(actions[:, None, None], mean.shape[:3]), axis=3)
-        pulled_var = _at(var, np.broadcast_to(actions[:, None, None], var.shape[:3]), axis=3)
+        pulled_mean, pulled_var = self.rewards.predictive(contexts, actions)  # (R, N, S)
         with np.errstate(divide="ignore"):
             log_q = np.log(transition) + gaussian_log_likelihood(
                 rewards[:, None, None], pulled_mean, pulled_var + self.problem.sigma**2
@@ -170,11 +154,9 @@ class UncertainModelThompsonSampling(Agent):
         total = q.sum(axis=-1)
         self.log_weights += np.log(total) + top[..., 0]
         new = categorical(q, self.rng.random((N,)))
-        runs, particles, arms = self._runs, self._particles, actions[:, None]
         if self.started and self.counts is not None:
-            self.counts[runs, particles, self.previous, new] += 1.0
-        self.pulls[runs, particles, new, arms] += 1.0
-        self.reward_sums[runs, particles, new, arms] += rewards[:, None]
+            self.counts[self._runs, self._particles, self.previous, new] += 1.0
+        self.rewards.observe(new, contexts, actions, rewards)
         self.previous = new
         self.started = True
         self.log_weights -= self.log_weights.max(axis=1, keepdims=True)
@@ -187,8 +169,7 @@ class UncertainModelThompsonSampling(Agent):
         for run, generator in zip(degenerate, self.rng.for_runs(degenerate), strict=True):
             ancestors = resample(weights[run], self.params.resampling, generator)
             self.previous[run] = self.previous[run, ancestors]
-            self.pulls[run] = self.pulls[run, ancestors]
-            self.reward_sums[run] = self.reward_sums[run, ancestors]
+            self.rewards.select(run, ancestors)
             if self.counts is not None:
                 self.counts[run] = self.counts[run, ancestors]
             self.log_weights[run] = 0.0

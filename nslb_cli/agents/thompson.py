@@ -8,7 +8,8 @@ emissions are the Gaussian rewards. Each round:
 
        P_{t+1}(s') ∝ sum_s P_t(s) · N(R_t; mu(A_t, X_t, s), sigma^2) · phi(s, s')
 
-``P_1`` is the model's initial distribution.
+``P_1`` is the model's initial distribution. The reported belief is the sampled ``B_t`` and
+``p_true_state`` is ``P_t(S_t)``.
 """
 
 from __future__ import annotations

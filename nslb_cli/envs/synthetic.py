@@ -14,7 +14,9 @@ Offline model given to the agents:
       switch probability ``1 / period``).
     * ``prior``: prior means ``mu0(a, s) ~ U(0, 1)``, true ``mu = mu0 + N(0, prior_sd^2)``;
       true rows ``phi_s ~ Dir(alpha_s)`` with ``alpha_ss = stay_concentration`` and
-      ``move_concentration`` elsewhere. The point estimates are the prior means.
+      ``move_concentration`` elsewhere. The point estimates are the prior means. With
+      ``fixed`` dynamics the path ignores ``phi`` and the agents still get this Dirichlet
+      prior (its concentrations, not ``period``, set their expected switch rate).
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ from nslb_cli import params as check
 from nslb_cli.models import OfflineModel, Problem
 from nslb_cli.rng import Stream, categorical, generator
 from nslb_cli.world import World
+
+MIN_SIGMA = 1e-6
+MIN_CONCENTRATION = 0.01  # below it, Gamma(alpha) draws underflow to 0 with real probability
 
 
 @dataclass
@@ -52,12 +57,12 @@ class SyntheticParams:
         check.require(self.n_arms >= 2, "n_arms", f"must be >= 2, got {self.n_arms}")
         check.require(self.n_states >= 2, "n_states", f"must be >= 2, got {self.n_states}")
         check.positive(self.horizon, "horizon")
-        check.positive(self.sigma, "sigma")
+        check.at_least(self.sigma, MIN_SIGMA, "sigma", "smaller noise underflows likelihoods")
         check.positive(self.period, "period")
         check.probability(self.switch_prob, "switch_prob")
         check.non_negative(self.prior_sd, "prior_sd")
-        check.positive(self.stay_concentration, "stay_concentration")
-        check.positive(self.move_concentration, "move_concentration")
+        for key in ("stay_concentration", "move_concentration"):
+            check.at_least(getattr(self, key), MIN_CONCENTRATION, key, "Gamma draws underflow")
 
 
 def uniform_switching(n_states: int, switch_prob: float) -> np.ndarray:

@@ -1,0 +1,26 @@
+"""The wheel ships every config folder: `nslb` must work from any directory once installed."""
+
+from __future__ import annotations
+
+import tomllib
+
+from tests.conftest import REPO
+
+
+def test_every_conf_folder_is_a_listed_package() -> None:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())
+    packages = set(project["tool"]["setuptools"]["packages"])
+    folders = {p.parent for p in (REPO / "conf").rglob("*.yaml")}
+    for folder in folders:
+        relative = folder.relative_to(REPO / "conf").parts
+        assert ".".join(("nslb_cli", "conf", *relative)) in packages, folder
+
+
+def test_every_code_folder_is_a_listed_package() -> None:
+    packages = {
+        ".".join(p.parent.relative_to(REPO).parts) for p in (REPO / "nslb_cli").rglob("*.py")
+    }
+    listed = set(
+        tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    assert packages <= listed
