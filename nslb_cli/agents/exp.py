@@ -62,6 +62,9 @@ class ExpParams:
             )
         if self.alpha is not None:
             check.probability(self.alpha, "alpha")
+        for key in ("reward_low", "reward_high"):
+            if getattr(self, key) is not None:
+                check.finite(getattr(self, key), key)
         if self.reward_low is not None and self.reward_high is not None:
             check.require(
                 self.reward_low < self.reward_high,

@@ -18,7 +18,7 @@ prior means otherwise) and ``n`` the horizon.
   SW-umUCB is SW-mUCB). The appendix's theorem asks for ``|mu_bar - mu| <= epsilon`` for all
   arms and states with high probability, i.e. ``epsilon`` of 2.5-3 ``sigma_0`` for 25 means,
   which keeps nearly every state consistent (4.9 of 5 on average with ``epsilon = 0.55``
-  and ``tau = 100`` in the synthetic prior scenario).
+  and ``tau = 100`` in the synthetic prior scenario). Linear models need an explicit value.
 
 If no state is consistent, the agent falls back to all states; ``summary()`` counts these
 rounds per run (``fallbacks``). Its belief is ``B_t`` with a "posterior" uniform over the
@@ -35,6 +35,7 @@ import numpy as np
 from nslb_cli import params as check
 from nslb_cli.agents.base import Agent, Belief
 from nslb_cli.models import OfflineModel, Problem
+from nslb_cli.params import ConfigError
 from nslb_cli.rng import BatchRNG
 
 
@@ -127,4 +128,8 @@ class SlidingWindowUncertainModelUCB(SlidingWindowModelUCB):
     def slack(self) -> np.ndarray:
         if self.params.epsilon is not None:
             return np.full(self.problem.n_runs, float(self.params.epsilon))
+        if self.model.linear:
+            raise ConfigError(
+                "agent.epsilon", "null is defined for multi-armed models only; give a value"
+            )
         return self.model.mean_sd.max(axis=(1, 2))
