@@ -25,6 +25,8 @@ USAGE = """usage: nslb <command> [arguments]
 commands:
   run [-m] [key=value ...]   simulate (Hydra overrides: env=…, agent=…, agent.tau=…, run.n_seeds=…)
   list                       the available environments, agents and experiment presets
+  data prepare [env.k=v …]   MovieLens: build and cache the data, print its diagnostics
+  data path                  MovieLens: print the cache folder
 
 `nslb run --help` lists the config groups and the composed config; `nslb run --cfg job`
 prints the config a run would use.
@@ -91,6 +93,16 @@ def _options(folder: resources.abc.Traversable, prefix: str = "") -> list[str]:
     return found
 
 
+def data(arguments: Sequence[str]) -> None:
+    """``nslb data``: MovieLens preparation (the logic is in :mod:`nslb_cli.data.commands`)."""
+    from nslb_cli.data.commands import main as data_main
+
+    try:
+        data_main(arguments)
+    except ConfigError as err:
+        fail(str(err))
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the ``nslb`` console script."""
     arguments = list(sys.argv[1:] if argv is None else argv)
@@ -102,5 +114,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         run(rest)
     elif command == "list":
         list_configs()
+    elif command == "data":
+        data(rest)
     else:
-        fail(f"unknown command '{command}'; use one of: run, list (see `nslb --help`)")
+        fail(f"unknown command '{command}'; use one of: run, list, data (see `nslb --help`)")

@@ -5,8 +5,9 @@
 
 from __future__ import annotations
 
+from nslb_cli.envs.movielens import MovieLens
 from nslb_cli.envs.synthetic import Synthetic
 
-ENVIRONMENTS = {"synthetic": Synthetic}
+ENVIRONMENTS = {"synthetic": Synthetic, "movielens": MovieLens}
 
 __all__ = ["ENVIRONMENTS"]

@@ -1,0 +1,30 @@
+"""MovieLens data for ``env=movielens`` (SPEC §3.2), one job per module.
+
+* :mod:`~nslb_cli.data.releases` — where the data lives: the cache folder, and known
+  GroupLens releases downloaded once and verified against a pinned MD5;
+* :mod:`~nslb_cli.data.ratings` — parse a release folder (ML-100K, ML-1M or CSV format)
+  into ratings and movie genres;
+* :mod:`~nslb_cli.data.als` — regularised alternating least squares;
+* :mod:`~nslb_cli.data.clusters` — k-means of user factors, train/test cluster matching,
+  per-cluster Gaussian priors;
+* :mod:`~nslb_cli.data.prepare` — filter, split, factorise, cluster, and cache the result;
+* :mod:`~nslb_cli.data.commands` — ``nslb data prepare`` / ``nslb data path``.
+
+Every problem with the data is a :class:`DataError`: one line naming the file and what
+was expected.
+"""
+
+from __future__ import annotations
+
+from nslb_cli.params import ConfigError
+
+
+class DataError(ConfigError):
+    """The MovieLens data cannot be found, downloaded, verified or parsed.
+
+    A :class:`~nslb_cli.params.ConfigError` whose key is the setting to fix (``env.data_dir``
+    or ``env.release``), so the CLI reports it in one line like any bad setting.
+    """
+
+
+__all__ = ["DataError"]

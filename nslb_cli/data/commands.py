@@ -1,0 +1,129 @@
+"""``nslb data``: prepare the MovieLens data ahead of a run, and show where it is cached.
+
+Settings are given as in ``nslb run``, as ``env.key=value`` overrides of ``env=movielens``::
+
+    nslb data prepare env.data_dir=~/data/ml-100k env.min_user_ratings=100 env.min_item_ratings=100
+    nslb data prepare --json env.release=ml-1m      # the diagnostics as JSON
+    nslb data path                                  # the cache folder
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+
+from hydra import compose, initialize_config_module
+from hydra.errors import HydraException
+from omegaconf.errors import OmegaConfBaseException
+
+from nslb_cli.config import CONFIG_MODULE, CONFIG_NAME, one_line, validate
+from nslb_cli.data import releases
+from nslb_cli.envs.movielens import MovieLensParams, load, transition_matrix
+from nslb_cli.params import ConfigError
+
+USAGE = """usage: nslb data <command> [--json] [env.key=value ...]
+
+commands:
+  prepare   download (if needed), filter, split, factorise and cluster; cache the result and
+            print its diagnostics (--json: as JSON)
+  path      print the cache folder (env.cache_dir, else $NSLB_CACHE, else the user cache)
+
+Settings are those of env=movielens (`nslb run env=movielens --cfg job` lists them), e.g.
+  nslb data prepare env.data_dir=~/data/ml-100k env.min_user_ratings=100 env.min_item_ratings=100
+"""
+COMMANDS = ("prepare", "path")
+
+
+def main(arguments: Sequence[str]) -> None:
+    """Run ``nslb data <arguments>``; raises :class:`ConfigError` for bad input."""
+    if not arguments or arguments[0] in ("-h", "--help", "help"):
+        print(USAGE, end="")
+        return
+    command, rest = arguments[0], list(arguments[1:])
+    if command not in COMMANDS:
+        raise ConfigError("data", f"unknown command '{command}'; use one of: {', '.join(COMMANDS)}")
+    as_json = "--json" in rest
+    params = settings([a for a in rest if a != "--json"])
+    if command == "path":
+        print(releases.cache_root(params.cache_dir))
+    else:
+        report = prepare(params)
+        print(json.dumps(report, indent=1) if as_json else describe(report))
+
+
+def settings(overrides: list[str]) -> MovieLensParams:
+    """``env=movielens`` with ``overrides`` (``env.key=value`` only), validated."""
+    for item in overrides:
+        if not item.startswith("env.") or "=" not in item:
+            raise ConfigError("data", f"'{item}': expected env.key=value settings of env=movielens")
+    with initialize_config_module(CONFIG_MODULE, version_base="1.3"):
+        try:
+            cfg = compose(CONFIG_NAME, overrides=["env=movielens", *overrides])
+        except (HydraException, OmegaConfBaseException) as err:
+            raise ConfigError("overrides", one_line(err)) from None
+    return validate(cfg).env
+
+
+def prepare(params: MovieLensParams) -> dict:
+    """Build or load the prepared data; its diagnostics and where it is."""
+    start = time.perf_counter()
+    loaded = load(params)
+    data = loaded.data
+    phi_hat = transition_matrix(data.prior_means, params.stay, params.transitions)
+    return {
+        **data.diagnostics,
+        "source": {**data.diagnostics["source"], "folder": str(loaded.source)},
+        "cache": {
+            "file": str(loaded.path),
+            "hit": loaded.hit,
+            "seconds": round(time.perf_counter() - start, 3),
+        },
+        "offline_model": {
+            "transitions": params.transitions,
+            "mean_change_probability": round(float(1.0 - phi_hat.diagonal().mean()), 6),
+            "prior_ridge": params.prior_ridge,
+        },
+    }
+
+
+def describe(report: dict) -> str:
+    """The diagnostics as a few aligned lines."""
+    raw, kept, s = report["raw"], report["filtered"], report["settings"]
+    rmse, clusters, cache = report["rmse"], report["clusters"], report["cache"]
+    genres = ", ".join(f"{name} {count}" for name, count in report["genres"].items() if count)
+    how = "read" if cache["hit"] else "built"
+    lines = {
+        "source": f"{report['source']['folder']} ({report['source']['format']} format)",
+        "cache": f"{cache['file']} ({how} in {cache['seconds']:.2f} s)",
+        "ratings": (
+            f"{raw['ratings']} by {raw['users']} users on {raw['movies']} movies; kept "
+            f"{kept['ratings']} by {kept['users']} users on {kept['movies']} movies "
+            f"(users >= {s['min_user_ratings']}, movies >= {s['min_item_ratings']} ratings; "
+            f"fewest kept: {kept['fewest_ratings_of_a_user']} of a user, "
+            f"{kept['fewest_ratings_of_a_movie']} of a movie)"
+        ),
+        "split": f"{report['split']['train']} train / {report['split']['test']} test",
+        "ALS": (
+            f"rank {s['rank']}, reg {s['als_reg']}, {s['als_iterations']} iterations; RMSE "
+            f"train factors {rmse['train_factors_on_train']:.3f} on train, "
+            f"{rmse['train_factors_on_test']:.3f} on test; test factors "
+            f"{rmse['test_factors_on_test']:.3f} on test, {rmse['test_factors_on_train']:.3f} "
+            f"on train (train mean on test: {rmse['mean_rating_baseline_on_test']:.3f})"
+        ),
+        "clusters": (
+            f"{s['n_states']} states; test sizes {clusters['test_sizes']}, matched train "
+            f"sizes {clusters['train_sizes']}; train/test agreement {clusters['agreement']:.2f}"
+        ),
+        "factors": (
+            f"mean user vector norm {report['mean_norm']['test_users']:.2f} (test), "
+            f"{report['mean_norm']['train_users']:.2f} (train)"
+        ),
+        "genres": f"{sum(1 for c in report['genres'].values() if c)} with kept movies: {genres}",
+        "offline": (
+            f"phi_hat ({report['offline_model']['transitions']}): change probability "
+            f"{report['offline_model']['mean_change_probability']:.4f} per round"
+        ),
+    }
+    width = max(len(k) for k in lines)
+    return "\n".join(f"{key:<{width}}  {value}" for key, value in lines.items())

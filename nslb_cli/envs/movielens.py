@@ -1,0 +1,296 @@
+"""The MovieLens non-stationary latent contextual bandit of the paper's section 5.2 (SPEC §3.2).
+
+Data (prepared once and cached, :mod:`nslb_cli.data.prepare`): ratings of a MovieLens
+release, filtered, split 50/50; ALS factors ``Û, V̂`` (train half) and ``U, V`` (test half);
+k-means clusters of ``U`` (the latent states) matched to clusters of ``Û``.
+
+A run (one seed = one "superuser"):
+
+* one test user ``i_s`` drawn uniformly from each test cluster ``s``;
+* true transitions ``phi*`` from ``U_{i_1..i_S}`` by :func:`transition_matrix`; ``S_1``
+  uniform, ``S_t ~ phi*[S_{t-1}]``;
+* each round, ``K`` genres drawn uniformly with replacement among the genres that have a
+  kept movie, then one movie uniformly among the kept movies of each genre (a movie can
+  appear twice in a round); the context is their train vectors ``X_t[a] = V̂_j``
+  (``World.items`` holds the movie indices ``j``, ``World.features`` is ``V̂``);
+* reward of movie ``j`` in state ``s``: ``U_{i_s} · V_j + eps_t``, ``eps_t ~ N(0, sigma^2)``
+  drawn once per round.
+
+Offline model (the same for every seed): ``theta_s`` = mean of ``Û`` over the train cluster
+matched to state ``s``, Gaussian prior covariance = that cluster's sample covariance +
+``prior_ridge · I``; ``phî`` = :func:`transition_matrix` of the ``theta_s``, Dirichlet prior
+``prior_concentration · phî``; ``P_1`` uniform. ``mean_sd`` has shape ``(R, S, 0)``: a
+linear model has no per-arm prior standard deviation (its prior is ``covariance``), and an
+empty axis makes any multi-armed-only code that reads it fail loudly instead of treating the
+model as known.
+
+Transitions (``transitions``), for points ``p_1..p_S`` (user vectors or cluster means) and
+``D(s, s') = ||p_s' - p_s||^2``:
+
+* ``structured`` (SPEC, default): stay with probability ``stay``; otherwise move to
+  ``s' != s`` with probability ``(1 - stay) · [0.9 / (S - 1) + 0.1 · K(s, s')]``,
+  ``K(s, ·) ∝ exp(-D(s, ·))`` over ``s' != s``. A change every ``1 / (1 - stay)`` rounds on
+  average, similar states the likelier destinations.
+* ``literal`` (the paper's printed formula): ``0.9 J + 0.1 K`` with ``J(s, s) = 1 - p``,
+  ``J(s, s') = p / (S - 1)``, ``p = stay``, and ``K(s, ·) ∝ exp(+D(s, ·))`` over all states
+  including ``s``. With ``p = 0.9975`` this chain leaves its state in almost every round.
+
+Randomness (SPEC §2): each seed's user draw, path, slates and noise come from its own
+streams, computed seed by seed without BLAS, so seed ``k``'s world does not depend on its
+batch.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from nslb_cli import params as check
+from nslb_cli.data import releases
+from nslb_cli.data.prepare import Loaded, Prepared, Settings, load_or_prepare
+from nslb_cli.envs.synthetic import MIN_CONCENTRATION, MIN_SIGMA
+from nslb_cli.models import OfflineModel, Problem
+from nslb_cli.rng import Stream, categorical, generator
+from nslb_cli.world import World
+
+log = logging.getLogger("nslb")
+
+TRANSITIONS = ("structured", "literal")
+JUMP_WEIGHT, SIMILARITY_WEIGHT = 0.9, 0.1  # the paper's 0.9 J + 0.1 K
+
+
+@dataclass
+class MovieLensParams:
+    """Parameters of ``env=movielens``; defaults are the paper's (SPEC §3.2)."""
+
+    name: str = "movielens"
+    release: str = "ml-1m"
+    data_dir: str | None = None
+    cache_dir: str | None = None
+    min_user_ratings: int = 200
+    min_item_ratings: int = 200
+    rank: int = 20
+    als_reg: float = 10.0
+    als_iterations: int = 30
+    n_states: int = 5
+    n_arms: int = 20
+    horizon: int = 2000
+    sigma: float = 0.5
+    stay: float = 0.9975
+    transitions: str = "structured"
+    prior_concentration: float = 800.0
+    prior_ridge: float = 1e-3
+    data_seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.data_dir is None:
+            check.require(
+                self.release in releases.RELEASES,
+                "release",
+                releases.unknown_release_message(self.release),
+            )
+        else:
+            folder = Path(self.data_dir).expanduser()
+            check.require(folder.is_dir(), "data_dir", f"not a folder: {folder}")
+        check.positive(self.min_user_ratings, "min_user_ratings")
+        check.positive(self.min_item_ratings, "min_item_ratings")
+        check.positive(self.rank, "rank")
+        check.positive(self.als_reg, "als_reg")
+        check.positive(self.als_iterations, "als_iterations")
+        check.require(self.n_states >= 2, "n_states", f"must be >= 2, got {self.n_states}")
+        check.require(self.n_arms >= 2, "n_arms", f"must be >= 2, got {self.n_arms}")
+        check.positive(self.horizon, "horizon")
+        check.at_least(self.sigma, MIN_SIGMA, "sigma", "smaller noise underflows likelihoods")
+        check.probability(self.stay, "stay")
+        check.one_of(self.transitions, TRANSITIONS, "transitions")
+        check.positive(self.prior_concentration, "prior_concentration")
+        smallest = smallest_transition(self.n_states, self.stay, self.transitions)
+        if smallest > 0:
+            check.at_least(
+                self.prior_concentration,
+                MIN_CONCENTRATION / smallest,
+                "prior_concentration",
+                f"times the smallest entry of phi_hat, >= {smallest:.3g}, it must stay >= "
+                f"{MIN_CONCENTRATION}: Gamma draws underflow",
+            )
+        check.non_negative(self.prior_ridge, "prior_ridge")
+        check.non_negative(self.data_seed, "data_seed")
+
+    def settings(self) -> Settings:
+        """The settings that determine the prepared (cached) data."""
+        return Settings(
+            min_user_ratings=self.min_user_ratings,
+            min_item_ratings=self.min_item_ratings,
+            rank=self.rank,
+            als_reg=float(self.als_reg),
+            als_iterations=self.als_iterations,
+            n_states=self.n_states,
+            data_seed=self.data_seed,
+        )
+
+
+def load(p: MovieLensParams) -> Loaded:
+    """The prepared data for ``p``: downloaded, built or read from the cache (memoised)."""
+    root = releases.cache_root(p.cache_dir)
+    return _load(p.release, p.data_dir, str(root), p.settings())
+
+
+@functools.lru_cache(maxsize=4)
+def _load(release: str, data_dir: str | None, root: str, settings: Settings) -> Loaded:
+    folder = Path(data_dir).expanduser() if data_dir else releases.fetch(release, Path(root))
+    loaded = load_or_prepare(folder, settings, Path(root))
+    d = loaded.data.diagnostics
+    log.info(
+        "movielens: %s users x %s movies from %s; train/test cluster agreement %.2f; %s %s",
+        d["filtered"]["users"],
+        d["filtered"]["movies"],
+        folder,
+        d["clusters"]["agreement"],
+        "read from" if loaded.hit else "built and cached in",
+        loaded.path,
+    )
+    return loaded
+
+
+def transition_matrix(points: np.ndarray, stay: float, form: str = "structured") -> np.ndarray:
+    """``(S, S)`` transition matrix of the superuser with behaviours ``points (S, d)``.
+
+    See the module docstring for the two forms. Elementwise arithmetic only (no BLAS).
+    """
+    S = len(points)
+    distance = ((points[:, None, :] - points[None, :, :]) ** 2).sum(axis=-1)
+    off = ~np.eye(S, dtype=bool)
+    if form == "structured":
+        logits = np.where(off, -distance, -np.inf)
+        similarity = _softmax(logits)
+        move = (1.0 - stay) * (JUMP_WEIGHT / (S - 1) + SIMILARITY_WEIGHT * similarity)
+        return np.where(off, move, stay)
+    if form == "literal":
+        jump = np.where(off, stay / (S - 1), 1.0 - stay)
+        return JUMP_WEIGHT * jump + SIMILARITY_WEIGHT * _softmax(distance)
+    raise ValueError(f"unknown transition form {form!r}")
+
+
+def smallest_transition(n_states: int, stay: float, form: str) -> float:
+    """A lower bound on every entry of :func:`transition_matrix`, whatever the points."""
+    if form == "literal":
+        return JUMP_WEIGHT * min(stay / (n_states - 1), 1.0 - stay)
+    return min(stay, (1.0 - stay) * JUMP_WEIGHT / (n_states - 1))
+
+
+def _softmax(logits: np.ndarray) -> np.ndarray:
+    weights = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    return weights / weights.sum(axis=-1, keepdims=True)
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """The kept movies of each genre, flattened: genre ``g`` owns
+    ``movies[start[g] : start[g] + count[g]]``. Genres without a kept movie are left out."""
+
+    movies: np.ndarray
+    start: np.ndarray
+    count: np.ndarray
+    names: tuple[str, ...]
+
+    @classmethod
+    def of(cls, data: Prepared) -> Catalogue:
+        present = np.flatnonzero(data.genres.any(axis=0))
+        members = [np.flatnonzero(data.genres[:, g]) for g in present]
+        count = np.array([len(m) for m in members], dtype=np.int64)
+        start = np.concatenate([[0], np.cumsum(count)[:-1]])
+        names = tuple(data.genre_names[g] for g in present)
+        return cls(np.concatenate(members), start, count, names)
+
+    def sample(self, rng: np.random.Generator, rounds: int, k: int) -> tuple[np.ndarray, ...]:
+        """``(genres, movies)``, each ``(rounds, k)``: genres uniform with replacement,
+        then one movie uniformly from each genre."""
+        genres = rng.integers(len(self.count), size=(rounds, k))
+        offset = np.floor(rng.random((rounds, k)) * self.count[genres]).astype(np.int64)
+        return genres, self.movies[self.start[genres] + offset]
+
+
+def superusers(data: Prepared, seed: int) -> np.ndarray:
+    """``(S,)`` the test user behind each state for ``seed``: one per test cluster."""
+    rng = generator(seed, Stream.PARAMETERS)
+    users = []
+    for s in range(len(data.train_of)):
+        members = np.flatnonzero(data.test_labels == s)
+        users.append(members[rng.integers(len(members))])
+    return np.array(users, dtype=np.int64)
+
+
+class MovieLens:
+    """Builds MovieLens worlds; see the module docstring for the generative process."""
+
+    Params = MovieLensParams
+
+    @staticmethod
+    def build(p: MovieLensParams, seeds: np.ndarray) -> World:
+        """A world for ``seeds``; seed ``k``'s realisation depends only on ``p`` and ``k``."""
+        seeds = np.asarray(seeds, dtype=np.int64)
+        data = load(p).data
+        S, K, n, R = p.n_states, p.n_arms, p.horizon, len(seeds)
+        catalogue = Catalogue.of(data)
+        users = np.stack([superusers(data, int(s)) for s in seeds])  # (R, S)
+        true_phi = np.stack(
+            [transition_matrix(data.test_users[u], p.stay, p.transitions) for u in users]
+        )
+        states = latent_path(seeds, true_phi, n)
+        items = np.stack(
+            [catalogue.sample(generator(int(s), Stream.CONTEXTS), n, K)[1] for s in seeds]
+        )
+        mean_rewards = np.empty((R, n, K))
+        for r in range(R):
+            behaviour = data.test_users[users[r]]  # (S, d)
+            table = (behaviour[:, None, :] * data.test_items[None, :, :]).sum(axis=-1)
+            mean_rewards[r] = table[states[r][:, None], items[r]]
+        noise = np.stack([generator(int(s), Stream.NOISE).normal(0.0, p.sigma, n) for s in seeds])
+        problem = Problem(n_arms=K, n_states=S, horizon=n, sigma=p.sigma, n_runs=R)
+        return World(
+            problem,
+            seeds,
+            states,
+            mean_rewards,
+            noise,
+            offline_model(p, data, R),
+            items=items,
+            features=data.train_items,
+        )
+
+
+def latent_path(seeds: np.ndarray, phi: np.ndarray, n: int) -> np.ndarray:
+    """``S_1..S_n`` per seed, ``(R, n)``: ``S_1`` uniform, then ``S_t ~ phi[S_{t-1}]``."""
+    S = phi.shape[-1]
+    rngs = [generator(int(s), Stream.PATH) for s in seeds]
+    first = np.array([g.integers(S) for g in rngs], dtype=np.int64)
+    uniforms = np.stack([g.random(n) for g in rngs])
+    states = np.empty((len(seeds), n), dtype=np.int64)
+    states[:, 0] = first
+    runs = np.arange(len(seeds))
+    for t in range(1, n):
+        states[:, t] = categorical(phi[runs, states[:, t - 1]], uniforms[:, t])
+    return states
+
+
+def offline_model(p: MovieLensParams, data: Prepared, runs: int) -> OfflineModel:
+    """What the agents are told; identical for every seed (it comes from the train half)."""
+    S, d = data.prior_means.shape
+    phi_hat = transition_matrix(data.prior_means, p.stay, p.transitions)
+    covariance = data.prior_covariances + p.prior_ridge * np.eye(d)
+
+    def per_run(array: np.ndarray) -> np.ndarray:
+        return np.repeat(array[None], runs, axis=0)
+
+    return OfflineModel(
+        means=per_run(data.prior_means),
+        mean_sd=np.zeros((runs, S, 0)),
+        transitions=per_run(phi_hat),
+        concentration=per_run(p.prior_concentration * phi_hat),
+        initial=np.full((runs, S), 1.0 / S),
+        covariance=per_run(covariance),
+    )

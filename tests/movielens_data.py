@@ -1,0 +1,105 @@
+"""Tiny MovieLens releases written in tmp folders, in each supported format.
+
+A ``TinyRelease`` is drawn from a rank-3 model so the pipeline has structure to find; the
+writers put the same ratings and genres into the ML-100K, ML-1M and CSV layouts, so every
+parser can be checked against the ground truth.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.conftest import SHARED
+
+ML_100K = SHARED / "data/movielens/ml-100k"
+needs_ml_100k = pytest.mark.skipif(
+    not (ML_100K / "u.data").is_file(),
+    reason=f"the ML-100K release is not in {ML_100K} (the repository's ../shared)",
+)
+GENRES = ("Action", "Comedy", "Drama", "Film-Noir", "Sci-Fi")
+
+
+@dataclass(frozen=True)
+class TinyRelease:
+    users: np.ndarray  # raw ids of each rating
+    items: np.ndarray
+    values: np.ndarray
+    movie_ids: np.ndarray  # sorted
+    genres: np.ndarray  # (n_movies, len(GENRES)) bool; the last movie has none
+
+
+def tiny_release(n_users: int = 60, n_movies: int = 40, seed: int = 0) -> TinyRelease:
+    rng = np.random.default_rng(seed)
+    groups = np.arange(n_users) % 3  # three groups of users with distinct tastes
+    user_factors = rng.normal(0, 1, (n_users, 3)) + 4 * np.eye(3)[groups]
+    movie_factors = rng.normal(0, 0.5, (n_movies, 3))
+    scores = user_factors @ movie_factors.T
+    observed = rng.random((n_users, n_movies)) < 0.7
+    users, items = np.nonzero(observed)
+    values = np.clip(np.round(3 + scores[users, items]), 1, 5)
+    movie_ids = np.arange(n_movies) * 3 + 1  # raw ids need not be contiguous
+    genres = rng.random((n_movies, len(GENRES))) < 0.3
+    genres[np.arange(n_movies - 1), rng.integers(len(GENRES), size=n_movies - 1)] = True
+    genres[-1] = False
+    return TinyRelease(users + 10, movie_ids[items], values, movie_ids, genres)
+
+
+def write_ml100k(release: TinyRelease, folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    names = ("unknown", *GENRES)
+    (folder / "u.genre").write_text("".join(f"{g}|{i}\n" for i, g in enumerate(names)) + "\n")
+    rows = []
+    for movie, flags in zip(release.movie_ids, release.genres, strict=True):
+        bits = "|".join(str(int(f)) for f in (not flags.any(), *flags))
+        rows.append(f"{movie}|Movie {movie} (1999)|01-Jan-1999||http://x/{movie}|{bits}\n")
+    (folder / "u.item").write_text("".join(rows), encoding="latin-1")
+    lines = (
+        f"{u}\t{i}\t{int(v)}\t88125{k:04d}\n"
+        for k, (u, i, v) in enumerate(
+            zip(release.users, release.items, release.values, strict=True)
+        )
+    )
+    (folder / "u.data").write_text("".join(lines))
+    return folder
+
+
+def _genre_list(flags: np.ndarray, none: str) -> str:
+    return "|".join(g for g, f in zip(GENRES, flags, strict=True) if f) or none
+
+
+def write_ml1m(release: TinyRelease, folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    movies = (
+        f'{m}::Café {m}: a "title" (1999)::{_genre_list(g, "Drama")}\n'
+        for m, g in zip(release.movie_ids[:-1], release.genres[:-1], strict=True)
+    )
+    (folder / "movies.dat").write_text("".join(movies), encoding="latin-1")
+    lines = (
+        f"{u}::{i}::{int(v)}::97830{k:04d}\n"
+        for k, (u, i, v) in enumerate(
+            zip(release.users, release.items, release.values, strict=True)
+        )
+    )
+    (folder / "ratings.dat").write_text("".join(lines))
+    return folder
+
+
+def write_csv(release: TinyRelease, folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    movies = ["movieId,title,genres\n"] + [
+        f'{m},"Movie, {m} (1999)",{_genre_list(g, "(no genres listed)")}\n'
+        for m, g in zip(release.movie_ids, release.genres, strict=True)
+    ]
+    (folder / "movies.csv").write_text("".join(movies), encoding="utf-8")
+    lines = ["userId,movieId,rating,timestamp\n"] + [
+        f"{u},{i},{v:.1f},97830{k:04d}\n"
+        for k, (u, i, v) in enumerate(
+            zip(release.users, release.items, release.values, strict=True)
+        )
+    ]
+    (folder / "ratings.csv").write_text("".join(lines))
+    return folder
