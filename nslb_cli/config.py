@@ -27,6 +27,16 @@ from nslb_cli.agents import AGENTS
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.params import ConfigError
 
+
+def folder_name(override_dirname: str) -> str:
+    """Hydra's ``key=value,…`` override list as a folder name, with ``+``/``++`` prefixes
+    dropped and items re-sorted, so ``++agent.tau=5`` and ``agent.tau=5`` share a folder."""
+    items = re.split(r",(?=[^,=]+=)", override_dirname) if override_dirname else []
+    return ",".join(sorted(item.lstrip("+") for item in items))
+
+
+OmegaConf.register_new_resolver("nslb_folder", folder_name, replace=True)
+
 NAME = re.compile(r"^[\w.-]+(/[\w.-]+)*$")
 CONFIG_MODULE = "nslb_cli.conf"
 CONFIG_NAME = "config"
@@ -133,6 +143,23 @@ def _sweep_points(overrides: list[str], multirun: bool) -> list[list[str]]:
     return BasicSweeper.split_arguments(parsed, None)[0]
 
 
+def _swept_group_hint(overrides: list[str]) -> str:
+    """Hydra applies the non-swept overrides to the default group choice first, so
+    ``-m agent=cd_ucb,cd_ts agent.gamma=0.1`` fails on the default agent's config; ``++``
+    sets the key whichever agent is chosen. Say so when that is the likely cause."""
+    parsed = OverridesParser.create().parse_overrides(overrides)
+    swept = {o.get_key_element() for o in parsed if o.is_sweep_override()}
+    for override in parsed:
+        key = override.get_key_element()
+        group = key.split(".")[0]
+        if "." in key and group in swept and not override.input_line.startswith("+"):
+            return (
+                f" (the sweep over {group} applies {key} to the default {group} first: "
+                f"write ++{override.input_line} to set it in each swept {group})"
+            )
+    return ""
+
+
 def _non_sweep(overrides: list[str]) -> list[str]:
     parsed = OverridesParser.create().parse_overrides(overrides)
     return [o.input_line for o in parsed if not o.is_sweep_override() and o.input_line]
@@ -147,7 +174,7 @@ def check_command_line(overrides: list[str], multirun: bool) -> int:
         try:
             points = _sweep_points(overrides, multirun)
         except (HydraException, OmegaConfBaseException) as err:
-            raise ConfigError("overrides", one_line(err)) from None
+            raise ConfigError("overrides", one_line(err) + _swept_group_hint(overrides)) from None
         for point in points:
             try:
                 validate(compose(CONFIG_NAME, overrides=point))

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_module
 
-from nslb_cli.config import CONFIG_MODULE, check_command_line, validate
+from nslb_cli.config import CONFIG_MODULE, check_command_line, folder_name, validate
 from nslb_cli.params import ConfigError
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
@@ -80,3 +80,20 @@ def test_invalid_command_lines_are_refused(overrides: list[str], message: str) -
 def test_a_bad_sweep_point_is_found_before_anything_runs() -> None:
     with pytest.raises(ConfigError, match=r"num_particles: must be > 0.*num_particles=-1"):
         check_command_line(["agent=umts", "agent.num_particles=10,100,-1"], multirun=True)
+
+
+def test_agent_specific_overrides_in_an_agent_sweep() -> None:
+    """Hydra applies non-swept overrides to the default agent first: the error says to use
+    ``++``, which then works for every swept agent that has the key."""
+    with pytest.raises(ConfigError, match=r"write \+\+agent\.gamma=0\.1"):
+        check_command_line(["agent=cd_ucb,cd_ts", "agent.gamma=0.1"], multirun=True)
+    assert check_command_line(["agent=cd_ucb,cd_ts", "++agent.gamma=0.1"], multirun=True) == 2
+    with pytest.raises(ConfigError, match="agent.gamma: unknown key for agent 'mts'"):
+        check_command_line(["agent=mts,cd_ts", "++agent.gamma=0.1"], multirun=True)
+
+
+def test_folder_names_ignore_plus_prefixes_and_order() -> None:
+    assert folder_name("++agent.tau=50,env.horizon=3") == "agent.tau=50,env.horizon=3"
+    assert folder_name("z.b=1,+a.c=2") == "a.c=2,z.b=1"
+    assert folder_name("agent.tau=[1,2],env.x=3") == "agent.tau=[1,2],env.x=3"
+    assert folder_name("") == ""

@@ -1,0 +1,153 @@
+"""CD-UCB and CD-TS: per-arm bandit algorithms restarted by a change detector (section 5).
+
+The structure is Cao et al. (2019)'s M-UCB. Per run the agent keeps, since its last restart
+``r``, each arm's pull count ``n_a`` and reward sum ``Y_a``, and a
+:class:`~nslb_cli.detectors.MeanShiftDetector` on each arm's last ``tau`` rewards. Round
+``t`` (0-based):
+
+1. forced uniform exploration: if ``gamma > 0`` and ``k = (t - r) mod floor(K / gamma) < K``,
+   pull arm ``k``; otherwise pull the base algorithm's arm (below);
+2. observe ``R_t``; if the detector fires, restart globally, as M-UCB does: every arm's
+   statistics and every arm's detector window are cleared and ``r = t + 1``.
+
+Base algorithms, with ``sigma`` the reward noise and ``m = t - r + 1`` the rounds since the
+restart:
+
+* ``cd_ucb``: UCB1, ``A_t = argmax_a Y_a / n_a + sigma sqrt(8 log m / n_a)`` (unpulled arms
+  first, lowest index first). For ``sigma = 1/2``, the sub-Gaussian constant of a reward in
+  ``[0, 1]``, this is UCB1's ``sqrt(2 log m / n_a)``.
+* ``cd_ts``: Gaussian Thompson sampling (Agrawal & Goyal 2013),
+  ``theta_a ~ N(Y_a / (n_a + 1), sigma^2 / (n_a + 1))``, the posterior of each mean under a
+  ``N(0, sigma^2)`` prior and known noise; ``A_t = argmax_a theta_a``.
+
+Defaults: ``tau = 100`` and ``threshold = sigma sqrt(tau log(2 K n^2) / 2)`` (the paper's,
+:func:`~nslb_cli.detectors.cao_threshold`, when ``null``). ``gamma = 0``: no forced
+exploration. The paper's description of these baselines has none, and at the paper's
+scale it cannot help: Cao et al.'s ``gamma = sqrt(K L log n / n)`` is about 0.44 for n = 2000
+and 10 changes (``null`` computes it, :func:`~nslb_cli.agents.tuning.cao_exploration`),
+spending 45 % of the rounds on uniform play, while an arm explored at rate ``gamma / K``
+collects ``gamma / K · 200 < tau / 2`` rewards in a 200-round segment, too few for its
+detector to see a change of that arm.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from dataclasses import dataclass
+
+import numpy as np
+
+from nslb_cli import params as check
+from nslb_cli.agents.base import Agent
+from nslb_cli.agents.tuning import cao_exploration
+from nslb_cli.detectors import MeanShiftDetector, cao_threshold
+from nslb_cli.models import OfflineModel, Problem
+from nslb_cli.rng import BatchRNG
+
+
+@dataclass
+class RestartedParams:
+    """Parameters shared by ``cd_ucb`` and ``cd_ts``; ``None`` means computed (module doc)."""
+
+    name: str = "cd_ucb"
+    tau: int = 100
+    threshold: float | None = None
+    gamma: float | None = 0.0
+
+    def __post_init__(self) -> None:
+        check.require(
+            self.tau > 0 and self.tau % 2 == 0,
+            "tau",
+            f"must be a positive even integer (two halves), got {self.tau}",
+        )
+        if self.threshold is not None:
+            check.positive(self.threshold, "threshold")
+        if self.gamma is not None:
+            check.probability(self.gamma, "gamma")
+
+
+@dataclass
+class CDUCBParams(RestartedParams):
+    name: str = "cd_ucb"
+
+
+@dataclass
+class CDTSParams(RestartedParams):
+    name: str = "cd_ts"
+
+
+class DetectorRestarted(Agent):
+    """A per-arm bandit algorithm with forced exploration, restarted by a change detector."""
+
+    def __init__(
+        self, params: RestartedParams, problem: Problem, model: OfflineModel, rng: BatchRNG
+    ) -> None:
+        super().__init__(params, problem, model, rng)
+        R, K = problem.n_runs, problem.n_arms
+        threshold = params.threshold
+        if threshold is None:
+            threshold = cao_threshold(problem, params.tau)
+        self.detector = MeanShiftDetector(R, K, params.tau, threshold)
+        gamma = cao_exploration(problem, model) if params.gamma is None else params.gamma
+        gamma = np.broadcast_to(np.asarray(gamma, dtype=float), (R,))
+        # Exploration period floor(K / gamma); 0 marks runs without forced exploration.
+        with np.errstate(divide="ignore"):
+            self.period = np.where(gamma > 0, np.floor(K / gamma), 0).astype(np.int64)
+        self.pulls = np.zeros((R, K))
+        self.sums = np.zeros((R, K))
+        self.restart = np.zeros(R, dtype=np.int64)
+        self.detections = np.zeros(R, dtype=np.int64)
+
+    @abstractmethod
+    def choose(self, t: int) -> np.ndarray:
+        """The base algorithm's arm for every run, ``(R,)``."""
+
+    def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
+        base = self.choose(t)
+        phase = (t - self.restart) % np.maximum(self.period, 1)
+        forced = (self.period > 0) & (phase < self.problem.n_arms)
+        return np.where(forced, phase, base)
+
+    def update(
+        self, t: int, contexts: np.ndarray | None, actions: np.ndarray, rewards: np.ndarray
+    ) -> None:
+        runs = np.arange(self.problem.n_runs)
+        self.pulls[runs, actions] += 1.0
+        self.sums[runs, actions] += rewards
+        fired = self.detector.update(actions, rewards)
+        if fired.any():
+            self.pulls[fired] = 0.0
+            self.sums[fired] = 0.0
+            self.restart[fired] = t + 1
+            self.detections += fired
+            self.detector.reset(fired)
+
+    def summary(self) -> dict[str, np.ndarray]:
+        return {"detections": self.detections}
+
+
+class CDUCB(DetectorRestarted):
+    """UCB1 restarted by Cao et al.'s detector (module docstring)."""
+
+    Params = CDUCBParams
+
+    def choose(self, t: int) -> np.ndarray:
+        rounds = (t - self.restart + 1).astype(float)[:, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            index = self.sums / self.pulls + self.problem.sigma * np.sqrt(
+                8.0 * np.log(rounds) / self.pulls
+            )
+        return np.where(self.pulls == 0, np.inf, index).argmax(axis=1)
+
+
+class CDTS(DetectorRestarted):
+    """Gaussian Thompson sampling restarted by Cao et al.'s detector (module docstring)."""
+
+    Params = CDTSParams
+
+    def choose(self, t: int) -> np.ndarray:
+        scale = 1.0 / (self.pulls + 1.0)
+        theta = self.sums * scale + self.problem.sigma * np.sqrt(scale) * self.rng.normal(
+            (self.problem.n_arms,)
+        )
+        return theta.argmax(axis=1)

@@ -1,0 +1,180 @@
+"""Exp3.S and Exp4.S: exponential weights with fixed-share mixing (Auer et al. 2002).
+
+Both run one algorithm over ``N`` experts, each recommending one arm per round:
+
+* ``exp4s`` (the paper's "Exp.S", section 5): expert ``s`` is latent state ``s`` of the
+  offline model and recommends ``argmax_a mu(a, X_t, s)``;
+* ``exp3s``: the experts are the ``K`` arms themselves (expert ``a`` recommends arm ``a``).
+
+Round ``t``, with weights ``w`` normalised to sum to one and ``xi_i`` expert ``i``'s arm::
+
+    p(a)     = (1 - gamma) · sum_i w_i 1{xi_i = a}  +  gamma / K
+    A_t ~ p,   x_t = reward mapped to [0, 1] (below)
+    y_i      = 1{xi_i = A_t} · x_t / p(A_t)                     (importance-weighted gain)
+    w_i     <- w_i · exp(gamma · y_i / K)  +  e · alpha / N     (fixed share), then normalise
+
+which is Auer et al.'s Exp3.S update (the share term ``e alpha / N · sum_j w_j``, written for
+normalised weights) and, with one-hot advice, Exp4's. ``alpha = 0`` gives Exp3 / Exp4.
+
+Defaults (``null`` in the config): ``gamma`` and ``alpha`` from Auer et al.'s tuning for the
+horizon and the expected number of changes, :func:`~nslb_cli.agents.tuning.exp3s_tuning`.
+
+Rewards are mapped to ``[0, 1]`` as ``x = clip((R_t - low) / (high - low), 0, 1)``. By default
+``low = min_{s,a} mu(a, X_t, s) - 2 sigma`` and ``high = max_{s,a} mu(a, X_t, s) + 2 sigma``
+from the offline model's predicted means in that round: the range holds all the means and
+all but about 2 % of the rewards of the extreme arms, so the map is an affine rescaling
+except in the tails. Clipping Gaussian rewards of equal variance keeps the order of the
+arms' expected rewards, so the best arm in ``[0, 1]`` units is the best arm. ``exp3s`` uses
+the model only for this scale and for the expected number of changes.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from dataclasses import dataclass
+
+import numpy as np
+
+from nslb_cli import params as check
+from nslb_cli.agents.base import Agent, Belief
+from nslb_cli.agents.tuning import exp3s_tuning
+from nslb_cli.models import OfflineModel, Problem
+from nslb_cli.rng import BatchRNG, categorical
+
+#: The default reward range extends the model's means by this many noise deviations.
+RANGE_SIGMAS = 2.0
+
+
+@dataclass
+class ExpParams:
+    """Parameters shared by ``exp3s`` and ``exp4s``; ``None`` means computed (module doc)."""
+
+    name: str = "exp4s"
+    gamma: float | None = None
+    alpha: float | None = None
+    reward_low: float | None = None
+    reward_high: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.gamma is not None:
+            check.require(
+                0.0 < self.gamma <= 1.0, "gamma", f"must be in (0, 1] or null, got {self.gamma}"
+            )
+        if self.alpha is not None:
+            check.probability(self.alpha, "alpha")
+        for key in ("reward_low", "reward_high"):
+            if getattr(self, key) is not None:
+                check.finite(getattr(self, key), key)
+        if self.reward_low is not None and self.reward_high is not None:
+            check.require(
+                self.reward_low < self.reward_high,
+                "reward_high",
+                f"must be > reward_low ({self.reward_low}), got {self.reward_high}",
+            )
+
+
+@dataclass
+class Exp3SParams(ExpParams):
+    name: str = "exp3s"
+
+
+@dataclass
+class Exp4SParams(ExpParams):
+    name: str = "exp4s"
+
+
+class ExponentialWeights(Agent):
+    """The Exp3.S / Exp4.S core over ``n_experts`` experts; subclasses give the advice."""
+
+    def __init__(
+        self,
+        params: ExpParams,
+        problem: Problem,
+        model: OfflineModel,
+        rng: BatchRNG,
+        n_experts: int,
+    ) -> None:
+        super().__init__(params, problem, model, rng)
+        R = problem.n_runs
+        gamma, alpha = exp3s_tuning(problem, model, n_experts)
+        self.gamma = gamma if params.gamma is None else np.full(R, params.gamma)
+        self.alpha = alpha if params.alpha is None else np.full(R, params.alpha)
+        self.n_experts = n_experts
+        self.weights = np.full((R, n_experts), 1.0 / n_experts)
+        self.probabilities = np.full((R, problem.n_arms), 1.0 / problem.n_arms)
+        self.recommended = np.zeros((R, n_experts), dtype=np.int64)
+        self._runs = np.arange(R)
+
+    @abstractmethod
+    def advice(self, contexts: np.ndarray | None) -> np.ndarray:
+        """The arm each expert recommends in this round, ``(R, N)``."""
+
+    def arm_probabilities(self, recommended: np.ndarray) -> np.ndarray:
+        """``p(a) = (1 - gamma) sum_i w_i 1{xi_i = a} + gamma / K``, shape ``(R, K)``."""
+        K = self.problem.n_arms
+        votes = recommended[:, None, :] == np.arange(K)[None, :, None]  # (R, K, N)
+        mixture = (votes * self.weights[:, None, :]).sum(axis=2)
+        return (1.0 - self.gamma[:, None]) * mixture + (self.gamma / K)[:, None]
+
+    def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
+        self.recommended = self.advice(contexts)
+        self.probabilities = self.arm_probabilities(self.recommended)
+        return categorical(self.probabilities, self.rng.random())
+
+    def update(
+        self, t: int, contexts: np.ndarray | None, actions: np.ndarray, rewards: np.ndarray
+    ) -> None:
+        gain = self.unit_rewards(contexts, rewards) / self.probabilities[self._runs, actions]
+        estimates = (self.recommended == actions[:, None]) * gain[:, None]  # (R, N)
+        rate = (self.gamma / self.problem.n_arms)[:, None]
+        share = (np.e * self.alpha / self.n_experts)[:, None]
+        weights = self.weights * np.exp(rate * estimates) + share
+        self.weights = weights / weights.sum(axis=1, keepdims=True)
+
+    def unit_rewards(self, contexts: np.ndarray | None, rewards: np.ndarray) -> np.ndarray:
+        """Rewards mapped to ``[0, 1]`` (module docstring), ``(R,)``."""
+        means = self.model.expected_rewards(contexts)
+        margin = RANGE_SIGMAS * self.problem.sigma
+        p = self.params
+        low = means.min(axis=(1, 2)) - margin if p.reward_low is None else p.reward_low
+        high = means.max(axis=(1, 2)) + margin if p.reward_high is None else p.reward_high
+        return np.clip((rewards - low) / (high - low), 0.0, 1.0)
+
+    def summary(self) -> dict[str, np.ndarray]:
+        return {"gamma": self.gamma, "alpha": self.alpha}
+
+
+class Exp3S(ExponentialWeights):
+    """Exp3.S over the raw arms: expert ``a`` always recommends arm ``a``."""
+
+    Params = Exp3SParams
+
+    def __init__(
+        self, params: Exp3SParams, problem: Problem, model: OfflineModel, rng: BatchRNG
+    ) -> None:
+        super().__init__(params, problem, model, rng, n_experts=problem.n_arms)
+        self._arms = np.broadcast_to(np.arange(problem.n_arms), (problem.n_runs, problem.n_arms))
+
+    def advice(self, contexts: np.ndarray | None) -> np.ndarray:
+        return self._arms
+
+
+class Exp4S(ExponentialWeights):
+    """Exp4.S with the offline model's latent states as experts (the paper's "Exp.S").
+
+    Its belief is the expert weights read as a distribution over latent states: ``state``
+    is the heaviest expert, ``posterior`` the weights that chose this round's arm.
+    """
+
+    Params = Exp4SParams
+
+    def __init__(
+        self, params: Exp4SParams, problem: Problem, model: OfflineModel, rng: BatchRNG
+    ) -> None:
+        super().__init__(params, problem, model, rng, n_experts=problem.n_states)
+
+    def advice(self, contexts: np.ndarray | None) -> np.ndarray:
+        return self.model.expected_rewards(contexts).argmax(axis=2)
+
+    def belief(self) -> Belief | None:
+        return Belief(state=self.weights.argmax(axis=1), posterior=self.weights)

@@ -1,0 +1,107 @@
+"""CD-UCB and CD-TS: forced exploration, global restarts, detections in the summary."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from nslb_cli.agents import AGENTS
+from nslb_cli.agents.tuning import cao_exploration
+from nslb_cli.detectors import cao_threshold
+from nslb_cli.envs.synthetic import SyntheticParams
+from nslb_cli.params import ConfigError
+from nslb_cli.rng import BatchRNG
+from tests.conftest import agent_params, run_agent, synthetic_world
+from tests.worlds import hand_made_world
+
+
+@pytest.mark.parametrize("name", ["cd_ucb", "cd_ts"])
+def test_forced_exploration_follows_caos_schedule(name: str) -> None:
+    # gamma = 0.5 and K = 5: period floor(K / gamma) = 10, arm k forced at rounds = k mod 10
+    # (no restart happens with an unreachable threshold).
+    trace = run_agent(name, [0, 1], SyntheticParams(horizon=300), gamma=0.5, threshold=1e9)
+    t = np.arange(300)
+    forced = t % 10 < 5
+    np.testing.assert_array_equal(
+        trace.action[:, forced], np.broadcast_to(t[forced] % 10, (2, 150))
+    )
+
+
+@pytest.mark.parametrize("name", ["cd_ucb", "cd_ts"])
+def test_a_jump_of_the_played_arm_restarts_every_arm(name: str) -> None:
+    # Arm 4 is best by 0.7, so by round 500 it has a full window (tau = 100) and is pulled
+    # in nearly every round. Its mean jumps by +5 at round 500, so it stays the arm played
+    # (a jump of all arms could move the play to an arm with few pre-change rewards, whose
+    # window cannot show the change: M-UCB's detector then never fires). With b = 30 (6 sd of the
+    # statistic: no false alarm before the jump, P < 1e-8 per test), k shifted rewards give
+    # a statistic of mean 5 k and sd 5: at k = 15 it is 9 sd above b, so every run detects
+    # within 30 rounds of the jump. The restart is global: afterwards the pull counts cover
+    # exactly the rounds since the restart.
+    runs, horizon, jump = 20, 600, 500
+    means = np.array([[0.0, 0.1, 0.2, 0.3, 1.0]])
+    states = np.zeros((runs, horizon), dtype=np.int64)
+    world = hand_made_world(means, states, means, sigma=0.5, seed=5)
+    shifted = world.mean_rewards.copy()
+    shifted[:, jump:, 4] += 5.0
+    world = replace(world, mean_rewards=shifted)
+    params = agent_params(name, threshold=30.0)
+    agent = AGENTS[name].from_world(params, world, BatchRNG(range(runs)))
+    for t in range(horizon):
+        actions = agent.act(t, None)
+        agent.update(t, None, actions, world.reward(t, actions))
+        if t == jump - 1:
+            assert np.all(agent.detections == 0)
+        if t == jump + 30:
+            assert np.all(agent.detections == 1)
+            assert np.all(agent.restart > jump)
+        np.testing.assert_array_equal(agent.pulls.sum(axis=1), t + 1 - agent.restart)
+    np.testing.assert_array_equal(agent.summary()["detections"], agent.detections)
+
+
+def test_defaults_are_the_papers_detector_without_forced_exploration() -> None:
+    world = synthetic_world([0])
+    agent = AGENTS["cd_ucb"].from_world(agent_params("cd_ucb"), world, BatchRNG([0]))
+    assert agent.detector.tau == 100
+    assert agent.detector.threshold == cao_threshold(world.problem, 100)
+    assert agent.period.tolist() == [0]
+
+
+def test_null_gamma_is_caos_exploration() -> None:
+    # sqrt(K L log n / n) with L = 1 + 0.005 * 2000 = 11 segments: 0.44, period floor(5 / 0.44).
+    world = synthetic_world([0])
+    gamma = cao_exploration(world.problem, world.offline_model)
+    assert gamma[0] == pytest.approx(np.sqrt(5 * 11 * np.log(2000) / 2000))
+    agent = AGENTS["cd_ts"].from_world(agent_params("cd_ts", gamma=None), world, BatchRNG([0]))
+    assert agent.period.tolist() == [int(5 // gamma[0])]
+
+
+def test_ucb_index_pulls_every_arm_once_then_the_best_mean() -> None:
+    # Nearly noise-free, one arm clearly best: UCB1 pulls the arms in order, then the best.
+    means = np.array([[0.1, 0.9, 0.2]])
+    world = hand_made_world(means, np.zeros((1, 50), dtype=np.int64), means, sigma=1e-3)
+    agent = AGENTS["cd_ucb"].from_world(agent_params("cd_ucb"), world, BatchRNG([0]))
+    actions = []
+    for t in range(50):
+        a = agent.act(t, None)
+        agent.update(t, None, a, world.reward(t, a))
+        actions.append(int(a[0]))
+    assert actions[:3] == [0, 1, 2]
+    assert actions[-10:] == [1] * 10
+
+
+@pytest.mark.parametrize(
+    ("overrides", "key"),
+    [
+        ({"tau": 99}, "tau"),
+        ({"tau": 0}, "tau"),
+        ({"threshold": 0.0}, "threshold"),
+        ({"gamma": 1.5}, "gamma"),
+        ({"gamma": -0.1}, "gamma"),
+    ],
+)
+@pytest.mark.parametrize("name", ["cd_ucb", "cd_ts"])
+def test_invalid_parameters_name_the_field(name: str, overrides: dict, key: str) -> None:
+    with pytest.raises(ConfigError, match=f"^{key}:"):
+        agent_params(name, **overrides)

@@ -1,0 +1,98 @@
+"""Exp3.S and Exp4.S: the sampling distribution, the default tuning, concentration."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nslb_cli.agents import AGENTS
+from nslb_cli.params import ConfigError
+from nslb_cli.rng import BatchRNG
+from nslb_cli.simulate import simulate
+from tests.conftest import agent_params, synthetic_world
+from tests.worlds import hand_made_world
+
+
+@pytest.mark.parametrize("overrides", [{}, {"gamma": 0.05, "alpha": 0.01}], ids=["auto", "set"])
+@pytest.mark.parametrize("name", ["exp3s", "exp4s"])
+def test_probabilities_are_bounded_below_and_sum_to_one(name: str, overrides: dict) -> None:
+    world = synthetic_world([0, 1, 2, 3], dynamics="fixed", period=50, horizon=300)
+    agent = AGENTS[name].from_world(agent_params(name, **overrides), world, BatchRNG([0, 1, 2, 3]))
+    floor = agent.gamma[:, None] / world.problem.n_arms
+    for t in range(world.problem.horizon):
+        actions = agent.act(t, None)
+        p = agent.probabilities
+        assert np.all(p >= floor * (1 - 1e-12))
+        np.testing.assert_allclose(p.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+        agent.update(t, None, actions, world.reward(t, actions))
+        np.testing.assert_allclose(agent.weights.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+
+
+def test_default_tuning_is_auer_et_al_for_the_expected_changes() -> None:
+    # Paper setting: K = N = 5, n = 2000, switch probability 0.005, so S = 10 changes;
+    # gamma = sqrt(K (S ln(N n) + e) / ((e - 1) n)) and alpha = 1 / n.
+    world = synthetic_world([0])
+    agent = AGENTS["exp4s"].from_world(agent_params("exp4s"), world, BatchRNG([0]))
+    expected = np.sqrt(5 * (10 * np.log(5 * 2000) + np.e) / ((np.e - 1) * 2000))
+    assert agent.gamma[0] == pytest.approx(expected)
+    assert agent.alpha[0] == pytest.approx(1 / 2000)
+
+
+@pytest.mark.parametrize("gamma", [0.1, 0.02])
+@pytest.mark.parametrize("name", ["exp3s", "exp4s"])
+def test_concentrates_on_the_best_expert_without_sharing(name: str, gamma: float) -> None:
+    # Stationary: state s* = run % 3 throughout. State s's best arm is arm s (mean 0.8, the
+    # others 0.2), so expert s* (exp4s) or arm s* (exp3s) is the best expert, and the others
+    # recommend arms 0.6 worse. With rewards mapped by [0, 1] itself, the log-weight of the
+    # best expert gains gamma / K * 0.6 per round over each other in expectation: >= 8 after
+    # 2000 rounds even for gamma = 0.02, i.e. weight > 0.999 up to noise.
+    runs, horizon, K = 6, 2000, 3
+    means = 0.2 + 0.6 * np.eye(K)
+    states = np.repeat(np.arange(runs)[:, None] % K, horizon, axis=1)
+    world = hand_made_world(means, states, means, sigma=0.1, seed=3)
+    params = agent_params(name, gamma=gamma, alpha=0.0, reward_low=0.0, reward_high=1.0)
+    agent = AGENTS[name].from_world(params, world, BatchRNG(range(runs)))
+    simulate(world, agent, progress=False)
+    best = states[:, -1]
+    assert np.all(agent.weights[np.arange(runs), best] > 0.99)
+    # Playing the best arm with probability (1 - gamma) w* + gamma / K -> 1 - gamma (K-1)/K.
+    p_best = agent.probabilities[np.arange(runs), best]
+    assert np.all(p_best > 1 - gamma * (K - 1) / K - 0.01)
+
+
+def test_fixed_share_keeps_every_expert_alive() -> None:
+    # With alpha > 0 every weight is at least e alpha / N / (1 + e alpha) after any round
+    # (the share added before normalising, the normaliser being at most e + e alpha by
+    # the bound exp(gamma y / K) <= e): the property that lets Exp3.S track a switch.
+    runs, horizon, K, alpha = 3, 500, 3, 0.01
+    means = 0.2 + 0.6 * np.eye(K)
+    states = np.zeros((runs, horizon), dtype=np.int64)
+    world = hand_made_world(means, states, means, sigma=0.1)
+    params = agent_params("exp3s", gamma=0.3, alpha=alpha, reward_low=0.0, reward_high=1.0)
+    agent = AGENTS["exp3s"].from_world(params, world, BatchRNG(range(runs)))
+    simulate(world, agent, progress=False)
+    assert agent.weights.min() >= np.e * alpha / K / (np.e * (1 + alpha))
+
+
+@pytest.mark.parametrize(
+    ("overrides", "key"),
+    [
+        ({"gamma": 0.0}, "gamma"),
+        ({"gamma": 1.5}, "gamma"),
+        ({"alpha": -0.1}, "alpha"),
+        ({"reward_low": 1.0, "reward_high": 0.0}, "reward_high"),
+        ({"reward_low": float("-inf")}, "reward_low"),
+    ],
+)
+def test_invalid_parameters_name_the_field(overrides: dict, key: str) -> None:
+    with pytest.raises(ConfigError, match=f"^{key}:"):
+        agent_params("exp4s", **overrides)
+
+
+def test_exp4s_belief_is_the_expert_weights() -> None:
+    world = synthetic_world([5], horizon=50)
+    agent = AGENTS["exp4s"].from_world(agent_params("exp4s"), world, BatchRNG([5]))
+    agent.act(0, None)
+    belief = agent.belief()
+    np.testing.assert_array_equal(belief.posterior, agent.weights)
+    assert belief.state[0] == agent.weights[0].argmax()
