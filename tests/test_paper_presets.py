@@ -13,28 +13,18 @@ from hydra import compose, initialize_config_module
 from nslb_cli.agents import AGENTS
 from nslb_cli.config import CONFIG_MODULE, CONFIG_NAME, check_command_line, validate
 from nslb_cli.labels import display_name
-from tests.movielens_data import ML_100K, needs_ml_100k
 
 PAPER_AGENTS = ["cd_ucb", "cd_ts", "exp4s", "mts", "umts"]
-MOVIELENS_AGENTS = ["cd_linucb", "cd_lints", "exp4s", "mts", "umts"]
 SYNTHETIC = {  # preset -> (env.dynamics, env.model)
     "fixed": ("fixed", "known"),
     "known": ("markov", "known"),
     "prior": ("markov", "prior"),
 }
 NSLB = str(Path(sys.executable).parent / "nslb")
-
-
 # Until every agent of the paper is registered, the end-to-end runs restrict the presets'
 # sweeps to the agents that exist; with all of them merged this is empty (the full preset).
-def restrict(agents: list[str]) -> list[str]:
-    """An ``agent=…`` override of the registered ``agents`` if some are missing, else none."""
-    present = [agent for agent in agents if agent in AGENTS]
-    return [f"agent={','.join(present)}"] if len(present) < len(agents) else []
-
-
 MISSING = [agent for agent in PAPER_AGENTS if agent not in AGENTS]
-RESTRICT = restrict(PAPER_AGENTS)
+RESTRICT = [f"agent={','.join(a for a in PAPER_AGENTS if a in AGENTS)}"] if MISSING else []
 
 
 def composed(preset: str, *overrides: str):
@@ -58,29 +48,8 @@ def test_presets_hold_the_papers_settings(preset: str) -> None:
     assert full.hydra.sweep.dir == f"outputs/paper/{preset}"
 
 
-def test_movielens_preset_holds_the_papers_settings() -> None:
-    full, smoke = composed("paper/movielens"), composed("paper/smoke/movielens")
-    for cfg in (full, smoke):
-        assert cfg.env.name == "movielens" and cfg.hydra.mode.name == "MULTIRUN"
-        assert cfg.hydra.sweeper.params.agent.split(",") == MOVIELENS_AGENTS
-        assert (cfg.env.n_arms, cfg.env.n_states, cfg.env.rank) == (20, 5, 20)
-    assert full.name == "paper/movielens" and full.run.n_seeds == 100
-    assert (full.env.release, full.env.min_user_ratings, full.env.min_item_ratings) == (
-        "ml-1m",
-        200,
-        200,
-    )
-    assert full.env.horizon == 2000 and full.env.stay == 0.9975
-    assert smoke.name == "smoke/paper/movielens" and smoke.env.release == "ml-100k"
-    assert smoke.run.n_seeds < 10 and smoke.env.horizon < full.env.horizon
-
-
-JOBS = [(p, a) for p in sorted(SYNTHETIC) for a in PAPER_AGENTS] + [
-    ("movielens", a) for a in MOVIELENS_AGENTS
-]
-
-
-@pytest.mark.parametrize(("preset", "agent"), JOBS)
+@pytest.mark.parametrize("agent", PAPER_AGENTS)
+@pytest.mark.parametrize("preset", sorted(SYNTHETIC))
 def test_every_job_of_the_presets_is_valid(preset: str, agent: str) -> None:
     if agent not in AGENTS:
         pytest.skip(f"agent {agent} is not registered on this branch yet")
@@ -100,13 +69,13 @@ def nslb(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return result
 
 
-def check_plotted(cwd: Path, presets: list[str], agents: list[str] = PAPER_AGENTS) -> None:
+def check_plotted(cwd: Path, presets: list[str]) -> None:
     figures = cwd / "figures"
     summary = pd.read_csv(figures / "summary.csv")
     for preset in presets:
         group = f"smoke/paper/{preset}"
         rows = summary[summary["group"] == group]
-        expected = [display_name(agent) for agent in agents if agent in AGENTS]
+        expected = [display_name(agent) for agent in PAPER_AGENTS if agent in AGENTS]
         assert list(rows["agent"]) == expected, "every agent run, in the paper's order"
         assert set(rows["n_seeds"]) == {3} and set(rows["reference"]) == {"mTS"}
         stem = group.replace("/", "_")
@@ -130,14 +99,3 @@ def test_every_smoke_preset_runs_and_plots(tmp_path: Path) -> None:
         nslb("run", "-m", f"experiment=paper/smoke/{preset}", *RESTRICT, cwd=tmp_path)
     nslb("plot", "outputs/smoke/paper", "--out", "figures", cwd=tmp_path)
     check_plotted(tmp_path, list(SYNTHETIC))
-
-
-@pytest.mark.slow
-@needs_ml_100k
-def test_movielens_smoke_preset_runs_and_plots(tmp_path: Path) -> None:
-    data = [f"env.data_dir={ML_100K}", f"env.cache_dir={tmp_path / 'cache'}"]
-    nslb(
-        "run", "experiment=paper/smoke/movielens", *restrict(MOVIELENS_AGENTS), *data, cwd=tmp_path
-    )
-    nslb("plot", "outputs", "--out", "figures", "--format", "png", cwd=tmp_path)
-    check_plotted(tmp_path, ["movielens"], MOVIELENS_AGENTS)
