@@ -1,18 +1,20 @@
-"""The paper's presets (SPEC §5): their settings, every job valid, and run -> plot end to end."""
+"""The paper's presets (SPEC §5): their settings, a sweep with or without -m, run -> plot.
+
+That every job of every preset validates is checked by tests/test_config.py.
+"""
 
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 from hydra import compose, initialize_config_module
 
-from nslb_cli.agents import AGENTS
-from nslb_cli.config import CONFIG_MODULE, CONFIG_NAME, check_command_line, validate
+from nslb_cli.config import CONFIG_MODULE, CONFIG_NAME, check_command_line
 from nslb_cli.labels import display_name
+from tests.test_cli import nslb
 
 PAPER_AGENTS = ["cd_ucb", "cd_ts", "exp4s", "mts", "umts"]
 SYNTHETIC = {  # preset -> (env.dynamics, env.model)
@@ -20,11 +22,6 @@ SYNTHETIC = {  # preset -> (env.dynamics, env.model)
     "known": ("markov", "known"),
     "prior": ("markov", "prior"),
 }
-NSLB = str(Path(sys.executable).parent / "nslb")
-# Until every agent of the paper is registered, the end-to-end runs restrict the presets'
-# sweeps to the agents that exist; with all of them merged this is empty (the full preset).
-MISSING = [agent for agent in PAPER_AGENTS if agent not in AGENTS]
-RESTRICT = [f"agent={','.join(a for a in PAPER_AGENTS if a in AGENTS)}"] if MISSING else []
 
 
 def composed(preset: str, *overrides: str):
@@ -48,23 +45,15 @@ def test_presets_hold_the_papers_settings(preset: str) -> None:
     assert full.hydra.sweep.dir == f"outputs/paper/{preset}"
 
 
-@pytest.mark.parametrize("agent", PAPER_AGENTS)
-@pytest.mark.parametrize("preset", sorted(SYNTHETIC))
-def test_every_job_of_the_presets_is_valid(preset: str, agent: str) -> None:
-    if agent not in AGENTS:
-        pytest.skip(f"agent {agent} is not registered on this branch yet")
-    config = validate(composed(f"paper/{preset}", f"agent={agent}"))
-    assert config.agent.name == agent and config.run.n_seeds == 100
-
-
 @pytest.mark.parametrize("multirun", [False, True], ids=["without-m", "with-m"])
 def test_a_preset_sweeps_with_or_without_m(multirun: bool) -> None:
     overrides = ["experiment=paper/smoke/fixed", "agent=mts,umts"]
     assert check_command_line(overrides, multirun) == 2
 
 
-def nslb(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run([NSLB, *argv], cwd=cwd, capture_output=True, text=True, check=False)
+def ok(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``nslb argv…`` in ``cwd``, which must succeed."""
+    result = nslb(*argv, cwd=cwd)
     assert result.returncode == 0, result.stderr[-2000:]
     return result
 
@@ -75,7 +64,7 @@ def check_plotted(cwd: Path, presets: list[str]) -> None:
     for preset in presets:
         group = f"smoke/paper/{preset}"
         rows = summary[summary["group"] == group]
-        expected = [display_name(agent) for agent in PAPER_AGENTS if agent in AGENTS]
+        expected = [display_name(agent) for agent in PAPER_AGENTS]
         assert list(rows["agent"]) == expected, "every agent run, in the paper's order"
         assert set(rows["n_seeds"]) == {3} and set(rows["reference"]) == {"mTS"}
         stem = group.replace("/", "_")
@@ -85,10 +74,10 @@ def check_plotted(cwd: Path, presets: list[str]) -> None:
 
 
 def test_smoke_preset_runs_and_plots(tmp_path: Path) -> None:
-    nslb("run", "experiment=paper/smoke/fixed", *RESTRICT, cwd=tmp_path)
+    ok("run", "experiment=paper/smoke/fixed", cwd=tmp_path)
     seeds = sorted(p.name for p in (tmp_path / "outputs/smoke/paper/fixed").rglob("seed=*.csv"))
-    assert len(seeds) == 3 * (len(PAPER_AGENTS) - len(MISSING))
-    result = nslb("plot", "outputs", "--out", "figures", "--format", "png", cwd=tmp_path)
+    assert len(seeds) == 3 * len(PAPER_AGENTS)
+    result = ok("plot", "outputs", "--out", "figures", "--format", "png", cwd=tmp_path)
     assert "### smoke/paper/fixed" in result.stdout
     check_plotted(tmp_path, ["fixed"])
 
@@ -96,6 +85,6 @@ def test_smoke_preset_runs_and_plots(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_every_smoke_preset_runs_and_plots(tmp_path: Path) -> None:
     for preset in SYNTHETIC:
-        nslb("run", "-m", f"experiment=paper/smoke/{preset}", *RESTRICT, cwd=tmp_path)
-    nslb("plot", "outputs/smoke/paper", "--out", "figures", cwd=tmp_path)
+        ok("run", "-m", f"experiment=paper/smoke/{preset}", cwd=tmp_path)
+    ok("plot", "outputs/smoke/paper", "--out", "figures", cwd=tmp_path)
     check_plotted(tmp_path, list(SYNTHETIC))
