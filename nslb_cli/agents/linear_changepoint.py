@@ -103,7 +103,8 @@ class LinearRestarted(Agent):
         self.moment = np.zeros((R, self.dim))  # b
         self.restart = np.zeros(R, dtype=np.int64)
         self.detections = np.zeros(R, dtype=np.int64)
-        self._one_hot = np.broadcast_to(np.eye(problem.n_arms), (R, problem.n_arms, self.dim))
+        K = problem.n_arms
+        self._one_hot = np.broadcast_to(np.eye(K), (R, K, K))  # used only when d = K
 
     def features(self, contexts: np.ndarray | None) -> np.ndarray:
         """``X_t`` ``(R, K, d)``: the contexts, or one-hot arms without context."""
