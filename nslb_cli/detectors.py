@@ -97,7 +97,9 @@ DETECTOR_RIDGE = 1e-3
 Only there to keep the solve defined when a half has not spanned every direction (e.g. an arm
 not pulled in a half, with one-hot features): such a direction's weight is shrunk to 0. It is
 small against a Gram matrix built from ``tau / 2`` feature vectors of norm about one, so the
-estimates are least squares, as in the paper, wherever the data identify them.
+estimates are least squares, as in the paper, wherever the data identify them. A ridge of 1
+would be a strong prior on the 20-dimensional MovieLens factors: on ML-100K (8 seeds,
+about 6 true changes per run) it cut CD-LinUCB's detections from about 10 to 0.25 per run.
 """
 
 

@@ -20,8 +20,11 @@ Base algorithms, with ``X_t[a]`` the features of arm ``a``:
 Defaults. With prior ``theta ~ N(0, sigma^2 / lambda I)`` and known noise ``sigma`` the
 posterior is exactly ``N(theta_hat, sigma^2 A^-1)``, so ``alpha = v = sigma`` (``null``) makes
 LinTS sample from that posterior and LinUCB add one posterior standard deviation of the
-mean. Theory-driven LinUCB radii (``sigma sqrt(d log n)`` and more) over-explore badly at
-``n = 2000``, ``d = 20``; the paper reports no values. ``lambda = 1``: a unit prior on
+mean. Theory-driven LinUCB radii (``sigma sqrt(d log n)`` and more) over-explore at
+``n = 2000``, ``d = 20``; the paper reports no values. Measured on ML-100K (100/100 filter,
+12 paired seeds, final cumulative regret of cd_linucb): alpha = 0.5 (sigma) 331 ± 18, 1.0
+362 ± 21, 2.0 395 ± 21, 3.0 434 ± 20. Without the log factor of UCB1 the bonus can lock onto
+a near-best arm in a multi-armed world; raise ``alpha`` there. ``lambda = 1``: a unit prior on
 ``theta``, of the order of the MovieLens user vectors. ``tau = 100`` and ``threshold = 13``
 are the paper's tuned detector values (section 5.2).
 
