@@ -7,6 +7,12 @@ when it fires and then calls :meth:`ChangeDetector.reset` for the runs it restar
 :class:`MeanShiftDetector` is the detector of Cao et al. (2019) used by the paper's CD-UCB
 and CD-TS baselines (section 5.1): per arm, the sum of the arm's last ``tau / 2`` rewards is
 compared with the sum of the ``tau / 2`` rewards before them.
+
+:class:`LinearShiftDetector` is the paper's adaptation to linear bandits (section 5.2), used
+by CD-LinUCB and CD-LinTS: least-squares weights on the last ``tau / 2`` rounds are compared
+with those on the ``tau / 2`` rounds before, in the norm of the window's design matrix. It
+watches feature vectors rather than arms, so its ``update`` takes the pulled arm's features
+``X_t[A_t]`` (``(R, d)``) where :class:`ChangeDetector` takes arm indices.
 """
 
 from __future__ import annotations
@@ -82,4 +88,98 @@ class MeanShiftDetector:
         return (count >= self.tau) & (np.abs(shift) > self.threshold)
 
     def reset(self, mask: np.ndarray) -> None:
+        self.counts[mask] = 0
+
+
+DETECTOR_RIDGE = 1e-3
+"""Ridge added to each half-window Gram matrix of :class:`LinearShiftDetector`.
+
+Only there to keep the solve defined when a half has not spanned every direction (e.g. an arm
+not pulled in a half, with one-hot features): such a direction's weight is shrunk to 0. It is
+small against a Gram matrix built from ``tau / 2`` feature vectors of norm about one, so the
+estimates are least squares, as in the paper, wherever the data identify them. A ridge of 1
+would be a strong prior on the 20-dimensional MovieLens factors: on ML-100K (8 seeds,
+about 6 true changes per run) it cut CD-LinUCB's detections from about 10 to 0.25 per run.
+"""
+
+
+class LinearShiftDetector:
+    """The paper's linear change detector (section 5.2), over the last ``tau`` rounds of a run.
+
+    With ``(x_i, y_i)``, ``i = 1 .. tau`` (oldest first), the pulled arm's features and reward
+    in the last ``tau`` rounds since the last reset, ``A' = sum_{i <= tau/2} x_i x_i'`` and
+    ``A = sum_{i > tau/2} x_i x_i'``::
+
+        W' = (A' + rho I)^-1 sum_{i <= tau/2} x_i y_i      (the older half)
+        W  = (A  + rho I)^-1 sum_{i >  tau/2} x_i y_i      (the newest half)
+        Sigma = A + A'
+        fire when  ||W - W'||_Sigma = sqrt((W - W')' Sigma (W - W')) >= threshold
+
+    with ``rho`` = ``ridge`` (:data:`DETECTOR_RIDGE`). Nothing is tested until the window is
+    full. Every round with a full window is tested (windows overlap).
+
+    On a stationary stream ``y = x' w + N(0, sigma^2)`` (and ``rho -> 0``) ``W - W'`` is
+    ``N(0, sigma^2 (A^-1 + A'^-1))`` given the features, so the squared statistic is a
+    weighted sum of ``chi^2_1`` variables with mean
+    ``sigma^2 tr((A^-1 + A'^-1)(A + A')) = sigma^2 (2 d + tr(A^-1 A') + tr(A'^-1 A))``; when the
+    halves have similar designs (``A ~ A'``) it is about ``2 sigma chi_d``.
+
+    Args:
+        n_runs: ``R``; dim: ``d``, the feature dimension.
+        tau: window length in rounds (even).
+        threshold: ``b`` (the paper tunes ``b = 13`` for ``tau = 100`` on MovieLens).
+        ridge: ``rho`` above.
+    """
+
+    def __init__(
+        self, n_runs: int, dim: int, tau: int, threshold: float, ridge: float = DETECTOR_RIDGE
+    ) -> None:
+        if tau <= 0 or tau % 2:
+            raise ValueError(f"tau must be a positive even integer, got {tau}")
+        self.tau = tau
+        self.threshold = threshold
+        self.ridge = ridge
+        self.features = np.zeros((n_runs, tau, dim))  # ring buffers per run
+        self.rewards = np.zeros((n_runs, tau))
+        self.counts = np.zeros(n_runs, dtype=np.int64)  # rounds since reset
+        self._runs = np.arange(n_runs)
+        self._order = np.arange(tau)
+
+    def update(self, features: np.ndarray, rewards: np.ndarray) -> np.ndarray:
+        """Record ``(X_t[A_t], R_t)``: ``features`` ``(R, d)``, ``rewards`` ``(R,)``; return
+        ``(R,)`` bool, True where a change is detected this round."""
+        slot = self.counts % self.tau
+        self.features[self._runs, slot] = features
+        self.rewards[self._runs, slot] = rewards
+        self.counts += 1
+        fired = np.zeros(len(self.counts), dtype=bool)
+        full = np.flatnonzero(self.counts >= self.tau)
+        if len(full):
+            # The slot written next holds the oldest round: read the window from there.
+            oldest_first = (self.counts[full, None] + self._order) % self.tau
+            x = np.take_along_axis(self.features[full], oldest_first[:, :, None], axis=1)
+            y = np.take_along_axis(self.rewards[full], oldest_first, axis=1)
+            fired[full] = self.statistic(x, y) >= self.threshold
+        return fired
+
+    def statistic(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """``||W - W'||_Sigma`` for windows ``x`` ``(m, tau, d)``, ``y`` ``(m, tau)``, oldest
+        first. Sums are elementwise (no batched BLAS) so a run's value does not depend on its
+        batch."""
+        half = self.tau // 2
+        eye = self.ridge * np.eye(x.shape[-1])
+
+        def fit(xs: np.ndarray, ys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            gram = (xs[:, :, :, None] * xs[:, :, None, :]).sum(axis=1)
+            moment = (xs * ys[:, :, None]).sum(axis=1)
+            return gram, np.linalg.solve(gram + eye, moment[:, :, None])[:, :, 0]
+
+        gram_old, w_old = fit(x[:, :half], y[:, :half])
+        gram_new, w_new = fit(x[:, half:], y[:, half:])
+        diff = w_new - w_old
+        weighted = ((gram_old + gram_new) * diff[:, None, :]).sum(axis=-1)
+        return np.sqrt(np.maximum((weighted * diff).sum(axis=-1), 0.0))
+
+    def reset(self, mask: np.ndarray) -> None:
+        """Forget everything observed in the runs where ``mask`` (``(R,)`` bool) is True."""
         self.counts[mask] = 0

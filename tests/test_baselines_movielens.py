@@ -45,6 +45,9 @@ def run(params: MovieLensParams, agent: str, seeds: list[int], **overrides: obje
         ("cd_ts", {}),
         ("sw_mucb", {}),
         ("sw_umucb", {"epsilon": 0.1}),
+        ("cd_linucb", {}),
+        ("cd_lints", {}),
+        ("cd_linucb", {"threshold": 0.5}),  # restarts often: exercises the reset path
     ],
 )
 def test_baselines_play_movielens(params: MovieLensParams, agent: str, overrides: dict) -> None:
