@@ -14,9 +14,11 @@ from hydra import compose, initialize_config_module
 
 from nslb_cli.config import CONFIG_MODULE, CONFIG_NAME, check_command_line
 from nslb_cli.labels import display_name
+from tests.movielens_data import ML_100K, needs_ml_100k
 from tests.test_cli import nslb
 
 PAPER_AGENTS = ["cd_ucb", "cd_ts", "exp4s", "mts", "umts"]
+MOVIELENS_AGENTS = ["cd_linucb", "cd_lints", "exp4s", "mts", "umts"]
 SYNTHETIC = {  # preset -> (env.dynamics, env.model)
     "fixed": ("fixed", "known"),
     "known": ("markov", "known"),
@@ -45,6 +47,23 @@ def test_presets_hold_the_papers_settings(preset: str) -> None:
     assert full.hydra.sweep.dir == f"outputs/paper/{preset}"
 
 
+def test_movielens_preset_holds_the_papers_settings() -> None:
+    full, smoke = composed("paper/movielens"), composed("paper/smoke/movielens")
+    for cfg in (full, smoke):
+        assert cfg.env.name == "movielens" and cfg.hydra.mode.name == "MULTIRUN"
+        assert cfg.hydra.sweeper.params.agent.split(",") == MOVIELENS_AGENTS
+        assert (cfg.env.n_arms, cfg.env.n_states, cfg.env.rank) == (20, 5, 20)
+    assert full.name == "paper/movielens" and full.run.n_seeds == 100
+    assert (full.env.release, full.env.min_user_ratings, full.env.min_item_ratings) == (
+        "ml-1m",
+        200,
+        200,
+    )
+    assert full.env.horizon == 2000 and full.env.stay == 0.9975
+    assert smoke.name == "smoke/paper/movielens" and smoke.env.release == "ml-100k"
+    assert smoke.run.n_seeds < 10 and smoke.env.horizon < full.env.horizon
+
+
 @pytest.mark.parametrize("multirun", [False, True], ids=["without-m", "with-m"])
 def test_a_preset_sweeps_with_or_without_m(multirun: bool) -> None:
     overrides = ["experiment=paper/smoke/fixed", "agent=mts,umts"]
@@ -58,13 +77,13 @@ def ok(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return result
 
 
-def check_plotted(cwd: Path, presets: list[str]) -> None:
+def check_plotted(cwd: Path, presets: list[str], agents: list[str] = PAPER_AGENTS) -> None:
     figures = cwd / "figures"
     summary = pd.read_csv(figures / "summary.csv")
     for preset in presets:
         group = f"smoke/paper/{preset}"
         rows = summary[summary["group"] == group]
-        expected = [display_name(agent) for agent in PAPER_AGENTS]
+        expected = [display_name(agent) for agent in agents]
         assert list(rows["agent"]) == expected, "every agent run, in the paper's order"
         assert set(rows["n_seeds"]) == {3} and set(rows["reference"]) == {"mTS"}
         stem = group.replace("/", "_")
@@ -88,3 +107,12 @@ def test_every_smoke_preset_runs_and_plots(tmp_path: Path) -> None:
         ok("run", "-m", f"experiment=paper/smoke/{preset}", cwd=tmp_path)
     ok("plot", "outputs/smoke/paper", "--out", "figures", cwd=tmp_path)
     check_plotted(tmp_path, list(SYNTHETIC))
+
+
+@pytest.mark.slow
+@needs_ml_100k
+def test_movielens_smoke_preset_runs_and_plots(tmp_path: Path) -> None:
+    data = [f"env.data_dir={ML_100K}", f"env.cache_dir={tmp_path / 'cache'}"]
+    ok("run", "experiment=paper/smoke/movielens", *data, cwd=tmp_path)
+    ok("plot", "outputs", "--out", "figures", "--format", "png", cwd=tmp_path)
+    check_plotted(tmp_path, ["movielens"], MOVIELENS_AGENTS)
