@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from nslb_cli.envs.movielens import MovieLensParams
 from tests.conftest import SHARED
 
 ML_100K = SHARED / "data/movielens/ml-100k"
@@ -103,3 +104,19 @@ def write_csv(release: TinyRelease, folder: Path) -> Path:
     ]
     (folder / "ratings.csv").write_text("".join(lines))
     return folder
+
+
+def tiny_env_params(root: Path, horizon: int) -> MovieLensParams:
+    """``env=movielens`` on a tiny CSV release (60 users, 40 movies, 5 genres) written under
+    ``root``: rank 3, 3 states, 6 arms, its cache in ``root / "cache"``."""
+    return MovieLensParams(
+        data_dir=str(write_csv(tiny_release(), root / "release")),
+        cache_dir=str(root / "cache"),
+        min_user_ratings=20,
+        min_item_ratings=30,
+        rank=3,
+        als_reg=1.0,
+        n_states=3,
+        n_arms=6,
+        horizon=horizon,
+    )

@@ -11,24 +11,12 @@ from nslb_cli.job import simulate_seeds
 from nslb_cli.params import ConfigError
 from nslb_cli.results import seed_frame
 from tests.conftest import agent_params
-from tests.movielens_data import tiny_release, write_csv
+from tests.movielens_data import tiny_env_params
 
 
 @pytest.fixture(scope="module")
 def params(tmp_path_factory: pytest.TempPathFactory) -> MovieLensParams:
-    """A tiny CSV release (60 users, 40 movies, 5 genres), rank 3, 3 states, 6 arms."""
-    root = tmp_path_factory.mktemp("movielens")
-    return MovieLensParams(
-        data_dir=str(write_csv(tiny_release(), root / "release")),
-        cache_dir=str(root / "cache"),
-        min_user_ratings=20,
-        min_item_ratings=30,
-        rank=3,
-        als_reg=1.0,
-        n_states=3,
-        n_arms=6,
-        horizon=200,
-    )
+    return tiny_env_params(tmp_path_factory.mktemp("movielens"), horizon=200)
 
 
 def run(params: MovieLensParams, agent: str, seeds: list[int], **overrides: object):

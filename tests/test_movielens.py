@@ -23,25 +23,12 @@ from nslb_cli.params import ConfigError
 from nslb_cli.results import seed_frame
 from nslb_cli.rng import Stream, generator
 from tests.conftest import agent_params
-from tests.movielens_data import ML_100K, needs_ml_100k, tiny_release, write_csv
+from tests.movielens_data import ML_100K, needs_ml_100k, tiny_env_params
 
 
 @pytest.fixture(scope="module")
 def params(tmp_path_factory: pytest.TempPathFactory) -> MovieLensParams:
-    """A tiny CSV release (60 users, 40 movies, 5 genres), rank 3, 3 states, 6 arms."""
-    root = tmp_path_factory.mktemp("movielens")
-    folder = write_csv(tiny_release(), root / "release")
-    return MovieLensParams(
-        data_dir=str(folder),
-        cache_dir=str(root / "cache"),
-        min_user_ratings=20,
-        min_item_ratings=30,
-        rank=3,
-        als_reg=1.0,
-        n_states=3,
-        n_arms=6,
-        horizon=300,
-    )
+    return tiny_env_params(tmp_path_factory.mktemp("movielens"), horizon=300)
 
 
 SEEDS = np.array([3, 7, 11])
