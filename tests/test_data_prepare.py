@@ -17,7 +17,13 @@ from nslb_cli.data.ratings import read_release
 from tests.movielens_data import ML_100K, needs_ml_100k, tiny_release, write_csv, write_ml1m
 
 TINY = Settings(
-    min_user_ratings=20, min_item_ratings=30, rank=3, als_reg=1.0, als_iterations=15, n_states=3
+    min_user_ratings=20,
+    min_item_ratings=30,
+    rank=3,
+    als_reg=1.0,
+    als_iterations=15,
+    n_states=3,
+    data_seed=0,
 )
 
 

@@ -56,15 +56,16 @@ class Purpose:
 
 @dataclass(frozen=True)
 class Settings:
-    """Every setting that changes the prepared arrays (and so the cache key)."""
+    """Every setting that changes the prepared arrays (and so the cache key); the defaults
+    live in one place, ``MovieLensParams`` (``env=movielens``)."""
 
-    min_user_ratings: int = 200
-    min_item_ratings: int = 200
-    rank: int = 20
-    als_reg: float = 10.0
-    als_iterations: int = 30
-    n_states: int = 5
-    data_seed: int = 0
+    min_user_ratings: int
+    min_item_ratings: int
+    rank: int
+    als_reg: float
+    als_iterations: int
+    n_states: int
+    data_seed: int
 
 
 @dataclass(frozen=True)
