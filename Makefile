@@ -19,9 +19,10 @@ install: ## create .venv and install nslb with its dev tools (editable)
 	$(BIN)/pip install --upgrade pip
 	$(BIN)/pip install -e '.[dev]'
 
-lint: ## ruff: lint and format check
+lint: ## ruff (lint and format check) and import-linter (the architecture's import rules)
 	$(BIN)/ruff check nslb_cli tests
 	$(BIN)/ruff format --check nslb_cli tests
+	$(BIN)/lint-imports
 
 test: ## the fast test suite (what CI runs)
 	$(BIN)/python -m pytest -n 2 -q

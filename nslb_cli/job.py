@@ -14,7 +14,8 @@ from nslb_cli.config import RunConfig
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.results import claim_folder, finished_seeds, write_trace
 from nslb_cli.rng import BatchRNG
-from nslb_cli.simulate import Trace, simulate
+from nslb_cli.simulate import build_agent, simulate
+from nslb_cli.trace import Trace
 
 log = logging.getLogger("nslb")
 
@@ -22,7 +23,7 @@ log = logging.getLogger("nslb")
 def simulate_seeds(config: RunConfig, seeds: np.ndarray) -> Trace:
     """Build the world and the agent for ``seeds`` and play the whole horizon."""
     world = ENVIRONMENTS[config.env.name].build(config.env, seeds)
-    agent = AGENTS[config.agent.name].from_world(config.agent, world, BatchRNG(seeds))
+    agent = build_agent(AGENTS[config.agent.name], config.agent, world, BatchRNG(seeds))
     return simulate(world, agent, progress=config.run.progress)
 
 

@@ -57,3 +57,12 @@ def probability(value: float, key: str) -> None:
 def one_of(value: str, choices: Iterable[str], key: str) -> None:
     options = tuple(choices)
     require(value in options, key, f"must be one of {', '.join(options)}; got '{value}'")
+
+
+def even_window(value: int, key: str) -> None:
+    """A detector window ``tau`` compares two halves of ``tau / 2``: positive and even."""
+    require(
+        value > 0 and value % 2 == 0,
+        key,
+        f"must be a positive even integer (two halves), got {value}",
+    )

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from nslb_cli.simulate import NO_BELIEF, Trace
+from nslb_cli.trace import NO_BELIEF, Trace
 
 COLUMNS = (
     "t",

@@ -2,9 +2,10 @@
 
 Every seed owns independent streams derived with :class:`numpy.random.SeedSequence`:
 
-* ``env_generator(seed, part)`` — the environment's randomness, split by purpose
-  (true parameters, latent path, reward noise, contexts) so that, e.g., a longer horizon
-  leaves the true parameters of a seed unchanged. It never depends on the agent.
+* ``generator(seed, stream)`` — one generator per purpose (:class:`Stream`): the
+  environment's randomness is split into true parameters, latent path, reward noise and
+  contexts, so that, e.g., a longer horizon leaves the true parameters of a seed unchanged;
+  it never depends on the agent. ``Stream.AGENT`` is the agent's.
 * :class:`BatchRNG` — the agent's randomness, one generator per seed.
 
 Batched code draws from each seed's generator separately and stacks the results, so the

@@ -2,38 +2,23 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from tqdm import tqdm
 
 from nslb_cli.agents.base import Agent
+from nslb_cli.rng import BatchRNG
+from nslb_cli.trace import NO_BELIEF, Trace
 from nslb_cli.world import World
 
-NO_BELIEF = -1
 
-
-@dataclass
-class Trace:
-    """Per run and round, what happened; every array is ``(R, n)``.
-
-    ``belief`` is ``NO_BELIEF`` and ``p_true_state`` NaN for agents without a belief.
-    """
-
-    seeds: np.ndarray
-    action: np.ndarray
-    reward: np.ndarray
-    expected_reward: np.ndarray
-    optimal_reward: np.ndarray
-    state: np.ndarray
-    belief: np.ndarray
-    p_true_state: np.ndarray
-    summary: dict[str, np.ndarray] = field(default_factory=dict)
-
-    @property
-    def regret(self) -> np.ndarray:
-        """``max_a mu(a, X_t, S_t) - mu(A_t, X_t, S_t)``: the expected, noise-free regret."""
-        return self.optimal_reward - self.expected_reward
+def build_agent(cls: type[Agent], params: Any, world: World, rng: BatchRNG) -> Agent:
+    """An agent of class ``cls`` for ``world``, built from what agents may know: the problem,
+    the offline model and its own streams; an agent that ``sees_truth`` (the oracle) also
+    gets the world's :class:`~nslb_cli.truth.Truth`."""
+    truth = {"truth": world.truth} if cls.sees_truth else {}
+    return cls(params, world.problem, world.offline_model, rng, **truth)
 
 
 def simulate(world: World, agent: Agent, progress: bool | None = None) -> Trace:

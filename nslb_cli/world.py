@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nslb_cli.models import OfflineModel, Problem
+from nslb_cli.truth import Truth
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,11 @@ class World:
     offline_model: OfflineModel
     items: np.ndarray | None = None
     features: np.ndarray | None = None
+
+    @property
+    def truth(self) -> Truth:
+        """The narrow view of this world that the oracle is given."""
+        return Truth(states=self.states, mean_rewards=self.mean_rewards)
 
     def context(self, t: int) -> np.ndarray | None:
         """The context ``X_t``, ``(R, K, d)``, shown in round ``t`` (``None`` if multi-armed)."""

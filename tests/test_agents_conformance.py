@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from nslb_cli.agents import AGENTS
-from nslb_cli.envs.synthetic import SyntheticParams
+from nslb_cli.envs.synthetic import Synthetic, SyntheticParams
 from nslb_cli.results import seed_frame
 from tests.conftest import run_agent
 
@@ -22,7 +22,10 @@ def test_agent_contract(name: str, env: SyntheticParams) -> None:
     trace = run_agent(name, [3, 4, 5], env)
     assert trace.action.shape == (3, env.horizon)
     assert trace.action.min() >= 0 and trace.action.max() < env.n_arms
-    assert np.all(trace.regret >= -1e-12), "regret is max minus the pulled arm's mean"
+    means = Synthetic.build(env, np.array([3, 4, 5])).mean_rewards  # the world, rebuilt
+    pulled = np.take_along_axis(means, trace.action[:, :, None], axis=2)[:, :, 0]
+    np.testing.assert_array_equal(trace.expected_reward, pulled)
+    np.testing.assert_array_equal(trace.optimal_reward, means.max(axis=2))
     has_belief = trace.belief[:, 0] >= 0
     assert np.all(has_belief == has_belief[0]), "a belief is reported in all runs or none"
     if has_belief[0]:

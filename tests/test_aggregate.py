@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nslb_cli import aggregate
-from nslb_cli.aggregate import METRICS
+from nslb_cli.plot import aggregate
+from nslb_cli.plot.aggregate import METRICS
 
 
 def table(rows: list[tuple[str, int, int, float, float]], agents: list[str]) -> pd.DataFrame:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from nslb_cli.detectors import MeanShiftDetector, cao_threshold
+from nslb_cli.agents.detectors import MeanShiftDetector, cao_threshold
 from nslb_cli.models import Problem
 
 SIGMA, TAU = 0.5, 100

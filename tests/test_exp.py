@@ -8,7 +8,7 @@ import pytest
 from nslb_cli.agents import AGENTS
 from nslb_cli.params import ConfigError
 from nslb_cli.rng import BatchRNG
-from nslb_cli.simulate import simulate
+from nslb_cli.simulate import build_agent, simulate
 from tests.conftest import agent_params, synthetic_world
 from tests.worlds import hand_made_world
 
@@ -17,7 +17,9 @@ from tests.worlds import hand_made_world
 @pytest.mark.parametrize("name", ["exp3s", "exp4s"])
 def test_probabilities_are_bounded_below_and_sum_to_one(name: str, overrides: dict) -> None:
     world = synthetic_world([0, 1, 2, 3], dynamics="fixed", period=50, horizon=300)
-    agent = AGENTS[name].from_world(agent_params(name, **overrides), world, BatchRNG([0, 1, 2, 3]))
+    agent = build_agent(
+        AGENTS[name], agent_params(name, **overrides), world, BatchRNG([0, 1, 2, 3])
+    )
     floor = agent.gamma[:, None] / world.problem.n_arms
     for t in range(world.problem.horizon):
         actions = agent.act(t, None)
@@ -32,7 +34,7 @@ def test_default_tuning_is_auer_et_al_for_the_expected_changes() -> None:
     # Paper setting: K = N = 5, n = 2000, switch probability 0.005, so S = 10 changes;
     # gamma = sqrt(K (S ln(N n) + e) / ((e - 1) n)) and alpha = 1 / n.
     world = synthetic_world([0])
-    agent = AGENTS["exp4s"].from_world(agent_params("exp4s"), world, BatchRNG([0]))
+    agent = build_agent(AGENTS["exp4s"], agent_params("exp4s"), world, BatchRNG([0]))
     expected = np.sqrt(5 * (10 * np.log(5 * 2000) + np.e) / ((np.e - 1) * 2000))
     assert agent.gamma[0] == pytest.approx(expected)
     assert agent.alpha[0] == pytest.approx(1 / 2000)
@@ -51,7 +53,7 @@ def test_concentrates_on_the_best_expert_without_sharing(name: str, gamma: float
     states = np.repeat(np.arange(runs)[:, None] % K, horizon, axis=1)
     world = hand_made_world(means, states, means, sigma=0.1, seed=3)
     params = agent_params(name, gamma=gamma, alpha=0.0, reward_low=0.0, reward_high=1.0)
-    agent = AGENTS[name].from_world(params, world, BatchRNG(range(runs)))
+    agent = build_agent(AGENTS[name], params, world, BatchRNG(range(runs)))
     simulate(world, agent, progress=False)
     best = states[:, -1]
     assert np.all(agent.weights[np.arange(runs), best] > 0.99)
@@ -69,7 +71,7 @@ def test_fixed_share_keeps_every_expert_alive() -> None:
     states = np.zeros((runs, horizon), dtype=np.int64)
     world = hand_made_world(means, states, means, sigma=0.1)
     params = agent_params("exp3s", gamma=0.3, alpha=alpha, reward_low=0.0, reward_high=1.0)
-    agent = AGENTS["exp3s"].from_world(params, world, BatchRNG(range(runs)))
+    agent = build_agent(AGENTS["exp3s"], params, world, BatchRNG(range(runs)))
     simulate(world, agent, progress=False)
     assert agent.weights.min() >= np.e * alpha / K / (np.e * (1 + alpha))
 
@@ -91,7 +93,7 @@ def test_invalid_parameters_name_the_field(overrides: dict, key: str) -> None:
 
 def test_exp4s_belief_is_the_expert_weights() -> None:
     world = synthetic_world([5], horizon=50)
-    agent = AGENTS["exp4s"].from_world(agent_params("exp4s"), world, BatchRNG([5]))
+    agent = build_agent(AGENTS["exp4s"], agent_params("exp4s"), world, BatchRNG([5]))
     agent.act(0, None)
     belief = agent.belief()
     np.testing.assert_array_equal(belief.posterior, agent.weights)

@@ -6,7 +6,7 @@ import math
 
 import pandas as pd
 
-from nslb_cli import labels as lab
+from nslb_cli.plot import labels as lab
 
 
 def runs(*rows: dict) -> pd.DataFrame:

@@ -9,9 +9,10 @@ import pytest
 from PIL import Image
 
 from nslb_cli.cli import main
-from nslb_cli.figures import FIGSIZE, curves, palette
-from nslb_cli.plot import PlotError, parse
-from nslb_cli.tables import format_pm
+from nslb_cli.cli.plot import parse
+from nslb_cli.plot.figures import FIGSIZE, curves, palette
+from nslb_cli.plot.report import PlotError
+from nslb_cli.plot.tables import format_pm
 from tests.results_tree import SMALL, write_run
 
 H = SMALL.horizon

@@ -9,7 +9,7 @@ from nslb_cli.agents.posteriors import ArmPosterior, LinearPosterior
 from nslb_cli.envs.synthetic import uniform_switching
 from nslb_cli.models import OfflineModel, Problem
 from nslb_cli.rng import BatchRNG
-from nslb_cli.simulate import simulate
+from nslb_cli.simulate import build_agent, simulate
 from nslb_cli.world import World
 
 
@@ -118,7 +118,7 @@ def test_thompson_agents_play_a_contextual_world() -> None:
         ("umts-sample", AGENTS["umts"].Params(num_particles=50, action_selection="sample")),
         ("random", AGENTS["random"].Params()),
     ]:
-        agent = AGENTS[params.name].from_world(params, world, BatchRNG([0]))
+        agent = build_agent(AGENTS[params.name], params, world, BatchRNG([0]))
         trace = simulate(world, agent, progress=False)
         assert np.all(trace.regret >= -1e-12)
         regret[name] = trace.regret.sum()

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nslb_cli.tidy import load, read_seed
+from nslb_cli.plot.tidy import load, read_seed
 from tests.results_tree import SMALL, write_run
 
 H = SMALL.horizon

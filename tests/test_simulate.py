@@ -16,13 +16,21 @@ def test_oracle_regret_is_exactly_zero() -> None:
         trace = run_agent("oracle", [0, 1, 2], env)
         assert np.all(trace.regret == 0.0)
         assert np.all(trace.p_true_state == 1.0)
+        np.testing.assert_array_equal(trace.belief, trace.state)
+        for other in ("mts", "random"):  # same seeds, same world: never a better arm
+            assert np.all(run_agent(other, [0, 1, 2], env).expected_reward <= trace.expected_reward)
 
 
 def test_regret_is_the_gap_to_the_best_arm_and_cumulates() -> None:
-    trace = run_agent("random", [4, 5], SyntheticParams(horizon=300))
+    env = SyntheticParams(horizon=300)
+    trace = run_agent("random", [4, 5], env)
     frame = seed_frame(trace, 1)
-    assert (frame.regret >= 0).all()
-    np.testing.assert_allclose(frame.regret, frame.optimal_reward - frame.expected_reward)
+    world = Synthetic.build(env, np.array([5]))  # the same world, rebuilt from the seed
+    means = world.mean_rewards[0]  # (n, K)
+    pulled = means[np.arange(300), frame.action.to_numpy()]
+    np.testing.assert_allclose(frame.expected_reward, pulled)
+    np.testing.assert_allclose(frame.regret, means.max(axis=1) - pulled)
+    assert (frame.regret > 0).mean() > 0.5, "random play misses the best arm most rounds"
     np.testing.assert_allclose(frame.cum_regret, np.cumsum(frame.regret))
     np.testing.assert_allclose(frame.cum_reward, np.cumsum(frame.reward))
     assert frame.t.tolist() == list(range(1, 301))

@@ -9,6 +9,7 @@ from nslb_cli.agents import AGENTS
 from nslb_cli.envs.synthetic import SyntheticParams
 from nslb_cli.params import ConfigError
 from nslb_cli.rng import BatchRNG
+from nslb_cli.simulate import build_agent
 from tests.conftest import agent_params, run_agent, synthetic_world
 from tests.worlds import hand_made_world
 
@@ -39,7 +40,7 @@ def test_known_model_makes_sw_umucb_sw_mucb() -> None:
 def test_epsilon_defaults_to_the_prior_sd(epsilon: float | None, expected: float) -> None:
     world = synthetic_world([0, 1], model="prior", prior_sd=0.2, horizon=10)
     params = agent_params("sw_umucb", epsilon=epsilon)
-    agent = AGENTS["sw_umucb"].from_world(params, world, BatchRNG([0, 1]))
+    agent = build_agent(AGENTS["sw_umucb"], params, world, BatchRNG([0, 1]))
     np.testing.assert_allclose(agent.epsilon, expected)
 
 
@@ -51,7 +52,7 @@ def test_no_consistent_state_falls_back_to_all_and_is_counted() -> None:
     model = np.array([[1.0, 0.9], [0.8, 1.0]])
     states = np.zeros((runs, horizon), dtype=np.int64)
     world = hand_made_world(np.zeros((2, 2)), states, model, sigma=0.5, seed=4)
-    agent = AGENTS["sw_mucb"].from_world(agent_params("sw_mucb"), world, BatchRNG(range(runs)))
+    agent = build_agent(AGENTS["sw_mucb"], agent_params("sw_mucb"), world, BatchRNG(range(runs)))
     for t in range(horizon):
         actions = agent.act(t, None)
         np.testing.assert_allclose(agent.belief().posterior.sum(axis=1), 1.0)
@@ -67,7 +68,7 @@ def test_an_over_predicting_state_is_eliminated() -> None:
     # so state 0 leaves C and round 2 plays state 1's best arm.
     means = np.array([[1.0, 0.0], [0.0, 0.6]])
     world = hand_made_world(means, np.ones((1, 20), dtype=np.int64), means, sigma=1e-9)
-    agent = AGENTS["sw_mucb"].from_world(agent_params("sw_mucb"), world, BatchRNG([0]))
+    agent = build_agent(AGENTS["sw_mucb"], agent_params("sw_mucb"), world, BatchRNG([0]))
     first = agent.act(0, None)
     assert first.tolist() == [0] and agent.belief().state.tolist() == [0]
     agent.update(0, None, first, world.reward(0, first))

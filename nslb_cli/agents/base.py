@@ -1,9 +1,13 @@
 """The one agent interface every agent implements.
 
-An agent is built from its parameters, the :class:`~nslb_cli.models.Problem`, the
-:class:`~nslb_cli.models.OfflineModel` (model-free agents ignore it) and its own random
-streams. Each round the simulator calls ``act`` then ``update``; ``belief`` reports what the
-agent believes about the latent state, where it has such a belief.
+An agent is built from ``(params, problem, offline_model, rng)``: its parameters, the
+:class:`~nslb_cli.models.Problem`, the :class:`~nslb_cli.models.OfflineModel` (model-free
+agents ignore it) and its own random streams. Nothing else about the environment reaches an
+agent, except for reference agents that declare ``sees_truth`` (the oracle): they also get a
+:class:`~nslb_cli.truth.Truth` (see :func:`nslb_cli.simulate.build_agent`).
+
+Each round the simulator calls ``act`` then ``update``; ``belief`` reports what the agent
+believes about the latent state, where it has such a belief.
 
 All arrays have a leading runs axis: one agent object plays a batch of independent runs.
 """
@@ -18,7 +22,6 @@ import numpy as np
 
 from nslb_cli.models import OfflineModel, Problem
 from nslb_cli.rng import BatchRNG
-from nslb_cli.world import World
 
 
 @dataclass(frozen=True)
@@ -38,17 +41,13 @@ class Agent(ABC):
     """Base class: a batch of identical agents, one per run."""
 
     Params: ClassVar[type]
+    sees_truth: ClassVar[bool] = False
 
     def __init__(self, params: Any, problem: Problem, model: OfflineModel, rng: BatchRNG) -> None:
         self.params = params
         self.problem = problem
         self.model = model
         self.rng = rng
-
-    @classmethod
-    def from_world(cls, params: Any, world: World, rng: BatchRNG) -> Agent:
-        """Build the agent from what a world tells agents: its problem and offline model."""
-        return cls(params, world.problem, world.offline_model, rng)
 
     @abstractmethod
     def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:

@@ -38,9 +38,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from nslb_cli import params as check
-from nslb_cli.agents.base import Agent
+from nslb_cli.agents.detectors import MeanShiftDetector, cao_threshold
+from nslb_cli.agents.restarting import Restarting
 from nslb_cli.agents.tuning import cao_exploration
-from nslb_cli.detectors import MeanShiftDetector, cao_threshold
 from nslb_cli.models import OfflineModel, Problem
 from nslb_cli.rng import BatchRNG
 
@@ -55,11 +55,7 @@ class RestartedParams:
     gamma: float | None = 0.0
 
     def __post_init__(self) -> None:
-        check.require(
-            self.tau > 0 and self.tau % 2 == 0,
-            "tau",
-            f"must be a positive even integer (two halves), got {self.tau}",
-        )
+        check.even_window(self.tau, "tau")
         if self.threshold is not None:
             check.positive(self.threshold, "threshold")
         if self.gamma is not None:
@@ -76,18 +72,18 @@ class CDTSParams(RestartedParams):
     name: str = "cd_ts"
 
 
-class DetectorRestarted(Agent):
+class DetectorRestarted(Restarting):
     """A per-arm bandit algorithm with forced exploration, restarted by a change detector."""
 
     def __init__(
         self, params: RestartedParams, problem: Problem, model: OfflineModel, rng: BatchRNG
     ) -> None:
-        super().__init__(params, problem, model, rng)
         R, K = problem.n_runs, problem.n_arms
         threshold = params.threshold
         if threshold is None:
             threshold = cao_threshold(problem, params.tau)
-        self.detector = MeanShiftDetector(R, K, params.tau, threshold)
+        detector = MeanShiftDetector(R, K, params.tau, threshold)
+        super().__init__(params, problem, model, rng, detector)
         gamma = cao_exploration(problem, model) if params.gamma is None else params.gamma
         gamma = np.broadcast_to(np.asarray(gamma, dtype=float), (R,))
         # Exploration period floor(K / gamma); 0 marks runs without forced exploration.
@@ -95,8 +91,6 @@ class DetectorRestarted(Agent):
             self.period = np.where(gamma > 0, np.floor(K / gamma), 0).astype(np.int64)
         self.pulls = np.zeros((R, K))
         self.sums = np.zeros((R, K))
-        self.restart = np.zeros(R, dtype=np.int64)
-        self.detections = np.zeros(R, dtype=np.int64)
 
     @abstractmethod
     def choose(self, t: int) -> np.ndarray:
@@ -114,16 +108,11 @@ class DetectorRestarted(Agent):
         runs = np.arange(self.problem.n_runs)
         self.pulls[runs, actions] += 1.0
         self.sums[runs, actions] += rewards
-        fired = self.detector.update(actions, rewards)
-        if fired.any():
-            self.pulls[fired] = 0.0
-            self.sums[fired] = 0.0
-            self.restart[fired] = t + 1
-            self.detections += fired
-            self.detector.reset(fired)
+        self.restart_where(self.detector.update(actions, rewards), t)
 
-    def summary(self) -> dict[str, np.ndarray]:
-        return {"detections": self.detections}
+    def forget(self, runs: np.ndarray) -> None:
+        self.pulls[runs] = 0.0
+        self.sums[runs] = 0.0
 
 
 class CDUCB(DetectorRestarted):

@@ -42,8 +42,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from nslb_cli import params as check
-from nslb_cli.agents.base import Agent
-from nslb_cli.detectors import LinearShiftDetector
+from nslb_cli.agents.detectors import LinearShiftDetector
+from nslb_cli.agents.restarting import Restarting
 from nslb_cli.models import OfflineModel, Problem
 from nslb_cli.rng import BatchRNG
 
@@ -60,11 +60,7 @@ class LinearRestartedParams:
     ridge: float = 1.0
 
     def __post_init__(self) -> None:
-        check.require(
-            self.tau > 0 and self.tau % 2 == 0,
-            "tau",
-            f"must be a positive even integer (two halves), got {self.tau}",
-        )
+        check.even_window(self.tau, "tau")
         check.positive(self.threshold, "threshold")
         check.positive(self.ridge, "ridge")
 
@@ -91,21 +87,19 @@ class CDLinTSParams(LinearRestartedParams):
             check.non_negative(self.v, "v")
 
 
-class LinearRestarted(Agent):
+class LinearRestarted(Restarting):
     """A ridge-regression bandit restarted by the linear change detector."""
 
     def __init__(
         self, params: LinearRestartedParams, problem: Problem, model: OfflineModel, rng: BatchRNG
     ) -> None:
-        super().__init__(params, problem, model, rng)
         R = problem.n_runs
         self.dim = model.means.shape[-1] if model.linear else problem.n_arms
-        self.detector = LinearShiftDetector(R, self.dim, params.tau, params.threshold)
+        detector = LinearShiftDetector(R, self.dim, params.tau, params.threshold)
+        super().__init__(params, problem, model, rng, detector)
         self._prior = params.ridge * np.eye(self.dim)
         self.gram = np.repeat(self._prior[None], R, axis=0)  # A
         self.moment = np.zeros((R, self.dim))  # b
-        self.restart = np.zeros(R, dtype=np.int64)
-        self.detections = np.zeros(R, dtype=np.int64)
         K = problem.n_arms
         self._one_hot = np.broadcast_to(np.eye(K), (R, K, K))  # used only when d = K
 
@@ -133,16 +127,11 @@ class LinearRestarted(Agent):
         x = self.features(contexts)[runs, actions]  # (R, d)
         self.gram += x[:, :, None] * x[:, None, :]
         self.moment += x * rewards[:, None]
-        fired = self.detector.update(x, rewards)
-        if fired.any():
-            self.gram[fired] = self._prior
-            self.moment[fired] = 0.0
-            self.restart[fired] = t + 1
-            self.detections += fired
-            self.detector.reset(fired)
+        self.restart_where(self.detector.update(x, rewards), t)
 
-    def summary(self) -> dict[str, np.ndarray]:
-        return {"detections": self.detections}
+    def forget(self, runs: np.ndarray) -> None:
+        self.gram[runs] = self._prior
+        self.moment[runs] = 0.0
 
 
 class CDLinUCB(LinearRestarted):

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from nslb_cli.agents.base import Agent, Belief
+from nslb_cli.models import OfflineModel, Problem
 from nslb_cli.rng import BatchRNG
-from nslb_cli.world import World
+from nslb_cli.truth import Truth
 
 
 @dataclass
@@ -19,20 +20,24 @@ class OracleParams:
 class Oracle(Agent):
     """Knows ``S_t`` and ``theta*``: pulls ``argmax_a mu(a, X_t, S_t; theta*)``.
 
-    It is the only agent built from the world's truth rather than its offline model.
+    It is the only agent that sees the truth (``sees_truth``), through a :class:`Truth`.
     """
 
     Params = OracleParams
+    sees_truth = True
 
-    def __init__(self, params: OracleParams, world: World, rng: BatchRNG) -> None:
-        super().__init__(params, world.problem, world.offline_model, rng)
-        self.mean_rewards = world.mean_rewards
-        self.states = world.states
+    def __init__(
+        self,
+        params: OracleParams,
+        problem: Problem,
+        model: OfflineModel,
+        rng: BatchRNG,
+        truth: Truth,
+    ) -> None:
+        super().__init__(params, problem, model, rng)
+        self.mean_rewards = truth.mean_rewards
+        self.states = truth.states
         self._belief: Belief | None = None
-
-    @classmethod
-    def from_world(cls, params: OracleParams, world: World, rng: BatchRNG) -> Oracle:
-        return cls(params, world, rng)
 
     def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
         state = self.states[:, t]

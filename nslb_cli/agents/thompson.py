@@ -20,6 +20,7 @@ import numpy as np
 
 from nslb_cli.agents.base import Agent, Belief
 from nslb_cli.models import OfflineModel, Problem
+from nslb_cli.numerics import shifted_exp
 from nslb_cli.rng import BatchRNG, categorical
 
 
@@ -42,8 +43,7 @@ def filter_step(
         ``(R, S)`` ``P_{t+1}``. Computed without BLAS so each run's numbers do not depend
         on the batch it is in.
     """
-    weights = np.exp(log_likelihood - log_likelihood.max(axis=1, keepdims=True))
-    filtered = predictive * weights
+    filtered = predictive * shifted_exp(log_likelihood)
     filtered /= filtered.sum(axis=1, keepdims=True)
     return (filtered[:, :, None] * transitions).sum(axis=1)
 

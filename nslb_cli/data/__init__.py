@@ -7,8 +7,10 @@
 * :mod:`~nslb_cli.data.als` — regularised alternating least squares;
 * :mod:`~nslb_cli.data.clusters` — k-means of user factors, train/test cluster matching,
   per-cluster Gaussian priors;
-* :mod:`~nslb_cli.data.prepare` — filter, split, factorise, cluster, and cache the result;
-* :mod:`~nslb_cli.data.commands` — ``nslb data prepare`` / ``nslb data path``.
+* :mod:`~nslb_cli.data.prepare` — filter, split, factorise, cluster, and cache the result.
+
+The command line over it, ``nslb data prepare|path``, is :mod:`nslb_cli.cli.data`. This
+package knows nothing of agents, environments or the run config.
 
 Every problem with the data is a :class:`DataError`: one line naming the file and what
 was expected.

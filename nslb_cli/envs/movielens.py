@@ -54,6 +54,7 @@ from nslb_cli.data import releases
 from nslb_cli.data.prepare import Loaded, Prepared, Settings, load_or_prepare
 from nslb_cli.envs.synthetic import MIN_CONCENTRATION, MIN_SIGMA
 from nslb_cli.models import OfflineModel, Problem
+from nslb_cli.numerics import normalised_exp
 from nslb_cli.rng import Stream, categorical, generator
 from nslb_cli.world import World
 
@@ -166,12 +167,12 @@ def transition_matrix(points: np.ndarray, stay: float, form: str = "structured")
     off = ~np.eye(S, dtype=bool)
     if form == "structured":
         logits = np.where(off, -distance, -np.inf)
-        similarity = _softmax(logits)
+        similarity = normalised_exp(logits)
         move = (1.0 - stay) * (JUMP_WEIGHT / (S - 1) + SIMILARITY_WEIGHT * similarity)
         return np.where(off, move, stay)
     if form == "literal":
         jump = np.where(off, stay / (S - 1), 1.0 - stay)
-        return JUMP_WEIGHT * jump + SIMILARITY_WEIGHT * _softmax(distance)
+        return JUMP_WEIGHT * jump + SIMILARITY_WEIGHT * normalised_exp(distance)
     raise ValueError(f"unknown transition form {form!r}")
 
 
@@ -180,11 +181,6 @@ def smallest_transition(n_states: int, stay: float, form: str) -> float:
     if form == "literal":
         return JUMP_WEIGHT * min(stay / (n_states - 1), 1.0 - stay)
     return min(stay, (1.0 - stay) * JUMP_WEIGHT / (n_states - 1))
-
-
-def _softmax(logits: np.ndarray) -> np.ndarray:
-    weights = np.exp(logits - logits.max(axis=-1, keepdims=True))
-    return weights / weights.sum(axis=-1, keepdims=True)
 
 
 @dataclass(frozen=True)

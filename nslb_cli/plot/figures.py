@@ -1,4 +1,4 @@
-"""Drawing: figures from the small tables of :mod:`nslb_cli.aggregate` (seaborn style).
+"""Drawing: figures from the small tables of :mod:`nslb_cli.plot.aggregate` (seaborn style).
 
 Every figure has a fixed size (``FIGSIZE`` inches at the caller's dpi: a saved PNG is exactly
 ``FIGSIZE * dpi`` pixels) and its legend outside the axes, on the right, so it never covers

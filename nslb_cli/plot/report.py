@@ -1,9 +1,8 @@
-"""``nslb plot DIR``: figures and summary tables for whatever results are under DIR.
+"""The report of ``nslb plot DIR``: figures and summary tables for whatever results are
+under DIR (the command line is :mod:`nslb_cli.cli.plot`).
 
-The pipeline runs one way: :mod:`nslb_cli.tidy` loads the per-seed CSVs and their configs,
-:mod:`nslb_cli.labels` names groups and agents, :mod:`nslb_cli.aggregate` computes the
-statistics, :mod:`nslb_cli.figures` and :mod:`nslb_cli.tables` draw and write them. Nothing
-is simulated. Per group (an experiment ``name`` and environment config), into ``--out``:
+The pipeline runs one way (:mod:`nslb_cli.plot` lists its steps); nothing is simulated. Per
+group (an experiment ``name`` and environment config), into ``--out``:
 
 - ``<group>-<metric>.<fmt>``: each metric against the round, mean ± SE per agent;
 - ``<group>-final_cum_regret.<fmt>``: final cumulative regret per agent, one dot per seed;
@@ -15,7 +14,6 @@ groups: ``summary.md`` and ``summary.csv``.
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from collections.abc import Sequence
@@ -23,11 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
-from matplotlib.backend_bases import FigureCanvasBase
 
-from nslb_cli import aggregate, figures, tables, tidy
-from nslb_cli import labels as lab
-from nslb_cli.aggregate import METRICS, PAIRED_METRIC, SUMMARY_METRICS
+from nslb_cli.plot import aggregate, figures, tables, tidy
+from nslb_cli.plot import labels as lab
+from nslb_cli.plot.aggregate import METRICS, PAIRED_METRIC, SUMMARY_METRICS
 
 DEFAULT_METRICS = ("cum_regret", "avg_reward")
 DEFAULT_FORMATS = ("png", "pdf")
@@ -40,7 +37,7 @@ class PlotError(Exception):
 
 @dataclass(frozen=True)
 class Options:
-    """What ``nslb plot`` was asked for (see :func:`parser` for the meaning of each)."""
+    """What ``nslb plot`` was asked for (``nslb plot --help`` gives the meaning of each)."""
 
     root: Path
     out: Path
@@ -53,110 +50,6 @@ class Options:
     log_x: bool = False
     log_y: bool = False
     dpi: int = 150
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise PlotError(f"{message} (see `nslb plot --help`)")
-
-
-def parser() -> argparse.ArgumentParser:
-    """The command line of ``nslb plot``."""
-    p = _Parser(
-        prog="nslb plot",
-        description="Figures and summary tables (markdown, CSV) for the results under DIR: "
-        "one set per experiment name and environment config, agents as colours. "
-        "Reads seed=K.csv files and the config.yaml beside them; never simulates.",
-    )
-    p.add_argument("root", metavar="DIR", type=Path, help="a folder of results, e.g. outputs/")
-    p.add_argument("--out", metavar="FOLDER", type=Path, help="where files go (default: DIR)")
-    p.add_argument(
-        "--format",
-        default=",".join(DEFAULT_FORMATS),
-        help="figure formats, comma-separated (default: %(default)s; also svg, jpg, …)",
-    )
-    p.add_argument(
-        "--metric",
-        default=",".join(DEFAULT_METRICS),
-        help=f"per-round metrics to draw, comma-separated (default: %(default)s); "
-        f"one of {', '.join(METRICS)}",
-    )
-    p.add_argument(
-        "--agents",
-        default="",
-        help="only these agents, in this legend order, comma-separated agent or display "
-        "names (default: all, in the paper's order)",
-    )
-    p.add_argument(
-        "--rename",
-        action="append",
-        default=[],
-        metavar="AGENT=LABEL",
-        help="show AGENT (agent or display name) as LABEL; repeatable",
-    )
-    p.add_argument(
-        "--reference",
-        help=f"agent that paired differences are taken against (default: {DEFAULT_REFERENCE}, "
-        "when present); 'none' for no differences",
-    )
-    p.add_argument(
-        "--rounds",
-        default="",
-        metavar="START:END",
-        help="only rounds START…END (either may be omitted; END alone means 1:END); "
-        "'final' values are then those of round END",
-    )
-    p.add_argument("--log-x", action="store_true", help="logarithmic round axis")
-    p.add_argument("--log-y", action="store_true", help="logarithmic metric axis")
-    p.add_argument("--dpi", type=int, default=150, help="PNG resolution (default: %(default)s)")
-    return p
-
-
-def parse(argv: Sequence[str]) -> Options:
-    """Check the command line and return :class:`Options`; raise :class:`PlotError`."""
-    args = parser().parse_args(argv)
-    formats = _items(args.format)
-    supported = FigureCanvasBase.get_supported_filetypes()
-    bad = [f for f in formats if f not in supported]
-    if bad or not formats:
-        raise PlotError(f"--format: unsupported {bad}; choose from {', '.join(supported)}")
-    metrics = _items(args.metric)
-    bad = [m for m in metrics if m not in METRICS]
-    if bad or not metrics:
-        raise PlotError(f"--metric: unknown {bad}; choose from {', '.join(METRICS)}")
-    renames = []
-    for item in args.rename:
-        old, sep, new = item.partition("=")
-        if not (sep and old.strip() and new.strip()):
-            raise PlotError(f"--rename: expected AGENT=LABEL, got '{item}'")
-        renames.append((old.strip(), new.strip()))
-    if args.dpi <= 0:
-        raise PlotError(f"--dpi: must be > 0, got {args.dpi}")
-    return Options(
-        root=args.root,
-        out=args.out or args.root,
-        formats=formats,
-        metrics=metrics,
-        agents=_items(args.agents),
-        rename=tuple(renames),
-        reference=None if args.reference is None else _none_or(args.reference),
-        rounds=_rounds(args.rounds),
-        log_x=args.log_x,
-        log_y=args.log_y,
-        dpi=args.dpi,
-    )
-
-
-def main(argv: Sequence[str]) -> None:
-    """``nslb plot``: parse, plot, report; :class:`PlotError` for the caller to print."""
-    options = parse(argv)
-    written, sections = plot(options)
-    print("\n".join(sections), end="")
-    n_tables = sum(path.suffix in (".md", ".csv") for path in written)
-    print(
-        f"nslb plot: wrote {len(written) - n_tables} figure files and {n_tables} table "
-        f"files to {options.out}"
-    )
 
 
 def plot(options: Options) -> tuple[list[Path], list[str]]:
@@ -320,31 +213,6 @@ def _order(runs: pd.DataFrame, agents: Sequence[str]) -> list[str] | None:
             (i for i, a in enumerate(agents) if a in (n, lab.display_name(n))), default=len(agents)
         ),
     )
-
-
-def _none_or(text: str) -> str:
-    return "" if text.strip().lower() == "none" else text.strip()
-
-
-def _items(text: str) -> tuple[str, ...]:
-    return tuple(item.strip() for item in text.split(",") if item.strip())
-
-
-def _rounds(text: str) -> tuple[int | None, int | None]:
-    """``START:END``, ``START:``, ``:END`` or ``END`` -> (start, end), checked."""
-    if not text.strip():
-        return None, None
-    start_text, sep, end_text = text.partition(":") if ":" in text else ("", ":", text)
-    try:
-        start = int(start_text) if start_text.strip() else None
-        end = int(end_text) if end_text.strip() else None
-    except ValueError:
-        raise PlotError(f"--rounds: expected START:END with whole numbers, got '{text}'") from None
-    if (start is not None and start < 1) or (end is not None and end < 1):
-        raise PlotError(f"--rounds: rounds start at 1, got '{text}'")
-    if start is not None and end is not None and start > end:
-        raise PlotError(f"--rounds: START must not exceed END, got '{text}'")
-    return start, end
 
 
 def _warn(message: str) -> None:

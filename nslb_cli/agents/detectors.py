@@ -21,6 +21,7 @@ from typing import Protocol
 
 import numpy as np
 
+from nslb_cli import params as check
 from nslb_cli.models import Problem
 
 
@@ -65,8 +66,7 @@ class MeanShiftDetector:
     """
 
     def __init__(self, n_runs: int, n_arms: int, tau: int, threshold: float) -> None:
-        if tau <= 0 or tau % 2:
-            raise ValueError(f"tau must be a positive even integer, got {tau}")
+        check.even_window(tau, "tau")
         self.tau = tau
         self.threshold = threshold
         self.rewards = np.zeros((n_runs, n_arms, tau))  # ring buffer per (run, arm)
@@ -134,8 +134,7 @@ class LinearShiftDetector:
     def __init__(
         self, n_runs: int, dim: int, tau: int, threshold: float, ridge: float = DETECTOR_RIDGE
     ) -> None:
-        if tau <= 0 or tau % 2:
-            raise ValueError(f"tau must be a positive even integer, got {tau}")
+        check.even_window(tau, "tau")
         self.tau = tau
         self.threshold = threshold
         self.ridge = ridge

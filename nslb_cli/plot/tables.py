@@ -1,6 +1,6 @@
 """Summary tables as text: markdown for reading, CSV (full precision) for further analysis.
 
-The input is :func:`nslb_cli.aggregate.summary`'s table; nothing here computes statistics.
+The input is :func:`nslb_cli.plot.aggregate.summary`'s table; nothing here computes statistics.
 A mean ± SE is printed with the SE to two significant digits and the mean to the same
 decimal place (``92.6 ± 2.6``, ``0.612 ± 0.010``).
 """
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from nslb_cli.aggregate import METRICS, PAIRED_METRIC, SUMMARY_METRICS
+from nslb_cli.plot.aggregate import METRICS, PAIRED_METRIC, SUMMARY_METRICS
 from nslb_cli.results import atomic_write_text
 
 MAX_DECIMALS = 6
@@ -30,7 +30,7 @@ def format_pm(mean: float, se: float, signed: bool = False) -> str:
 
 
 def markdown(table: pd.DataFrame, *, title: str, details: str = "") -> str:
-    """One group's summary (rows of :func:`~nslb_cli.aggregate.summary`) as a markdown section."""
+    """One group's summary (rows of :func:`~nslb_cli.plot.aggregate.summary`) as markdown."""
     reference = next((r for r in table["reference"] if r), "")
     paired = METRICS[PAIRED_METRIC].label
     header = [

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from nslb_cli import labels as lab
+from nslb_cli.plot import labels as lab
 
 KEYS = ["group", "agent"]
 
@@ -59,7 +59,7 @@ def labelled(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Add ``group`` and ``agent`` (ordered categoricals) to the rows, from their runs.
 
-    ``runs`` is indexed by the ``run`` ids of ``frame`` (see :mod:`nslb_cli.tidy`); it is
+    ``runs`` is indexed by the ``run`` ids of ``frame`` (see :mod:`nslb_cli.plot.tidy`); it is
     returned in legend order (agent names in ``order`` first) with ``group`` and ``agent``.
     """
     runs = lab.order_runs(runs, order)

@@ -1,0 +1,12 @@
+"""How the command line reports bad input: one line on stderr, exit status 2."""
+
+from __future__ import annotations
+
+import sys
+from typing import NoReturn
+
+
+def fail(message: str) -> NoReturn:
+    """Print ``nslb: error: message`` to stderr and exit with status 2."""
+    print(f"nslb: error: {message}", file=sys.stderr)
+    raise SystemExit(2)

@@ -1,0 +1,37 @@
+"""The trace of a simulation: what happened in every round of every run (numpy only).
+
+The simulator produces it, :mod:`nslb_cli.results` writes it and the plot package reads
+what was written; none of them needs the other's imports, so this module depends on numpy
+alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+NO_BELIEF = -1
+
+
+@dataclass
+class Trace:
+    """Per run and round, what happened; every array is ``(R, n)``.
+
+    ``belief`` is ``NO_BELIEF`` and ``p_true_state`` NaN for agents without a belief.
+    """
+
+    seeds: np.ndarray
+    action: np.ndarray
+    reward: np.ndarray
+    expected_reward: np.ndarray
+    optimal_reward: np.ndarray
+    state: np.ndarray
+    belief: np.ndarray
+    p_true_state: np.ndarray
+    summary: dict[str, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def regret(self) -> np.ndarray:
+        """``max_a mu(a, X_t, S_t) - mu(A_t, X_t, S_t)``: the expected, noise-free regret."""
+        return self.optimal_reward - self.expected_reward
