@@ -9,10 +9,18 @@ from pathlib import Path
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
+from nslb_cli import provenance
 from nslb_cli.agents import AGENTS
 from nslb_cli.config import RunConfig
 from nslb_cli.envs import ENVIRONMENTS
-from nslb_cli.results import claim_folder, finished_seeds, write_trace
+from nslb_cli.results import (
+    check_claim,
+    claim_folder,
+    clear_results,
+    finished_seeds,
+    remove_stale_temporaries,
+    write_trace,
+)
 from nslb_cli.rng import BatchRNG
 from nslb_cli.simulate import build_agent, simulate
 from nslb_cli.trace import Trace
@@ -28,8 +36,17 @@ def simulate_seeds(config: RunConfig, seeds: np.ndarray) -> Trace:
 
 
 def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> list[int]:
-    """Simulate the seeds of ``config`` missing from ``folder``; return the seeds written."""
-    claim_folder(folder, OmegaConf.to_container(resolved, resolve=True))
+    """Simulate the seeds of ``config`` missing from ``folder``; return the seeds written.
+
+    The folder is claimed (its ``config.yaml`` written) only when the first results are:
+    a job that fails before leaves nothing that blocks the next one. Temporary files left
+    by killed processes are removed; ``run.overwrite`` first removes the finished results.
+    """
+    settings = OmegaConf.to_container(resolved, resolve=True)
+    remove_stale_temporaries(folder)
+    if config.run.overwrite:
+        clear_results(folder)
+    check_claim(folder, settings)
     done = finished_seeds(folder)
     pending = np.array([s for s in config.seeds if s not in done], dtype=np.int64)
     label = f"{config.agent.name} on {config.env.name}"
@@ -41,7 +58,10 @@ def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> list[int]:
     for first in range(0, len(pending), config.run.batch_size):
         batch = pending[first : first + config.run.batch_size]
         trace = simulate_seeds(config, batch)
+        if first == 0:
+            claim_folder(folder, settings)
         write_trace(folder, trace)
+        provenance.record(folder, batch.tolist())
         final_regret.append(trace.regret.sum(axis=1))
     regret = np.concatenate(final_regret)
     se = regret.std(ddof=1) / np.sqrt(len(regret)) if len(regret) > 1 else float("nan")

@@ -29,12 +29,12 @@ def test_every_env_and_agent_composes(env: str, agent: str) -> None:
 
 @pytest.mark.parametrize("experiment", options("experiment"))
 def test_every_experiment_preset_composes(experiment: str) -> None:
-    assert check_command_line([f"experiment={experiment}"], multirun=False) >= 1
+    assert check_command_line([f"experiment={experiment}"], multirun=False).jobs >= 1
 
 
 def test_sweep_counts_every_point() -> None:
-    assert check_command_line(["agent=umts", "agent.num_particles=10,100,1000"], True) == 3
-    assert check_command_line(["agent=mts,umts", "env.dynamics=fixed,markov"], True) == 4
+    assert check_command_line(["agent=umts", "agent.num_particles=10,100,1000"], True).jobs == 3
+    assert check_command_line(["agent=mts,umts", "env.dynamics=fixed,markov"], True).jobs == 4
 
 
 INVALID = [
@@ -87,7 +87,7 @@ def test_agent_specific_overrides_in_an_agent_sweep() -> None:
     ``++``, which then works for every swept agent that has the key."""
     with pytest.raises(ConfigError, match=r"write \+\+agent\.gamma=0\.1"):
         check_command_line(["agent=cd_ucb,cd_ts", "agent.gamma=0.1"], multirun=True)
-    assert check_command_line(["agent=cd_ucb,cd_ts", "++agent.gamma=0.1"], multirun=True) == 2
+    assert check_command_line(["agent=cd_ucb,cd_ts", "++agent.gamma=0.1"], multirun=True).jobs == 2
     with pytest.raises(ConfigError, match="agent.gamma: unknown key for agent 'mts'"):
         check_command_line(["agent=mts,cd_ts", "++agent.gamma=0.1"], multirun=True)
 
