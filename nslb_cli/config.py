@@ -120,6 +120,13 @@ def validate(cfg: DictConfig) -> RunConfig:
         )
     env = _registered(cfg.get("env"), "env", ENVIRONMENTS)
     agent = _registered(cfg.get("agent"), "agent", AGENTS)
+    if env.contextual and agent.fixed_arms:
+        raise ConfigError(
+            "agent",
+            f"{cfg.agent.name} learns each arm's rewards, but env={cfg.env.name} offers other "
+            "items every round: choose an agent that uses contexts (mts, umts, cd_linucb, "
+            "cd_lints, exp4s, sw_mucb, …)",
+        )
     return RunConfig(
         name=name,
         env=_parameters(env.Params, cfg.env, "env"),

@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_module
 
+from nslb_cli.agents import AGENTS
 from nslb_cli.config import CONFIG_MODULE, check_command_line, folder_name, validate
+from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.params import ConfigError
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
@@ -22,7 +24,12 @@ def options(group: str) -> list[str]:
 @pytest.mark.parametrize("env", options("env"))
 def test_every_env_and_agent_composes(env: str, agent: str) -> None:
     with initialize_config_module(CONFIG_MODULE, version_base="1.3"):
-        config = validate(compose("config", overrides=[f"env={env}", f"agent={agent}"]))
+        cfg = compose("config", overrides=[f"env={env}", f"agent={agent}"])
+        if ENVIRONMENTS[env].contextual and AGENTS[agent].fixed_arms:
+            with pytest.raises(ConfigError, match=f"^agent: {agent} learns each arm's rewards"):
+                validate(cfg)
+            return
+        config = validate(cfg)
     assert config.env.name == env
     assert config.agent.name == agent
 

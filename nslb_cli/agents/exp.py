@@ -148,6 +148,7 @@ class Exp3S(ExponentialWeights):
     """Exp3.S over the raw arms: expert ``a`` always recommends arm ``a``."""
 
     Params = Exp3SParams
+    fixed_arms = True
 
     def __init__(
         self, params: Exp3SParams, problem: Problem, model: OfflineModel, rng: BatchRNG

@@ -224,6 +224,7 @@ class MovieLens:
     """Builds MovieLens worlds; see the module docstring for the generative process."""
 
     Params = MovieLensParams
+    contextual = True  # each round's arms are different movies
 
     @staticmethod
     def build(p: MovieLensParams, seeds: np.ndarray) -> World:
