@@ -5,19 +5,29 @@ section into its parameter dataclass (``SyntheticParams``, ``UMTSParams``, …),
 rejects unknown keys (``+agent.typo=1`` included), wrong types and out-of-range values with
 one line that names the key. :func:`check_command_line` does this for every point of a
 sweep before the first job starts.
+
+Config group options: ``env=NAME`` and ``agent=NAME`` exist for every registered
+environment and agent (:mod:`nslb_cli.registry`). nslb's own are YAML files in ``conf/``,
+which document each parameter and must equal the ``Params`` defaults (the tests check it);
+an entry without a YAML file in ``conf/`` (a plugin's) gets its ``Params`` defaults as its
+option, stored in Hydra's ConfigStore by :func:`register_options`. Either way the values go
+through the same ``Params`` dataclass in :func:`validate`.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import tempfile
 from dataclasses import dataclass, fields
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from hydra import compose, initialize_config_module
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+from hydra.core.config_store import ConfigStore
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override
 from hydra.errors import HydraException
@@ -30,6 +40,7 @@ from nslb_cli import params as check
 from nslb_cli.agents import AGENTS
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.params import ConfigError
+from nslb_cli.registry import PluginError, Registry
 
 
 def folder_name(override_dirname: str) -> str:
@@ -97,13 +108,46 @@ def _parameters(schema: type, node: Any, section: str) -> Any:
         raise err.within(section) from None
 
 
-def _registered(node: Any, section: str, registry: dict[str, Any]) -> Any:
+def _registered(node: Any, section: str, registry: Registry) -> Any:
     name = node.get("name") if isinstance(node, DictConfig) else None
-    if name not in registry:
+    if name not in registry and (not isinstance(name, str) or registry.problem(name) is None):
         raise ConfigError(
             f"{section}.name", f"unknown {section} '{name}'; available: {', '.join(registry)}"
         )
-    return registry[name]
+    try:
+        return registry[name]
+    except PluginError as err:
+        raise ConfigError(f"{section}.name", str(err)) from None
+
+
+def _has_yaml(group: str, name: str) -> bool:
+    return resources.files(CONFIG_MODULE).joinpath(group, f"{name}.yaml").is_file()
+
+
+def _option(registry: Registry, name: str) -> dict[str, Any]:
+    """The config group option of ``name``: its ``Params`` defaults (``{name}`` alone if it
+    cannot be loaded, so that choosing it reports why in :func:`validate`)."""
+    try:
+        schema = OmegaConf.structured(registry[name].Params)
+    except (PluginError, OmegaConfBaseException):
+        return {"name": name}
+    return OmegaConf.to_container(schema)  # untyped: validate() checks, as for YAML options
+
+
+@functools.cache
+def register_options() -> tuple[str, ...]:
+    """Store a Hydra config group option for every registered environment and agent that has
+    no YAML file in ``conf/`` (plugins); return the plugins' problems, one line each.
+
+    Call it before Hydra composes (Hydra hands the ConfigStore to its launchers' workers).
+    It imports those plugins, so a broken one is reported here, once, and left out.
+    """
+    store = ConfigStore.instance()
+    for group, registry in (("env", ENVIRONMENTS), ("agent", AGENTS)):
+        for name in registry.declared():
+            if not _has_yaml(group, name):
+                store.store(group=group, name=name, node=_option(registry, name))
+    return tuple(ENVIRONMENTS.problems() + AGENTS.problems())
 
 
 def validate(cfg: DictConfig) -> RunConfig:
@@ -228,6 +272,18 @@ def _non_sweep(overrides: list[str]) -> list[str]:
     ]
 
 
+def load(overrides: list[str]) -> RunConfig:
+    """The validated config of one job (no sweep) of ``overrides``; raise :class:`ConfigError`."""
+    parse_overrides(overrides)
+    register_options()
+    with initialize_config_module(CONFIG_MODULE, version_base="1.3"):
+        try:
+            cfg = compose(CONFIG_NAME, overrides=overrides)
+        except (HydraException, OmegaConfBaseException, ValueError) as err:
+            raise ConfigError("overrides", one_line(err)) from None
+    return validate(cfg)
+
+
 def check_command_line(overrides: list[str], multirun: bool) -> CommandLine:
     """Compose and validate every job of ``nslb run [-m] overrides``, and check that each
     batch fits in memory and that the output folder can be written.
@@ -235,6 +291,7 @@ def check_command_line(overrides: list[str], multirun: bool) -> CommandLine:
     Raises :class:`ConfigError` naming the first bad point.
     """
     parse_overrides(overrides)
+    register_options()
     with initialize_config_module(CONFIG_MODULE, version_base="1.3"):
         try:
             points, base = _sweep_points(overrides, multirun)

@@ -19,7 +19,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from nslb_cli import provenance
-from nslb_cli.cli.errors import fail
+from nslb_cli.cli.errors import fail, warn
 from nslb_cli.cli.failures import Failures
 from nslb_cli.config import (
     CONFIG_MODULE,
@@ -27,6 +27,7 @@ from nslb_cli.config import (
     CommandLine,
     check_command_line,
     expand_home,
+    register_options,
     validate,
 )
 from nslb_cli.params import ConfigError
@@ -78,6 +79,8 @@ def main(arguments: Sequence[str]) -> None:
     """``nslb run``: check every job of the command line, then hand over to Hydra."""
     arguments = expand_home(list(arguments))
     provenance.remember_command(["run", *arguments])
+    for problem in register_options():  # plugins' config group options, before Hydra composes
+        warn(problem)
     flags = [a for a in arguments if a.startswith("-") and a not in MULTIRUN_FLAGS]
     plan: CommandLine | None = None
     if not flags:
