@@ -20,8 +20,8 @@ install: ## create .venv and install nslb with its dev tools (editable)
 	$(BIN)/pip install -e '.[dev]'
 
 lint: ## ruff (lint and format check) and import-linter (the architecture's import rules)
-	$(BIN)/ruff check nslb_cli tests
-	$(BIN)/ruff format --check nslb_cli tests
+	$(BIN)/ruff check nslb_cli tests examples
+	$(BIN)/ruff format --check nslb_cli tests examples
 	$(BIN)/lint-imports
 
 test: ## the fast test suite (what CI runs)
