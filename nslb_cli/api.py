@@ -66,9 +66,15 @@ The rules (``nslb check agent=NAME`` tests them; see :mod:`nslb_cli.conformance`
    the oracle, may declare ``sees_truth = True``: it is then also given ``truth=``, a
    :class:`Truth`.)
 
+An agent that learns per arm (arm ``a`` must be the same item every round) declares
+``fixed_arms = True``: nslb then refuses it, in one line, on environments whose arms are
+different items every round (``contextual``, e.g. MovieLens).
+
 Environments
 ============
-``class MyEnv`` with ``Params = MyEnvParams`` (same rules as an agent's) and
+``class MyEnv`` with ``Params = MyEnvParams`` (same rules as an agent's, plus the fields
+``n_arms``, ``n_states`` and ``horizon``), ``contextual`` (``True`` when each round's arms
+are different items with features, ``False`` for fixed arms) and
 ``build(params, seeds) -> World`` (a static or class method), where the realisation of seed
 ``k`` depends only on ``params`` and ``k`` (common random numbers): draw from
 ``generator(k, Stream.PARAMETERS)``, ``Stream.PATH``, ``Stream.NOISE``, ``Stream.CONTEXTS``,

@@ -1,13 +1,15 @@
 """examples/epsilon_greedy installed by pip, as a researcher installs a plugin, then used.
 
-pip builds the package from its pyproject.toml (setuptools, no network: --no-build-isolation)
-into a target folder that the commands get on their PYTHONPATH, so the test environment's
-own packages stay as they are. Slow (a build, a parallel sweep, a plot): `make test-full`;
-the fast suite covers the same commands with tests/test_plugins_cli.py.
+pip builds the package from a copy of it (setuptools writes build files beside the sources;
+no network: --no-build-isolation) into a target folder that the commands get on their
+PYTHONPATH, so the test environment's own packages stay as they are. Slow (a build, a
+parallel sweep, a plot): `make test-full`; the fast suite covers the same commands with
+tests/test_plugins_cli.py.
 """
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,10 +22,11 @@ from tests.plugins import EXAMPLE, nslb_with
 
 @pytest.mark.slow
 def test_the_example_plugin_installs_runs_plots_and_passes_its_checks(tmp_path: Path) -> None:
-    site = tmp_path / "site"
+    site, source = tmp_path / "site", tmp_path / "epsilon_greedy"
+    shutil.copytree(EXAMPLE, source, ignore=shutil.ignore_patterns("build", "*.egg-info"))
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-         "--target", str(site), str(EXAMPLE)],
+         "--target", str(site), str(source)],
         check=True, capture_output=True, text=True,
     )  # fmt: skip
     assert list(site.glob("nslb_epsilon_greedy-0.1.0.dist-info/entry_points.txt"))

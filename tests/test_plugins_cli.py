@@ -115,3 +115,37 @@ def test_broken_plugins_are_reported_and_the_rest_still_works(tmp_path: Path) ->
         "nslb: error: agent.name: agent 'broken' (bad-plugin 1.0): cannot use "
         "no_such_module:Agent: ModuleNotFoundError: No module named 'no_such_module'"
     )
+
+
+TINY_ENV = """
+from dataclasses import dataclass
+
+from nslb_cli.envs.synthetic import Synthetic, SyntheticParams
+
+
+@dataclass
+class TinyParams(SyntheticParams):
+    name: str = "tiny"
+    n_arms: int = 3
+    horizon: int = 40
+
+
+class Tiny(Synthetic):
+    Params = TinyParams
+"""
+
+
+def test_a_plugin_environment_runs_and_checks_agents(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    fake_distribution(site, "tiny-env", "0.1", {"nslb.envs": {"tiny": "tiny_env:Tiny"}})
+    (site / "tiny_env.py").write_text(TINY_ENV)
+    run = nslb_with(
+        str(site), "run", "env=tiny", "agent=mts", "env.sigma=0.1", "run.n_seeds=2",
+        "run.progress=false", cwd=tmp_path,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    frame = pd.read_csv(tmp_path / "outputs/default/tiny/mts/env.sigma=0.1/seed=1.csv")
+    assert len(frame) == 40 and frame.action.max() < 3
+    checked = nslb_with(str(site), "check", "agent=random", "env=tiny", cwd=tmp_path)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert checked.stdout.splitlines()[1] == "  tiny"

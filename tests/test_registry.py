@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from nslb_cli.agents import AGENTS, GROUP, check_agent_class
+from nslb_cli.envs import GROUP as ENV_GROUP
+from nslb_cli.envs import check_environment_class
 from nslb_cli.registry import PluginError, Registry
 from tests.plugins import fake_distribution
 
@@ -96,3 +98,56 @@ def test_a_broken_plugin_fails_in_one_line_and_alone(registry: Registry, name: s
     loaded = registry.load_all()
     assert "good" in loaded and "mts" in loaded and name not in loaded
     assert len(registry.problems()) == len(BROKEN)
+
+
+ENVIRONMENT_PLUGIN = """
+from dataclasses import dataclass
+
+
+@dataclass
+class SizedParams:
+    name: str = "sized"
+    n_arms: int = 2
+    n_states: int = 2
+    horizon: int = 10
+
+
+@dataclass
+class UnsizedParams:
+    name: str = "unsized"
+
+
+class Sized:
+    Params = SizedParams
+    contextual = False
+
+    @staticmethod
+    def build(params, seeds):
+        raise NotImplementedError
+
+
+class Unsized(Sized):
+    Params = UnsizedParams
+
+
+class Undeclared:
+    Params = SizedParams
+    build = Sized.build
+"""
+
+
+def test_an_environment_declares_its_sizes_and_whether_it_is_contextual(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "fake_envs.py").write_text(ENVIRONMENT_PLUGIN)
+    points = {"sized": "fake_envs:Sized", "unsized": "fake_envs:Unsized"}
+    points["undeclared"] = "fake_envs:Undeclared"
+    fake_distribution(tmp_path, "fake-envs", "1.0", {ENV_GROUP: points})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    registry = Registry("env", ENV_GROUP, check_environment_class)
+    assert registry["sized"].Params().horizon == 10
+    assert set(registry.load_all()) == {"synthetic", "movielens", "sized"}
+    assert [p.split(": ")[-1] for p in registry.problems()] == [
+        "Undeclared.contextual must be True or False",
+        "UnsizedParams has no field n_arms, n_states, horizon",
+    ]

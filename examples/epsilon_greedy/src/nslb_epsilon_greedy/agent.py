@@ -3,7 +3,7 @@
 Per run and arm the agent keeps the pulls and the reward sum since its last restart. Each
 round it pulls a uniformly random arm with probability ``epsilon``, else the arm of best mean
 (arms not yet pulled first). Every ``restart_every`` rounds it forgets everything: a blunt
-answer to a changing world, without a model or a change detector. Multi-armed only.
+answer to a changing world, without a model or a change detector.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nslb_cli.api import Agent, BatchRNG, ConfigError, OfflineModel, Problem, check
+from nslb_cli.api import Agent, BatchRNG, OfflineModel, Problem, check
 
 
 @dataclass
@@ -28,13 +28,12 @@ class EpsilonGreedyParams:
 
 class EpsilonGreedy(Agent):
     Params = EpsilonGreedyParams
+    fixed_arms = True  # learns per arm: nslb refuses it on environments with contexts
 
     def __init__(
         self, params: EpsilonGreedyParams, problem: Problem, model: OfflineModel, rng: BatchRNG
     ) -> None:
         super().__init__(params, problem, model, rng)
-        if model.linear:
-            raise ConfigError("agent.name", "epsilon_greedy needs a multi-armed environment")
         self.pulls = np.zeros((problem.n_runs, problem.n_arms))
         self.sums = np.zeros((problem.n_runs, problem.n_arms))
         self.explorations = np.zeros(problem.n_runs, dtype=np.int64)
