@@ -5,6 +5,7 @@ three times: seeds ``SEEDS`` in one batch, the same again after reseeding the gl
 generators (NumPy's and Python's), and seed ``ALONE`` by itself. Then:
 
 =========================  =================================================================
+``runs``                   the agent is built and plays every round without raising
 ``actions``                ``act`` returns an integer array of shape ``(R,)`` with values in
                            ``[0, K)``, every round
 ``determinism``            the two batch runs are identical (so the agent draws only from its
