@@ -63,8 +63,10 @@ class OfflineModel:
         """``mu(a, X_t, s)`` under the point estimate, shape ``(R, S, K)``.
 
         Multi-armed: ``means`` itself. Linear: ``X_t[a] · theta_s`` for contexts of shape
-        ``(R, K, d)``, summed without BLAS so a run's numbers do not depend on its batch.
+        ``(R, K, d)``, by :func:`nslb_cli.linalg.linear_rewards`.
         """
         if contexts is None:
             return self.means
-        return (contexts[:, None, :, :] * self.means[:, :, None, :]).sum(axis=-1)
+        from nslb_cli.linalg import linear_rewards  # numba: only contextual runs pay its import
+
+        return linear_rewards(contexts, self.means)
