@@ -160,7 +160,7 @@ class LinearShiftDetector:
     def update(self, features: np.ndarray, rewards: np.ndarray) -> np.ndarray:
         """Record ``(X_t[A_t], R_t)``: ``features`` ``(R, d)``, ``rewards`` ``(R,)``; return
         ``(R,)`` bool, True where a change is detected this round."""
-        from nslb_cli.agents.linear_kernels import record_round  # numba (nslb_cli.linalg)
+        from nslb_cli.agents.linear_kernels import record_round  # numba: loaded on use
 
         record_round(
             np.asarray(features, dtype=float),

@@ -129,7 +129,7 @@ class LinearRestarted(Restarting):
     ) -> None:
         runs = np.arange(self.problem.n_runs)
         x = self.features(contexts)[runs, actions]  # (R, d)
-        from nslb_cli.agents.linear_kernels import sherman_morrison  # numba (nslb_cli.linalg)
+        from nslb_cli.agents.linear_kernels import sherman_morrison  # numba: loaded on use
 
         sherman_morrison(self.inverse, x)
         self.moment += x * rewards[:, None]
@@ -147,7 +147,7 @@ class CDLinUCB(LinearRestarted):
 
     def choose(self, x: np.ndarray) -> np.ndarray:
         alpha = self.problem.sigma if self.params.alpha is None else self.params.alpha
-        from nslb_cli.agents.linear_kernels import ucb_arms  # numba (nslb_cli.linalg)
+        from nslb_cli.agents.linear_kernels import ucb_arms  # numba: loaded on use
 
         return ucb_arms(x, self.inverse, self.moment, alpha)
 
@@ -165,6 +165,6 @@ class CDLinTS(LinearRestarted):
 
     def choose(self, x: np.ndarray) -> np.ndarray:
         v = self.problem.sigma if self.params.v is None else self.params.v
-        from nslb_cli.agents.linear_kernels import thompson_arms  # numba (nslb_cli.linalg)
+        from nslb_cli.agents.linear_kernels import thompson_arms  # numba: loaded on use
 
         return thompson_arms(x, self.inverse, self.moment, self._noise.next(), v, JITTER)

@@ -2,8 +2,9 @@
 their change detector (:class:`~nslb_cli.agents.detectors.LinearShiftDetector`).
 
 Each kernel loops over the runs of a batch and works on one run's arrays at a time with
-:mod:`nslb_cli.linalg`, in place where it updates statistics; the classes' docstrings give the
-equations. Imported where first used (numba's import is slow, see :mod:`nslb_cli.linalg`).
+:mod:`nslb_cli.agents.linalg`, in place where it updates statistics; the classes' docstrings
+give the equations. Imported where first used (numba is slow to import and load, see
+:mod:`nslb_cli.agents.linalg`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from nslb_cli.linalg import (
+from nslb_cli.agents.linalg import (
     add_outer,
     add_scaled,
     cholesky,

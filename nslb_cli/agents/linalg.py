@@ -1,15 +1,16 @@
-"""Linear algebra compiled with numba, for batches of runs with small per-run arrays.
+"""Linear algebra on one run's small arrays, compiled with numba.
 
-Contextual models and the linear agents touch a few ``d``-vectors and ``d × d`` matrices per
-run every round (``d = 20`` on MovieLens). Batched numpy calls on arrays that small spend
-their time in overhead and temporaries. These loops work run by run: :func:`linear_rewards`
-loops over a batch, the other functions over one run's arrays (called from compiled kernels
-that loop over the runs). So a run's numbers never depend on its batch: no BLAS, and each sum
-is taken in index order (no fastmath). Where a matrix is symmetric, ``m x`` is computed as
-``sum_i x_i m[i, :]``, over contiguous rows that the compiler vectorises.
+The linear agents and their detector touch a few ``d``-vectors and ``d × d`` matrices per run
+every round (``d = 20`` on MovieLens); batched numpy calls on arrays that small spend their
+time in overhead and temporaries. These functions work on one run's arrays and are called
+from compiled kernels that loop over the runs, so a run's numbers never depend on its batch:
+no BLAS, and each sum is taken in index order (no fastmath). Where a matrix is symmetric,
+``m x`` is computed as ``sum_i x_i m[i, :]``, over contiguous rows that the compiler
+vectorises.
 
-numba takes about 0.3 s to import (and loads scipy): import this module where it is first
-needed, so that runs which need none of it do not pay for it.
+numba takes 0.3–0.6 s to import (and loads scipy), and loading the first cached kernel
+another 0.3 s: only modules imported where a kernel is first needed may import this one, so
+that runs which need none of it do not pay for it.
 """
 
 from __future__ import annotations
@@ -84,20 +85,3 @@ def cholesky_solve(factor: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
         for k in range(i + 1, d):
             total -= factor[k, i] * out[k]
         out[i] = total / factor[i, i]
-
-
-@numba.njit(cache=True)
-def linear_rewards(contexts: np.ndarray, means: np.ndarray) -> np.ndarray:
-    """``out[r, s, a] = sum_j contexts[r, a, j] · means[r, s, j]``, shape ``(R, S, K)``.
-
-    The predicted means of every state and arm under a linear model, without a temporary
-    ``(R, S, K, d)`` product.
-    """
-    R, K, _ = contexts.shape
-    S = means.shape[1]
-    out = np.empty((R, S, K))
-    for r in range(R):
-        for s in range(S):
-            for a in range(K):
-                out[r, s, a] = dot(contexts[r, a], means[r, s])
-    return out
