@@ -116,9 +116,10 @@ class ExponentialWeights(Agent):
 
     def arm_probabilities(self, recommended: np.ndarray) -> np.ndarray:
         """``p(a) = (1 - gamma) sum_i w_i 1{xi_i = a} + gamma / K``, shape ``(R, K)``."""
-        K = self.problem.n_arms
-        votes = recommended[:, None, :] == np.arange(K)[None, :, None]  # (R, K, N)
-        mixture = (votes * self.weights[:, None, :]).sum(axis=2)
+        R, K = recommended.shape[0], self.problem.n_arms
+        # Each run's weights summed into the bins of its arms (in expert order) by one bincount.
+        bins = (self._runs[:, None] * K + recommended).ravel()
+        mixture = np.bincount(bins, weights=self.weights.ravel(), minlength=R * K).reshape(R, K)
         return (1.0 - self.gamma[:, None]) * mixture + (self.gamma / K)[:, None]
 
     def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
