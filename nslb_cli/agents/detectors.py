@@ -145,10 +145,9 @@ class LinearShiftDetector:
         self, n_runs: int, dim: int, tau: int, threshold: float, ridge: float = DETECTOR_RIDGE
     ) -> None:
         check.even_window(tau, "tau")
-        self.tau = tau
         self.threshold = threshold
         self.ridge = ridge
-        self.features = np.zeros((n_runs, tau, dim))  # ring buffers per run
+        self.features = np.zeros((n_runs, tau, dim))  # ring buffers per run (tau is their length)
         self.rewards = np.zeros((n_runs, tau))
         self.counts = np.zeros(n_runs, dtype=np.int64)  # rounds since reset
         self.gram_new = np.zeros((n_runs, dim, dim))  # A
