@@ -30,16 +30,22 @@ Agents
 ``R`` runs (seeds): ``MyAgent(params, problem, model, rng)``, where
 
 * ``params``: the validated ``Params`` instance;
-* ``problem``: :class:`Problem` — ``n_arms`` (K), ``n_states`` (S), ``horizon`` (n), reward
-  noise ``sigma``, ``n_runs`` (R);
+* ``problem``: :class:`Problem` — ``n_arms`` (K), ``n_states`` (S), ``horizon`` (n),
+  ``n_runs`` (R), ``reward_model`` (:class:`RewardModel`: Gaussian or Bernoulli rewards; its
+  methods give the likelihood ``log_likelihood(r, mu)``, the conjugate prior of a mean from
+  the model's ``means`` and ``mean_sd`` (``prior``), ``update``, the posterior predictive
+  and posterior draws, so an agent written against them handles every reward model) and
+  ``sigma``, the rewards' sub-Gaussian scale (the Gaussian noise's standard deviation, 1/2
+  for Bernoulli rewards);
 * ``model``: :class:`OfflineModel` — what the environment tells agents: ``means`` ``(R, S,
   K)`` (linear models: ``(R, S, d)``), ``mean_sd``, ``transitions`` ``(R, S, S)``,
   ``concentration`` (Dirichlet prior or ``None``), ``initial`` ``(R, S)``, ``covariance``
   (linear only), and ``expected_rewards(contexts)`` ``(R, S, K)``. Model-free agents ignore
   it;
 * ``rng``: :class:`BatchRNG` — the agent's own random streams, one generator per run:
-  ``random(shape)``, ``normal(shape)``, ``integers(high, shape)``, ``standard_gamma(k)``
-  return ``(R, *shape)`` arrays; ``for_runs(runs)`` gives the generators of some runs.
+  ``random(shape)``, ``normal(shape)``, ``integers(high, shape)``, ``standard_gamma(k)``,
+  ``beta(a, b)`` return ``(R, *shape)`` arrays; ``for_runs(runs)`` gives the generators of
+  some runs.
 
 Each round ``t`` (0-based) nslb calls, in this order:
 
@@ -78,7 +84,9 @@ are different items with features, ``False`` for fixed arms) and
 ``build(params, seeds) -> World`` (a static or class method), where the realisation of seed
 ``k`` depends only on ``params`` and ``k`` (common random numbers): draw from
 ``generator(k, Stream.PARAMETERS)``, ``Stream.PATH``, ``Stream.NOISE``, ``Stream.CONTEXTS``,
-and draw the reward noise per round, not per arm. See :class:`World` for its arrays.
+and draw the reward noise per round, not per arm (``RewardModel.noise``; the world's
+``problem.reward_model.realise`` turns it into the pulled arm's reward). See :class:`World`
+for its arrays.
 """
 
 from __future__ import annotations
@@ -87,6 +95,7 @@ from nslb_cli import params as check
 from nslb_cli.agents.base import Agent, Belief
 from nslb_cli.models import OfflineModel, Problem
 from nslb_cli.params import ConfigError
+from nslb_cli.rewards import Bernoulli, Gaussian, RewardModel
 from nslb_cli.rng import BatchRNG, Stream, generator
 from nslb_cli.truth import Truth
 from nslb_cli.world import World
@@ -95,9 +104,12 @@ __all__ = [
     "Agent",
     "BatchRNG",
     "Belief",
+    "Bernoulli",
     "ConfigError",
+    "Gaussian",
     "OfflineModel",
     "Problem",
+    "RewardModel",
     "Stream",
     "Truth",
     "World",

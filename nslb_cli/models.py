@@ -2,16 +2,21 @@
 
 All arrays carry a leading runs axis ``R``; ``S`` latent states, ``K`` arms.
 
-Two reward models share one interface, :meth:`OfflineModel.expected_rewards`:
+Two models of the mean reward share one interface, :meth:`OfflineModel.expected_rewards`:
 
-* multi-armed (no context): ``mu(a, s) = means[s, a]``, with an independent Gaussian prior
-  of standard deviation ``mean_sd[s, a]`` around it;
+* multi-armed (no context): ``mu(a, s) = means[s, a]``, with an independent prior of
+  standard deviation ``mean_sd[s, a]`` around it;
 * linear (contexts ``X_t`` of shape ``(K, d)``): ``mu(a, X_t, s) = X_t[a] · means[s]``,
   with a Gaussian prior of covariance ``covariance[s]`` around ``means[s]``.
 
 The point estimate is used by mTS, SW-mUCB and Exp4.S; the prior by umTS. With zero prior
 spread the model is *known*. Transitions likewise: a point estimate ``phi`` and, when
 uncertain, Dirichlet concentrations ``alpha`` whose mean is ``phi``.
+
+How a reward scatters around its mean (Gaussian noise, a Bernoulli click) is the
+:class:`Problem`'s ``reward_model``; an uncertain mean's prior is given by its mean and
+standard deviation (``means``, ``mean_sd``), which the reward model turns into its
+conjugate prior (:meth:`nslb_cli.rewards.RewardModel.prior`).
 """
 
 from __future__ import annotations
@@ -20,16 +25,36 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nslb_cli.rewards import Gaussian, RewardModel
+
 
 @dataclass(frozen=True)
 class Problem:
-    """The shape of the problem, known to every agent (model-based or not)."""
+    """The shape of the problem, known to every agent (model-based or not).
+
+    Attributes:
+        sigma: the sub-Gaussian scale of the reward noise, ``reward_model.scale``: the noise
+            standard deviation of Gaussian rewards, ``1/2`` for rewards in ``[0, 1]``.
+        reward_model: the reward likelihood and its conjugate prior
+            (:mod:`nslb_cli.rewards`); Gaussian with standard deviation ``sigma`` when not
+            given.
+    """
 
     n_arms: int
     n_states: int
     horizon: int
     sigma: float
     n_runs: int
+    reward_model: RewardModel = None  # type: ignore[assignment]  # see __post_init__
+
+    def __post_init__(self) -> None:
+        if self.reward_model is None:
+            object.__setattr__(self, "reward_model", Gaussian(self.sigma))
+        elif self.reward_model.scale != self.sigma:
+            raise ValueError(
+                f"Problem.sigma ({self.sigma}) must be the reward model's scale "
+                f"({self.reward_model.scale})"
+            )
 
 
 @dataclass(frozen=True)

@@ -62,6 +62,10 @@ class BatchRNG:
             [g.standard_gamma(k) for g, k in zip(self.generators, shape_parameters, strict=True)]
         )
 
+    def beta(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Beta(a, b) draws, one per entry of ``a`` and ``b`` (same shape, leading axis = runs)."""
+        return np.stack([g.beta(x, y) for g, x, y in zip(self.generators, a, b, strict=True)])
+
     def for_runs(self, runs: np.ndarray) -> list[np.random.Generator]:
         """The generators of a subset of runs (for draws only some runs need)."""
         return [self.generators[r] for r in runs]

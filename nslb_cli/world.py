@@ -20,11 +20,13 @@ class World:
     """A batch of environment realisations.
 
     Attributes:
-        problem: sizes, horizon and noise level.
+        problem: sizes, horizon and reward model (how a reward scatters around its mean).
         seeds: ``(R,)`` the seed of each run.
         states: ``(R, n)`` the true latent state ``S_t``.
         mean_rewards: ``(R, n, K)`` ``mu(a, X_t, S_t; theta*)`` of every arm in every round.
-        noise: ``(R, n)`` the reward noise ``eps_t``, one draw per round (not per arm).
+        noise: ``(R, n)`` the reward noise, one draw per round (not per arm): ``eps_t`` for
+            Gaussian rewards, ``u_t ~ U(0, 1)`` for Bernoulli ones
+            (:meth:`nslb_cli.rewards.RewardModel.realise` makes it a reward).
         offline_model: what model-based agents are told.
         items: ``(R, n, K)`` for contextual worlds, the item behind each arm in each round
             (ids, not feature copies, to keep memory small); ``None`` without context.
@@ -52,8 +54,9 @@ class World:
         return np.take(self.features, self.items[:, t], axis=0)
 
     def reward(self, t: int, actions: np.ndarray) -> np.ndarray:
-        """``R_t = mu(A_t, X_t, S_t; theta*) + eps_t`` for each run."""
-        return self.expected_reward(t, actions) + self.noise[:, t]
+        """``R_t`` for each run: ``mu(A_t, X_t, S_t; theta*) + eps_t`` (Gaussian) or
+        ``1[u_t < mu(A_t, X_t, S_t; theta*)]`` (Bernoulli)."""
+        return self.problem.reward_model.realise(self.expected_reward(t, actions), self.noise[:, t])
 
     def expected_reward(self, t: int, actions: np.ndarray) -> np.ndarray:
         """``mu(A_t, X_t, S_t; theta*)`` for each run."""

@@ -23,8 +23,8 @@ def blocks(language: str) -> list[str]:
 def test_the_public_names_are_stable() -> None:
     """Changing this list is a breaking change for plugins (nslb_cli/api.py)."""
     assert nslb_cli.api.__all__ == [
-        "Agent", "BatchRNG", "Belief", "ConfigError", "OfflineModel", "Problem", "Stream",
-        "Truth", "World", "check", "generator",
+        "Agent", "BatchRNG", "Belief", "Bernoulli", "ConfigError", "Gaussian", "OfflineModel",
+        "Problem", "RewardModel", "Stream", "Truth", "World", "check", "generator",
     ]  # fmt: skip
     for name in nslb_cli.api.__all__:
         assert getattr(nslb_cli.api, name) is not None

@@ -1,0 +1,170 @@
+"""The reward models (nslb_cli.rewards): posteriors, predictives and draws against closed forms."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import betaln
+from scipy.stats import multivariate_normal, norm
+
+from nslb_cli.models import Problem
+from nslb_cli.rewards import Bernoulli, Gaussian
+from nslb_cli.rng import BatchRNG
+
+SIGMA = 0.5
+CLICKS = np.array([1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0, 1.0])
+RATINGS = np.array([0.3, 1.1, -0.2, 0.8, 0.5, 0.9])
+
+
+def observe(model, stats, rewards):
+    for r in rewards:
+        stats = model.update(stats, np.array(r))
+    return stats
+
+
+def test_gaussian_posterior_is_the_closed_form() -> None:
+    """N(m0, v0) prior, n rewards: precision 1/v0 + n/sigma^2, mean (m0/v0 + sum r/sigma^2)
+    / precision; the predictive log-likelihoods sum to the log marginal likelihood, the
+    density of N(m0 1, v0 1 1' + sigma^2 I)."""
+    model = Gaussian(SIGMA)
+    m0, sd0 = 0.4, 0.3
+    stats = model.prior(np.array(m0), np.array(sd0))
+    total = 0.0
+    for r in RATINGS:
+        total += float(model.predictive_log_likelihood(stats, np.array(r)))
+        stats = model.update(stats, np.array(r))
+    precision = 1 / sd0**2 + len(RATINGS) / SIGMA**2
+    np.testing.assert_allclose(stats[1], 1 / precision, rtol=1e-12)
+    np.testing.assert_allclose(
+        stats[0], (m0 / sd0**2 + RATINGS.sum() / SIGMA**2) / precision, rtol=1e-12
+    )
+    n = len(RATINGS)
+    cov = sd0**2 * np.ones((n, n)) + SIGMA**2 * np.eye(n)
+    np.testing.assert_allclose(total, multivariate_normal(np.full(n, m0), cov).logpdf(RATINGS))
+
+
+def test_bernoulli_posterior_is_the_closed_form() -> None:
+    """Beta(a, b) prior, clicks r_1..r_n: Beta(a + sum r, b + n - sum r), i.e. mean
+    a'/(a' + b') and strength a' + b'; P(r = 1) = a/(a + b) before each click, so the
+    predictive log-likelihoods sum to log B(a', b') - log B(a, b)."""
+    model = Bernoulli()
+    a, b = 2.0, 5.0
+    mean, sd = a / (a + b), np.sqrt(a * b / ((a + b) ** 2 * (a + b + 1)))
+    stats = model.prior(np.array(mean), np.array(sd))
+    np.testing.assert_allclose(stats[1], a + b, rtol=1e-12)
+    total = 0.0
+    for r in CLICKS:
+        m = stats[0]
+        predictive = float(model.predictive_log_likelihood(stats, np.array(r)))
+        np.testing.assert_allclose(predictive, np.log(m if r == 1 else 1 - m), rtol=1e-12)
+        total += predictive
+        stats = model.update(stats, np.array(r))
+    a_post, b_post = a + CLICKS.sum(), b + len(CLICKS) - CLICKS.sum()
+    np.testing.assert_allclose(stats[0], a_post / (a_post + b_post), rtol=1e-12)
+    np.testing.assert_allclose(stats[1], a_post + b_post, rtol=1e-12)
+    np.testing.assert_allclose(total, betaln(a_post, b_post) - betaln(a, b), rtol=1e-12)
+
+
+@pytest.mark.parametrize("model", [Gaussian(SIGMA), Bernoulli()], ids=["gaussian", "bernoulli"])
+def test_a_known_mean_is_a_point_mass(model) -> None:
+    """Zero prior sd: rewards leave the mean unchanged, draws return it, and the predictive
+    is the likelihood itself."""
+    mean = np.array([[0.2, 0.7, 0.0, 1.0]])
+    stats = model.prior(mean, np.zeros_like(mean))
+    for r in (1.0, 0.0, 1.0):
+        stats = model.update(stats, np.full(mean.shape, r))
+        np.testing.assert_array_equal(stats[0], mean)
+    np.testing.assert_array_equal(model.sample(stats, BatchRNG([3])), mean)
+    rewards = np.array([[1.0, 0.0, 1.0, 0.0]])
+    np.testing.assert_allclose(
+        model.predictive_log_likelihood(stats, rewards), model.log_likelihood(rewards, mean)
+    )
+
+
+def test_bernoulli_likelihood_and_its_floor() -> None:
+    """log mu for a click, log(1 - mu) otherwise; an impossible click stays finite."""
+    model = Bernoulli()
+    mu = np.array([0.25, 0.25, 0.0, 1.0])
+    r = np.array([1.0, 0.0, 1.0, 0.0])
+    got = model.log_likelihood(r, mu)
+    np.testing.assert_allclose(got[:2], np.log([0.25, 0.75]))
+    assert np.all(np.isfinite(got)) and np.all(got[2:] < -700)
+
+
+def test_gaussian_likelihood_is_the_normal_density() -> None:
+    mu, r = np.array([0.1, 0.6]), np.array([0.4, -0.3])
+    np.testing.assert_allclose(Gaussian(SIGMA).log_likelihood(r, mu), norm(mu, SIGMA).logpdf(r))
+
+
+def test_bernoulli_prior_refuses_an_impossible_spread() -> None:
+    """A distribution on [0, 1] with mean m has variance below m (1 - m)."""
+    with pytest.raises(ValueError, match="sd\\^2 < m"):
+        Bernoulli().prior(np.array([0.5]), np.array([0.5]))
+
+
+DRAWS = 20000
+
+
+def assert_moments(draws: np.ndarray, mean: list[float], var: list[float]) -> None:
+    """Per column: the sample mean within 4.5 SE of ``mean``, the sample variance within
+    4.5 SE (estimated from the draws' squared deviations) of ``var``."""
+    centred = draws - draws.mean(axis=0)
+    assert np.all(np.abs(draws.mean(axis=0) - mean) < 4.5 * np.sqrt(np.array(var) / len(draws)))
+    se_var = (centred**2).std(axis=0, ddof=1) / np.sqrt(len(draws))
+    assert np.all(np.abs((centred**2).mean(axis=0) - var) < 4.5 * se_var)
+
+
+@pytest.mark.parametrize(
+    ("model", "stats", "mean", "var"),
+    [
+        (Gaussian(SIGMA), (np.array([0.3, -1.0]), np.array([0.04, 0.5])), [0.3, -1.0], [0.04, 0.5]),
+        (
+            Bernoulli(),
+            (np.array([0.3, 0.9]), np.array([4.0, 50.0])),
+            [0.3, 0.9],
+            [0.3 * 0.7 / 5, 0.9 * 0.1 / 51],
+        ),
+    ],
+    ids=["gaussian", "bernoulli"],
+)
+def test_posterior_draws_have_the_posterior_moments(model, stats, mean, var) -> None:
+    """20000 draws, one run each (module helper :func:`assert_moments`)."""
+    batch = (np.tile(stats[0], (DRAWS, 1)), np.tile(stats[1], (DRAWS, 1)))
+    assert_moments(model.sample(batch, BatchRNG(range(DRAWS))), mean, var)
+
+
+@pytest.mark.parametrize(
+    ("model", "mean", "var"),
+    [
+        # N(0, sigma^2) prior: N(y / (n + 1), sigma^2 / (n + 1)).
+        (Gaussian(SIGMA), [0.0, 3.0 / 7], [SIGMA**2, SIGMA**2 / 7]),
+        # Beta(1, 1) prior: Beta(1 + y, 1 + n - y).
+        (Bernoulli(), [0.5, 4.0 / 8], [1 / 12, 4 * 4 / (8**2 * 9)]),
+    ],
+    ids=["gaussian", "bernoulli"],
+)
+def test_draws_given_sums_use_the_default_prior(model, mean, var) -> None:
+    """Two arms: none pulled, and 6 pulls summing to 3."""
+    pulls = np.tile([0.0, 6.0], (DRAWS, 1))
+    sums = np.tile([0.0, 3.0], (DRAWS, 1))
+    assert_moments(model.sample_given_sums(pulls, sums, BatchRNG(range(DRAWS))), mean, var)
+
+
+def test_draws_of_a_run_do_not_depend_on_its_batch() -> None:
+    stats = (np.array([[0.2, 0.6], [0.5, 0.5], [0.9, 0.1]]), np.array([[3.0, 8.0]] * 3))
+    batch = Bernoulli().sample(stats, BatchRNG([4, 7, 9]))
+    alone = Bernoulli().sample((stats[0][1:2], stats[1][1:2]), BatchRNG([7]))
+    np.testing.assert_array_equal(batch[1], alone[0])
+
+
+def test_realised_rewards_use_the_round_noise() -> None:
+    means, noise = np.array([0.2, 0.8, 0.5]), np.array([0.5, 0.5, 0.1])
+    np.testing.assert_array_equal(Bernoulli().realise(means, noise), [0.0, 1.0, 1.0])
+    np.testing.assert_array_equal(Gaussian(SIGMA).realise(means, noise), means + noise)
+
+
+def test_problem_sigma_is_the_reward_models_scale() -> None:
+    assert Problem(2, 2, 10, 0.3, 1).reward_model == Gaussian(0.3)
+    assert Problem(2, 2, 10, 0.5, 1, reward_model=Bernoulli()).sigma == 0.5
+    with pytest.raises(ValueError, match="scale"):
+        Problem(2, 2, 10, 0.3, 1, reward_model=Bernoulli())
