@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pytest
@@ -10,15 +10,30 @@ import pytest
 from nslb_cli.agents import AGENTS
 from nslb_cli.agents.base import Agent, Belief
 from nslb_cli.agents.reference import UniformRandom
-from nslb_cli.conformance import CHECKS, default_settings, run_checks
+from nslb_cli.conformance import CHECKS, Setting, default_settings, run_checks
 
 
+def bernoulli_settings() -> list[Setting]:
+    """The default settings with Bernoulli rewards (``nslb check env.reward=bernoulli``)."""
+    return [Setting(s.env, replace(s.params, reward="bernoulli")) for s in default_settings()]
+
+
+@pytest.mark.parametrize("reward", ["gaussian", "bernoulli"])
 @pytest.mark.parametrize("name", sorted(AGENTS))
-def test_every_registered_agent_passes_every_check(name: str) -> None:
-    outcomes = run_checks(AGENTS[name], AGENTS[name].Params(), default_settings())
+def test_every_registered_agent_passes_every_check(name: str, reward: str) -> None:
+    settings = default_settings() if reward == "gaussian" else bernoulli_settings()
+    outcomes = run_checks(AGENTS[name], AGENTS[name].Params(), settings)
     assert [o.check for o in outcomes] == [c.name for c in CHECKS]
     failed = [o.line() for o in outcomes if not o.passed]
     assert not failed, "\n".join(failed)
+
+
+def test_bernoulli_worlds_give_clicks() -> None:
+    """The checks above do play Bernoulli rewards (every reward 0 or 1)."""
+    for setting in bernoulli_settings():
+        world = setting.env.build(setting.params, np.array([2, 7]))
+        rewards = np.stack([world.reward(t, np.zeros(2, dtype=np.int64)) for t in range(50)])
+        assert set(np.unique(rewards)) == {0.0, 1.0}
 
 
 @dataclass

@@ -31,6 +31,13 @@ def test_check_on_another_environment(capsys: pytest.CaptureFixture[str]) -> Non
     assert lines[2].startswith("pass  runs")
 
 
+def test_check_with_bernoulli_rewards(capsys: pytest.CaptureFixture[str]) -> None:
+    main(["check", "agent=cd_ts", "env.reward=bernoulli", "env.horizon=60"])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1] == "  synthetic (dynamics=fixed, reward=bernoulli, horizon=60, period=40)"
+    assert lines[-1] == "all 8 checks passed"
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -39,6 +46,10 @@ def test_check_on_another_environment(capsys: pytest.CaptureFixture[str]) -> Non
         (["agent=nobody"], "overrides: In 'config': Could not find 'agent/nobody'"),
         (["agent=umts", "agent.num_particles=0"], "agent.num_particles: must be > 0, got 0"),
         (["agent=umts", "agent.num_particles=5,10"], "nslb check runs one configuration"),
+        (
+            ["agent=mts", "env=movielens", "env.reward=bernoulli"],
+            "env.reward: movielens rewards are ratings with Gaussian noise, not 'bernoulli'",
+        ),
     ],
 )
 def test_bad_input_is_one_line_with_status_2(

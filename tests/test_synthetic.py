@@ -133,8 +133,62 @@ def test_longer_horizon_keeps_parameters_and_extends_the_path() -> None:
         ("switch_prob", -0.1),
         ("prior_sd", -1.0),
         ("period", 0),
+        ("reward", "poisson"),
+        ("prior_strength", 0.0),
     ],
 )
 def test_invalid_parameters_are_refused_naming_the_field(field: str, value: object) -> None:
     with pytest.raises(ConfigError, match=f"^{field}: "):
         SyntheticParams(**{field: value})
+
+
+def test_bernoulli_reward_is_one_uniform_below_the_mean() -> None:
+    """``R_t = 1[u_t < mu(A_t, S_t)]`` with one ``u_t ~ U(0, 1)`` per round: every arm's
+    reward in a round comes from the same ``u_t``, and the rewards are clicks."""
+    world = Synthetic.build(SyntheticParams(reward="bernoulli", horizon=500), SEEDS[:4])
+    assert world.problem.sigma == 0.5
+    u = world.noise
+    assert u.min() >= 0.0 and u.max() < 1.0
+    assert abs(u.mean() - 0.5) < 4 * np.sqrt(1 / 12 / u.size)
+    for arm in range(world.problem.n_arms):
+        actions = np.full(4, arm)
+        for t in (0, 17, 499):
+            expected = (u[:, t] < world.mean_rewards[:, t, arm]).astype(float)
+            np.testing.assert_array_equal(world.reward(t, actions), expected)
+
+
+def test_bernoulli_click_rate_is_the_mean() -> None:
+    """Over 40 seeds x 2000 rounds of arm 0, the click rate minus the mean reward is within
+    4 SE of 0 (SE from the Bernoulli variances)."""
+    world = Synthetic.build(SyntheticParams(reward="bernoulli"), SEEDS)
+    mu = world.mean_rewards[:, :, 0]
+    clicks = np.stack([world.reward(t, np.zeros(len(SEEDS), dtype=np.int64)) for t in range(2000)])
+    se = np.sqrt((mu * (1 - mu)).sum()) / mu.size
+    assert abs(clicks.mean() - mu.mean()) < 4 * se
+
+
+def test_reward_model_changes_only_the_noise_of_a_known_world() -> None:
+    """With a known model the means and the path of a seed do not depend on env.reward."""
+    gaussian = Synthetic.build(SyntheticParams(horizon=300), SEEDS[:5])
+    bernoulli = Synthetic.build(SyntheticParams(horizon=300, reward="bernoulli"), SEEDS[:5])
+    np.testing.assert_array_equal(gaussian.states, bernoulli.states)
+    np.testing.assert_array_equal(gaussian.mean_rewards, bernoulli.mean_rewards)
+    assert not np.array_equal(gaussian.noise, bernoulli.noise)
+
+
+def test_bernoulli_prior_truth_is_drawn_from_the_beta_prior() -> None:
+    """True mu ~ Beta(c m, c (1 - m)) around the prior mean m, c = prior_strength: the agents'
+    ``mean_sd`` is that Beta's sd, sqrt(m (1 - m) / (c + 1)); over 200 seeds x 5 arms the
+    standardised errors (true - m) / sd have mean 0 and variance 1, each within 4 SE."""
+    p = SyntheticParams(model="prior", reward="bernoulli", prior_strength=4.0, switch_prob=0.0)
+    world = Synthetic.build(p, np.arange(200))
+    model = world.offline_model
+    m = model.means[np.arange(200), world.states[:, 0]]
+    sd = model.mean_sd[np.arange(200), world.states[:, 0]]
+    np.testing.assert_allclose(sd, np.sqrt(m * (1 - m) / (p.prior_strength + 1)), rtol=1e-12)
+    truth = world.mean_rewards[:, 0, :]
+    assert np.all((truth >= 0) & (truth <= 1))
+    z = (truth - m) / sd
+    assert abs(z.mean()) < 4 / np.sqrt(z.size)
+    # Var(z^2) = E z^4 - 1 for the standardised Beta, estimated from the sample.
+    assert abs((z**2).mean() - 1) < 4 * (z**2).std(ddof=1) / np.sqrt(z.size)

@@ -81,6 +81,7 @@ class MovieLensParams:
     n_arms: int = 20
     horizon: int = 2000
     sigma: float = 0.5
+    reward: str = "gaussian"
     stay: float = 0.9975
     transitions: str = "structured"
     prior_concentration: float = 800.0
@@ -106,6 +107,12 @@ class MovieLensParams:
         check.require(self.n_arms >= 2, "n_arms", f"must be >= 2, got {self.n_arms}")
         check.positive(self.horizon, "horizon")
         check.at_least(self.sigma, MIN_SIGMA, "sigma", "smaller noise underflows likelihoods")
+        check.require(
+            self.reward == "gaussian",
+            "reward",
+            f"movielens rewards are ratings with Gaussian noise, not '{self.reward}' "
+            "(Bernoulli rewards: env=synthetic env.reward=bernoulli)",
+        )
         check.probability(self.stay, "stay")
         check.one_of(self.transitions, TRANSITIONS, "transitions")
         check.positive(self.prior_concentration, "prior_concentration")

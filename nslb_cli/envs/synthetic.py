@@ -1,7 +1,11 @@
 """The synthetic non-stationary multi-armed latent bandit of the paper's section 5.1 (SPEC §3.1).
 
-``K`` arms, ``S`` latent states, Gaussian rewards ``R_t = mu(A_t, S_t) + eps_t`` with
-``eps_t ~ N(0, sigma^2)``.
+``K`` arms, ``S`` latent states. Rewards (``reward``, :mod:`nslb_cli.rewards`):
+    * ``gaussian``: ``R_t = mu(A_t, S_t) + eps_t`` with ``eps_t ~ N(0, sigma^2)``;
+    * ``bernoulli``: ``R_t = 1[u_t < mu(A_t, S_t)]`` with ``u_t ~ U(0, 1)``, a click with
+      probability ``mu(A_t, S_t)``.
+Either way one number (``eps_t`` or ``u_t``) is drawn per seed and round, whatever the agent
+pulls: every agent faces the same world.
 
 Latent dynamics:
     * ``fixed``: ``S_1`` uniform; the state changes exactly every ``period`` rounds, to a
@@ -12,21 +16,28 @@ Offline model given to the agents:
     * ``known``: true ``mu(a, s) ~ U(0, 1)``; the true transition matrix (for ``markov``:
       stay with ``1 - switch_prob``, else move uniformly; for ``fixed``: the same form with
       switch probability ``1 / period``).
-    * ``prior``: prior means ``mu0(a, s) ~ U(0, 1)``, true ``mu = mu0 + N(0, prior_sd^2)``;
-      true rows ``phi_s ~ Dir(alpha_s)`` with ``alpha_ss = stay_concentration`` and
-      ``move_concentration`` elsewhere. The point estimates are the prior means. With
-      ``fixed`` dynamics the path ignores ``phi`` and the agents still get this Dirichlet
-      prior (its concentrations, not ``period``, set their expected switch rate).
+    * ``prior``: prior means ``mu0(a, s) ~ U(0, 1)`` and true means drawn from the reward
+      model's conjugate prior around them: ``mu = mu0 + N(0, prior_sd^2)`` (Gaussian),
+      ``mu ~ Beta(c mu0, c (1 - mu0))`` with ``c = prior_strength`` (Bernoulli: mean
+      ``mu0``, standard deviation ``sqrt(mu0 (1 - mu0) / (c + 1))``). Agents are told the
+      prior means and those standard deviations (``mean_sd``), from which the reward model
+      rebuilds the same conjugate prior. True rows ``phi_s ~ Dir(alpha_s)`` with
+      ``alpha_ss = stay_concentration`` and ``move_concentration`` elsewhere. The point
+      estimates are the prior means. With ``fixed`` dynamics the path ignores ``phi`` and the
+      agents still get this Dirichlet prior (its concentrations, not ``period``, set their
+      expected switch rate).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from nslb_cli import params as check
 from nslb_cli.models import OfflineModel, Problem
+from nslb_cli.rewards import Bernoulli, Gaussian, RewardModel
 from nslb_cli.rng import Stream, categorical, generator
 from nslb_cli.world import World
 
@@ -41,6 +52,7 @@ class SyntheticParams:
     name: str = "synthetic"
     dynamics: str = "markov"
     model: str = "known"
+    reward: str = "gaussian"
     n_arms: int = 5
     n_states: int = 5
     horizon: int = 2000
@@ -48,12 +60,14 @@ class SyntheticParams:
     period: int = 200
     switch_prob: float = 0.005
     prior_sd: float = 0.2
+    prior_strength: float = 3.0
     stay_concentration: float = 796.0
     move_concentration: float = 1.0
 
     def __post_init__(self) -> None:
         check.one_of(self.dynamics, ("fixed", "markov"), "dynamics")
         check.one_of(self.model, ("known", "prior"), "model")
+        check.one_of(self.reward, REWARDS, "reward")
         check.require(self.n_arms >= 2, "n_arms", f"must be >= 2, got {self.n_arms}")
         check.require(self.n_states >= 2, "n_states", f"must be >= 2, got {self.n_states}")
         check.positive(self.horizon, "horizon")
@@ -61,8 +75,17 @@ class SyntheticParams:
         check.positive(self.period, "period")
         check.probability(self.switch_prob, "switch_prob")
         check.non_negative(self.prior_sd, "prior_sd")
+        check.positive(self.prior_strength, "prior_strength")
         for key in ("stay_concentration", "move_concentration"):
             check.at_least(getattr(self, key), MIN_CONCENTRATION, key, "Gamma draws underflow")
+
+
+REWARDS: dict[str, Callable[[SyntheticParams], tuple[RewardModel, float]]] = {
+    "gaussian": lambda p: (Gaussian(p.sigma), p.prior_sd),
+    "bernoulli": lambda p: (Bernoulli(), p.prior_strength),
+}
+"""``env.reward`` -> the reward model and the parameter of the prior on the true means in
+that model's units (:meth:`~nslb_cli.rewards.RewardModel.draw_means`)."""
 
 
 def uniform_switching(n_states: int, switch_prob: float) -> np.ndarray:
@@ -91,11 +114,12 @@ class Synthetic:
         """A world for ``seeds``; seed ``k``'s realisation depends only on ``p`` and ``k``."""
         seeds = np.asarray(seeds, dtype=np.int64)
         S, K, n = p.n_states, p.n_arms, p.horizon
+        reward = REWARDS[p.reward](p)[0]
         draws = [_draw_parameters(p, int(s)) for s in seeds]
         true_means = np.stack([d.true_means for d in draws])  # (R, S, K)
         true_phi = np.stack([d.true_transitions for d in draws])  # (R, S, S)
         states = _latent_path(p, seeds, true_phi)  # (R, n)
-        noise = np.stack([generator(s, Stream.NOISE).normal(0.0, p.sigma, n) for s in seeds])
+        noise = np.stack([reward.noise(generator(s, Stream.NOISE), n) for s in seeds])
         mean_rewards = np.take_along_axis(true_means, states[:, :, None], axis=1)  # (R, n, K)
         models = [d.model for d in draws]
         offline = OfflineModel(
@@ -107,7 +131,14 @@ class Synthetic:
             else np.stack([m.concentration for m in models]),
             initial=np.full((len(seeds), S), 1.0 / S),
         )
-        problem = Problem(n_arms=K, n_states=S, horizon=n, sigma=p.sigma, n_runs=len(seeds))
+        problem = Problem(
+            n_arms=K,
+            n_states=S,
+            horizon=n,
+            sigma=reward.scale,
+            n_runs=len(seeds),
+            reward_model=reward,
+        )
         return World(problem, seeds, states, mean_rewards, noise, offline)
 
 
@@ -126,13 +157,14 @@ def _draw_parameters(p: SyntheticParams, seed: int) -> _Realisation:
             initial=np.full(S, 1.0 / S),
         )
         return _Realisation(prior_means, given_phi, model)
-    true_means = prior_means + rng.normal(0.0, p.prior_sd, (S, K))
+    reward, prior_parameter = REWARDS[p.reward](p)
+    true_means = reward.draw_means(prior_means, prior_parameter, rng)
     alpha = np.full((S, S), p.move_concentration)
     np.fill_diagonal(alpha, p.stay_concentration)
     true_phi = np.stack([rng.dirichlet(row) for row in alpha])
     model = OfflineModel(
         means=prior_means,
-        mean_sd=np.full((S, K), p.prior_sd),
+        mean_sd=reward.prior_sd(prior_means, prior_parameter),
         transitions=alpha / alpha.sum(axis=1, keepdims=True),
         concentration=alpha,
         initial=np.full(S, 1.0 / S),
