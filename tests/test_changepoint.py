@@ -108,3 +108,25 @@ def test_ucb_index_pulls_every_arm_once_then_the_best_mean() -> None:
 def test_invalid_parameters_name_the_field(name: str, overrides: dict, key: str) -> None:
     with pytest.raises(ConfigError, match=f"^{key}:"):
         agent_params(name, **overrides)
+
+
+def test_bernoulli_rewards_use_the_sub_gaussian_constant_one_half() -> None:
+    """Clicks: the detector threshold and the UCB radius take sigma = 1/2 (env.sigma is the
+    Gaussian noise and plays no part)."""
+    world = synthetic_world([0], reward="bernoulli", sigma=2.0)
+    agent = build_agent(AGENTS["cd_ucb"], agent_params("cd_ucb"), world, BatchRNG([0]))
+    assert agent.problem.sigma == 0.5
+    assert agent.detector.threshold == pytest.approx(0.5 * np.sqrt(50 * np.log(2 * 5 * 2000**2)))
+
+
+def test_cd_ts_on_clicks_is_beta_bernoulli_thompson_sampling() -> None:
+    """Arm 0 clicked twice in two pulls, arm 1 never pulled: Beta(3, 1) against Beta(1, 1)
+    picks arm 0 with probability E[X] = 3/4 for X ~ Beta(3, 1) (Gaussian Thompson sampling
+    would pick it with probability 0.88). Over 4000 runs: within 4.5 binomial SE of 3/4."""
+    runs = 4000
+    world = synthetic_world(list(range(runs)), reward="bernoulli", n_arms=2, horizon=1)
+    agent = build_agent(AGENTS["cd_ts"], agent_params("cd_ts"), world, BatchRNG(range(runs)))
+    agent.pulls[:] = [2.0, 0.0]
+    agent.sums[:] = [2.0, 0.0]
+    share = (agent.act(0, None) == 0).mean()
+    assert abs(share - 0.75) < 4.5 * np.sqrt(0.75 * 0.25 / runs)

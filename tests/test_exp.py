@@ -98,3 +98,17 @@ def test_exp4s_belief_is_the_expert_weights() -> None:
     belief = agent.belief()
     np.testing.assert_array_equal(belief.posterior, agent.weights)
     assert belief.state[0] == agent.weights[0].argmax()
+
+
+@pytest.mark.parametrize("name", ["exp3s", "exp4s"])
+def test_bernoulli_rewards_are_used_as_they_are(name: str) -> None:
+    """Clicks are already in [0, 1]: the map to [0, 1] is the identity."""
+    world = synthetic_world([0, 1], reward="bernoulli", horizon=40)
+    agent = build_agent(AGENTS[name], agent_params(name), world, BatchRNG([0, 1]))
+    for t in range(40):
+        actions = agent.act(t, None)
+        rewards = world.reward(t, actions)
+        np.testing.assert_array_equal(agent.reward_range[0], 0.0)
+        np.testing.assert_array_equal(agent.reward_range[1], 1.0)
+        np.testing.assert_array_equal(agent.unit_rewards(rewards), rewards)
+        agent.update(t, None, actions, rewards)

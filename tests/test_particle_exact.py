@@ -16,8 +16,8 @@ import pytest
 from scipy.special import gammaln
 
 from nslb_cli.agents.particle import UMTSParams, UncertainModelThompsonSampling
-from nslb_cli.agents.thompson import gaussian_log_likelihood
 from nslb_cli.models import OfflineModel, Problem
+from nslb_cli.rewards import gaussian_log_likelihood
 from nslb_cli.rng import BatchRNG
 
 S, K, ROUNDS, SIGMA = 2, 2, 12, 0.5

@@ -9,6 +9,7 @@ from scipy.stats import norm
 
 from nslb_cli.agents.thompson import ModelThompsonSampling, MTSParams
 from nslb_cli.models import OfflineModel, Problem
+from nslb_cli.rewards import Bernoulli
 from nslb_cli.rng import BatchRNG
 
 
@@ -20,8 +21,9 @@ def tiny_chain(seed: int, n_states: int = 3, n_arms: int = 2):
     return means, transitions, initial
 
 
-def brute_force_predictive(means, transitions, initial, actions, rewards, sigma):
-    """``P(S_t = s | R_1..R_{t-1})`` for every t by summing over all latent paths."""
+def brute_force_predictive(means, transitions, initial, actions, rewards, likelihood):
+    """``P(S_t = s | R_1..R_{t-1})`` for every t by summing over all latent paths;
+    ``likelihood(r, mu)`` is ``p(r | mu)``."""
     n_states = len(initial)
     out = np.zeros((len(actions), n_states))
     for t in range(len(actions)):
@@ -30,13 +32,13 @@ def brute_force_predictive(means, transitions, initial, actions, rewards, sigma)
         for k in range(1, t + 1):
             p *= transitions[paths[:, k - 1], paths[:, k]]
         for k in range(t):
-            p *= norm.pdf(rewards[k], means[paths[:, k], actions[k]], sigma)
+            p *= likelihood(rewards[k], means[paths[:, k], actions[k]])
         out[t] = np.bincount(paths[:, t], weights=p, minlength=n_states)
         out[t] /= out[t].sum()
     return out
 
 
-def mts_agent(means, transitions, initial, sigma, runs=1):
+def mts_agent(means, transitions, initial, sigma, runs=1, reward_model=None):
     n_states, n_arms = means.shape
     model = OfflineModel(
         means=np.repeat(means[None], runs, 0),
@@ -45,22 +47,45 @@ def mts_agent(means, transitions, initial, sigma, runs=1):
         concentration=None,
         initial=np.repeat(initial[None], runs, 0),
     )
-    problem = Problem(n_arms=n_arms, n_states=n_states, horizon=10, sigma=sigma, n_runs=runs)
+    problem = Problem(
+        n_arms, n_states, horizon=10, sigma=sigma, n_runs=runs, reward_model=reward_model
+    )
     return ModelThompsonSampling(MTSParams(), problem, model, BatchRNG(range(runs)))
 
 
 def test_filter_equals_brute_force_enumeration() -> None:
+    horizon, sigma = 7, 0.4
     for seed in range(3):
         means, transitions, initial = tiny_chain(seed)
         rng = np.random.default_rng(100 + seed)
-        horizon, sigma = 7, 0.4
         actions = rng.integers(0, 2, horizon)
         rewards = rng.normal(0.5, 0.6, horizon)
-        expected = brute_force_predictive(means, transitions, initial, actions, rewards, sigma)
+        expected = brute_force_predictive(
+            means, transitions, initial, actions, rewards, lambda r, mu: norm.pdf(r, mu, sigma)
+        )
         agent = mts_agent(means, transitions, initial, sigma)
         for t in range(horizon):
             np.testing.assert_allclose(agent.predictive[0], expected[t], rtol=1e-10, atol=1e-13)
             agent.update(t, None, actions[t : t + 1], rewards[t : t + 1])
+
+
+def test_bernoulli_filter_equals_brute_force_enumeration() -> None:
+    """The same with clicks: the emission of ``r`` in state ``s`` is ``mu^r (1 - mu)^(1-r)``.
+    Nine rounds on three states (19683 paths), random clicks."""
+    for seed in range(3):
+        means, transitions, initial = tiny_chain(seed)
+        rng = np.random.default_rng(200 + seed)
+        horizon = 9
+        actions = rng.integers(0, 2, horizon)
+        rewards = (rng.random(horizon) < rng.random(horizon)).astype(float)
+        expected = brute_force_predictive(
+            means, transitions, initial, actions, rewards, lambda r, mu: mu**r * (1 - mu) ** (1 - r)
+        )
+        agent = mts_agent(means, transitions, initial, 0.5, reward_model=Bernoulli())
+        for t in range(horizon):
+            np.testing.assert_allclose(agent.predictive[0], expected[t], rtol=1e-10, atol=1e-13)
+            agent.update(t, None, actions[t : t + 1], rewards[t : t + 1])
+        assert not np.allclose(expected[-1], expected[0]), "the clicks moved the posterior"
 
 
 def test_sampled_belief_follows_the_posterior() -> None:

@@ -87,3 +87,9 @@ def test_an_over_predicting_state_is_eliminated() -> None:
 def test_invalid_parameters_name_the_field(name: str, overrides: dict, key: str) -> None:
     with pytest.raises(ConfigError, match=f"^{key}:"):
         agent_params(name, **overrides)
+
+
+def test_bernoulli_radius_uses_the_sub_gaussian_constant_one_half() -> None:
+    world = synthetic_world([0], reward="bernoulli", sigma=2.0)
+    agent = build_agent(AGENTS["sw_mucb"], agent_params("sw_mucb"), world, BatchRNG([0]))
+    assert agent.radius == pytest.approx(0.5 * np.sqrt(6 * np.log(2000)))

@@ -10,18 +10,23 @@ The structure is Cao et al. (2019)'s M-UCB. Per run the agent keeps, since its l
 2. observe ``R_t``; if the detector fires, restart globally, as M-UCB does: every arm's
    statistics and every arm's detector window are cleared and ``r = t + 1``.
 
-Base algorithms, with ``sigma`` the reward noise and ``m = t - r + 1`` the rounds since the
-restart:
+Base algorithms, with ``sigma`` the sub-Gaussian scale of the rewards (the noise standard
+deviation of Gaussian rewards, ``1/2`` for Bernoulli ones: ``Problem.sigma``) and
+``m = t - r + 1`` the rounds since the restart:
 
 * ``cd_ucb``: UCB1, ``A_t = argmax_a Y_a / n_a + sigma sqrt(8 log m / n_a)`` (unpulled arms
   first, lowest index first). For ``sigma = 1/2``, the sub-Gaussian constant of a reward in
   ``[0, 1]``, this is UCB1's ``sqrt(2 log m / n_a)``.
-* ``cd_ts``: Gaussian Thompson sampling (Agrawal & Goyal 2013),
-  ``theta_a ~ N(Y_a / (n_a + 1), sigma^2 / (n_a + 1))``, the posterior of each mean under a
-  ``N(0, sigma^2)`` prior and known noise; ``A_t = argmax_a theta_a``.
+* ``cd_ts``: Thompson sampling, ``theta_a`` drawn from each mean's posterior given its
+  ``n_a`` rewards summing to ``Y_a`` under the reward model's default prior
+  (:meth:`~nslb_cli.rewards.RewardModel.sample_given_sums`), ``A_t = argmax_a theta_a``:
+  Gaussian rewards, ``theta_a ~ N(Y_a / (n_a + 1), sigma^2 / (n_a + 1))`` (a ``N(0,
+  sigma^2)`` prior, known noise); Bernoulli rewards, ``theta_a ~ Beta(1 + Y_a, 1 + n_a -
+  Y_a)`` (a uniform prior); both from Agrawal & Goyal.
 
 Defaults: ``tau = 100`` and ``threshold = sigma sqrt(tau log(2 K n^2) / 2)`` (the paper's,
-:func:`~nslb_cli.detectors.cao_threshold`, when ``null``). ``gamma = 0``: no forced
+:func:`~nslb_cli.detectors.cao_threshold`, when ``null``; for Bernoulli rewards
+``sigma = 1/2``). ``gamma = 0``: no forced
 exploration. The paper's description of these baselines has none, and at the paper's
 scale it cannot help: Cao et al.'s ``gamma = sqrt(K L log n / n)`` is about 0.44 for n = 2000
 and 10 changes (``null`` computes it, :func:`~nslb_cli.agents.tuning.cao_exploration`),
@@ -132,13 +137,10 @@ class CDUCB(DetectorRestarted):
 
 
 class CDTS(DetectorRestarted):
-    """Gaussian Thompson sampling restarted by Cao et al.'s detector (module docstring)."""
+    """Thompson sampling restarted by Cao et al.'s detector (module docstring)."""
 
     Params = CDTSParams
 
     def choose(self, t: int) -> np.ndarray:
-        scale = 1.0 / (self.pulls + 1.0)
-        theta = self.sums * scale + self.problem.sigma * np.sqrt(scale) * self.rng.normal(
-            (self.problem.n_arms,)
-        )
+        theta = self.problem.reward_model.sample_given_sums(self.pulls, self.sums, self.rng)
         return theta.argmax(axis=1)

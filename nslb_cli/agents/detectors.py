@@ -45,6 +45,10 @@ def cao_threshold(problem: Problem, tau: int) -> float:
     scales it by the noise ``sigma``. The statistic below has standard deviation
     ``sigma * sqrt(tau)`` on a stationary stream, so ``b`` is ``sqrt(log(2 K n^2) / 2)``
     standard deviations (2.96 for K = 5, n = 2000: a false-alarm probability of 0.3 % per test).
+    ``sigma`` is ``Problem.sigma``, the rewards' sub-Gaussian scale: ``1/2`` for Bernoulli
+    rewards, whose statistic has standard deviation at most ``sqrt(tau) / 2``, so ``b`` is
+    then at least as many standard deviations (half Cao et al.'s value, which is a Hoeffding
+    bound for any rewards in ``[0, 1]``).
     """
     return problem.sigma * float(np.sqrt(tau * np.log(2 * problem.n_arms * problem.horizon**2) / 2))
 

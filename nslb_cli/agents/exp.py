@@ -21,10 +21,12 @@ horizon and the expected number of changes, :func:`~nslb_cli.agents.tuning.exp3s
 
 Rewards are mapped to ``[0, 1]`` as ``x = clip((R_t - low) / (high - low), 0, 1)``. By default
 ``low = min_{s,a} mu(a, X_t, s) - 2 sigma`` and ``high = max_{s,a} mu(a, X_t, s) + 2 sigma``
-from the offline model's predicted means in that round: the range holds all the means and
-all but about 2 % of the rewards of the extreme arms, so the map is an affine rescaling
-except in the tails. Clipping Gaussian rewards of equal variance keeps the order of the
-arms' expected rewards, so the best arm in ``[0, 1]`` units is the best arm. ``exp3s`` uses
+from the offline model's predicted means in that round, cut to the rewards' support
+(``RewardModel.support``): the range holds all the means and all but about 2 % of the
+rewards of the extreme arms, so the map is an affine rescaling except in the tails. Clipping
+Gaussian rewards of equal variance keeps the order of the arms' expected rewards, so the
+best arm in ``[0, 1]`` units is the best arm. Bernoulli rewards (``sigma = 1/2``) are
+already in ``[0, 1]``: their range is ``[0, 1]`` and ``x = R_t``. ``exp3s`` uses
 the model only for this scale and for the expected number of changes. The predicted means
 (advice and range) are computed once per round, in ``act``.
 """
@@ -143,9 +145,16 @@ class ExponentialWeights(Agent):
         """``(low, high)`` of this round's map to ``[0, 1]`` (module docstring), each ``(R,)``
         or a configured number, from the predicted means ``(R, S, K)``."""
         margin = RANGE_SIGMAS * self.problem.sigma
+        floor, ceiling = self.problem.reward_model.support
         p = self.params
-        low = means.min(axis=(1, 2)) - margin if p.reward_low is None else p.reward_low
-        high = means.max(axis=(1, 2)) + margin if p.reward_high is None else p.reward_high
+        if p.reward_low is None:
+            low = np.maximum(means.min(axis=(1, 2)) - margin, floor)
+        else:
+            low = p.reward_low
+        if p.reward_high is None:
+            high = np.minimum(means.max(axis=(1, 2)) + margin, ceiling)
+        else:
+            high = p.reward_high
         return low, high
 
     def unit_rewards(self, rewards: np.ndarray) -> np.ndarray:

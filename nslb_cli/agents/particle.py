@@ -52,8 +52,8 @@ from nslb_cli import params as check
 from nslb_cli.agents.base import Agent, Belief
 from nslb_cli.agents.posteriors import reward_posterior
 from nslb_cli.agents.resampling import SCHEMES, resample
-from nslb_cli.agents.thompson import gaussian_log_likelihood
 from nslb_cli.models import OfflineModel, Problem
+from nslb_cli.rewards import gaussian_log_likelihood
 from nslb_cli.rng import BatchRNG, categorical
 
 

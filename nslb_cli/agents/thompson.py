@@ -1,12 +1,15 @@
 """mTS: model-based Thompson sampling with a known model (the paper's Algorithm 1).
 
 The agent keeps the filtering distribution ``P_t(s) = P(S_t = s | H_t)`` of an HMM whose
-emissions are the Gaussian rewards. Each round:
+emissions are the rewards. Each round:
 
 1. sample a belief state ``B_t ~ P_t`` and pull ``A_t = argmax_a mu(a, X_t, B_t)``;
 2. observe ``R_t`` and update (the paper's equation (1))::
 
-       P_{t+1}(s') ∝ sum_s P_t(s) · N(R_t; mu(A_t, X_t, s), sigma^2) · phi(s, s')
+       P_{t+1}(s') ∝ sum_s P_t(s) · p(R_t | mu(A_t, X_t, s)) · phi(s, s')
+
+   with ``p(r | mu)`` the problem's reward likelihood (:mod:`nslb_cli.rewards`):
+   ``N(r; mu, sigma^2)`` for Gaussian rewards, ``mu^r (1 - mu)^(1 - r)`` for Bernoulli ones.
 
 ``P_1`` is the model's initial distribution. The reported belief is the sampled ``B_t`` and
 ``p_true_state`` is ``P_t(S_t)``. The predicted means ``mu(·, X_t, ·)`` are computed once per
@@ -25,11 +28,6 @@ from nslb_cli.agents.draws import RoundDraws
 from nslb_cli.models import OfflineModel, Problem
 from nslb_cli.numerics import shifted_exp
 from nslb_cli.rng import BatchRNG, categorical
-
-
-def gaussian_log_likelihood(x: np.ndarray, mean: np.ndarray, var: np.ndarray) -> np.ndarray:
-    """``log N(x; mean, var)``, broadcasting."""
-    return -0.5 * (np.log(2.0 * np.pi * var) + (x - mean) ** 2 / var)
 
 
 def filter_step(
@@ -92,7 +90,7 @@ class ModelThompsonSampling(Agent):
     ) -> None:
         means = self.predicted(t, contexts)
         pulled = np.take_along_axis(means, actions[:, None, None], axis=2)[:, :, 0]  # (R, S)
-        log_lik = gaussian_log_likelihood(rewards[:, None], pulled, self.problem.sigma**2)
+        log_lik = self.problem.reward_model.log_likelihood(rewards[:, None], pulled)
         self.predictive = filter_step(self.predictive, log_lik, self.model.transitions)
 
     def belief(self) -> Belief | None:

@@ -9,7 +9,9 @@ Both keep, for the last ``tau`` rounds ``l = max(1, t - tau) .. t - 1``, the bel
     (B_t, A_t) = argmax_{s in C_t, a} mu(a, X_t, s)                 (ties: lowest s, then a)
 
 with ``mu`` the offline model's point estimate (the true means when the model is known, the
-prior means otherwise) and ``n`` the horizon.
+prior means otherwise), ``n`` the horizon and ``sigma`` the rewards' sub-Gaussian scale
+(``Problem.sigma``: the noise standard deviation of Gaussian rewards, ``1/2`` for Bernoulli
+rewards, as for any reward in ``[0, 1]``).
 
 * ``sw_mucb``: ``epsilon = 0`` (Algorithm 4).
 * ``sw_umucb``: the slack ``epsilon > 0`` keeps the true state consistent when the prior
