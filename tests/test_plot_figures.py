@@ -1,6 +1,6 @@
 """Figures a researcher would publish (issue 10): readable with 16 agents, one style per
-agent everywhere, sweeps that compare like with like, the data part of every group, honest
-about seeds."""
+agent everywhere, sweeps that compare like with like, the data part of every group, the
+paper's figures in the paper's layout, honest about seeds."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from nslb_cli.cli import main
-from nslb_cli.plot import aggregate, report
+from nslb_cli.plot import aggregate, paper, report
 from nslb_cli.plot.figures import curves, final_distribution, sweep
 from nslb_cli.plot.styles import FIXED, style_map
 from nslb_cli.plot.tidy import load
@@ -65,7 +65,7 @@ def check_readable(figure: Figure, min_share: float = 0.6) -> None:
         box = axes.get_window_extent(renderer)
         assert box.width >= min_share * canvas.width / len(figure.axes), "axes too narrow"
         assert box.height >= min_share * canvas.height, "axes too short"
-    texts = list(figure.texts)
+    texts = list(figure.texts)  # the caption of a paper figure
     for legend in figure.legends:
         texts += [legend.get_title(), *legend.get_texts()]
     for axes in figure.axes:
@@ -110,6 +110,10 @@ def test_sixteen_agents_give_readable_figures() -> None:
     check_readable(
         sweep(points, parameter="agent.num_particles", value_label="v", title="t", styles=styles)
     )
+    figure = paper.draw(
+        paper.FIGURES[1], [("a", stats_of(SIXTEEN)), ("b", stats_of(SIXTEEN))], styles
+    )
+    check_readable(figure)
 
 
 def test_axes_keep_their_size_whatever_the_legend() -> None:
@@ -268,3 +272,44 @@ def test_seed_sets_that_differ_are_said(tmp_path: Path, capsys) -> None:
     write_fake_run(tmp_path / "e/random", fake_config("e", SYNTHETIC, "random"), [2, 3])
     main(["plot", str(tmp_path), "--out", str(tmp_path / "figs"), "--format", "png"])
     assert "seed sets differ" not in capsys.readouterr().out
+
+
+def test_paper_figures_in_the_papers_layout(tmp_path: Path, capsys) -> None:
+    for preset, dynamics, model in (
+        ("fixed", "fixed", "known"),
+        ("known", "markov", "known"),
+        ("prior", "markov", "prior"),
+    ):
+        env = {**SYNTHETIC, "dynamics": dynamics, "model": model}
+        for agent in ("mts", "umts", "cd_ucb"):
+            write_fake_run(
+                tmp_path / f"smoke/paper/{preset}/{agent}",
+                fake_config(f"smoke/paper/{preset}", env, agent),
+                [0, 1],
+            )
+    main(["plot", str(tmp_path), "--out", str(tmp_path / "figs"), "--format", "png,pdf", "--paper"])
+    capsys.readouterr()
+    names = {p.name for p in (tmp_path / "figs").glob("figure*")}
+    assert names == {"figure2.png", "figure2.pdf", "figure3.png", "figure3.pdf"}, "no MovieLens"
+    env = {**MOVIELENS_ENV, "release": "ml-100k"}
+    write_fake_run(
+        tmp_path / "paper/movielens/mts", fake_config("paper/movielens", env, "mts"), [0]
+    )
+    main(["plot", str(tmp_path), "--out", str(tmp_path / "figs"), "--format", "png", "--paper"])
+    capsys.readouterr()
+    assert (tmp_path / "figs/figure4.png").is_file()
+
+
+def test_figure_3_has_its_two_panels_side_by_side() -> None:
+    agents = ["CD-UCB", "mTS", "umTS"]
+    styles = style_map(agents, {"CD-UCB": "cd_ucb", "mTS": "mts", "umTS": "umts"})
+    figure = paper.draw(
+        paper.FIGURES[1], [("(a) known", stats_of(agents)), ("(b) prior", stats_of(agents))], styles
+    )
+    left, right = (axes.get_position() for axes in figure.axes)
+    assert left.x1 < right.x0 and left.y0 == pytest.approx(right.y0)
+    assert left.width == pytest.approx(right.width) and left.height == pytest.approx(right.height)
+    assert [axes.get_title() for axes in figure.axes] == ["(a) known", "(b) prior"]
+    (legend,) = figure.legends
+    assert [t.get_text() for t in legend.get_texts()] == [f"{a} (n=100)" for a in agents]
+    check_readable(figure)

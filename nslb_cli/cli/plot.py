@@ -75,6 +75,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--log-y", action="store_true", help="logarithmic metric axis")
     p.add_argument("--dpi", type=int, default=150, help="PNG resolution (default: %(default)s)")
     p.add_argument(
+        "--paper",
+        action="store_true",
+        help="also draw the paper's figures in its layout (figure2: regret, fixed changes; "
+        "figure3: reward, Markov changes, known model and priors; figure4: MovieLens) from "
+        "the runs of the paper/… presets present",
+    )
+    p.add_argument(
         "--no-cache",
         dest="cache",
         action="store_false",
@@ -124,6 +131,7 @@ def parse(argv: Sequence[str]) -> Options:
         log_x=args.log_x,
         log_y=args.log_y,
         dpi=args.dpi,
+        paper=args.paper,
         cache=args.cache,
         jobs=args.jobs,
     )

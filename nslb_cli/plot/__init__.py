@@ -10,8 +10,9 @@ The pipeline runs one way, one module a step:
 * :mod:`~nslb_cli.plot.aggregate` — mean ± standard error per round, finals, paired
   differences;
 * :mod:`~nslb_cli.plot.figures` (in :mod:`~nslb_cli.plot.styles` and the
-  :mod:`~nslb_cli.plot.layout` that keeps axes their size) and :mod:`~nslb_cli.plot.tables`
-  — draw and write them, the figures through :mod:`~nslb_cli.plot.render`;
+  :mod:`~nslb_cli.plot.layout` that keeps axes their size), :mod:`~nslb_cli.plot.paper` (the
+  paper's figures) and :mod:`~nslb_cli.plot.tables` — draw and write them, the figures
+  through :mod:`~nslb_cli.plot.render`;
 * :mod:`~nslb_cli.plot.report` — the whole report of ``nslb plot DIR``.
 
 It depends on :mod:`nslb_cli.results` (the file layout) and never on the simulator, the

@@ -10,7 +10,8 @@ group (an experiment ``name``, environment config and data), into ``--out``:
 - ``<group>-sweep-<setting>.<fmt>``: for every agent setting run at several values in the
   group, final regret against it.
 
-Over all groups: ``summary.md`` and ``summary.csv``.
+Over all groups: ``summary.md`` and ``summary.csv``; with ``--paper``, the paper's figures in
+its layout (:mod:`~nslb_cli.plot.paper`): ``figure2``, ``figure3``, ``figure4``.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from nslb_cli.plot import aggregate, figures, render, tables, tidy
+from nslb_cli.plot import aggregate, figures, paper, render, tables, tidy
 from nslb_cli.plot import labels as lab
 from nslb_cli.plot.aggregate import METRICS, PAIRED_METRIC, SUMMARY_METRICS
 from nslb_cli.plot.styles import Style, style_map
@@ -53,6 +54,7 @@ class Options:
     log_x: bool = False
     log_y: bool = False
     dpi: int = 150
+    paper: bool = False
     cache: bool = True
     jobs: int | None = None  # drawing processes; None: as many as CPUs for large results
 
@@ -134,6 +136,8 @@ def plot(options: Options) -> tuple[list[Path], list[str]]:
         }
         stem = _suffixed(group_stems[sweep.group], f"sweep-{lab.short_key(sweep.setting)}")
         jobs.append(render.Job(figures.sweep, stem, arguments))
+    if options.paper:
+        jobs += _paper(frame, final, runs, per_round, styles, stems)
     processes = options.jobs or render.workers(len(frame))
     written = render.run(jobs, options.formats, options.dpi, processes)
     tables_written += tables.write(summary, "\n".join(sections), options.out / "summary")
@@ -145,6 +149,8 @@ def _load(options: Options) -> tuple[pd.DataFrame, pd.DataFrame]:
     if not options.root.is_dir():
         raise PlotError(f"{options.root}: no such folder")
     columns = {METRICS[name].column for name in (*options.metrics, *SUMMARY_METRICS)}
+    if options.paper:
+        columns |= {METRICS[figure.metric].column for figure in paper.FIGURES}
     loaded = tidy.load(options.root, sorted(columns), use_cache=options.cache, join_config=False)
     for skipped in loaded.skipped:
         _warn(f"skipped {skipped}")
@@ -208,6 +214,38 @@ def _styles(runs: pd.DataFrame, swept: list[Sweep], rename: dict[str, str]) -> d
         label: name for label, name in names.items() if lab.display_name(name, rename) == label
     }
     return style_map(names, plain)
+
+
+def _paper(
+    frame: pd.DataFrame,
+    final: pd.DataFrame,
+    runs: pd.DataFrame,
+    per_round: dict[str, pd.DataFrame],
+    styles: dict[str, Style],
+    stems: _Stems,
+) -> list[render.Job]:
+    """The paper's figures (see :mod:`~nslb_cli.plot.paper`) whose results are present."""
+    seeds = final.groupby("run")["seed"].nunique().to_dict()
+    groups = paper.preset_groups(runs, seeds, _warn)
+    jobs = []
+    for spec in paper.FIGURES:
+        present = [(preset, title) for preset, title in spec.panels if preset in groups]
+        if not present:
+            continue
+        missing = [f"paper/{preset}" for preset, _ in spec.panels if preset not in groups]
+        if missing:
+            _warn(f"--paper: {spec.stem} without {', '.join(missing)} (no results)")
+        stats = per_round.get(spec.metric)
+        if stats is None:
+            stats = aggregate.per_round(frame, METRICS[spec.metric])
+        panels = []
+        for preset, title in present:
+            group = groups[preset]
+            run = runs[runs[lab.GROUP] == group].iloc[0]
+            panels.append((paper.panel_title(title, run), stats[stats["group"] == group]))
+        arguments = {"figure_spec": spec, "panels": panels, "styles": styles}
+        jobs.append(render.Job(paper.draw, stems.new(spec.stem), arguments))
+    return jobs
 
 
 class _Stems:
