@@ -259,7 +259,7 @@ def test_the_default_valued_override_is_the_same_agent(tmp_path: Path, capsys) -
     assert list(summary.index) == ["umTS (num_particles=10)", "umTS (num_particles=100)"]
     assert summary.loc["umTS (num_particles=100)", "n_seeds"] == 3
     (line,) = err.splitlines()
-    assert "agent.num_particles=100/seed=1.csv" in line and "same resolved config" in line
+    assert f"{tmp_path}/e/umts/agent.num_particles=100: seed 1 is also in " in line
 
 
 def test_seed_sets_that_differ_are_said(tmp_path: Path, capsys) -> None:

@@ -13,7 +13,7 @@ much smaller than the two agents' standard errors combined.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -160,16 +160,20 @@ def by_run_keys(final: pd.DataFrame, keys: Mapping[str, pd.Series], value: str) 
 
     Each key is a Series indexed by run id (e.g. an agent label or a swept parameter's
     value per run); rows of runs missing from a key are left out. Returns the key columns
-    then ``mean, se, n``, in the order the combinations first appear.
+    then ``mean, se, n``, in the order of the runs in the first key (legend order).
     """
+    first = next(iter(keys.values()))
+    position = pd.Series(range(len(first)), index=first.index)
     table = pd.DataFrame({name: final["run"].map(key) for name, key in keys.items()})
     table["value"] = final[value].to_numpy()
+    table["position"] = final["run"].map(position).to_numpy()
     table = table.dropna(subset=list(keys))
     rows = [
-        (*combination, *mean_se(part["value"]))
+        (part["position"].min(), *combination, *mean_se(part["value"]))
         for combination, part in table.groupby(list(keys), sort=False)
     ]
-    return pd.DataFrame(rows, columns=[*keys, "mean", "se", "n"])
+    ordered = [row[1:] for row in sorted(rows, key=lambda row: row[0])]
+    return pd.DataFrame(ordered, columns=[*keys, "mean", "se", "n"])
 
 
 def paired_difference(final: pd.DataFrame, value: str, reference: str) -> pd.DataFrame:
@@ -202,20 +206,8 @@ def differing_seeds(final: pd.DataFrame) -> dict[str, dict[str, str]]:
             for agent, of_agent in in_group.groupby("agent", observed=True, sort=True)
         }
         if len(set(sets.values())) > 1:
-            notes[str(group)] = {agent: seed_ranges(seeds) for agent, seeds in sets.items()}
+            notes[str(group)] = {agent: lab.seed_ranges(seeds) for agent, seeds in sets.items()}
     return notes
-
-
-def seed_ranges(seeds: Iterable[int]) -> str:
-    """``[0, 1, 2, 5, 7, 8]`` -> ``0–2, 5, 7–8``."""
-    ordered = sorted(seeds)
-    parts, start = [], None
-    for i, seed in enumerate(ordered):
-        start = seed if start is None else start
-        if i + 1 == len(ordered) or ordered[i + 1] != seed + 1:
-            parts.append(str(seed) if seed == start else f"{start}–{seed}")
-            start = None
-    return ", ".join(parts)
 
 
 def reference_label(final: pd.DataFrame, group: str, reference: str) -> str | None:

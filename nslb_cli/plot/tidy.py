@@ -23,7 +23,7 @@ with its path and a one-line reason in :attr:`Loaded.skipped`:
   substitute);
 - a CSV that cannot be parsed, lacks a needed column, has missing values in a column that
   is never empty, or is truncated: not exactly one row per round ``1 … env.horizon``;
-- a seed already loaded from another folder of the same run.
+- seeds already loaded from another folder of the same run (one line per folder).
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ import yaml
 from nslb_cli.plot import cache, csvread
 from nslb_cli.plot.csvread import Columns, MalformedResult, Skipped
 from nslb_cli.plot.identity import identity, with_data
+from nslb_cli.plot.labels import seed_ranges
 from nslb_cli.results import COLUMNS, CONFIG_FILE, SEED_FILE, flatten
 
 SKIPPED_SECTIONS = ("run.",)
@@ -180,20 +181,25 @@ def load(
 def _merge(
     run: _Run, found: dict[int, Columns], paths: dict[int, Path], folder: str
 ) -> list[Skipped]:
-    """Add a folder's seeds to its run; seeds the run already has are reported, not added."""
-    skipped = []
+    """Add a folder's seeds to its run; seeds the run already has are reported (one line
+    per folder that had them first), not added."""
+    again: dict[Path, list[int]] = {}  # folder that has the seed already -> seeds
     for seed, values in found.items():
         if seed in run.first:
-            reason = (
-                f"seed {seed} is also in {run.first[seed]}, a run of the same resolved "
-                "config; that file is kept"
-            )
-            skipped.append(Skipped(paths[seed], reason))
+            again.setdefault(run.first[seed].parent, []).append(seed)
             continue
         run.seeds[seed] = values
         run.first[seed] = paths[seed]
     run.folders.append(folder)
-    return skipped
+    here = next(iter(paths.values())).parent
+    return [
+        Skipped(
+            here,
+            (f"seeds {seed_ranges(seeds)} are" if len(seeds) > 1 else f"seed {seeds[0]} is")
+            + f" also in {there}, a run of the same resolved config; that one is kept",
+        )
+        for there, seeds in again.items()
+    ]
 
 
 def _join(runs: list[_Run], columns: Sequence[str], keys: Sequence[str]) -> pd.DataFrame:
