@@ -47,6 +47,8 @@ THEME = {
     "xtick.color": "#333333",
     "ytick.color": "#333333",
     "lines.linewidth": 1.6,
+    "figure.dpi": 150,  # = the default --dpi: text laid out to measure is reused for the PNG
+    "pdf.compression": 1,  # zlib's fastest level: ~20% less drawing time, ~10% larger PDFs
 }
 P = ParamSpec("P")
 R = TypeVar("R")
