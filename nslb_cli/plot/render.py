@@ -10,6 +10,7 @@ one after the other. Either way the files written are the same.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import sys
@@ -49,8 +50,12 @@ def run(jobs: Sequence[Job], formats: Iterable[str], dpi: int, processes: int) -
     if processes <= 1:
         return [path for task in tasks for path in _render(task)]
     context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(max_workers=processes, mp_context=context) as pool:
-        return [path for paths in pool.map(_render, tasks) for path in paths]
+    gc.freeze()  # the workers' collections then skip the inherited objects: fewer pages copied
+    try:
+        with ProcessPoolExecutor(max_workers=processes, mp_context=context) as pool:
+            return [path for paths in pool.map(_render, tasks) for path in paths]
+    finally:
+        gc.unfreeze()
 
 
 def _render(task: tuple[Job, tuple[str, ...], int]) -> list[Path]:
