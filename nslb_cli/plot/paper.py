@@ -41,7 +41,7 @@ class PaperFigure:
     number: int
     metric: str
     panels: tuple[tuple[str, str], ...]  # (preset, panel title)
-    caption: str  # ``{runs}``: the number of runs
+    caption: str  # ``{n}``: the number of runs (seeds)
 
     @property
     def stem(self) -> str:
@@ -53,7 +53,7 @@ FIGURES = (
         2,
         "cum_regret",
         (("fixed", "Fixed change-points"),),
-        "Figure 2: mean and standard error of regret across {runs} with fixed change-points",
+        "Figure 2: mean and standard error of regret across {n} runs with fixed change-points",
     ),
     PaperFigure(
         3,
@@ -62,13 +62,13 @@ FIGURES = (
             ("known", "(a) Random latent states, fixed model"),
             ("prior", "(b) Random latent states, uncertain model"),
         ),
-        "Figure 3: mean and standard error of reward across {runs} in synthetic scenarios",
+        "Figure 3: mean and standard error of reward across {n} runs in synthetic scenarios",
     ),
     PaperFigure(
         4,
         "avg_reward",
         (("movielens", "MovieLens"),),
-        'Figure 4: mean and standard error of reward across {runs} "superusers" in MovieLens',
+        'Figure 4: mean and standard error of reward across {n} "superusers" in MovieLens',
     ),
 )
 
@@ -116,8 +116,8 @@ def draw(
         ax.set_title(wrap(title, 48))
         runs |= set(stats["n"].unique())
     counts = sorted(int(n) for n in runs if n > 0)
-    shown = f"{counts[-1]} runs" if len(counts) == 1 else f"{counts[0]}–{counts[-1]} runs"
-    caption = wrap(figure_spec.caption.format(runs=shown), 60 * len(panels))
+    shown = str(counts[-1]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
+    caption = wrap(figure_spec.caption.format(n=shown), 60 * len(panels))
     title = figure.text(0, 1, caption, ha="left", va="top", fontsize=10)
     arrange(figure, axes, PANEL, legend=figure_legend(figure, axes), title=title)
     return figure
