@@ -300,6 +300,18 @@ def test_paper_figures_in_the_papers_layout(tmp_path: Path, capsys) -> None:
     assert (tmp_path / "figs/figure4.png").is_file()
 
 
+def test_paper_figures_say_when_seed_sets_differ(tmp_path: Path, monkeypatch, capsys) -> None:
+    env = {**SYNTHETIC, "dynamics": "fixed", "model": "known"}
+    write_fake_run(tmp_path / "paper/fixed/mts", fake_config("paper/fixed", env, "mts"), [0, 1])
+    write_fake_run(tmp_path / "paper/fixed/umts", fake_config("paper/fixed", env, "umts"), [2, 3])
+    drawn = []
+    monkeypatch.setattr(paper, "draw", lambda **kwargs: drawn.append(kwargs) or Figure())
+    main(["plot", str(tmp_path), "--out", str(tmp_path / "figs"), "--format", "png", "--paper"])
+    capsys.readouterr()
+    ((title, _),) = drawn[0]["panels"]
+    assert title == "Fixed change-points\nagents ran different seed sets"
+
+
 def test_figure_3_has_its_two_panels_side_by_side() -> None:
     agents = ["CD-UCB", "mTS", "umTS"]
     styles = style_map(agents, {"CD-UCB": "cd_ucb", "mTS": "mts", "umTS": "umts"})

@@ -66,11 +66,13 @@ def data_identity(config: dict[str, Any]) -> str:
     return f"release:{config.get(RELEASE)}"
 
 
-def identity(config: dict[str, Any]) -> tuple[tuple[str, str], ...]:
-    """The key of equal runs: every setting but the data's source (DATA stands for it)."""
-    return tuple(
-        sorted((key, repr(value)) for key, value in config.items() if key not in DATA_SOURCE)
-    )
+def identity(config: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """The key of equal runs: every setting but the data's source (DATA stands for it).
+
+    Values compare as values (``100 == 100.0``); ``config`` holds scalars only (lists and
+    mappings as their YAML text, see :func:`nslb_cli.plot.tidy.read_config`).
+    """
+    return tuple(sorted((k, v) for k, v in config.items() if k not in DATA_SOURCE))
 
 
 def dataset(config: Any) -> str:

@@ -113,7 +113,7 @@ def draw(
     for ax, (title, stats) in zip(axes, panels, strict=True):
         curve_lines(ax, stats, styles)
         ax.set(xlabel=ROUND_LABEL, ylabel=METRICS[figure_spec.metric].label)
-        ax.set_title(wrap(title, 48))
+        ax.set_title("\n".join(wrap(line, 48) for line in title.splitlines()))
         runs |= set(stats["n"].unique())
     counts = sorted(int(n) for n in runs if n > 0)
     shown = str(counts[-1]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"

@@ -32,7 +32,8 @@ from nslb_cli.plot.styles import Style, style_map
 DEFAULT_METRICS = ("cum_regret", "avg_reward")
 DEFAULT_FORMATS = ("png", "pdf")
 DEFAULT_REFERENCE = "mts"
-SEEDS_NOTE = "agents ran different seed sets (n in the legend); Δ uses the seeds both have"
+UNEVEN = "agents ran different seed sets"
+SEEDS_NOTE = f"{UNEVEN} (n in the legend); Δ uses the seeds both have"
 
 
 class PlotError(Exception):
@@ -137,7 +138,7 @@ def plot(options: Options) -> tuple[list[Path], list[str]]:
         stem = _suffixed(group_stems[sweep.group], f"sweep-{lab.short_key(sweep.setting)}")
         jobs.append(render.Job(figures.sweep, stem, arguments))
     if options.paper:
-        jobs += _paper(frame, final, runs, per_round, styles, stems)
+        jobs += _paper(frame, final, runs, per_round, styles, stems, set(seeds))
     processes = options.jobs or render.workers(len(frame))
     written = render.run(jobs, options.formats, options.dpi, processes)
     tables_written += tables.write(summary, "\n".join(sections), options.out / "summary")
@@ -223,8 +224,10 @@ def _paper(
     per_round: dict[str, pd.DataFrame],
     styles: dict[str, Style],
     stems: _Stems,
+    uneven: set[str],
 ) -> list[render.Job]:
-    """The paper's figures (see :mod:`~nslb_cli.plot.paper`) whose results are present."""
+    """The paper's figures (see :mod:`~nslb_cli.plot.paper`) whose results are present;
+    ``uneven``: the groups whose agents ran different seed sets."""
     seeds = final.groupby("run")["seed"].nunique().to_dict()
     groups = paper.preset_groups(runs, seeds, _warn)
     jobs = []
@@ -242,7 +245,8 @@ def _paper(
         for preset, title in present:
             group = groups[preset]
             run = runs[runs[lab.GROUP] == group].iloc[0]
-            panels.append((paper.panel_title(title, run), stats[stats["group"] == group]))
+            title = paper.panel_title(title, run) + ("\n" + UNEVEN if group in uneven else "")
+            panels.append((title, stats[stats["group"] == group]))
         arguments = {"figure_spec": spec, "panels": panels, "styles": styles}
         jobs.append(render.Job(paper.draw, stems.new(spec.stem), arguments))
     return jobs
