@@ -33,12 +33,12 @@ test-full: ## every test, slow statistical and end-to-end ones included
 bench: ## speed of the agents, as ratios against mts measured in the same run
 	$(BIN)/python -m nslb_cli.bench
 
-paper: ## the paper's synthetic experiments (100 seeds per agent), then figures + tables in outputs/paper/figures
+paper: ## the paper's synthetic experiments (100 seeds per agent), then figures (figure2, figure3, …) + tables in outputs/paper/figures
 	@for preset in $(PAPER_PRESETS); do \
 	  echo "nslb run experiment=paper/$$preset $(PAPER_LAUNCH) $(PAPER_ARGS)"; \
 	  $(BIN)/nslb run experiment=paper/$$preset $(PAPER_LAUNCH) $(PAPER_ARGS) || exit 1; \
 	done
-	$(BIN)/nslb plot outputs/paper --out outputs/paper/figures
+	$(BIN)/nslb plot outputs/paper --out outputs/paper/figures --paper
 
 clean: ## remove caches and build files (outputs/ is kept)
 	rm -rf build dist *.egg-info .pytest_cache .ruff_cache
