@@ -80,7 +80,10 @@ def plot(options: Options) -> tuple[list[Path], list[str]]:
     reference = DEFAULT_REFERENCE if options.reference is None else options.reference
     summary = aggregate.summary(final, reference or None)
     if options.reference and not summary["reference"].any():
-        _warn(f"--reference: no single agent '{options.reference}' in any group; no differences")
+        present = ", ".join(sorted(set(runs["agent"].map(str))))
+        raise PlotError(
+            f"--reference: no single agent '{options.reference}' in any group; present: {present}"
+        )
     swept = sweeps(final, runs, rename)
     styles = _styles(runs, swept, rename)
     per_round = {name: aggregate.per_round(frame, METRICS[name]) for name in options.metrics}
@@ -174,6 +177,12 @@ def _load(options: Options) -> tuple[pd.DataFrame, pd.DataFrame]:
             raise PlotError(f"--agents: no results for {', '.join(missing)}; present: {present}")
         runs = runs[names.isin(options.agents) | shown.isin(options.agents)]
     start, end = options.rounds
+    last = int(frame["t"].max())
+    for bound, name in ((start, "START"), (end, "END")):
+        if bound is not None and bound > last:
+            raise PlotError(
+                f"--rounds: {name} {bound} is past the last round of the results ({last})"
+            )
     keep = frame["run"].isin(runs.index)
     if start is not None:
         keep &= frame["t"] >= start
