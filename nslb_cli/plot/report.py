@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from nslb_cli import provenance
 from nslb_cli.plot import aggregate, figures, paper, render, tables, tidy
 from nslb_cli.plot import labels as lab
 from nslb_cli.plot.aggregate import METRICS, PAIRED_METRIC, SUMMARY_METRICS
@@ -168,6 +169,7 @@ def _load(options: Options) -> tuple[pd.DataFrame, pd.DataFrame]:
             "skipped (reasons above)"
         )
     runs, frame = loaded.runs, loaded.frame
+    _warn_mixed_versions(options.root, runs[lab.FOLDER])
     if options.agents:
         names = runs[lab.AGENT].map(str)
         shown = names.map(lab.display_name)
@@ -192,6 +194,16 @@ def _load(options: Options) -> tuple[pd.DataFrame, pd.DataFrame]:
     if frame.empty:
         raise PlotError(f"--rounds: no results in rounds {start or 1}…{end or 'end'}")
     return frame, runs.loc[frame["run"].unique()]
+
+
+def _warn_mixed_versions(root: Path, folders: pd.Series) -> None:
+    """One line when the runs were written by different nslb versions (``provenance.jsonl``)."""
+    versions: set[str] = set()
+    for joined in folders:
+        for folder in str(joined).split("; "):
+            versions |= provenance.versions(root / folder)
+    if len(versions) > 1:
+        _warn(f"combines runs made by different nslb versions: {', '.join(sorted(versions))}")
 
 
 def sweeps(final: pd.DataFrame, runs: pd.DataFrame, rename: dict[str, str]) -> list[Sweep]:
