@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from pathlib import Path
@@ -12,12 +13,20 @@ from omegaconf import DictConfig, OmegaConf
 from nslb_cli.agents import AGENTS
 from nslb_cli.config import RunConfig
 from nslb_cli.envs import ENVIRONMENTS
-from nslb_cli.results import claim_folder, finished_seeds, write_trace
+from nslb_cli.results import (
+    OutputConflict,
+    atomic_write_text,
+    claim_folder,
+    finished_seeds,
+    write_trace,
+)
 from nslb_cli.rng import BatchRNG
 from nslb_cli.simulate import build_agent, simulate
 from nslb_cli.trace import Trace
 
 log = logging.getLogger("nslb")
+
+DATA_FILE = "data.json"
 
 
 def simulate_seeds(config: RunConfig, seeds: np.ndarray) -> Trace:
@@ -30,6 +39,7 @@ def simulate_seeds(config: RunConfig, seeds: np.ndarray) -> Trace:
 def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> list[int]:
     """Simulate the seeds of ``config`` missing from ``folder``; return the seeds written."""
     claim_folder(folder, OmegaConf.to_container(resolved, resolve=True))
+    record_data(folder, config)
     done = finished_seeds(folder)
     pending = np.array([s for s in config.seeds if s not in done], dtype=np.int64)
     label = f"{config.agent.name} on {config.env.name}"
@@ -56,3 +66,23 @@ def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> list[int]:
         se,
     )
     return pending.tolist()
+
+
+def record_data(folder: Path, config: RunConfig) -> None:
+    """Write ``data.json`` (the environment's ``provenance``: data fingerprint and
+    diagnostics) beside the results of an environment built from data files; refuse to
+    add seeds of other data to a folder (local data paths are not part of its name)."""
+    provenance = getattr(ENVIRONMENTS[config.env.name], "provenance", None)
+    if provenance is None:
+        return
+    record = provenance(config.env)
+    path = folder / DATA_FILE
+    if path.is_file() and finished_seeds(folder):
+        before = json.loads(path.read_text()).get("fingerprint")
+        if before != record["fingerprint"]:
+            raise OutputConflict(
+                f"{folder} holds results of other data (ratings file fingerprint {before}, "
+                f"now {record['fingerprint']}); pass hydra.run.dir=… (or hydra.sweep.dir=…) "
+                "to write elsewhere, or remove that folder"
+            )
+    atomic_write_text(path, json.dumps(record, indent=1) + "\n")

@@ -85,7 +85,7 @@ def test_data_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> N
 
 def test_data_errors_are_one_line(tmp_path: Path, capsys) -> None:
     for args, expected in (
-        (["prepare", f"env.data_dir={tmp_path}"], "no MovieLens ratings file found"),
+        (["prepare", f"env.data_dir={tmp_path}"], "no ratings file found"),
         (["prepare", "agent=umts"], "expected env.key=value settings"),
         (["prepare", "env.release=ml-20m"], "no pinned checksum for release 'ml-20m'"),
         (["prepare", "env.rnk=3"], "Could not override 'env.rnk'"),
