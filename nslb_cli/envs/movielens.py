@@ -181,7 +181,7 @@ def describe(p: MovieLensParams) -> dict[str, Any]:
             "mean_change_probability": round(float(1.0 - phi_hat.diagonal().mean()), 6),
             "prior_ridge": p.prior_ridge,
         },
-        "expected_changes_per_run": round(expected_changes(p, data), 3),
+        "expected_changes_per_run": round(expected_changes(p, data), 4),
     }
 
 
