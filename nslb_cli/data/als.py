@@ -15,7 +15,8 @@ increases (up to float32 rounding).
 Memory and speed (ML-25M has 25 million ratings): the ratings are held once as float32
 sparse matrices with 32-bit indices, and the Gram matrices ``V_Oi' V_Oi`` of all users come
 from one sparse product with the ``d (d + 1) / 2`` distinct entries of every ``V_j V_j'``
-(float32; 7.5 million ratings at rank 20 take about 0.2 s). The objective after each sweep
+(float32, in blocks of columns that stay in the CPU cache; 7 million ratings at rank 20
+take about 0.2 s per side). The objective after each sweep
 is computed from those Grams, without forming a prediction per rating. The fitted factors
 are returned as float64.
 
@@ -30,6 +31,9 @@ import numpy as np
 from scipy import sparse
 
 CHUNK = 1 << 20  # predictions are computed this many at a time (bounded memory)
+BLOCK_BYTES = 4 << 20  # the Gram product reads the other side's outer products in blocks
+# of columns of about this size, which stay in the CPU cache (ML-25M's 33,000 users ×
+# 210 entries × 4 bytes = 28 MB do not: a block of 4 MB makes the movies' Grams 2.5x faster)
 
 
 @dataclass(frozen=True)
@@ -110,7 +114,12 @@ def _ridge_rows(
     pattern = sparse.csr_matrix(
         (np.ones_like(ratings.data), ratings.indices, ratings.indptr), shape=ratings.shape
     )
-    packed = np.asarray(pattern @ (other[:, upper[0]] * other[:, upper[1]]))
+    outer = other[:, upper[0]] * other[:, upper[1]]
+    width = max(1, BLOCK_BYTES // (outer.itemsize * len(other)))
+    packed = np.empty((ratings.shape[0], outer.shape[1]), dtype=np.float32)
+    for start in range(0, outer.shape[1], width):
+        block = slice(start, start + width)
+        packed[:, block] = pattern @ np.ascontiguousarray(outer[:, block])
     gram = np.empty((ratings.shape[0], rank, rank), dtype=np.float32)
     gram[:, upper[0], upper[1]] = packed
     gram[:, upper[1], upper[0]] = packed

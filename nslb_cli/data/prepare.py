@@ -69,7 +69,7 @@ VERSION = 2
 AUTO = "auto"
 GRID = tuple(10.0 * 2.0**k for k in range(-6, 11))  # the penalties ``auto`` chooses from
 VALIDATION_SHARE = 0.1  # share of each half held out to score a penalty
-SEARCH_RATINGS = 1_000_000  # a larger half is searched on a subset of its users
+SEARCH_RATINGS = 500_000  # a larger half is searched on a subset of its users
 
 
 class Purpose:
