@@ -12,6 +12,10 @@ import pandas as pd
 import pytest
 
 from nslb_cli.cli import main
+from nslb_cli.config import RunConfig, RunSettings
+from nslb_cli.envs.synthetic import SyntheticParams
+from nslb_cli.job import DATA_FILE, record_data
+from tests.conftest import agent_params
 from tests.movielens_data import ML_100K, needs_ml_100k, tiny_release, write_csv, write_generic
 from tests.test_cli import NSLB
 
@@ -141,3 +145,11 @@ def test_own_ratings_without_genres_run_end_to_end(tmp_path: Path) -> None:
                  *GENERIC_RUN, "run.n_seeds=3", cwd=tmp_path)  # fmt: skip
     assert again.returncode != 0 and "holds results of other data" in again.stderr
     assert not (run / "seed=2.csv").exists()
+
+
+def test_no_data_json_for_an_environment_without_data_files(tmp_path: Path) -> None:
+    config = RunConfig(
+        name="t", env=SyntheticParams(), agent=agent_params("mts"), run=RunSettings()
+    )
+    record_data(tmp_path, config)
+    assert not (tmp_path / DATA_FILE).exists()
