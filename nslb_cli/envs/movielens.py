@@ -11,7 +11,8 @@ A run (one seed = one "superuser"):
   uniform, ``S_t ~ phi*[S_{t-1}]``;
 * each round, ``K`` genres drawn uniformly with replacement among the genres that have a
   kept movie, then one movie uniformly among the kept movies of each genre (a movie can
-  appear twice in a round); the context is their train vectors ``X_t[a] = V̂_j``
+  appear twice in a round); without genres (your own ratings without ``items.csv``), each
+  movie uniformly among all kept movies; the context is their train vectors ``X_t[a] = V̂_j``
   (``World.items`` holds the movie indices ``j``, ``World.features`` is ``V̂``);
 * reward of movie ``j`` in state ``s``: ``U_{i_s} · V_j + eps_t``, ``eps_t ~ N(0, sigma^2)``
   drawn once per round.
