@@ -125,7 +125,8 @@ class Prepared:
         prior_means, prior_covariances: ``(S, d)``, ``(S, d, d)`` of ``Û`` over the train
             cluster of each state (no ridge).
         genres: ``(n_movies, G)`` genre flags of the kept movies; ``genre_names``.
-        diagnostics: sizes, RMSEs, cluster sizes and agreement (JSON-serialisable).
+        diagnostics: sizes, rating scale, penalty search, RMSEs, cluster sizes and agreement,
+            squared distances between the states' users (JSON-serialisable).
     """
 
     user_ids: np.ndarray
