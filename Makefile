@@ -22,8 +22,8 @@ install: ## create .venv and install nslb with its dev tools (editable)
 	$(BIN)/pip install -e '.[dev]'
 
 lint: ## ruff (lint and format check) and import-linter (the architecture's import rules)
-	$(BIN)/ruff check nslb_cli tests
-	$(BIN)/ruff format --check nslb_cli tests
+	$(BIN)/ruff check nslb_cli tests examples
+	$(BIN)/ruff format --check nslb_cli tests examples
 	$(BIN)/lint-imports
 
 test: ## the fast test suite (what CI runs)
@@ -38,12 +38,12 @@ bench: bench-data ## speed of the agents, as ratios against mts measured in the 
 bench-data: ## prepare a generated ML-25M-sized release (25M ratings): seconds and peak memory
 	$(BIN)/python -m nslb_cli.data.bench $(BENCH_DATA_ARGS)
 
-paper: ## the paper's synthetic experiments (100 seeds per agent), then figures + tables in outputs/paper/figures
+paper: ## the paper's synthetic experiments (100 seeds per agent), then figures (figure2, figure3, …) + tables in outputs/paper/figures
 	@for preset in $(PAPER_PRESETS); do \
 	  echo "nslb run experiment=paper/$$preset $(PAPER_LAUNCH) $(PAPER_ARGS)"; \
 	  $(BIN)/nslb run experiment=paper/$$preset $(PAPER_LAUNCH) $(PAPER_ARGS) || exit 1; \
 	done
-	$(BIN)/nslb plot outputs/paper --out outputs/paper/figures
+	$(BIN)/nslb plot outputs/paper --out outputs/paper/figures --paper
 
 clean: ## remove caches and build files (outputs/ is kept)
 	rm -rf build dist *.egg-info .pytest_cache .ruff_cache

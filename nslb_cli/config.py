@@ -5,27 +5,42 @@ section into its parameter dataclass (``SyntheticParams``, ``UMTSParams``, …),
 rejects unknown keys (``+agent.typo=1`` included), wrong types and out-of-range values with
 one line that names the key. :func:`check_command_line` does this for every point of a
 sweep before the first job starts.
+
+Config group options: ``env=NAME`` and ``agent=NAME`` exist for every registered
+environment and agent (:mod:`nslb_cli.registry`). nslb's own are YAML files in ``conf/``,
+which document each parameter and must equal the ``Params`` defaults (the tests check it);
+an entry without a YAML file in ``conf/`` (a plugin's) gets its ``Params`` defaults as its
+option, stored in Hydra's ConfigStore by :func:`register_options`. Either way the values go
+through the same ``Params`` dataclass in :func:`validate`.
 """
 
 from __future__ import annotations
 
+import functools
 import re
+import tempfile
 from dataclasses import dataclass, fields
+from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from hydra import compose, initialize_config_module
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+from hydra.core.config_store import ConfigStore
 from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import Override
 from hydra.errors import HydraException
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import ConfigKeyError, OmegaConfBaseException
 
+from nslb_cli import memory
 from nslb_cli import params as check
 from nslb_cli.agents import AGENTS
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.params import ConfigError
+from nslb_cli.registry import PluginError, Registry
 
 
 def folder_name(override_dirname: str) -> str:
@@ -51,6 +66,8 @@ class RunSettings:
     n_seeds: int = 10
     batch_size: int = 100
     progress: bool | None = None
+    overwrite: bool = False
+    fail_fast: bool = False
 
     def __post_init__(self) -> None:
         check.non_negative(self.seed, "seed")
@@ -91,13 +108,46 @@ def _parameters(schema: type, node: Any, section: str) -> Any:
         raise err.within(section) from None
 
 
-def _registered(node: Any, section: str, registry: dict[str, Any]) -> Any:
+def _registered(node: Any, section: str, registry: Registry) -> Any:
     name = node.get("name") if isinstance(node, DictConfig) else None
-    if name not in registry:
+    if name not in registry and (not isinstance(name, str) or registry.problem(name) is None):
         raise ConfigError(
             f"{section}.name", f"unknown {section} '{name}'; available: {', '.join(registry)}"
         )
-    return registry[name]
+    try:
+        return registry[name]
+    except PluginError as err:
+        raise ConfigError(f"{section}.name", str(err)) from None
+
+
+def _has_yaml(group: str, name: str) -> bool:
+    return resources.files(CONFIG_MODULE).joinpath(group, f"{name}.yaml").is_file()
+
+
+def _option(registry: Registry, name: str) -> dict[str, Any]:
+    """The config group option of ``name``: its ``Params`` defaults (``{name}`` alone if it
+    cannot be loaded, so that choosing it reports why in :func:`validate`)."""
+    try:
+        schema = OmegaConf.structured(registry[name].Params)
+    except (PluginError, OmegaConfBaseException):
+        return {"name": name}
+    return OmegaConf.to_container(schema)  # untyped: validate() checks, as for YAML options
+
+
+@functools.cache
+def register_options() -> tuple[str, ...]:
+    """Store a Hydra config group option for every registered environment and agent that has
+    no YAML file in ``conf/`` (plugins); return the plugins' problems, one line each.
+
+    Call it before Hydra composes (Hydra hands the ConfigStore to its launchers' workers).
+    It imports those plugins, so a broken one is reported here, once, and left out.
+    """
+    store = ConfigStore.instance()
+    for group, registry in (("env", ENVIRONMENTS), ("agent", AGENTS)):
+        for name in registry.declared():
+            if not _has_yaml(group, name):
+                store.store(group=group, name=name, node=_option(registry, name))
+    return tuple(ENVIRONMENTS.problems() + AGENTS.problems())
 
 
 def validate(cfg: DictConfig) -> RunConfig:
@@ -114,6 +164,13 @@ def validate(cfg: DictConfig) -> RunConfig:
         )
     env = _registered(cfg.get("env"), "env", ENVIRONMENTS)
     agent = _registered(cfg.get("agent"), "agent", AGENTS)
+    if env.contextual and agent.fixed_arms:
+        raise ConfigError(
+            "agent",
+            f"{cfg.agent.name} learns each arm's rewards, but env={cfg.env.name} offers other "
+            "items every round: choose an agent that uses contexts (mts, umts, cd_linucb, "
+            "cd_lints, exp4s, sw_mucb, …)",
+        )
     return RunConfig(
         name=name,
         env=_parameters(env.Params, cfg.env, "env"),
@@ -133,21 +190,68 @@ def one_line(err: BaseException) -> str:
     return " ".join(kept).replace("Available options in", "— available options in")
 
 
-def _sweep_points(overrides: list[str], multirun: bool) -> list[list[str]]:
-    """The override list of every job Hydra would launch for ``overrides``."""
+GROUPS = ("env", "agent", "experiment")  # config groups a run chooses one option of
+HOME = re.compile(r"^([^=~][^=]*)=~(?=/|$)")
+
+
+def expand_home(overrides: list[str]) -> list[str]:
+    """``key=~/path`` -> ``key=/home/me/path``: the shell does not expand ``~`` after ``=``,
+    and Hydra's grammar rejects it."""
+    return [HOME.sub(lambda m: f"{m.group(1)}={Path.home()}", item) for item in overrides]
+
+
+@dataclass(frozen=True)
+class CommandLine:
+    """What ``nslb run [-m] overrides`` will do: how many jobs, writing below ``output``."""
+
+    jobs: int
+    output: Path
+    multirun: bool
+
+
+def parse_overrides(overrides: list[str]) -> list[Override]:
+    """The parsed overrides; an unparsable one is a :class:`ConfigError` naming it."""
+    parser = OverridesParser.create()
+    for item in overrides:
+        try:
+            parser.parse_overrides([item])
+        except (HydraException, OmegaConfBaseException, ValueError) as err:
+            reason = one_line(err).split(" See https")[0]
+            reason = reason.replace(f"Error parsing override '{item}' ", "")
+            raise ConfigError(
+                "overrides",
+                f"cannot parse '{item}' ({reason}); write key=value, and quote a value with "
+                f"special characters: 'key=\"value\"'",
+            ) from None
+    parsed = parser.parse_overrides(overrides)
+    for override in parsed:
+        key = override.get_key_element()
+        if not override.key_or_group:
+            raise ConfigError("overrides", f"'{override.input_line}' has no key: write key=value")
+        if key in GROUPS and isinstance(override.value(), list):
+            raise ConfigError(
+                key,
+                f"'{override.input_line}' chooses several; a run has one {key}: to run "
+                f"each, sweep with -m {key}={','.join(map(str, override.value()))}",
+            )
+    return parsed
+
+
+def _sweep_points(overrides: list[str], multirun: bool) -> tuple[list[list[str]], DictConfig]:
+    """The override list of every job Hydra would launch, and the composed base config."""
     base = compose(CONFIG_NAME, overrides=_non_sweep(overrides), return_hydra_config=True)
     if not (multirun or base.hydra.mode == RunMode.MULTIRUN):
-        return [overrides]
+        return [overrides], base
     preset = [f"{k}={v}" for k, v in (base.hydra.sweeper.get("params") or {}).items()]
-    parsed = OverridesParser.create().parse_overrides(preset + overrides)
-    return BasicSweeper.split_arguments(parsed, None)[0]
+    parsed = parse_overrides(preset + overrides)
+    return BasicSweeper.split_arguments(parsed, None)[0], base
 
 
 def _swept_group_hint(overrides: list[str]) -> str:
     """Hydra applies the non-swept overrides to the default group choice first, so
     ``-m agent=cd_ucb,cd_ts agent.gamma=0.1`` fails on the default agent's config; ``++``
     sets the key whichever agent is chosen. Say so when that is the likely cause."""
-    parsed = OverridesParser.create().parse_overrides(overrides)
+    parsed = parse_overrides(overrides)
     swept = {o.get_key_element() for o in parsed if o.is_sweep_override()}
     for override in parsed:
         key = override.get_key_element()
@@ -161,28 +265,69 @@ def _swept_group_hint(overrides: list[str]) -> str:
 
 
 def _non_sweep(overrides: list[str]) -> list[str]:
-    parsed = OverridesParser.create().parse_overrides(overrides)
-    return [o.input_line for o in parsed if not o.is_sweep_override() and o.input_line]
+    return [
+        o.input_line
+        for o in parse_overrides(overrides)
+        if not o.is_sweep_override() and o.input_line
+    ]
 
 
-def check_command_line(overrides: list[str], multirun: bool) -> int:
-    """Compose and validate every job of ``nslb run [-m] overrides``; return the job count.
+def load(overrides: list[str]) -> RunConfig:
+    """The validated config of one job (no sweep) of ``overrides``; raise :class:`ConfigError`."""
+    parse_overrides(overrides)
+    register_options()
+    with initialize_config_module(CONFIG_MODULE, version_base="1.3"):
+        try:
+            cfg = compose(CONFIG_NAME, overrides=overrides)
+        except (HydraException, OmegaConfBaseException, ValueError) as err:
+            raise ConfigError("overrides", one_line(err)) from None
+    return validate(cfg)
+
+
+def check_command_line(overrides: list[str], multirun: bool) -> CommandLine:
+    """Compose and validate every job of ``nslb run [-m] overrides``, and check that each
+    batch fits in memory and that the output folder can be written.
 
     Raises :class:`ConfigError` naming the first bad point.
     """
+    parse_overrides(overrides)
+    register_options()
     with initialize_config_module(CONFIG_MODULE, version_base="1.3"):
         try:
-            points = _sweep_points(overrides, multirun)
-        except (HydraException, OmegaConfBaseException) as err:
+            points, base = _sweep_points(overrides, multirun)
+        except ConfigError:
+            raise
+        except (HydraException, OmegaConfBaseException, ValueError) as err:
             raise ConfigError("overrides", one_line(err) + _swept_group_hint(overrides)) from None
         for point in points:
             try:
-                validate(compose(CONFIG_NAME, overrides=point))
-            except (HydraException, OmegaConfBaseException) as err:
-                raise _at_point(ConfigError("overrides", one_line(err)), point, points) from None
+                config = validate(compose(CONFIG_NAME, overrides=point))
             except ConfigError as err:
                 raise _at_point(err, point, points) from None
-    return len(points)
+            except (HydraException, OmegaConfBaseException, ValueError) as err:
+                raise _at_point(ConfigError("overrides", one_line(err)), point, points) from None
+            batch = min(config.run.batch_size, config.run.n_seeds)
+            reason = memory.too_large(config.env, config.agent, batch)
+            if reason:
+                raise _at_point(ConfigError("memory", reason), point, points)
+        sweep = multirun or base.hydra.mode == RunMode.MULTIRUN
+        output = Path(str(base.hydra.sweep.dir if sweep else base.hydra.run.dir))
+    _check_writable(output, "hydra.sweep.dir" if sweep else "hydra.run.dir")
+    return CommandLine(jobs=len(points), output=output, multirun=sweep)
+
+
+def _check_writable(folder: Path, key: str) -> None:
+    """Refuse an output folder that cannot be created or written (tried in its first
+    existing ancestor with a temporary folder, removed at once)."""
+    existing = folder.expanduser().absolute()
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ConfigError(key, f"cannot write {folder}: {existing} is a file, not a folder")
+    try:
+        tempfile.TemporaryDirectory(dir=existing, prefix=".nslb-check-").cleanup()
+    except OSError as err:
+        raise ConfigError(key, f"cannot write {folder}: {err.strerror} in {existing}") from None
 
 
 def _at_point(err: ConfigError, point: list[str], points: list[list[str]]) -> ConfigError:

@@ -10,14 +10,18 @@ from pathlib import Path
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
+from nslb_cli import provenance
 from nslb_cli.agents import AGENTS
 from nslb_cli.config import RunConfig
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.results import (
     OutputConflict,
     atomic_write_text,
+    check_claim,
     claim_folder,
+    clear_results,
     finished_seeds,
+    remove_stale_temporaries,
     write_trace,
 )
 from nslb_cli.rng import BatchRNG
@@ -37,9 +41,18 @@ def simulate_seeds(config: RunConfig, seeds: np.ndarray) -> Trace:
 
 
 def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> list[int]:
-    """Simulate the seeds of ``config`` missing from ``folder``; return the seeds written."""
-    claim_folder(folder, OmegaConf.to_container(resolved, resolve=True))
-    record_data(folder, config)
+    """Simulate the seeds of ``config`` missing from ``folder``; return the seeds written.
+
+    The folder is claimed (its ``config.yaml`` written) only when the first results are:
+    a job that fails before leaves nothing that blocks the next one. Temporary files left
+    by killed processes are removed; ``run.overwrite`` first removes the finished results.
+    """
+    settings = OmegaConf.to_container(resolved, resolve=True)
+    remove_stale_temporaries(folder)
+    if config.run.overwrite:
+        clear_results(folder)
+    check_claim(folder, settings)
+    data = data_record(folder, config)
     done = finished_seeds(folder)
     pending = np.array([s for s in config.seeds if s not in done], dtype=np.int64)
     label = f"{config.agent.name} on {config.env.name}"
@@ -51,7 +64,12 @@ def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> list[int]:
     for first in range(0, len(pending), config.run.batch_size):
         batch = pending[first : first + config.run.batch_size]
         trace = simulate_seeds(config, batch)
+        if first == 0:
+            claim_folder(folder, settings)
+            if data is not None:
+                atomic_write_text(folder / DATA_FILE, data)
         write_trace(folder, trace)
+        provenance.record(folder, batch.tolist())
         final_regret.append(trace.regret.sum(axis=1))
     regret = np.concatenate(final_regret)
     se = regret.std(ddof=1) / np.sqrt(len(regret)) if len(regret) > 1 else float("nan")
@@ -68,14 +86,14 @@ def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> list[int]:
     return pending.tolist()
 
 
-def record_data(folder: Path, config: RunConfig) -> None:
-    """Write ``data.json`` (the environment's ``provenance``: data fingerprint and
-    diagnostics) beside the results of an environment built from data files; refuse to
-    add seeds of other data to a folder (local data paths are not part of its name)."""
-    provenance = getattr(ENVIRONMENTS[config.env.name], "provenance", None)
-    if provenance is None:
-        return
-    record = provenance(config.env)
+def data_record(folder: Path, config: RunConfig) -> str | None:
+    """``data.json`` (the environment's ``provenance``: data fingerprint and diagnostics) for
+    an environment built from data files, else ``None``; refuses to add seeds of other data
+    to a folder (local data paths are not part of its name)."""
+    describe = getattr(ENVIRONMENTS[config.env.name], "provenance", None)
+    if describe is None:
+        return None
+    record = describe(config.env)
     path = folder / DATA_FILE
     if path.is_file() and finished_seeds(folder):
         before = json.loads(path.read_text()).get("fingerprint")
@@ -85,4 +103,4 @@ def record_data(folder: Path, config: RunConfig) -> None:
                 f"now {record['fingerprint']}); pass hydra.run.dir=… (or hydra.sweep.dir=…) "
                 "to write elsewhere, or remove that folder"
             )
-    atomic_write_text(path, json.dumps(record, indent=1) + "\n")
+    return json.dumps(record, indent=1) + "\n"

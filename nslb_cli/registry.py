@@ -1,37 +1,154 @@
 """Registries from a config name (``agent=umts``, ``env=synthetic``) to the class behind it.
 
-Each entry names its class as ``module:attribute`` and is imported on first use, so a run
-on the synthetic environment never imports MovieLens' dependencies, and ``nslb plot`` and
-``nslb list`` import no agent at all.
+Every agent and environment, nslb's own included, is a Python *entry point*: nslb's
+``pyproject.toml`` declares its built-ins under ``[project.entry-points."nslb.agents"]`` and
+``"nslb.envs"``, and a separately installed package adds its own the same way (see
+:mod:`nslb_cli.api`). A :class:`Registry` finds them all when it is first asked for a name,
+and imports an entry's class only on first use, so a run on the synthetic environment never
+imports MovieLens' dependencies, and ``nslb plot`` imports no agent at all.
+
+What can go wrong with a plugin is reported in one line and confined to that plugin: a name
+declared by two installed packages is refused (neither is used); an entry point that cannot
+be imported, or that names something other than a valid class, fails when it is used, with a
+:class:`PluginError` that names the plugin, its package and the error.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Iterator, Mapping
+import dataclasses
+from collections.abc import Callable, Iterator, Mapping
+from functools import cached_property
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 
-class Registry(Mapping[str, Any]):
-    """A read-only mapping from config names to classes, imported lazily."""
+class PluginError(RuntimeError):
+    """An entry point cannot be used; ``str(err)`` is one line naming the plugin and why."""
 
-    def __init__(self, kind: str, entries: Mapping[str, str]) -> None:
+
+class InvalidEntry(TypeError):
+    """Raised by a registry's check: the loaded object breaks the interface (one-line reason)."""
+
+
+def first_line(err: BaseException) -> str:
+    """``Type: message`` of an exception, on one line."""
+    lines = str(err).strip().splitlines()
+    return f"{type(err).__name__}: {lines[0]}" if lines else type(err).__name__
+
+
+def _label(point: EntryPoint) -> str:
+    """``nslb-cli 0.1.0``: the package that declares an entry point."""
+    return f"{point.dist.name} {point.dist.version}" if point.dist is not None else point.value
+
+
+def require_params(name: str, cls: type) -> None:
+    """Check that ``cls.Params`` is a dataclass with a default for every field, and a ``name``
+    field whose default is the entry point's ``name``; raise :class:`InvalidEntry` if not."""
+    params = getattr(cls, "Params", None)
+    if not (isinstance(params, type) and dataclasses.is_dataclass(params)):
+        raise InvalidEntry(f"{cls.__name__}.Params must be a dataclass, got {params!r}")
+    fields = {f.name: f for f in dataclasses.fields(params)}
+    no_default = [
+        f
+        for f in fields.values()
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    ]
+    if no_default:
+        raise InvalidEntry(f"{params.__name__}.{no_default[0].name} has no default")
+    if "name" not in fields or fields["name"].default != name:
+        got = fields["name"].default if "name" in fields else None
+        raise InvalidEntry(
+            f"{params.__name__} needs a field `name: str = '{name}'` (the entry point's name), "
+            f"got {got!r}"
+        )
+
+
+class Registry(Mapping[str, Any]):
+    """A read-only mapping from config names to the classes of one entry-point group.
+
+    Iterating lists the usable names (sorted) without importing anything; ``registry[name]``
+    imports the class, checks it with ``check`` and raises :class:`PluginError` if either
+    fails. Names declared by several packages are not usable: :meth:`problem` says why.
+    """
+
+    def __init__(self, kind: str, group: str, check: Callable[[str, Any], None]) -> None:
+        """``kind`` is ``agent`` or ``env``; ``check(name, obj)`` raises :class:`InvalidEntry`
+        when ``obj`` is not a valid entry of this registry."""
         self.kind = kind
-        self._entries = dict(entries)
+        self.group = group
+        self._check = check
         self._loaded: dict[str, Any] = {}
+        self._failed: dict[str, str] = {}
+
+    @cached_property
+    def _declared(self) -> dict[str, list[EntryPoint]]:
+        found: dict[str, list[EntryPoint]] = {}
+        for point in entry_points(group=self.group):
+            found.setdefault(point.name, []).append(point)
+        by_package = {name: sorted(points, key=_label) for name, points in found.items()}
+        return dict(sorted(by_package.items()))
+
+    @cached_property
+    def _usable(self) -> dict[str, EntryPoint]:
+        return {name: points[0] for name, points in self._declared.items() if len(points) == 1}
 
     def __getitem__(self, name: str) -> Any:
-        if name not in self._loaded:
-            module, _, attribute = self._entries[name].partition(":")
-            self._loaded[name] = getattr(importlib.import_module(module), attribute)
-        return self._loaded[name]
+        if name in self._loaded:
+            return self._loaded[name]
+        problem = self.problem(name)
+        if problem is not None:
+            raise PluginError(problem)
+        point = self._usable[name]  # KeyError for a name nobody declared
+        try:
+            loaded = point.load()
+            self._check(name, loaded)
+        except Exception as err:  # a plugin's import may raise anything: report it, go on
+            reason = str(err) if isinstance(err, InvalidEntry) else first_line(err)
+            self._failed[name] = f"{self.describe(name)}: cannot use {point.value}: {reason}"
+            raise PluginError(self._failed[name]) from None
+        self._loaded[name] = loaded
+        return loaded
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._entries)
+        return iter(self._usable)
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._usable)
 
-    def location(self, name: str) -> str:
-        """Where ``name`` is implemented, as ``module:attribute``."""
-        return self._entries[name]
+    def __contains__(self, name: object) -> bool:
+        return name in self._usable
+
+    def declared(self) -> list[str]:
+        """Every name some package declares, usable or not (sorted)."""
+        return list(self._declared)
+
+    def package(self, name: str) -> str | None:
+        """The distribution that declares ``name`` (``nslb-cli``, a plugin's), if known."""
+        dist = self._usable[name].dist
+        return dist.name if dist is not None else None
+
+    def describe(self, name: str) -> str:
+        """How messages name an entry: ``agent 'mts' (nslb-cli 0.1.0)``."""
+        packages = ", ".join(_label(p) for p in self._declared.get(name, []))
+        return f"{self.kind} '{name}' ({packages})"
+
+    def problem(self, name: str) -> str | None:
+        """Why ``name`` cannot be used (declared twice, or failed to load), else ``None``."""
+        if len(self._declared.get(name, [])) > 1:
+            return f"{self.describe(name)} is declared by more than one package: neither is used"
+        return self._failed.get(name)
+
+    def problems(self) -> list[str]:
+        """Every problem known so far: names declared twice, and entries that failed to load."""
+        twice = [self.problem(name) for name, found in self._declared.items() if len(found) > 1]
+        return [p for p in twice if p is not None] + list(self._failed.values())
+
+    def load_all(self) -> dict[str, Any]:
+        """Every usable entry, imported; those that fail are left out (see :meth:`problems`)."""
+        loaded = {}
+        for name in self:
+            try:
+                loaded[name] = self[name]
+            except PluginError:
+                continue
+        return loaded

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from nslb_cli import provenance
 from nslb_cli.trace import NO_BELIEF, Trace
 
 COLUMNS = (
@@ -40,6 +41,9 @@ COLUMNS = (
 )
 CONFIG_FILE = "config.yaml"
 SEED_FILE = re.compile(r"^seed=(\d+)\.csv$")
+SEED_STATS = re.compile(r"^seed=(\d+)\.json$")
+TMP = ".tmp"
+TEMPORARY = re.compile(r"^\..+?\.(\d+)\.[^.]+\.tmp$")  # .<name>.<pid>.<random>.tmp
 FLOAT_FORMAT = "%.8g"
 
 
@@ -61,7 +65,7 @@ def finished_seeds(folder: Path) -> set[int]:
 def atomic_write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same folder and a rename."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=TMP)
     try:
         with os.fdopen(fd, "w", newline="") as handle:
             handle.write(text)
@@ -104,25 +108,77 @@ def write_trace(folder: Path, trace: Trace) -> None:
         atomic_write_text(seed_csv(folder, int(seed)), text)
 
 
-def claim_folder(folder: Path, config: dict[str, Any]) -> None:
-    """Save ``config`` in ``folder``, or check it matches the one already there.
+def check_claim(folder: Path, config: dict[str, Any]) -> None:
+    """Raise :class:`OutputConflict` if ``folder`` holds results of another config.
 
     The ``run`` section (seeds, batch size, progress) may differ: adding seeds to a folder
-    is how a run is extended. Anything else differing raises :class:`OutputConflict`.
+    is how a run is extended. A ``config.yaml`` without any finished seed is no claim (a
+    run that failed before its first result): it may be replaced.
     """
     path = folder / CONFIG_FILE
-    if path.exists():
+    if not path.exists() or not finished_seeds(folder):
+        return
+    try:
         existing = yaml.safe_load(path.read_text()) or {}
-        old = flatten({k: v for k, v in existing.items() if k != "run"})
-        new = flatten({k: v for k, v in config.items() if k != "run"})
-        if old != new:
-            changed = sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
-            raise OutputConflict(
-                f"{folder} holds results of a different config (differs in: "
-                f"{', '.join(changed)}); pass hydra.run.dir=… (or hydra.sweep.dir=…) "
-                "to write elsewhere, or remove that folder"
+    except yaml.YAMLError:
+        existing = {"config.yaml": "unreadable"}
+    old = flatten({k: v for k, v in existing.items() if k != "run"})
+    new = flatten({k: v for k, v in config.items() if k != "run"})
+    if old != new:
+        changed = sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
+        raise OutputConflict(
+            f"{folder} holds results of a different config (differs in: "
+            f"{', '.join(changed)}); pass hydra.run.dir=… (or hydra.sweep.dir=…) to write "
+            "elsewhere, run.overwrite=true to replace them, or remove that folder"
+        )
+
+
+def claim_folder(folder: Path, config: dict[str, Any]) -> None:
+    """Save ``config`` in ``folder`` (checked first with :func:`check_claim`)."""
+    atomic_write_text(folder / CONFIG_FILE, yaml.safe_dump(config, sort_keys=False))
+
+
+def clear_results(folder: Path) -> None:
+    """Remove the finished results of ``folder`` (``run.overwrite=true``)."""
+    if not folder.is_dir():
+        return
+    for path in folder.iterdir():
+        if (
+            SEED_FILE.match(path.name)
+            or SEED_STATS.match(path.name)
+            or path.name
+            in (
+                CONFIG_FILE,
+                provenance.FILE,
             )
-    atomic_write_text(path, yaml.safe_dump(config, sort_keys=False))
+        ):
+            path.unlink()
+
+
+def remove_stale_temporaries(folder: Path) -> list[Path]:
+    """Remove the temporary files of :func:`atomic_write_text` whose writer is gone."""
+    if not folder.is_dir():
+        return []
+    removed = []
+    for path in folder.glob(f".*{TMP}"):
+        match = TEMPORARY.match(path.name)
+        if match and _alive(int(match.group(1))):
+            continue
+        path.unlink(missing_ok=True)
+        removed.append(path)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -49,7 +49,7 @@ class World:
         """The context ``X_t``, ``(R, K, d)``, shown in round ``t`` (``None`` if multi-armed)."""
         if self.items is None or self.features is None:
             return None
-        return self.features[self.items[:, t]]
+        return np.take(self.features, self.items[:, t], axis=0)
 
     def reward(self, t: int, actions: np.ndarray) -> np.ndarray:
         """``R_t = mu(A_t, X_t, S_t; theta*) + eps_t`` for each run."""

@@ -1,4 +1,9 @@
-"""Every agent's config file exposes and documents every one of its parameters."""
+"""nslb's own config files: one per built-in entry point, equal to its Params defaults.
+
+Built-in agents and environments register as entry points, like plugins; their YAML files in
+conf/ are the documented form of their Params defaults (plugins get theirs generated from
+Params). These tests keep the two from drifting apart.
+"""
 
 from __future__ import annotations
 
@@ -9,18 +14,35 @@ import pytest
 import yaml
 
 from nslb_cli.agents import AGENTS
+from nslb_cli.envs import ENVIRONMENTS
+from nslb_cli.registry import Registry
 
-AGENT_CONF = Path(__file__).resolve().parents[1] / "conf" / "agent"
+CONF = Path(__file__).resolve().parents[1] / "conf"
+OWN = "nslb-cli"
+GROUPS = {"agent": AGENTS, "env": ENVIRONMENTS}
+BUILT_IN = [
+    (group, name)
+    for group, registry in GROUPS.items()
+    for name in registry
+    if registry.package(name) == OWN
+]
 
 
-@pytest.mark.parametrize("name", sorted(AGENTS))
-def test_config_file_lists_and_comments_every_parameter(name: str) -> None:
-    path = AGENT_CONF / f"{name}.yaml"
+@pytest.mark.parametrize(("group", "registry"), GROUPS.items(), ids=GROUPS.keys())
+def test_one_config_file_per_built_in_entry_point(group: str, registry: Registry) -> None:
+    files = {p.stem for p in (CONF / group).glob("*.yaml")}
+    assert files == {name for name in registry if registry.package(name) == OWN}
+
+
+@pytest.mark.parametrize(("group", "name"), BUILT_IN, ids=[f"{g}={n}" for g, n in BUILT_IN])
+def test_config_file_lists_and_comments_every_parameter(group: str, name: str) -> None:
+    path = CONF / group / f"{name}.yaml"
     config = yaml.safe_load(path.read_text())
-    assert list(config) == [f.name for f in fields(AGENTS[name].Params)]
-    assert config == {f.name: f.default for f in fields(AGENTS[name].Params)}, "defaults agree"
+    params = GROUPS[group][name].Params
+    assert list(config) == [f.name for f in fields(params)]
+    assert config == {f.name: f.default for f in fields(params)}, "defaults agree"
     lines = path.read_text().splitlines()
-    assert lines[0].startswith("#"), "the file starts with what the agent is"
+    assert lines[0].startswith("#"), "the file starts with what it is"
     for key in config:
         if key != "name":
             (line,) = [x for x in lines if x.startswith(f"{key}:")]

@@ -1,62 +1,120 @@
-"""Every registered agent against one contract: valid actions, beliefs, batch invariance."""
+"""Every registered agent passes the conformance checks of `nslb check`, and they can fail."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
 
 from nslb_cli.agents import AGENTS
-from nslb_cli.envs.synthetic import Synthetic, SyntheticParams
-from nslb_cli.results import seed_frame
-from tests.conftest import run_agent
-
-ENVS = {
-    "fixed-known": SyntheticParams(dynamics="fixed", horizon=120, period=40),
-    "markov-prior": SyntheticParams(model="prior", horizon=120, switch_prob=0.02),
-}
-
-
-@pytest.mark.parametrize("env", ENVS.values(), ids=ENVS.keys())
-@pytest.mark.parametrize("name", sorted(AGENTS))
-def test_agent_contract(name: str, env: SyntheticParams) -> None:
-    trace = run_agent(name, [3, 4, 5], env)
-    assert trace.action.shape == (3, env.horizon)
-    assert trace.action.min() >= 0 and trace.action.max() < env.n_arms
-    means = Synthetic.build(env, np.array([3, 4, 5])).mean_rewards  # the world, rebuilt
-    pulled = np.take_along_axis(means, trace.action[:, :, None], axis=2)[:, :, 0]
-    np.testing.assert_array_equal(trace.expected_reward, pulled)
-    np.testing.assert_array_equal(trace.optimal_reward, means.max(axis=2))
-    has_belief = trace.belief[:, 0] >= 0
-    assert np.all(has_belief == has_belief[0]), "a belief is reported in all runs or none"
-    if has_belief[0]:
-        assert trace.belief.min() >= 0 and trace.belief.max() < env.n_states
-        assert np.all((trace.p_true_state >= 0) & (trace.p_true_state <= 1 + 1e-12))
-    else:
-        assert np.isnan(trace.p_true_state).all()
-    for values in trace.summary.values():
-        assert values.shape == (3,)
+from nslb_cli.agents.base import Agent, Belief
+from nslb_cli.agents.reference import UniformRandom
+from nslb_cli.conformance import CHECKS, default_settings, run_checks
 
 
 @pytest.mark.parametrize("name", sorted(AGENTS))
-def test_batch_invariance(name: str) -> None:
-    """Seed 7's CSV is byte-identical alone and inside a batch (SPEC §2)."""
-    env = ENVS["markov-prior"]
-    alone = run_agent(name, [7], env)
-    batch = run_agent(name, [2, 7, 11, 30], env)
-    csv_alone = seed_frame(alone, 0).to_csv(index=False)
-    csv_batch = seed_frame(batch, 1).to_csv(index=False)
-    assert csv_alone == csv_batch
-    for key, values in alone.summary.items():
-        assert values[0] == batch.summary[key][1]
+def test_every_registered_agent_passes_every_check(name: str) -> None:
+    outcomes = run_checks(AGENTS[name], AGENTS[name].Params(), default_settings())
+    assert [o.check for o in outcomes] == [c.name for c in CHECKS]
+    failed = [o.line() for o in outcomes if not o.passed]
+    assert not failed, "\n".join(failed)
 
 
-@pytest.mark.parametrize("name", sorted(AGENTS))
-def test_common_random_numbers(name: str) -> None:
-    """The world of a seed does not depend on the agent: same states, same noise."""
-    env = ENVS["fixed-known"]
-    reference = run_agent("random", [1, 2], env)
-    trace = run_agent(name, [1, 2], env)
-    np.testing.assert_array_equal(trace.state, reference.state)
-    np.testing.assert_array_equal(trace.optimal_reward, reference.optimal_reward)
-    noise, reference_noise = (x.reward - x.expected_reward for x in (trace, reference))
-    np.testing.assert_allclose(noise, reference_noise, rtol=0, atol=1e-12)
+@dataclass
+class FaultyParams:
+    name: str = "faulty"
+
+
+class _Faulty(UniformRandom):
+    Params = FaultyParams
+
+
+class GlobalRandom(_Faulty):
+    def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
+        return np.random.randint(self.problem.n_arms, size=self.problem.n_runs)  # noqa: NPY002
+
+
+class FloatActions(_Faulty):
+    def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
+        return super().act(t, contexts).astype(float)
+
+
+class OutOfRange(_Faulty):
+    def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
+        return super().act(t, contexts) + (t == 5) * self.problem.n_arms
+
+
+class FirstGeneratorForAll(_Faulty):
+    """Draws every run's arm from the first run's generator: depends on the batch."""
+
+    def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
+        return self.rng.generators[0].integers(self.problem.n_arms, size=self.problem.n_runs)
+
+
+class ModelWriter(_Faulty):
+    def update(self, t, contexts, actions, rewards) -> None:
+        self.model.means[:, 0, 0] += 0.01
+
+
+class UnnormalisedBelief(_Faulty):
+    def belief(self) -> Belief | None:
+        runs, states = self.problem.n_runs, self.problem.n_states
+        return Belief(np.zeros(runs, dtype=np.int64), np.full((runs, states), 0.5))
+
+
+class SometimesBelief(_Faulty):
+    def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
+        self.t = t
+        return super().act(t, contexts)
+
+    def belief(self) -> Belief | None:
+        runs, states = self.problem.n_runs, self.problem.n_states
+        one_hot = np.zeros((runs, states))
+        one_hot[:, 0] = 1.0
+        return None if self.t >= 3 else Belief(np.zeros(runs, dtype=np.int64), one_hot)
+
+
+class BadSummary(_Faulty):
+    def summary(self) -> dict[str, np.ndarray]:
+        return {"pulls": np.zeros((self.problem.n_runs, 2))}
+
+
+class RaisesLate(_Faulty):
+    def update(self, t, contexts, actions, rewards) -> None:
+        if t == 50:
+            raise FloatingPointError("overflow in the posterior")
+
+
+FAULTS = [
+    (
+        GlobalRandom,
+        {
+            "determinism": "two runs of the same seeds differ: seed 2: action",
+            "batch invariance": "alone, then in a batch: seed 7: action",
+        },
+    ),
+    (FloatActions, {"runs": "IndexError", "actions": "round 1: act returned dtype float64"}),
+    (OutOfRange, {"runs": "IndexError", "actions": "round 6: act returned arm 9, outside [0, 5)"}),
+    (FirstGeneratorForAll, {"batch invariance": "alone, then in a batch: seed 7: action"}),
+    (ModelWriter, {"common random numbers": "the agent modified the offline model's means"}),
+    (UnnormalisedBelief, {"belief": "round 1: belief posterior rows sum to 1 ± 1.5"}),
+    (SometimesBelief, {"belief": "a belief in round 1, none in round 4"}),
+    (BadSummary, {"summary": "summary 'pulls' is ndarray of shape (4, 2), expected (4,)"}),
+    (RaisesLate, {"runs": "FloatingPointError: overflow in the posterior"}),
+]
+
+
+@pytest.mark.parametrize(("agent", "failures"), FAULTS, ids=[a.__name__ for a, _ in FAULTS])
+def test_each_fault_fails_its_check_and_only_it(
+    agent: type[Agent], failures: dict[str, str]
+) -> None:
+    outcomes = {o.check: o for o in run_checks(agent, FaultyParams(), default_settings())}
+    for check, message in failures.items():
+        assert outcomes[check].status == "FAIL"
+        assert message in outcomes[check].detail
+        assert outcomes[check].detail.startswith("synthetic (dynamics=fixed")
+    crashed = "runs" in failures
+    for check, outcome in outcomes.items():
+        if check not in failures:
+            assert outcome.status == ("skip" if crashed and check != "actions" else "pass"), check

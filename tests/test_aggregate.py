@@ -131,3 +131,13 @@ def test_by_run_keys_groups_final_values_by_run_settings() -> None:
     assert list(points["x"]) == [10, 20], "runs without a value (R) are left out"
     b = points.set_index("x").loc[10]
     assert b["n"] == 5 and b["mean"] == pytest.approx(31.2)
+
+
+def test_by_run_keys_keeps_the_order_of_the_runs() -> None:
+    final = final_rows()  # rows in run order R=0, B=1, C=2
+    hue = pd.Series({2: "C", 0: "R", 1: "B"})  # legend order: C, R, B
+    assert list(aggregate.by_run_keys(final, {"agent": hue}, "cum_regret")["agent"]) == [
+        "C",
+        "R",
+        "B",
+    ]

@@ -27,10 +27,7 @@ def run(params: MovieLensParams, agent: str, seeds: list[int], **overrides: obje
 @pytest.mark.parametrize(
     ("agent", "overrides"),
     [
-        ("exp3s", {}),
         ("exp4s", {}),
-        ("cd_ucb", {}),
-        ("cd_ts", {}),
         ("sw_mucb", {}),
         ("sw_umucb", {"epsilon": 0.1}),
         ("cd_linucb", {}),

@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_module
 
+from nslb_cli.agents import AGENTS
 from nslb_cli.config import CONFIG_MODULE, check_command_line, folder_name, validate
+from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.params import ConfigError
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
@@ -22,19 +24,24 @@ def options(group: str) -> list[str]:
 @pytest.mark.parametrize("env", options("env"))
 def test_every_env_and_agent_composes(env: str, agent: str) -> None:
     with initialize_config_module(CONFIG_MODULE, version_base="1.3"):
-        config = validate(compose("config", overrides=[f"env={env}", f"agent={agent}"]))
+        cfg = compose("config", overrides=[f"env={env}", f"agent={agent}"])
+        if ENVIRONMENTS[env].contextual and AGENTS[agent].fixed_arms:
+            with pytest.raises(ConfigError, match=f"^agent: {agent} learns each arm's rewards"):
+                validate(cfg)
+            return
+        config = validate(cfg)
     assert config.env.name == env
     assert config.agent.name == agent
 
 
 @pytest.mark.parametrize("experiment", options("experiment"))
 def test_every_experiment_preset_composes(experiment: str) -> None:
-    assert check_command_line([f"experiment={experiment}"], multirun=False) >= 1
+    assert check_command_line([f"experiment={experiment}"], multirun=False).jobs >= 1
 
 
 def test_sweep_counts_every_point() -> None:
-    assert check_command_line(["agent=umts", "agent.num_particles=10,100,1000"], True) == 3
-    assert check_command_line(["agent=mts,umts", "env.dynamics=fixed,markov"], True) == 4
+    assert check_command_line(["agent=umts", "agent.num_particles=10,100,1000"], True).jobs == 3
+    assert check_command_line(["agent=mts,umts", "env.dynamics=fixed,markov"], True).jobs == 4
 
 
 INVALID = [
@@ -87,7 +94,7 @@ def test_agent_specific_overrides_in_an_agent_sweep() -> None:
     ``++``, which then works for every swept agent that has the key."""
     with pytest.raises(ConfigError, match=r"write \+\+agent\.gamma=0\.1"):
         check_command_line(["agent=cd_ucb,cd_ts", "agent.gamma=0.1"], multirun=True)
-    assert check_command_line(["agent=cd_ucb,cd_ts", "++agent.gamma=0.1"], multirun=True) == 2
+    assert check_command_line(["agent=cd_ucb,cd_ts", "++agent.gamma=0.1"], multirun=True).jobs == 2
     with pytest.raises(ConfigError, match="agent.gamma: unknown key for agent 'mts'"):
         check_command_line(["agent=mts,cd_ts", "++agent.gamma=0.1"], multirun=True)
 

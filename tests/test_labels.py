@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pandas as pd
 
 from nslb_cli.plot import labels as lab
+from nslb_cli.plot.identity import DATA, dataset, with_data
 
 
 def runs(*rows: dict) -> pd.DataFrame:
@@ -59,7 +61,7 @@ def test_local_data_paths_never_split_groups_or_label_agents() -> None:
     table["env.cache_dir"] = ["/home/a/cache", "/tmp/cache", "/tmp/cache"]
     assert list(lab.group_titles(table)) == ["e"] * 3
     assert "env.cache_dir" not in lab.group_keys(table.columns)
-    assert lab.swept_parameters(table) == {"e": []}
+    assert lab.swept_settings(table.assign(group=lab.group_titles(table))) == {"e": []}
     assert "cache_dir" not in lab.environment(table.iloc[0])
 
 
@@ -71,14 +73,79 @@ def test_order_follows_the_paper_then_settings() -> None:
     assert list(lab.order_runs(table, ["random", "mts"])["agent.name"])[:2] == ["random", "mts"]
 
 
-def test_swept_parameters_per_name() -> None:
+def grouped(table: pd.DataFrame) -> pd.DataFrame:
+    return table.assign(group=lab.group_titles(table))
+
+
+def test_swept_settings_per_group_never_environment_keys() -> None:
     table = runs(run("mts"), run("umts", 10), run("umts", 100), run("mts", name="plain"))
-    assert lab.swept_parameters(table) == {"e": ["agent.num_particles"], "plain": []}
+    assert lab.swept_settings(grouped(table)) == {"e": ["agent.num_particles"], "plain": []}
     env_sweep = runs(run("mts", switch=0.01), run("mts", switch=0.02))
-    assert lab.swept_parameters(env_sweep) == {"e": ["env.switch_prob"]}
+    assert lab.swept_settings(grouped(env_sweep)) == {
+        "e (switch_prob=0.01)": [],
+        "e (switch_prob=0.02)": [],
+    }, "two environments are two groups, not a sweep"
+    two_envs = runs(run("umts", 10, 0.01), run("umts", 100, 0.01), run("umts", 10, 0.02))
+    assert lab.swept_settings(grouped(two_envs)) == {
+        "e (switch_prob=0.01)": ["agent.num_particles"],
+        "e (switch_prob=0.02)": [],
+    }
+
+
+def test_settings_in_natural_order() -> None:
+    table = runs(run("umts", 100), run("umts", 20), run("umts", 5), run("umts", 1000))
+    labels = lab.agent_labels(lab.order_runs(table), ["name"])
+    assert list(labels) == [f"umTS (num_particles={n})" for n in (5, 20, 100, 1000)]
+    words = ["w100", "w20", "w5", None, 3]
+    assert sorted(words, key=lab.sort_key) == [3, "w5", "w20", "w100", None]
 
 
 def test_values_formatted_as_written() -> None:
     assert lab.format_value(100.0) == "100" and lab.format_value(0.005) == "0.005"
     assert lab.short_key("agent.num_particles") == "num_particles"
     assert lab.short_key("env.name") == "env"
+
+
+def movielens_run(data_dir: object, fingerprint: object = None, agent: str = "mts") -> dict:
+    config = {
+        "name": "ml",
+        "env.name": "movielens",
+        "env.release": "ml-1m",
+        "env.data_dir": data_dir,
+        "env.min_user_ratings": 200,
+        "agent.name": agent,
+    }
+    if fingerprint is not None:
+        config["env_data.fingerprint"] = fingerprint
+    return with_data(config, Path("/nonexistent"))
+
+
+def test_the_data_is_part_of_the_environment() -> None:
+    table = pd.DataFrame(
+        [
+            movielens_run("/data/a", "aaaa1111ffff"),
+            movielens_run("/data/b", "bbbb2222ffff"),
+            movielens_run("/copy/of/a", "aaaa1111ffff", agent="random"),
+            movielens_run("/data/c"),
+            movielens_run(None),
+        ],
+        dtype=object,
+    )
+    assert list(lab.group_titles(table)) == [
+        "ml (data=/data/a [ratings aaaa1111])",
+        "ml (data=/data/b [ratings bbbb2222])",
+        "ml (data=/data/a [ratings aaaa1111])",  # the same data as the first: one group
+        "ml (data=/data/c)",
+        "ml (data=ml-1m)",
+    ]
+    assert table.loc[0, DATA] == table.loc[2, DATA] != table.loc[1, DATA]
+    line = lab.environment(table.iloc[3])
+    assert line == "movielens (data=/data/c, min_user_ratings=200)", "no release=ml-1m"
+    assert "fingerprint" not in " ".join(lab.setting_columns(table.columns))
+
+
+def test_a_data_record_beside_the_config_gives_the_fingerprint(tmp_path: Path) -> None:
+    (tmp_path / "data.json").write_text('{"fingerprint": "cafe0123beef", "users": 364}')
+    config = with_data({"env.name": "movielens", "env.data_dir": "/x"}, tmp_path)
+    assert config[DATA] == "fingerprint:cafe0123beef"
+    assert dataset(config) == "/x [ratings cafe0123]"

@@ -41,8 +41,8 @@ def test_stationary_statistic_has_its_chi_square_mean_and_never_reaches_b() -> N
         for i in range(TAU):
             fired = detector.update(x[i], y[i])
             assert not fired.any()
-        window_x, window_y = np.swapaxes(x, 0, 1), y.T
-        stat = detector.statistic(window_x, window_y)
+        window_x = np.swapaxes(x, 0, 1)
+        stat = detector.statistic.copy()  # of the window of the block's TAU rounds
         half = TAU // 2
         older = (window_x[:, :half, :, None] * window_x[:, :half, None, :]).sum(axis=1)
         newer = (window_x[:, half:, :, None] * window_x[:, half:, None, :]).sum(axis=1)
@@ -94,6 +94,53 @@ def test_reset_waits_for_a_full_window_and_tau_must_be_even() -> None:
         assert not detector.update(np.ones((2, 1)), np.array([-50.0, 10.0]))[0]
     with pytest.raises(ValueError, match="even"):
         LinearShiftDetector(1, 1, 5, 1.0)
+
+
+def window_statistic(x: np.ndarray, y: np.ndarray, ridge: float) -> float:
+    """``||W - W'||_Sigma`` of one window ``x`` ``(tau, d)``, ``y`` ``(tau,)`` (oldest first),
+    straight from the definition: fresh least squares on each half."""
+    half = len(y) // 2
+
+    def fit(xs: np.ndarray, ys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        gram = xs.T @ xs
+        return gram, np.linalg.solve(gram + ridge * np.eye(x.shape[1]), xs.T @ ys)
+
+    gram_old, w_old = fit(x[:half], y[:half])
+    gram_new, w_new = fit(x[half:], y[half:])
+    diff = w_new - w_old
+    return float(np.sqrt(diff @ (gram_old + gram_new) @ diff))
+
+
+def test_running_sums_equal_a_fresh_fit_of_every_window() -> None:
+    # The detector keeps running Gram sums and reuses W of tau / 2 rounds ago as W'; every
+    # tested round must give the statistic of the definition on the window since the last
+    # reset (overlapping windows, resets at random rounds, a shift halfway so it fires).
+    runs, rounds, tau = 12, 400, 10
+    rng = np.random.default_rng(5)
+    detector = LinearShiftDetector(runs, DIM, tau, threshold=6.0)
+    history: list[list[tuple[np.ndarray, float]]] = [[] for _ in range(runs)]
+    w = np.array([0.5, -1.0, 0.3, 0.8])
+    tested = detections = 0
+    for t in range(rounds):
+        x = rng.standard_normal((runs, DIM))
+        y = x @ (w if t < rounds // 2 else -w) + SIGMA * rng.standard_normal(runs)
+        fired = detector.update(x, y)
+        for r in range(runs):
+            history[r].append((x[r], y[r]))
+            if len(history[r]) < tau:
+                assert np.isnan(detector.statistic[r]) and not fired[r]
+                continue
+            xs, ys = (np.array(v) for v in zip(*history[r][-tau:], strict=True))
+            expected = window_statistic(xs, ys, detector.ridge)
+            assert detector.statistic[r] == pytest.approx(expected, rel=1e-9, abs=1e-12)
+            assert fired[r] == (expected >= 6.0)
+            tested += 1
+        detections += fired.sum()
+        reset = fired | (rng.random(runs) < 0.02)
+        detector.reset(reset)
+        for r in np.flatnonzero(reset):
+            history[r] = []
+    assert tested > runs * rounds / 3 and detections >= runs
 
 
 def linear_world(runs: int, horizon: int, jump: int | None = None, seed: int = 0) -> World:
@@ -158,17 +205,19 @@ def test_a_detected_jump_restarts_all_statistics(name: str) -> None:
     # sure detection, so b = 5 here: the stationary statistic is ~ 2 sigma chi_4 (mean ~2),
     # and every run must have restarted within 160 rounds of the jump (early false alarms
     # are allowed; they only add restarts). After every restart the statistics cover exactly
-    # the rounds since it: A = lambda I + sum x x', whose trace is lambda d + sum ||x||^2.
+    # the rounds since it: A = lambda I + sum x x', whose trace is lambda d + sum ||x||^2 (A is
+    # the inverse of the A^-1 the agent keeps by Sherman-Morrison steps).
     world = linear_world(runs=10, horizon=500, jump=300, seed=1)
     norms = np.zeros((10, 500))
-    restarts = np.zeros(10, dtype=np.int64)  # counted from the outside: A back to its prior
+    restarts = np.zeros(10, dtype=np.int64)  # counted from the outside
     for agent, t, x, _ in play(name, world, threshold=5.0):
-        restarts += np.all(agent.gram == np.eye(DIM), axis=(1, 2))
+        restarts += np.all(agent.inverse == np.eye(DIM), axis=(1, 2))  # A^-1 back to its prior
         norms[:, t] = (x**2).sum(axis=1)
         since = np.arange(500)[None, :] >= agent.restart[:, None]
         upto = np.arange(500)[None, :] <= t
         expected = 1.0 * DIM + (norms * (since & upto)).sum(axis=1)
-        np.testing.assert_allclose(np.trace(agent.gram, axis1=1, axis2=2), expected)
+        gram = np.linalg.inv(agent.inverse)
+        np.testing.assert_allclose(np.trace(gram, axis1=1, axis2=2), expected, rtol=1e-10)
         if t == 460:
             assert np.all(agent.restart > 300), "every run restarted after the jump"
     np.testing.assert_array_equal(agent.summary()["detections"], restarts)
@@ -193,9 +242,10 @@ def test_without_context_the_features_are_one_hot_arms(name: str) -> None:
         actions = agent.act(t, None)
         agent.update(t, None, actions, world.reward(t, actions))
         regret[:, t] = 1.0 - means[0, actions]
-    gram = agent.gram
+    inverse = agent.inverse  # A^-1, diagonal with 1 / (lambda + n_a)
     np.testing.assert_array_equal(
-        gram - np.diagonal(gram, axis1=1, axis2=2)[:, :, None] * np.eye(5), 0.0
+        inverse - np.diagonal(inverse, axis1=1, axis2=2)[:, :, None] * np.eye(5), 0.0
     )
-    assert np.all(np.trace(gram, axis1=1, axis2=2) == 5 * 1.0 + horizon - agent.restart)
+    pulls = (1.0 / np.diagonal(inverse, axis1=1, axis2=2)).sum(axis=1)
+    np.testing.assert_allclose(pulls, 5 * 1.0 + horizon - agent.restart, rtol=1e-12)
     assert regret[:, 300:].mean() < 0.25 * (1.0 - means.mean())

@@ -13,6 +13,7 @@ from nslb_cli.envs.movielens import (
     Catalogue,
     MovieLens,
     MovieLensParams,
+    latent_path,
     load,
     smallest_transition,
     superusers,
@@ -21,7 +22,7 @@ from nslb_cli.envs.movielens import (
 from nslb_cli.job import simulate_seeds
 from nslb_cli.params import ConfigError
 from nslb_cli.results import seed_frame
-from nslb_cli.rng import Stream, generator
+from nslb_cli.rng import Stream, categorical, generator
 from tests.conftest import agent_params
 from tests.movielens_data import ML_100K, needs_ml_100k, tiny_env_params
 
@@ -138,6 +139,26 @@ def test_transition_formulas_by_hand() -> None:
         np.testing.assert_allclose(phi.sum(axis=1), 1.0)
     far = transition_matrix(points * 100, 0.99, "literal")  # exp(+D) must not overflow
     assert np.all(np.isfinite(far)) and np.allclose(far.sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize("form", ["structured", "literal"])
+def test_latent_path_is_the_round_by_round_categorical_chain(
+    params: MovieLensParams, form: str
+) -> None:
+    """The table of successors gives exactly the chain drawn one round at a time."""
+    data = load(params).data
+    seeds = np.array([4, 9, 13])
+    phi = np.stack(
+        [transition_matrix(data.test_users[superusers(data, s)], 0.9, form) for s in seeds]
+    )
+    states = latent_path(seeds, phi, 400)
+    for r, seed in enumerate(seeds):
+        rng = generator(int(seed), Stream.PATH)
+        expected = [rng.integers(params.n_states)]
+        uniforms = rng.random(400)
+        for t in range(1, 400):
+            expected.append(categorical(phi[r, expected[-1]], uniforms[t]))
+        np.testing.assert_array_equal(states[r], expected)
 
 
 def test_structured_chain_changes_at_rate_one_minus_stay(params: MovieLensParams) -> None:

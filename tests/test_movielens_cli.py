@@ -14,7 +14,7 @@ import pytest
 from nslb_cli.cli import main
 from nslb_cli.config import RunConfig, RunSettings
 from nslb_cli.envs.synthetic import SyntheticParams
-from nslb_cli.job import DATA_FILE, record_data
+from nslb_cli.job import data_record
 from tests.conftest import agent_params
 from tests.movielens_data import ML_100K, needs_ml_100k, tiny_release, write_csv, write_generic
 from tests.test_cli import NSLB
@@ -151,5 +151,4 @@ def test_no_data_json_for_an_environment_without_data_files(tmp_path: Path) -> N
     config = RunConfig(
         name="t", env=SyntheticParams(), agent=agent_params("mts"), run=RunSettings()
     )
-    record_data(tmp_path, config)
-    assert not (tmp_path / DATA_FILE).exists()
+    assert data_record(tmp_path, config) is None

@@ -67,7 +67,7 @@ def test_movielens_preset_holds_the_papers_settings() -> None:
 @pytest.mark.parametrize("multirun", [False, True], ids=["without-m", "with-m"])
 def test_a_preset_sweeps_with_or_without_m(multirun: bool) -> None:
     overrides = ["experiment=paper/smoke/fixed", "agent=mts,umts"]
-    assert check_command_line(overrides, multirun) == 2
+    assert check_command_line(overrides, multirun).jobs == 2
 
 
 def ok(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:

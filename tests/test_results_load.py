@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from nslb_cli.plot.tidy import load, read_seed
-from tests.results_tree import SMALL, write_run
+from nslb_cli.plot.cache import CACHE_FILE
+from nslb_cli.plot.csvread import read_seed
+from nslb_cli.plot.tidy import load
+from nslb_cli.results import COLUMNS
+from tests.results_tree import SMALL, fake_config, fake_csv, write_fake_run, write_run
 
 H = SMALL.horizon
 
@@ -76,7 +80,7 @@ def test_truncated_and_malformed_csvs_are_skipped_by_path(tree: Path) -> None:
         reasons[folder / "seed=0.csv"]
         == f"truncated: {H - 5} rounds, its config says env.horizon={H}"
     )
-    assert "missing values" in reasons[folder / "seed=1.csv"]
+    assert reasons[folder / "seed=1.csv"].startswith("truncated: its last line is cut off")
     assert all("\n" not in str(skip) and str(skip.path) in str(skip) for skip in loaded.skipped)
     kept = loaded.frame.groupby("agent.name", observed=True)["seed"].unique()
     assert sorted(kept["mts"]) == [2] and sorted(kept["umts"]) == [0]
@@ -121,3 +125,123 @@ def test_hidden_folders_and_empty_trees(tmp_path: Path) -> None:
     assert load(tmp_path).frame.empty and load(tmp_path).n_files == 0
     write_run(tmp_path / ".hydra/x", "random", [0])
     assert load(tmp_path).n_files == 0, "hidden folders (Hydra's .hydra) are not walked"
+
+
+def _frames_equal(a: pd.DataFrame, b: pd.DataFrame) -> None:
+    pd.testing.assert_frame_equal(a.reset_index(drop=True), b.reset_index(drop=True))
+
+
+def test_load_from_the_cache_equals_load_from_the_csvs(tree: Path) -> None:
+    from_csvs = load(tree, use_cache=False)
+    assert not list(tree.rglob(CACHE_FILE)), "--no-cache writes nothing"
+    first = load(tree)  # parses, then writes one cache per run folder
+    assert sorted(p.parent for p in tree.rglob(CACHE_FILE)) == sorted(
+        {tree / "exp/synthetic/mts", tree / "exp/synthetic/umts"}
+    )
+    cached = load(tree)
+    for loaded in (first, cached):
+        _frames_equal(loaded.frame, from_csvs.frame)
+        _frames_equal(loaded.runs, from_csvs.runs)
+
+
+def test_a_changed_csv_invalidates_its_folders_cache(tree: Path) -> None:
+    load(tree)
+    path = tree / "exp/synthetic/mts/seed=1.csv"
+    table = pd.read_csv(path)
+    table["cum_regret"] += 1000.0  # same rows, other values (and another size and mtime)
+    table.to_csv(path, index=False)
+    frame = load(tree).frame
+    rows = frame[(frame["agent.name"] == "mts") & (frame["seed"] == 1)]
+    np.testing.assert_allclose(rows["cum_regret"], table["cum_regret"], rtol=1e-6)
+
+
+def test_a_csv_replaced_with_the_same_size_and_mtime_is_still_noticed(tree: Path) -> None:
+    """Files are written to a temporary file and renamed into place: a new inode."""
+    before = load(tree).frame
+    path = tree / "exp/synthetic/mts/seed=1.csv"
+    info = path.stat()
+    lines = path.read_text().splitlines()
+    fields = lines[1].split(",")
+    fields[6] = fields[6][:-1] + ("1" if fields[6][-1] != "1" else "2")  # cum_regret, t = 1
+    lines[1] = ",".join(fields)
+    replacement = path.with_name(".replacement")
+    replacement.write_text("\n".join(lines) + "\n")
+    os.replace(replacement, path)
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns))
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (info.st_size, info.st_mtime_ns)
+    after = load(tree).frame
+    _frames_equal(after, load(tree, use_cache=False).frame)
+    assert not after["cum_regret"].equals(before["cum_regret"])
+
+
+def test_seeds_added_or_removed_are_seen_through_the_cache(tree: Path) -> None:
+    load(tree)
+    (tree / "exp/synthetic/mts/seed=2.csv").unlink()
+    fake_csv(tree / "exp/synthetic/umts/seed=7.csv", H, 7)
+    seeds = load(tree).frame.groupby("agent.name", observed=True)["seed"].unique()
+    assert sorted(seeds["mts"]) == [0, 1] and sorted(seeds["umts"]) == [0, 1, 7]
+
+
+def test_a_damaged_cache_is_ignored_and_rebuilt(tree: Path) -> None:
+    expected = load(tree).frame
+    cache = tree / "exp/synthetic/mts" / CACHE_FILE
+    cache.write_bytes(cache.read_bytes()[:100])
+    _frames_equal(load(tree).frame, expected)
+    assert cache.stat().st_size > 1000, "rebuilt"
+    cache.write_bytes(b"not a zip file")
+    _frames_equal(load(tree).frame, expected)
+
+
+def test_skipped_files_are_reported_from_the_cache_too(tree: Path) -> None:
+    (tree / "exp/synthetic/mts/seed=0.csv").write_text("t,cum_regret\n1,0.5\n")
+    first, second = load(tree), load(tree)
+    assert [str(s) for s in first.skipped] == [str(s) for s in second.skipped]
+    assert len(second.skipped) == 1 and "seed=0.csv" in str(second.skipped[0])
+
+
+def test_asking_for_another_column_reparses_and_keeps_the_old_ones(tree: Path) -> None:
+    load(tree, columns=["cum_regret"])
+    with_reward = load(tree, columns=["reward"])
+    assert "reward" in with_reward.frame and "cum_regret" not in with_reward.frame
+    both = load(tree, columns=["cum_regret", "reward"])  # served by the rewritten cache
+    _frames_equal(both.frame, load(tree, columns=["cum_regret", "reward"], use_cache=False).frame)
+
+
+def test_any_valid_csv_layout_is_read(tmp_path: Path) -> None:
+    """Quoted header, CRLF line ends, shuffled columns, other float formats, empty fields,
+    no final newline: the values are the same."""
+    config = fake_config("e", {"name": "synthetic", "horizon": 30}, "mts")
+    folder = write_fake_run(tmp_path / "e/mts", config, [0, 1, 2, 3, 4])
+    original = pd.read_csv(folder / "seed=0.csv")
+    text = (folder / "seed=0.csv").read_text()
+    (folder / "seed=1.csv").write_text(text.replace("\n", "\r\n"))
+    quoted = ",".join(f'"{c}"' for c in COLUMNS)
+    (folder / "seed=2.csv").write_text(quoted + text[text.index("\n") :])
+    shuffled = pd.read_csv(folder / "seed=3.csv")
+    shuffled[list(reversed(COLUMNS))].to_csv(
+        folder / "seed=3.csv", index=False, float_format="%.17e"
+    )
+    (folder / "seed=4.csv").write_text(text.rstrip("\n"))
+    frame = load(tmp_path, columns=["cum_regret", "belief"]).frame
+    assert sorted(frame["seed"].unique()) == [0, 1, 2, 3, 4]
+    for seed in (1, 2, 4):
+        rows = frame[frame["seed"] == seed]
+        np.testing.assert_allclose(rows["cum_regret"], original["cum_regret"], rtol=1e-6)
+        assert rows["belief"].isna().all(), "empty belief fields are NaN"
+    rows = frame[frame["seed"] == 3]
+    np.testing.assert_allclose(rows["cum_regret"], shuffled["cum_regret"], rtol=1e-6)
+
+
+def test_folders_of_equal_configs_are_one_run(tmp_path: Path) -> None:
+    """`agent=umts` and `agent=umts agent.num_particles=100` (its default): one run."""
+    plain = write_run(tmp_path / "exp/synthetic/umts", "umts", [0, 1])
+    default = write_run(tmp_path / "exp/synthetic/umts/agent.num_particles=100", "umts", [1, 2])
+    loaded = load(tmp_path)
+    assert len(loaded.runs) == 1
+    assert loaded.runs.loc[0, "folder"] == (
+        "exp/synthetic/umts; exp/synthetic/umts/agent.num_particles=100"
+    )
+    assert sorted(loaded.frame["seed"].unique()) == [0, 1, 2]
+    assert len(loaded.frame) == 3 * H, "seed 1 once"
+    (skip,) = loaded.skipped
+    assert skip.path == default and skip.reason.startswith(f"seed 1 is also in {plain}, ")

@@ -1,6 +1,9 @@
 """Agents. ``AGENTS`` is the one registry that maps the config's ``agent.name`` to a class.
 
-Where each agent lives (config name -> module, class; the paper's algorithm):
+Every agent, built-in or from another installed package, is an entry point of the group
+``nslb.agents`` (nslb's own are declared in its ``pyproject.toml``; how to add one:
+:mod:`nslb_cli.api`). Where the built-ins live (config name -> module, class; the paper's
+algorithm):
 
 =============  ============================  ===========================================
 ``mts``        ``thompson``                  ModelThompsonSampling (Algorithm 1)
@@ -22,25 +25,25 @@ Change detectors (used only by agents) are in :mod:`nslb_cli.agents.detectors`.
 
 from __future__ import annotations
 
-from nslb_cli.agents.base import Agent, Belief
-from nslb_cli.registry import Registry
+import inspect
 
-AGENTS = Registry(
-    "agent",
-    {
-        "mts": "nslb_cli.agents.thompson:ModelThompsonSampling",
-        "umts": "nslb_cli.agents.particle:UncertainModelThompsonSampling",
-        "oracle": "nslb_cli.agents.reference:Oracle",
-        "random": "nslb_cli.agents.reference:UniformRandom",
-        "exp3s": "nslb_cli.agents.exp:Exp3S",
-        "exp4s": "nslb_cli.agents.exp:Exp4S",
-        "cd_ucb": "nslb_cli.agents.changepoint:CDUCB",
-        "cd_ts": "nslb_cli.agents.changepoint:CDTS",
-        "cd_linucb": "nslb_cli.agents.linear_changepoint:CDLinUCB",
-        "cd_lints": "nslb_cli.agents.linear_changepoint:CDLinTS",
-        "sw_mucb": "nslb_cli.agents.ucb:SlidingWindowModelUCB",
-        "sw_umucb": "nslb_cli.agents.ucb:SlidingWindowUncertainModelUCB",
-    },
-)
+from nslb_cli.agents.base import Agent, Belief
+from nslb_cli.registry import InvalidEntry, Registry, require_params
+
+GROUP = "nslb.agents"
+
+
+def check_agent_class(name: str, cls: object) -> None:
+    """Raise :class:`~nslb_cli.registry.InvalidEntry` unless ``cls`` is a concrete
+    :class:`Agent` with a valid ``Params`` dataclass for the name ``name``."""
+    if not (isinstance(cls, type) and issubclass(cls, Agent)):
+        raise InvalidEntry(f"{cls!r} is not a subclass of nslb_cli.api.Agent")
+    if inspect.isabstract(cls):
+        missing = ", ".join(sorted(cls.__abstractmethods__))
+        raise InvalidEntry(f"{cls.__name__} does not implement {missing}")
+    require_params(name, cls)
+
+
+AGENTS = Registry("agent", GROUP, check_agent_class)
 
 __all__ = ["AGENTS", "Agent", "Belief"]

@@ -42,6 +42,7 @@ class Agent(ABC):
 
     Params: ClassVar[type]
     sees_truth: ClassVar[bool] = False
+    fixed_arms: ClassVar[bool] = False  # learns per arm: arm a must be one item every round
 
     def __init__(self, params: Any, problem: Problem, model: OfflineModel, rng: BatchRNG) -> None:
         self.params = params

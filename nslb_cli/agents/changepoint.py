@@ -75,6 +75,8 @@ class CDTSParams(RestartedParams):
 class DetectorRestarted(Restarting):
     """A per-arm bandit algorithm with forced exploration, restarted by a change detector."""
 
+    fixed_arms = True
+
     def __init__(
         self, params: RestartedParams, problem: Problem, model: OfflineModel, rng: BatchRNG
     ) -> None:

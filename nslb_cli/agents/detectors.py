@@ -124,61 +124,61 @@ class LinearShiftDetector:
     ``sigma^2 tr((A^-1 + A'^-1)(A + A')) = sigma^2 (2 d + tr(A^-1 A') + tr(A'^-1 A))``; when the
     halves have similar designs (``A ~ A'``) it is about ``2 sigma chi_d``.
 
+    Computation, per run and round (compiled, run by run:
+    :func:`~nslb_cli.agents.linear_kernels.record_round`): ``A``, ``A'`` and
+    ``sum x_i y_i`` of the newest half are running sums (the round entering added, the round
+    leaving subtracted; rounding drifts by about ``1e-16`` per round, far below ``rho``), ``W``
+    is a Cholesky solve, and ``W'`` is not solved again: the older half is the newest half of
+    ``tau / 2`` rounds ago, whose ``W`` is kept.
+
     Args:
         n_runs: ``R``; dim: ``d``, the feature dimension.
         tau: window length in rounds (even).
         threshold: ``b`` (the paper tunes ``b = 13`` for ``tau = 100`` on MovieLens).
         ridge: ``rho`` above.
+
+    Attributes:
+        statistic: ``(R,)`` ``||W - W'||_Sigma`` of the last update, NaN where not tested.
     """
 
     def __init__(
         self, n_runs: int, dim: int, tau: int, threshold: float, ridge: float = DETECTOR_RIDGE
     ) -> None:
         check.even_window(tau, "tau")
-        self.tau = tau
         self.threshold = threshold
         self.ridge = ridge
-        self.features = np.zeros((n_runs, tau, dim))  # ring buffers per run
+        self.features = np.zeros((n_runs, tau, dim))  # ring buffers per run (tau is their length)
         self.rewards = np.zeros((n_runs, tau))
         self.counts = np.zeros(n_runs, dtype=np.int64)  # rounds since reset
-        self._runs = np.arange(n_runs)
-        self._order = np.arange(tau)
+        self.gram_new = np.zeros((n_runs, dim, dim))  # A
+        self.gram_old = np.zeros((n_runs, dim, dim))  # A'
+        self.moment_new = np.zeros((n_runs, dim))  # sum of x_i y_i over the newest half
+        self.weights = np.zeros((n_runs, tau // 2, dim))  # W of the last tau / 2 rounds
+        self.statistic = np.full(n_runs, np.nan)
 
     def update(self, features: np.ndarray, rewards: np.ndarray) -> np.ndarray:
         """Record ``(X_t[A_t], R_t)``: ``features`` ``(R, d)``, ``rewards`` ``(R,)``; return
         ``(R,)`` bool, True where a change is detected this round."""
-        slot = self.counts % self.tau
-        self.features[self._runs, slot] = features
-        self.rewards[self._runs, slot] = rewards
-        self.counts += 1
-        fired = np.zeros(len(self.counts), dtype=bool)
-        full = np.flatnonzero(self.counts >= self.tau)
-        if len(full):
-            # The slot written next holds the oldest round: read the window from there.
-            oldest_first = (self.counts[full, None] + self._order) % self.tau
-            x = np.take_along_axis(self.features[full], oldest_first[:, :, None], axis=1)
-            y = np.take_along_axis(self.rewards[full], oldest_first, axis=1)
-            fired[full] = self.statistic(x, y) >= self.threshold
-        return fired
+        from nslb_cli.agents.linear_kernels import record_round  # numba: loaded on use
 
-    def statistic(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """``||W - W'||_Sigma`` for windows ``x`` ``(m, tau, d)``, ``y`` ``(m, tau)``, oldest
-        first. Sums are elementwise (no batched BLAS) so a run's value does not depend on its
-        batch."""
-        half = self.tau // 2
-        eye = self.ridge * np.eye(x.shape[-1])
-
-        def fit(xs: np.ndarray, ys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            gram = (xs[:, :, :, None] * xs[:, :, None, :]).sum(axis=1)
-            moment = (xs * ys[:, :, None]).sum(axis=1)
-            return gram, np.linalg.solve(gram + eye, moment[:, :, None])[:, :, 0]
-
-        gram_old, w_old = fit(x[:, :half], y[:, :half])
-        gram_new, w_new = fit(x[:, half:], y[:, half:])
-        diff = w_new - w_old
-        weighted = ((gram_old + gram_new) * diff[:, None, :]).sum(axis=-1)
-        return np.sqrt(np.maximum((weighted * diff).sum(axis=-1), 0.0))
+        record_round(
+            np.asarray(features, dtype=float),
+            np.asarray(rewards, dtype=float),
+            self.features,
+            self.rewards,
+            self.counts,
+            self.gram_new,
+            self.gram_old,
+            self.moment_new,
+            self.weights,
+            self.ridge,
+            self.statistic,
+        )
+        return self.statistic >= self.threshold
 
     def reset(self, mask: np.ndarray) -> None:
         """Forget everything observed in the runs where ``mask`` (``(R,)`` bool) is True."""
         self.counts[mask] = 0
+        self.gram_new[mask] = 0.0
+        self.gram_old[mask] = 0.0
+        self.moment_new[mask] = 0.0

@@ -25,7 +25,8 @@ from the offline model's predicted means in that round: the range holds all the 
 all but about 2 % of the rewards of the extreme arms, so the map is an affine rescaling
 except in the tails. Clipping Gaussian rewards of equal variance keeps the order of the
 arms' expected rewards, so the best arm in ``[0, 1]`` units is the best arm. ``exp3s`` uses
-the model only for this scale and for the expected number of changes.
+the model only for this scale and for the expected number of changes. The predicted means
+(advice and range) are computed once per round, in ``act``.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ import numpy as np
 
 from nslb_cli import params as check
 from nslb_cli.agents.base import Agent, Belief
+from nslb_cli.agents.draws import RoundDraws
 from nslb_cli.agents.tuning import exp3s_tuning
 from nslb_cli.models import OfflineModel, Problem
 from nslb_cli.rng import BatchRNG, categorical
@@ -103,41 +105,52 @@ class ExponentialWeights(Agent):
         self.weights = np.full((R, n_experts), 1.0 / n_experts)
         self.probabilities = np.full((R, problem.n_arms), 1.0 / problem.n_arms)
         self.recommended = np.zeros((R, n_experts), dtype=np.int64)
+        self.reward_range: tuple[np.ndarray | float, np.ndarray | float]  # set by act
+        self._uniforms = RoundDraws(rng.random)
         self._runs = np.arange(R)
 
     @abstractmethod
-    def advice(self, contexts: np.ndarray | None) -> np.ndarray:
-        """The arm each expert recommends in this round, ``(R, N)``."""
+    def advice(self, means: np.ndarray) -> np.ndarray:
+        """The arm each expert recommends in this round, ``(R, N)``, given the offline model's
+        predicted means ``mu(a, X_t, s)`` ``(R, S, K)``."""
 
     def arm_probabilities(self, recommended: np.ndarray) -> np.ndarray:
         """``p(a) = (1 - gamma) sum_i w_i 1{xi_i = a} + gamma / K``, shape ``(R, K)``."""
-        K = self.problem.n_arms
-        votes = recommended[:, None, :] == np.arange(K)[None, :, None]  # (R, K, N)
-        mixture = (votes * self.weights[:, None, :]).sum(axis=2)
+        R, K = recommended.shape[0], self.problem.n_arms
+        # Each run's weights summed into the bins of its arms (in expert order) by one bincount.
+        bins = (self._runs[:, None] * K + recommended).ravel()
+        mixture = np.bincount(bins, weights=self.weights.ravel(), minlength=R * K).reshape(R, K)
         return (1.0 - self.gamma[:, None]) * mixture + (self.gamma / K)[:, None]
 
     def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
-        self.recommended = self.advice(contexts)
+        means = self.model.expected_rewards(contexts)
+        self.recommended = self.advice(means)
+        self.reward_range = self.unit_range(means)
         self.probabilities = self.arm_probabilities(self.recommended)
-        return categorical(self.probabilities, self.rng.random())
+        return categorical(self.probabilities, self._uniforms.next())
 
     def update(
         self, t: int, contexts: np.ndarray | None, actions: np.ndarray, rewards: np.ndarray
     ) -> None:
-        gain = self.unit_rewards(contexts, rewards) / self.probabilities[self._runs, actions]
+        gain = self.unit_rewards(rewards) / self.probabilities[self._runs, actions]
         estimates = (self.recommended == actions[:, None]) * gain[:, None]  # (R, N)
         rate = (self.gamma / self.problem.n_arms)[:, None]
         share = (np.e * self.alpha / self.n_experts)[:, None]
         weights = self.weights * np.exp(rate * estimates) + share
         self.weights = weights / weights.sum(axis=1, keepdims=True)
 
-    def unit_rewards(self, contexts: np.ndarray | None, rewards: np.ndarray) -> np.ndarray:
-        """Rewards mapped to ``[0, 1]`` (module docstring), ``(R,)``."""
-        means = self.model.expected_rewards(contexts)
+    def unit_range(self, means: np.ndarray) -> tuple[np.ndarray | float, np.ndarray | float]:
+        """``(low, high)`` of this round's map to ``[0, 1]`` (module docstring), each ``(R,)``
+        or a configured number, from the predicted means ``(R, S, K)``."""
         margin = RANGE_SIGMAS * self.problem.sigma
         p = self.params
         low = means.min(axis=(1, 2)) - margin if p.reward_low is None else p.reward_low
         high = means.max(axis=(1, 2)) + margin if p.reward_high is None else p.reward_high
+        return low, high
+
+    def unit_rewards(self, rewards: np.ndarray) -> np.ndarray:
+        """Rewards mapped to ``[0, 1]`` by this round's :meth:`unit_range`, ``(R,)``."""
+        low, high = self.reward_range
         return np.clip((rewards - low) / (high - low), 0.0, 1.0)
 
     def summary(self) -> dict[str, np.ndarray]:
@@ -148,6 +161,7 @@ class Exp3S(ExponentialWeights):
     """Exp3.S over the raw arms: expert ``a`` always recommends arm ``a``."""
 
     Params = Exp3SParams
+    fixed_arms = True
 
     def __init__(
         self, params: Exp3SParams, problem: Problem, model: OfflineModel, rng: BatchRNG
@@ -155,7 +169,7 @@ class Exp3S(ExponentialWeights):
         super().__init__(params, problem, model, rng, n_experts=problem.n_arms)
         self._arms = np.broadcast_to(np.arange(problem.n_arms), (problem.n_runs, problem.n_arms))
 
-    def advice(self, contexts: np.ndarray | None) -> np.ndarray:
+    def advice(self, means: np.ndarray) -> np.ndarray:
         return self._arms
 
 
@@ -173,8 +187,8 @@ class Exp4S(ExponentialWeights):
     ) -> None:
         super().__init__(params, problem, model, rng, n_experts=problem.n_states)
 
-    def advice(self, contexts: np.ndarray | None) -> np.ndarray:
-        return self.model.expected_rewards(contexts).argmax(axis=2)
+    def advice(self, means: np.ndarray) -> np.ndarray:
+        return means.argmax(axis=2)
 
     def belief(self) -> Belief | None:
         return Belief(state=self.weights.argmax(axis=1), posterior=self.weights)

@@ -6,16 +6,25 @@ the ridge statistics of the pulled arms' features ``x_i = X_i[A_i]`` and rewards
 
     A = lambda I + sum_i x_i x_i',   b = sum_i x_i y_i,   theta_hat = A^-1 b
 
-(``lambda`` = ``ridge``), and a :class:`~nslb_cli.detectors.LinearShiftDetector` on its last
-``tau`` rounds. After observing ``R_t``, if the detector fires the run restarts: ``A``, ``b``
-and the detector's window are cleared.
+(``lambda`` = ``ridge``), and a :class:`~nslb_cli.agents.detectors.LinearShiftDetector` on its
+last ``tau`` rounds. After observing ``R_t``, if the detector fires the run restarts: ``A``,
+``b`` and the detector's window are cleared.
+
+``A`` itself is never formed or inverted: the agent keeps ``A^-1`` (``inverse``), ``lambda^-1 I``
+after a restart, and adds each observation by the Sherman–Morrison rank-one step::
+
+    u = A^-1 x_t,   A^-1 <- A^-1 - u u' / (1 + x_t' u)
+
+(exactly symmetric, ``O(d^2)`` per run and round instead of an ``O(d^3)`` inverse). The
+per-run loops are compiled (numba, :mod:`nslb_cli.agents.linear_kernels`), with no BLAS.
 
 Base algorithms, with ``X_t[a]`` the features of arm ``a``:
 
 * ``cd_linucb``: LinUCB, ``A_t = argmax_a X_t[a]' theta_hat + alpha sqrt(X_t[a]' A^-1 X_t[a])``
   (ties: lowest index).
 * ``cd_lints``: linear Gaussian Thompson sampling, ``theta ~ N(theta_hat, v^2 A^-1)``,
-  ``A_t = argmax_a X_t[a]' theta``.
+  ``A_t = argmax_a X_t[a]' theta``; drawn as ``theta_hat + v L z``, ``z ~ N(0, I_d)`` from the
+  agent's stream, ``L`` the Cholesky factor of ``A^-1`` (plus a relative jitter of ``1e-12``).
 
 Defaults. With prior ``theta ~ N(0, sigma^2 / lambda I)`` and known noise ``sigma`` the
 posterior is exactly ``N(theta_hat, sigma^2 A^-1)``, so ``alpha = v = sigma`` (``null``) makes
@@ -43,6 +52,7 @@ import numpy as np
 
 from nslb_cli import params as check
 from nslb_cli.agents.detectors import LinearShiftDetector
+from nslb_cli.agents.draws import RoundDraws
 from nslb_cli.agents.restarting import Restarting
 from nslb_cli.models import OfflineModel, Problem
 from nslb_cli.rng import BatchRNG
@@ -97,8 +107,8 @@ class LinearRestarted(Restarting):
         self.dim = model.means.shape[-1] if model.linear else problem.n_arms
         detector = LinearShiftDetector(R, self.dim, params.tau, params.threshold)
         super().__init__(params, problem, model, rng, detector)
-        self._prior = params.ridge * np.eye(self.dim)
-        self.gram = np.repeat(self._prior[None], R, axis=0)  # A
+        self._prior_inverse = np.eye(self.dim) / params.ridge
+        self.inverse = np.repeat(self._prior_inverse[None], R, axis=0)  # A^-1
         self.moment = np.zeros((R, self.dim))  # b
         K = problem.n_arms
         self._one_hot = np.broadcast_to(np.eye(K), (R, K, K))  # used only when d = K
@@ -106,12 +116,6 @@ class LinearRestarted(Restarting):
     def features(self, contexts: np.ndarray | None) -> np.ndarray:
         """``X_t`` ``(R, K, d)``: the contexts, or one-hot arms without context."""
         return self._one_hot if contexts is None else contexts
-
-    def estimate(self) -> tuple[np.ndarray, np.ndarray]:
-        """``theta_hat`` ``(R, d)`` and ``A^-1`` ``(R, d, d)`` (per-matrix LAPACK inverse)."""
-        inverse = np.linalg.inv(self.gram)
-        inverse = 0.5 * (inverse + np.swapaxes(inverse, -1, -2))
-        return (inverse * self.moment[:, None, :]).sum(axis=-1), inverse
 
     @abstractmethod
     def choose(self, x: np.ndarray) -> np.ndarray:
@@ -125,12 +129,14 @@ class LinearRestarted(Restarting):
     ) -> None:
         runs = np.arange(self.problem.n_runs)
         x = self.features(contexts)[runs, actions]  # (R, d)
-        self.gram += x[:, :, None] * x[:, None, :]
+        from nslb_cli.agents.linear_kernels import sherman_morrison  # numba: loaded on use
+
+        sherman_morrison(self.inverse, x)
         self.moment += x * rewards[:, None]
         self.restart_where(self.detector.update(x, rewards), t)
 
     def forget(self, runs: np.ndarray) -> None:
-        self.gram[runs] = self._prior
+        self.inverse[runs] = self._prior_inverse
         self.moment[runs] = 0.0
 
 
@@ -140,12 +146,10 @@ class CDLinUCB(LinearRestarted):
     Params = CDLinUCBParams
 
     def choose(self, x: np.ndarray) -> np.ndarray:
-        sigma = self.problem.sigma
-        alpha = sigma if self.params.alpha is None else self.params.alpha
-        theta, inverse = self.estimate()
-        mean = (x * theta[:, None, :]).sum(axis=-1)
-        spread = ((x[:, :, None, :] * inverse[:, None, :, :]).sum(axis=-1) * x).sum(axis=-1)
-        return (mean + alpha * np.sqrt(np.maximum(spread, 0.0))).argmax(axis=1)
+        alpha = self.problem.sigma if self.params.alpha is None else self.params.alpha
+        from nslb_cli.agents.linear_kernels import ucb_arms  # numba: loaded on use
+
+        return ucb_arms(x, self.inverse, self.moment, alpha)
 
 
 class CDLinTS(LinearRestarted):
@@ -153,11 +157,14 @@ class CDLinTS(LinearRestarted):
 
     Params = CDLinTSParams
 
+    def __init__(
+        self, params: CDLinTSParams, problem: Problem, model: OfflineModel, rng: BatchRNG
+    ) -> None:
+        super().__init__(params, problem, model, rng)
+        self._noise = RoundDraws(rng.normal, (self.dim,))
+
     def choose(self, x: np.ndarray) -> np.ndarray:
         v = self.problem.sigma if self.params.v is None else self.params.v
-        theta, inverse = self.estimate()
-        scale = np.trace(inverse, axis1=-2, axis2=-1)[:, None, None] / self.dim
-        factor = np.linalg.cholesky(inverse + JITTER * scale * np.eye(self.dim))
-        noise = self.rng.normal((self.dim,))
-        theta = theta + v * (factor * noise[:, None, :]).sum(axis=-1)
-        return (x * theta[:, None, :]).sum(axis=-1).argmax(axis=1)
+        from nslb_cli.agents.linear_kernels import thompson_arms  # numba: loaded on use
+
+        return thompson_arms(x, self.inverse, self.moment, self._noise.next(), v, JITTER)

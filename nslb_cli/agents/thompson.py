@@ -9,7 +9,9 @@ emissions are the Gaussian rewards. Each round:
        P_{t+1}(s') ∝ sum_s P_t(s) · N(R_t; mu(A_t, X_t, s), sigma^2) · phi(s, s')
 
 ``P_1`` is the model's initial distribution. The reported belief is the sampled ``B_t`` and
-``p_true_state`` is ``P_t(S_t)``.
+``p_true_state`` is ``P_t(S_t)``. The predicted means ``mu(·, X_t, ·)`` are computed once per
+round and shared by ``act`` and ``update``; the uniforms behind ``B_t`` are drawn in blocks of
+rounds (:class:`~nslb_cli.agents.draws.RoundDraws`, the same numbers).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nslb_cli.agents.base import Agent, Belief
+from nslb_cli.agents.draws import RoundDraws
 from nslb_cli.models import OfflineModel, Problem
 from nslb_cli.numerics import shifted_exp
 from nslb_cli.rng import BatchRNG, categorical
@@ -67,11 +70,19 @@ class ModelThompsonSampling(Agent):
     ) -> None:
         super().__init__(params, problem, model, rng)
         self.predictive = model.initial.copy()
+        self._uniforms = RoundDraws(rng.random)
+        self._means = (-1, model.means)  # (round t, mu(a, X_t, s) (R, S, K)): see predicted
         self._belief: Belief | None = None
 
+    def predicted(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
+        """``mu(a, X_t, s)``, ``(R, S, K)``: computed once per round, shared by act and update."""
+        if self._means[0] != t:
+            self._means = (t, self.model.expected_rewards(contexts))
+        return self._means[1]
+
     def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
-        means = self.model.expected_rewards(contexts)  # (R, S, K)
-        state = categorical(self.predictive, self.rng.random())
+        means = self.predicted(t, contexts)
+        state = categorical(self.predictive, self._uniforms.next())
         self._belief = Belief(state=state, posterior=self.predictive)
         runs = np.arange(len(state))
         return means[runs, state].argmax(axis=1)
@@ -79,7 +90,7 @@ class ModelThompsonSampling(Agent):
     def update(
         self, t: int, contexts: np.ndarray | None, actions: np.ndarray, rewards: np.ndarray
     ) -> None:
-        means = self.model.expected_rewards(contexts)
+        means = self.predicted(t, contexts)
         pulled = np.take_along_axis(means, actions[:, None, None], axis=2)[:, :, 0]  # (R, S)
         log_lik = gaussian_log_likelihood(rewards[:, None], pulled, self.problem.sigma**2)
         self.predictive = filter_step(self.predictive, log_lik, self.model.transitions)

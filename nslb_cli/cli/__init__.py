@@ -3,7 +3,8 @@
 * :mod:`~nslb_cli.cli.run` — ``nslb run <overrides>`` (Hydra);
 * :mod:`~nslb_cli.cli.plot` — ``nslb plot DIR``;
 * :mod:`~nslb_cli.cli.data` — ``nslb data prepare|path``;
-* ``nslb list`` — the options of each config group (here).
+* :mod:`~nslb_cli.cli.listing` — ``nslb list``: environments and agents with their parameters;
+* :mod:`~nslb_cli.cli.check` — ``nslb check agent=NAME``: the agent conformance checks.
 
 Each subcommand's module is imported only when it is used: matplotlib (plot) and Hydra's
 composition (run) are slow to import. (The functions here are private: a public ``run``
@@ -14,7 +15,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from importlib import resources
 
 from nslb_cli.cli.errors import fail
 from nslb_cli.params import ConfigError
@@ -24,13 +24,16 @@ USAGE = """usage: nslb <command> [arguments]
 commands:
   run [-m] [key=value ...]   simulate (Hydra overrides: env=…, agent=…, agent.tau=…, run.n_seeds=…)
   plot DIR [options]         figures and summary tables for the results under DIR (--out FOLDER)
-  list                       the available environments, agents and experiment presets
+  list                       environments and agents (plugins included) with their parameters,
+                             and the experiment presets
+  check agent=NAME [k=v …]   the conformance checks an agent must pass, one line each
   data prepare [env.k=v …]   MovieLens: build and cache the data, print its diagnostics
   data path                  MovieLens: print the cache folder
 
 `nslb run --help` lists the config groups and the composed config; `nslb run --cfg job`
 prints the config a run would use; `nslb plot --help` lists the plot options.
 """
+COMMANDS = ("run", "plot", "list", "check", "data")
 
 
 def _run(arguments: Sequence[str]) -> None:
@@ -61,26 +64,20 @@ def _data(arguments: Sequence[str]) -> None:
         fail(str(err))
 
 
-def _list() -> None:
-    """Print the options of each config group."""
-    from nslb_cli.config import CONFIG_MODULE
+def _list(arguments: Sequence[str]) -> None:
+    """``nslb list``: see :mod:`nslb_cli.cli.listing`."""
+    from nslb_cli.cli.listing import main as list_main
 
-    root = resources.files(CONFIG_MODULE)
-    for group in ("env", "agent", "experiment"):
-        names = sorted(_options(root / group))
-        print(f"{group}: {', '.join(names) if names else '(none)'}")
+    if arguments:
+        fail("nslb list takes no arguments")
+    list_main()
 
 
-def _options(folder: resources.abc.Traversable, prefix: str = "") -> list[str]:
-    if not folder.is_dir():
-        return []
-    found = []
-    for entry in folder.iterdir():
-        if entry.is_dir():
-            found += _options(entry, f"{prefix}{entry.name}/")
-        elif entry.name.endswith(".yaml"):
-            found.append(prefix + entry.name[: -len(".yaml")])
-    return found
+def _check(arguments: Sequence[str]) -> None:
+    """``nslb check``: see :mod:`nslb_cli.cli.check`."""
+    from nslb_cli.cli.check import main as check_main
+
+    check_main(arguments)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -90,13 +87,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(USAGE, end="")
         return
     command, rest = arguments[0], arguments[1:]
-    if command == "run":
-        _run(rest)
-    elif command == "plot":
-        _plot(rest)
-    elif command == "list":
-        _list()
-    elif command == "data":
-        _data(rest)
-    else:
-        fail(f"unknown command '{command}'; use one of: run, plot, list, data (see `nslb --help`)")
+    handlers = {"run": _run, "plot": _plot, "list": _list, "check": _check, "data": _data}
+    if command not in handlers:
+        fail(f"unknown command '{command}'; use one of: {', '.join(COMMANDS)} (see `nslb --help`)")
+    handlers[command](rest)

@@ -17,7 +17,14 @@ from hydra import compose, initialize_config_module
 from hydra.errors import HydraException
 from omegaconf.errors import OmegaConfBaseException
 
-from nslb_cli.config import CONFIG_MODULE, CONFIG_NAME, one_line, validate
+from nslb_cli.config import (
+    CONFIG_MODULE,
+    CONFIG_NAME,
+    expand_home,
+    one_line,
+    parse_overrides,
+    validate,
+)
 from nslb_cli.data import releases
 from nslb_cli.envs.movielens import MovieLensParams, describe, load
 from nslb_cli.params import ConfigError
@@ -54,13 +61,15 @@ def main(arguments: Sequence[str]) -> None:
 
 def settings(overrides: list[str]) -> MovieLensParams:
     """``env=movielens`` with ``overrides`` (``env.key=value`` only), validated."""
+    overrides = expand_home(overrides)
     for item in overrides:
         if not item.startswith("env.") or "=" not in item:
             raise ConfigError("data", f"'{item}': expected env.key=value settings of env=movielens")
+    parse_overrides(overrides)
     with initialize_config_module(CONFIG_MODULE, version_base="1.3"):
         try:
             cfg = compose(CONFIG_NAME, overrides=["env=movielens", *overrides])
-        except (HydraException, OmegaConfBaseException) as err:
+        except (HydraException, OmegaConfBaseException, ValueError) as err:
             raise ConfigError("overrides", one_line(err)) from None
     return validate(cfg).env
 

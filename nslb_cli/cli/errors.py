@@ -10,3 +10,8 @@ def fail(message: str) -> NoReturn:
     """Print ``nslb: error: message`` to stderr and exit with status 2."""
     print(f"nslb: error: {message}", file=sys.stderr)
     raise SystemExit(2)
+
+
+def warn(message: str) -> None:
+    """Print ``nslb: warning: message`` to stderr and go on."""
+    print(f"nslb: warning: {message}", file=sys.stderr)

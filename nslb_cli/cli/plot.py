@@ -29,8 +29,9 @@ def parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="nslb plot",
         description="Figures and summary tables (markdown, CSV) for the results under DIR: "
-        "one set per experiment name and environment config, agents as colours. "
-        "Reads seed=K.csv files and the config.yaml beside them; never simulates.",
+        "one set per experiment name, environment config and data; each agent in its own "
+        "colour and line style. Reads seed=K.csv files and the config.yaml beside them "
+        "(folders of equal configs are one run); never simulates.",
     )
     p.add_argument("root", metavar="DIR", type=Path, help="a folder of results, e.g. outputs/")
     p.add_argument("--out", metavar="FOLDER", type=Path, help="where files go (default: DIR)")
@@ -73,6 +74,26 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--log-x", action="store_true", help="logarithmic round axis")
     p.add_argument("--log-y", action="store_true", help="logarithmic metric axis")
     p.add_argument("--dpi", type=int, default=150, help="PNG resolution (default: %(default)s)")
+    p.add_argument(
+        "--paper",
+        action="store_true",
+        help="also draw the paper's figures in its layout (figure2: regret, fixed changes; "
+        "figure3: reward, Markov changes, known model and priors; figure4: MovieLens) from "
+        "the runs of the paper/… presets present",
+    )
+    p.add_argument(
+        "--no-cache",
+        dest="cache",
+        action="store_false",
+        help="parse every CSV, neither reading nor writing the cache of parsed results "
+        "(.nslb-plot-cache.npz in each run folder, rebuilt whenever a CSV changes)",
+    )
+    p.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="processes drawing figures (default: the CPUs available, for large results)",
+    )
     return p
 
 
@@ -96,6 +117,8 @@ def parse(argv: Sequence[str]) -> Options:
         renames.append((old.strip(), new.strip()))
     if args.dpi <= 0:
         raise PlotError(f"--dpi: must be > 0, got {args.dpi}")
+    if args.jobs is not None and args.jobs <= 0:
+        raise PlotError(f"--jobs: must be > 0, got {args.jobs}")
     return Options(
         root=args.root,
         out=args.out or args.root,
@@ -108,6 +131,9 @@ def parse(argv: Sequence[str]) -> Options:
         log_x=args.log_x,
         log_y=args.log_y,
         dpi=args.dpi,
+        paper=args.paper,
+        cache=args.cache,
+        jobs=args.jobs,
     )
 
 

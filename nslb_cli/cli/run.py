@@ -1,8 +1,10 @@
 """``nslb run <overrides>``: check every job of the command line, then hand over to Hydra.
 
-The arguments go to the Hydra application unchanged (so ``-m``, ``--cfg job``, ``--help``
-and launcher plugins work as in any Hydra app), after every job's config has been checked
-so a typo fails in one line before anything is simulated.
+The arguments go to the Hydra application (so ``-m``, ``--cfg job``, ``--help`` and
+launcher plugins work as in any Hydra app) after every job's config, its memory and its
+output folder have been checked, so bad input fails in one line before anything is
+simulated. In a sweep a failing job does not stop the others (unless ``run.fail_fast``);
+the sweep ends with a summary of the failures and exit status 1.
 """
 
 from __future__ import annotations
@@ -13,14 +15,26 @@ from pathlib import Path
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
 from omegaconf import DictConfig
 
-from nslb_cli.cli.errors import fail
-from nslb_cli.config import CONFIG_MODULE, CONFIG_NAME, check_command_line, validate
+from nslb_cli import provenance
+from nslb_cli.cli.errors import fail, warn
+from nslb_cli.cli.failures import Failures
+from nslb_cli.config import (
+    CONFIG_MODULE,
+    CONFIG_NAME,
+    CommandLine,
+    check_command_line,
+    expand_home,
+    register_options,
+    validate,
+)
 from nslb_cli.params import ConfigError
 from nslb_cli.results import OutputConflict
 
 MULTIRUN_FLAGS = ("-m", "--multirun")
+USER_ERRORS = (ConfigError, OutputConflict, OSError, MemoryError)
 
 
 @hydra.main(version_base="1.3", config_path=f"pkg://{CONFIG_MODULE}", config_name=CONFIG_NAME)
@@ -28,11 +42,13 @@ def hydra_job(cfg: DictConfig) -> None:
     """One job of ``nslb run``: simulate into Hydra's output folder."""
     from nslb_cli.job import run_job
 
-    folder = Path(HydraConfig.get().runtime.output_dir)
+    hydra_cfg = HydraConfig.get()
+    folder = Path(hydra_cfg.runtime.output_dir)
+    sweep = Failures(Path(hydra_cfg.sweep.dir)) if hydra_cfg.mode == RunMode.MULTIRUN else None
+    if sweep is not None and sweep.stopped():
+        return
     try:
         run_job(validate(cfg), cfg, folder)
-    except (ConfigError, OutputConflict) as err:
-        fail(str(err))
     except KeyboardInterrupt:
         print(
             f"nslb: interrupted; the seeds finished so far are kept in {folder}: "
@@ -40,17 +56,44 @@ def hydra_job(cfg: DictConfig) -> None:
             file=sys.stderr,
         )
         raise SystemExit(130) from None
+    except Exception as err:
+        if sweep is None:
+            if isinstance(err, USER_ERRORS):
+                fail(_user_message(err))
+            raise  # a bug: Hydra shows where
+        overrides = list(hydra_cfg.overrides.task)
+        stop = bool(cfg.run.get("fail_fast", False))
+        sweep.record(hydra_cfg.job.num, overrides, err, stop)
+        print(f"nslb: job {' '.join(overrides)} failed: {err}", file=sys.stderr)
+
+
+def _user_message(err: BaseException) -> str:
+    if isinstance(err, MemoryError):
+        return "out of memory: lower run.batch_size (or the sizes of env and agent)"
+    if isinstance(err, OSError) and not isinstance(err, ConfigError):
+        return f"cannot write results: {err.strerror or err} ({err.filename or 'output folder'})"
+    return str(err)
 
 
 def main(arguments: Sequence[str]) -> None:
     """``nslb run``: check every job of the command line, then hand over to Hydra."""
+    arguments = expand_home(list(arguments))
+    provenance.remember_command(["run", *arguments])
+    for problem in register_options():  # plugins' config group options, before Hydra composes
+        warn(problem)
     flags = [a for a in arguments if a.startswith("-") and a not in MULTIRUN_FLAGS]
+    plan: CommandLine | None = None
     if not flags:
         overrides = [a for a in arguments if a not in MULTIRUN_FLAGS]
-        multirun = len(overrides) < len(arguments)
         try:
-            check_command_line(overrides, multirun)
+            plan = check_command_line(overrides, multirun=len(overrides) < len(arguments))
         except ConfigError as err:
             fail(str(err))
+    failures = Failures(plan.output) if plan is not None and plan.multirun else None
+    if failures is not None:
+        failures.clear()
     sys.argv = [f"{Path(sys.argv[0]).name} run", *arguments]
     hydra_job()
+    if failures is not None and failures.collect():
+        print(failures.summary(plan.jobs), file=sys.stderr)
+        raise SystemExit(1)

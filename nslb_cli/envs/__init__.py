@@ -1,19 +1,39 @@
 """Environments: each builds a :class:`~nslb_cli.world.World` from its parameters and seeds.
 
-``ENVIRONMENTS`` is the one registry that maps the config's ``env.name`` to a builder; an
-environment's module (and MovieLens' data dependencies) is imported only when it is used.
+``ENVIRONMENTS`` is the one registry that maps the config's ``env.name`` to a builder: every
+environment, built-in (``synthetic``, ``movielens``) or from another installed package, is an
+entry point of the group ``nslb.envs`` (see :mod:`nslb_cli.api`). An environment's module
+(and MovieLens' data dependencies) is imported only when it is used.
 """
 
 from __future__ import annotations
 
-from nslb_cli.registry import Registry
+from dataclasses import fields
 
-ENVIRONMENTS = Registry(
-    "env",
-    {
-        "synthetic": "nslb_cli.envs.synthetic:Synthetic",
-        "movielens": "nslb_cli.envs.movielens:MovieLens",
-    },
-)
+from nslb_cli.registry import InvalidEntry, Registry, require_params
+
+GROUP = "nslb.envs"
+
+
+SIZES = ("n_arms", "n_states", "horizon")  # Params fields every environment has
+
+
+def check_environment_class(name: str, cls: object) -> None:
+    """Raise :class:`~nslb_cli.registry.InvalidEntry` unless ``cls`` has a callable
+    ``build(params, seeds)``, a boolean ``contextual`` and a valid ``Params`` dataclass for
+    the name ``name`` with the fields :data:`SIZES`."""
+    if not isinstance(cls, type):
+        raise InvalidEntry(f"{cls!r} is not a class")
+    if not callable(getattr(cls, "build", None)):
+        raise InvalidEntry(f"{cls.__name__} has no build(params, seeds) method")
+    if not isinstance(getattr(cls, "contextual", None), bool):
+        raise InvalidEntry(f"{cls.__name__}.contextual must be True or False")
+    require_params(name, cls)
+    missing = [key for key in SIZES if key not in {f.name for f in fields(cls.Params)}]
+    if missing:
+        raise InvalidEntry(f"{cls.Params.__name__} has no field {', '.join(missing)}")
+
+
+ENVIRONMENTS = Registry("env", GROUP, check_environment_class)
 
 __all__ = ["ENVIRONMENTS"]

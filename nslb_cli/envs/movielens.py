@@ -57,7 +57,7 @@ from nslb_cli.data.prepare import AUTO, Loaded, Prepared, Settings, load_or_prep
 from nslb_cli.envs.synthetic import MIN_CONCENTRATION, MIN_SIGMA
 from nslb_cli.models import OfflineModel, Problem
 from nslb_cli.numerics import normalised_exp
-from nslb_cli.rng import Stream, categorical, generator
+from nslb_cli.rng import Stream, generator
 from nslb_cli.world import World
 
 log = logging.getLogger("nslb")
@@ -274,8 +274,8 @@ class Catalogue:
         """``(genres, movies)``, each ``(rounds, k)``: genres uniform with replacement,
         then one movie uniformly from each genre."""
         genres = rng.integers(len(self.count), size=(rounds, k))
-        offset = np.floor(rng.random((rounds, k)) * self.count[genres]).astype(np.int64)
-        return genres, self.movies[self.start[genres] + offset]
+        offset = np.floor(rng.random((rounds, k)) * self.count.take(genres)).astype(np.int64)
+        return genres, self.movies.take(self.start.take(genres) + offset)
 
 
 def superusers(data: Prepared, seed: int) -> np.ndarray:
@@ -292,6 +292,7 @@ class MovieLens:
     """Builds MovieLens worlds; see the module docstring for the generative process."""
 
     Params = MovieLensParams
+    contextual = True  # each round's arms are different movies
     provenance = staticmethod(provenance)  # data.json of a run folder (nslb_cli.job)
 
     @staticmethod
@@ -306,21 +307,16 @@ class MovieLens:
             [transition_matrix(data.test_users[u], p.stay, p.transitions) for u in users]
         )
         states = latent_path(seeds, true_phi, n)
-        items = np.stack(
-            [catalogue.sample(generator(int(s), Stream.CONTEXTS), n, K)[1] for s in seeds]
-        )
-        mean_rewards = np.empty((R, n, K))
-        for r in range(R):
-            behaviour = data.test_users[users[r]]  # (S, d)
-            table = (behaviour[:, None, :] * data.test_items[None, :, :]).sum(axis=-1)
-            mean_rewards[r] = table[states[r][:, None], items[r]]
+        items = np.empty((R, n, K), dtype=np.int64)
+        for r, seed in enumerate(seeds):
+            items[r] = catalogue.sample(generator(int(seed), Stream.CONTEXTS), n, K)[1]
         noise = np.stack([generator(int(s), Stream.NOISE).normal(0.0, p.sigma, n) for s in seeds])
         problem = Problem(n_arms=K, n_states=S, horizon=n, sigma=p.sigma, n_runs=R)
         return World(
             problem,
             seeds,
             states,
-            mean_rewards,
+            true_means(data, users, states, items),
             noise,
             offline_model(p, data, R),
             items=items,
@@ -328,18 +324,52 @@ class MovieLens:
         )
 
 
+def true_means(
+    data: Prepared, users: np.ndarray, states: np.ndarray, items: np.ndarray
+) -> np.ndarray:
+    """``mu(a, X_t, S_t; theta*) = U_{i_{S_t}} · V_j``, ``j = items[r, t, a]``, ``(R, n, K)``.
+
+    Per run, the means of its ``S`` users for every movie, ``(S, n_movies)`` (elementwise, no
+    BLAS), then one flat gather by ``(state, movie)``.
+    """
+    R, n, K = items.shape
+    n_movies = len(data.test_items)
+    means = np.empty((R, n, K))
+    for r in range(R):
+        behaviour = data.test_users[users[r]]  # (S, d)
+        table = (behaviour[:, None, :] * data.test_items[None, :, :]).sum(axis=-1)
+        np.take(table, states[r][:, None] * n_movies + items[r], out=means[r])
+    return means
+
+
 def latent_path(seeds: np.ndarray, phi: np.ndarray, n: int) -> np.ndarray:
-    """``S_1..S_n`` per seed, ``(R, n)``: ``S_1`` uniform, then ``S_t ~ phi[S_{t-1}]``."""
+    """``S_1..S_n`` per seed, ``(R, n)``: ``S_1`` uniform, then ``S_t ~ phi[S_{t-1}]``, the
+    inverse-CDF draw (:func:`~nslb_cli.rng.categorical`) with the run's ``t``-th uniform.
+
+    All uniforms are drawn first, so :func:`successors` takes every draw at once; the loop
+    over rounds only follows each run's path through them.
+    """
     S = phi.shape[-1]
     rngs = [generator(int(s), Stream.PATH) for s in seeds]
     first = np.array([g.integers(S) for g in rngs], dtype=np.int64)
     uniforms = np.stack([g.random(n) for g in rngs])
-    states = np.empty((len(seeds), n), dtype=np.int64)
-    states[:, 0] = first
-    runs = np.arange(len(seeds))
+    after = successors(phi, uniforms).transpose(2, 0, 1).reshape(n, -1)  # [t, r * S + s]
+    states = np.empty((n, len(seeds)), dtype=np.int64)
+    states[0] = first
+    offset = np.arange(len(seeds)) * S
     for t in range(1, n):
-        states[:, t] = categorical(phi[runs, states[:, t - 1]], uniforms[:, t])
-    return states
+        states[t] = np.take(after[t], offset + states[t - 1])
+    return np.ascontiguousarray(states.T)
+
+
+def successors(phi: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
+    """``(R, S, n)``: ``categorical(phi[r, s], uniforms[r, t])`` for every state ``s`` and round
+    ``t``, with the same sums and comparisons: the number of cumulative masses at or below
+    ``u_t`` times the total mass (capped at ``S - 1``)."""
+    cdf = np.cumsum(phi, axis=-1)  # (R, S, S)
+    threshold = uniforms[:, None, :] * cdf[:, :, -1:]  # (R, S, n)
+    below = (cdf[:, :, :, None] <= threshold[:, :, None, :]).sum(axis=2)
+    return np.minimum(below, phi.shape[-1] - 1)
 
 
 def offline_model(p: MovieLensParams, data: Prepared, runs: int) -> OfflineModel:

@@ -84,6 +84,7 @@ class Synthetic:
     """Builds synthetic worlds; see the module docstring for the generative process."""
 
     Params = SyntheticParams
+    contextual = False
 
     @staticmethod
     def build(p: SyntheticParams, seeds: np.ndarray) -> World:

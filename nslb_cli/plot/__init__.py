@@ -2,11 +2,17 @@
 
 The pipeline runs one way, one module a step:
 
-* :mod:`~nslb_cli.plot.tidy` — load the per-seed CSVs and the config beside them;
-* :mod:`~nslb_cli.plot.labels` — name groups (experiment and environment) and agents;
+* :mod:`~nslb_cli.plot.tidy` — load the per-seed CSVs (parsed by
+  :mod:`~nslb_cli.plot.csvread`, cached beside them by :mod:`~nslb_cli.plot.cache`) and the
+  config beside them; runs are resolved configs, their data named by
+  :mod:`~nslb_cli.plot.identity`;
+* :mod:`~nslb_cli.plot.labels` — name groups (experiment, environment and data) and agents;
 * :mod:`~nslb_cli.plot.aggregate` — mean ± standard error per round, finals, paired
   differences;
-* :mod:`~nslb_cli.plot.figures` and :mod:`~nslb_cli.plot.tables` — draw and write them;
+* :mod:`~nslb_cli.plot.figures` (in :mod:`~nslb_cli.plot.styles` and the
+  :mod:`~nslb_cli.plot.layout` that keeps axes their size), :mod:`~nslb_cli.plot.paper` (the
+  paper's figures) and :mod:`~nslb_cli.plot.tables` — draw and write them, the figures
+  through :mod:`~nslb_cli.plot.render`;
 * :mod:`~nslb_cli.plot.report` — the whole report of ``nslb plot DIR``.
 
 It depends on :mod:`nslb_cli.results` (the file layout) and never on the simulator, the

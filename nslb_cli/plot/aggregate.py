@@ -57,7 +57,7 @@ def labelled(
     rename: Mapping[str, str] | None = None,
     order: Sequence[str] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Add ``group`` and ``agent`` (ordered categoricals) to the rows, from their runs.
+    """Add ``group``, ``agent`` (ordered categoricals) and the agent's name to the rows.
 
     ``runs`` is indexed by the ``run`` ids of ``frame`` (see :mod:`nslb_cli.plot.tidy`); it is
     returned in legend order (agent names in ``order`` first) with ``group`` and ``agent``.
@@ -66,13 +66,14 @@ def labelled(
     runs = runs.assign(group=lab.group_titles(runs))
     runs = runs.assign(agent=lab.agent_labels(runs, ["group"], rename))
     codes = np.full(int(runs.index.max()) + 1 if len(runs) else 0, -1, dtype=np.int32)
-    rows = frame.copy()
-    for column in KEYS:
-        categories = list(dict.fromkeys(runs[column]))
-        codes[runs.index] = [categories.index(value) for value in runs[column]]
-        rows[column] = pd.Categorical.from_codes(
-            codes[rows["run"].to_numpy()], categories=categories, ordered=True
-        )
+    rows = frame.copy(deep=False)  # the new columns only: the values are shared
+    run = rows["run"].to_numpy()
+    for column in (*KEYS, lab.AGENT):
+        values = runs[column].map(str) if column == lab.AGENT else runs[column]
+        categories = list(dict.fromkeys(values))
+        codes[runs.index] = [categories.index(value) for value in values]
+        ordered = column in KEYS
+        rows[column] = pd.Categorical.from_codes(codes[run], categories, ordered=ordered)
     return rows, runs
 
 
@@ -90,26 +91,68 @@ def mean_se(values: np.ndarray | pd.Series) -> tuple[float, float, int]:
 def per_round(frame: pd.DataFrame, metric: Metric) -> pd.DataFrame:
     """Mean, SE and seed count of ``metric`` per group, agent and round.
 
-    Returns columns ``group, agent, t, mean, se, n``.
+    Returns columns ``group, agent, t, mean, se, n`` (``n`` counts the seeds with a value;
+    a round an agent has rows for but no values, e.g. ``p_true_state`` of an agent without
+    a belief, has ``n = 0``), ordered by group, agent and round.
     """
-    values = metric.values(frame).astype(np.float64).rename("value")
-    table = pd.concat([frame[[*KEYS, "t"]], values], axis=1)
-    stats = table.groupby([*KEYS, "t"], observed=True, sort=True)["value"].agg(
-        ["mean", "std", "count"]
+    values = metric.values(frame).to_numpy(np.float64)
+    group = frame["group"].cat.codes.to_numpy(np.int64)
+    agent = frame["agent"].cat.codes.to_numpy(np.int64)
+    t = frame["t"].to_numpy(np.int64)
+    n_agents, first = len(frame["agent"].cat.categories), int(t.min(initial=1))
+    span = int(t.max(initial=first)) - first + 1
+    cell = (group * n_agents + agent) * span + (t - first)
+    size = (len(frame["group"].cat.categories) * n_agents) * span
+    present = np.bincount(cell, minlength=size) > 0
+    valid = ~np.isnan(values)
+    count = np.bincount(cell, weights=valid, minlength=size)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.bincount(cell, weights=np.where(valid, values, 0.0), minlength=size) / count
+        deviation = np.where(valid, values - mean[cell], 0.0)
+        squares = np.bincount(cell, weights=deviation**2, minlength=size)
+        se = np.sqrt(squares / (count - 1)) / np.sqrt(count)
+    se[count < 2] = np.nan
+    (cells,) = np.nonzero(present)
+    pair, offset = np.divmod(cells, span)
+    return pd.DataFrame(
+        {
+            "group": pd.Categorical.from_codes(pair // n_agents, dtype=frame["group"].dtype),
+            "agent": pd.Categorical.from_codes(pair % n_agents, dtype=frame["agent"].dtype),
+            "t": (offset + first).astype(np.int32),
+            "mean": mean[cells],
+            "se": se[cells],
+            "n": count[cells].astype(np.int64),
+        }
     )
-    stats["se"] = stats["std"] / np.sqrt(stats["count"])
-    stats.loc[stats["count"] < 2, "se"] = np.nan
-    return stats.rename(columns={"count": "n"})[["mean", "se", "n"]].reset_index()
 
 
 def finals(frame: pd.DataFrame) -> pd.DataFrame:
-    """The last round of every (run, seed) in ``frame``, with every metric's value there."""
-    last = frame.groupby(["run", "seed"], observed=True)["t"].transform("max")
-    rows = frame[frame["t"] == last].copy()
+    """The last round of every (run, seed) in ``frame``, with every metric's value there
+    (and the run, seed, round, group and agent columns).
+
+    The rows of a (run, seed) are expected together and in round order, as
+    :func:`nslb_cli.plot.tidy.load` makes them (any row filter keeps that); other tables
+    are sorted first.
+    """
+    needed = ["run", "seed", "t", *KEYS, lab.AGENT, *{m.column for m in METRICS.values()}]
+    frame = frame[[column for column in frame.columns if column in needed]]
+    if not _in_blocks(frame):
+        frame = frame.sort_values(["run", "seed", "t"], kind="stable")
+    run, seed = (frame[c].to_numpy(np.int64) for c in ("run", "seed"))
+    last = np.append((run[1:] != run[:-1]) | (seed[1:] != seed[:-1]), len(run) > 0)
+    rows = frame[last].copy()
     for name, metric in METRICS.items():
         if metric.column in rows:
             rows[name] = metric.values(rows).astype(np.float64)
     return rows.reset_index(drop=True)
+
+
+def _in_blocks(frame: pd.DataFrame) -> bool:
+    """Whether each (run, seed)'s rows are together, rounds increasing."""
+    run, seed, t = (frame[c].to_numpy(np.int64) for c in ("run", "seed", "t"))
+    new = np.append(True, (run[1:] != run[:-1]) | (seed[1:] != seed[:-1]))
+    starts = set(zip(run[new].tolist(), seed[new].tolist(), strict=True))
+    return len(starts) == int(new.sum()) and bool((np.diff(t)[~new[1:]] > 0).all())
 
 
 def by_run_keys(final: pd.DataFrame, keys: Mapping[str, pd.Series], value: str) -> pd.DataFrame:
@@ -117,16 +160,20 @@ def by_run_keys(final: pd.DataFrame, keys: Mapping[str, pd.Series], value: str) 
 
     Each key is a Series indexed by run id (e.g. an agent label or a swept parameter's
     value per run); rows of runs missing from a key are left out. Returns the key columns
-    then ``mean, se, n``, in the order the combinations first appear.
+    then ``mean, se, n``, in the order of the runs in the first key (legend order).
     """
+    first = next(iter(keys.values()))
+    position = pd.Series(range(len(first)), index=first.index)
     table = pd.DataFrame({name: final["run"].map(key) for name, key in keys.items()})
     table["value"] = final[value].to_numpy()
+    table["position"] = final["run"].map(position).to_numpy()
     table = table.dropna(subset=list(keys))
     rows = [
-        (*combination, *mean_se(part["value"]))
+        (part["position"].min(), *combination, *mean_se(part["value"]))
         for combination, part in table.groupby(list(keys), sort=False)
     ]
-    return pd.DataFrame(rows, columns=[*keys, "mean", "se", "n"])
+    ordered = [row[1:] for row in sorted(rows, key=lambda row: row[0])]
+    return pd.DataFrame(ordered, columns=[*keys, "mean", "se", "n"])
 
 
 def paired_difference(final: pd.DataFrame, value: str, reference: str) -> pd.DataFrame:
@@ -147,6 +194,20 @@ def paired_difference(final: pd.DataFrame, value: str, reference: str) -> pd.Dat
             mean, se, n = mean_se(other.loc[shared].to_numpy() - base.loc[shared].to_numpy())
             rows.append((group, agent, mean, se, n))
     return pd.DataFrame(rows, columns=[*KEYS, "diff_mean", "diff_se", "n_pairs"])
+
+
+def differing_seeds(final: pd.DataFrame) -> dict[str, dict[str, str]]:
+    """Groups whose agents ran different sets of seeds: per agent, its seeds as ranges
+    (``0–49, 60``). Groups where every agent has the same seeds are left out."""
+    notes: dict[str, dict[str, str]] = {}
+    for group, in_group in final.groupby("group", observed=True, sort=False):
+        sets = {
+            str(agent): frozenset(of_agent["seed"].tolist())
+            for agent, of_agent in in_group.groupby("agent", observed=True, sort=True)
+        }
+        if len(set(sets.values())) > 1:
+            notes[str(group)] = {agent: lab.seed_ranges(seeds) for agent, seeds in sets.items()}
+    return notes
 
 
 def reference_label(final: pd.DataFrame, group: str, reference: str) -> str | None:

@@ -2,14 +2,16 @@
 under DIR (the command line is :mod:`nslb_cli.cli.plot`).
 
 The pipeline runs one way (:mod:`nslb_cli.plot` lists its steps); nothing is simulated. Per
-group (an experiment ``name`` and environment config), into ``--out``:
+group (an experiment ``name``, environment config and data), into ``--out``:
 
 - ``<group>-<metric>.<fmt>``: each metric against the round, mean ± SE per agent;
 - ``<group>-final_cum_regret.<fmt>``: final cumulative regret per agent, one dot per seed;
-- ``<group>-summary.md`` / ``.csv``: seeds, final regret and reward, paired difference.
+- ``<group>-summary.md`` / ``.csv``: seeds, final regret and reward, paired difference;
+- ``<group>-sweep-<setting>.<fmt>``: for every agent setting run at several values in the
+  group, final regret against it.
 
-Per experiment name, for every swept setting: ``<name>-sweep-<setting>.<fmt>``. Over all
-groups: ``summary.md`` and ``summary.csv``.
+Over all groups: ``summary.md`` and ``summary.csv``; with ``--paper``, the paper's figures in
+its layout (:mod:`~nslb_cli.plot.paper`): ``figure2``, ``figure3``, ``figure4``.
 """
 
 from __future__ import annotations
@@ -22,13 +24,16 @@ from pathlib import Path
 
 import pandas as pd
 
-from nslb_cli.plot import aggregate, figures, tables, tidy
+from nslb_cli.plot import aggregate, figures, paper, render, tables, tidy
 from nslb_cli.plot import labels as lab
 from nslb_cli.plot.aggregate import METRICS, PAIRED_METRIC, SUMMARY_METRICS
+from nslb_cli.plot.styles import Style, style_map
 
 DEFAULT_METRICS = ("cum_regret", "avg_reward")
 DEFAULT_FORMATS = ("png", "pdf")
 DEFAULT_REFERENCE = "mts"
+UNEVEN = "agents ran different seed sets"
+SEEDS_NOTE = f"{UNEVEN} (n in the legend); Δ uses the seeds both have"
 
 
 class PlotError(Exception):
@@ -50,6 +55,20 @@ class Options:
     log_x: bool = False
     log_y: bool = False
     dpi: int = 150
+    paper: bool = False
+    cache: bool = True
+    jobs: int | None = None  # drawing processes; None: as many as CPUs for large results
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """Final regret against one setting swept in one group: points and reference lines."""
+
+    group: str
+    setting: str
+    points: pd.DataFrame  # agent, x, mean, se, n
+    references: pd.DataFrame | None  # agent, mean, se, n: agents without the setting
+    names: dict[str, str]  # agent label -> agent name, for the style map
 
 
 def plot(options: Options) -> tuple[list[Path], list[str]]:
@@ -62,44 +81,68 @@ def plot(options: Options) -> tuple[list[Path], list[str]]:
     summary = aggregate.summary(final, reference or None)
     if options.reference and not summary["reference"].any():
         _warn(f"--reference: no single agent '{options.reference}' in any group; no differences")
+    swept = sweeps(final, runs, rename)
+    styles = _styles(runs, swept, rename)
     per_round = {name: aggregate.per_round(frame, METRICS[name]) for name in options.metrics}
-    colors = figures.palette(list(dict.fromkeys(runs["agent"])))
+    seeds = aggregate.differing_seeds(final)
     options.out.mkdir(parents=True, exist_ok=True)
     stems = _Stems(options.out)
-    written: list[Path] = []
+    jobs: list[render.Job] = []
     sections: list[str] = []
-    for group in dict.fromkeys(runs["group"]):
-        stem = stems.new(group)
+    tables_written: list[Path] = []
+    group_stems = {group: stems.new(group) for group in dict.fromkeys(runs[lab.GROUP])}
+    for group, stem in group_stems.items():
+        note = SEEDS_NOTE if group in seeds else ""
         for name, stats in per_round.items():
-            figure = figures.curves(
-                stats[stats["group"] == group],
-                value_label=METRICS[name].label,
-                title=group,
-                colors=colors,
-                log_x=options.log_x,
-                log_y=options.log_y,
-            )
-            written += figures.save(figure, _suffixed(stem, name), **_fmt(options))
+            arguments = {
+                "stats": stats[stats["group"] == group],
+                "value_label": METRICS[name].label,
+                "title": group,
+                "styles": styles,
+                "note": note,
+                "log_x": options.log_x,
+                "log_y": options.log_y,
+            }
+            jobs.append(render.Job(figures.curves, _suffixed(stem, name), arguments))
         in_group = final[final["group"] == group]
         last = in_group["t"].max()
-        figure = figures.final_distribution(
-            in_group,
-            value=PAIRED_METRIC,
-            value_label=f"final {METRICS[PAIRED_METRIC].label} (round {last})",
-            title=group,
-            colors=colors,
-        )
-        written += figures.save(figure, _suffixed(stem, f"final_{PAIRED_METRIC}"), **_fmt(options))
+        arguments = {
+            "final": in_group,
+            "value": PAIRED_METRIC,
+            "value_label": f"final {METRICS[PAIRED_METRIC].label} (round {last})",
+            "title": group,
+            "styles": styles,
+            "note": note,
+        }
+        box = _suffixed(stem, f"final_{PAIRED_METRIC}")
+        jobs.append(render.Job(figures.final_distribution, box, arguments))
         details = (
-            f"environment: {lab.environment(runs[runs['group'] == group].iloc[0])}; values at "
+            f"environment: {lab.environment(runs[runs[lab.GROUP] == group].iloc[0])}; values at "
             f"round {last}, mean ± SE over seeds; Δ: difference to the reference on the same seeds"
         )
+        if group in seeds:
+            sets = "; ".join(f"{agent} {ranges}" for agent, ranges in seeds[group].items())
+            details += f"\n\nseed sets differ between agents: {sets}"
         rows = summary[summary["group"] == group]
         sections.append(tables.markdown(rows, title=group, details=details))
-        written += tables.write(rows, sections[-1], _suffixed(stem, "summary"))
-    written += _sweeps(final, runs, rename, stems, options)
-    written += tables.write(summary, "\n".join(sections), options.out / "summary")
-    return written, sections
+        tables_written += tables.write(rows, sections[-1], _suffixed(stem, "summary"))
+    for sweep in swept:
+        arguments = {
+            "points": sweep.points,
+            "parameter": sweep.setting,
+            "value_label": f"final {METRICS[PAIRED_METRIC].label}",
+            "title": sweep.group,
+            "styles": styles,
+            "references": sweep.references,
+        }
+        stem = _suffixed(group_stems[sweep.group], f"sweep-{lab.short_key(sweep.setting)}")
+        jobs.append(render.Job(figures.sweep, stem, arguments))
+    if options.paper:
+        jobs += _paper(frame, final, runs, per_round, styles, stems, set(seeds))
+    processes = options.jobs or render.workers(len(frame))
+    written = render.run(jobs, options.formats, options.dpi, processes)
+    tables_written += tables.write(summary, "\n".join(sections), options.out / "summary")
+    return written + tables_written, sections
 
 
 def _load(options: Options) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -107,7 +150,9 @@ def _load(options: Options) -> tuple[pd.DataFrame, pd.DataFrame]:
     if not options.root.is_dir():
         raise PlotError(f"{options.root}: no such folder")
     columns = {METRICS[name].column for name in (*options.metrics, *SUMMARY_METRICS)}
-    loaded = tidy.load(options.root, sorted(columns))
+    if options.paper:
+        columns |= {METRICS[figure.metric].column for figure in paper.FIGURES}
+    loaded = tidy.load(options.root, sorted(columns), use_cache=options.cache, join_config=False)
     for skipped in loaded.skipped:
         _warn(f"skipped {skipped}")
     if loaded.n_files == 0:
@@ -140,42 +185,71 @@ def _load(options: Options) -> tuple[pd.DataFrame, pd.DataFrame]:
     return frame, runs.loc[frame["run"].unique()]
 
 
-def _sweeps(
-    final: pd.DataFrame,
-    runs: pd.DataFrame,
-    rename: dict[str, str],
-    stems: _Stems,
-    options: Options,
-) -> list[Path]:
-    """Final regret against each swept setting, per experiment name (own colours: the
-    labels differ from the groups' since the swept setting is on the x axis)."""
-    written: list[Path] = []
-    runs = runs.drop(columns=aggregate.KEYS)  # labels of the groups' figures, not settings
-    names = runs[lab.NAME].map(lab.format_value)
-    for name, settings in lab.swept_parameters(runs).items():
-        in_name = runs[names == name]
+def sweeps(final: pd.DataFrame, runs: pd.DataFrame, rename: dict[str, str]) -> list[Sweep]:
+    """Per group, for every swept agent setting: final regret against its values."""
+    found = []
+    for group, settings in lab.swept_settings(runs).items():
+        in_group = runs[runs[lab.GROUP] == group]
         for setting in settings:
-            has = in_name[setting].notna()
-            with_setting, without = in_name[has], in_name[~has]
-            hue = lab.agent_labels(with_setting, [lab.NAME], rename, exclude=[setting])
+            has = in_group[setting].notna()
+            with_setting, without = in_group[has], in_group[~has]
+            hue = lab.agent_labels(with_setting, [lab.GROUP], rename, exclude=[setting])
             keys = {"agent": hue, "x": with_setting[setting]}
             points = aggregate.by_run_keys(final, keys, PAIRED_METRIC)
             references = None
+            names = dict(zip(hue, with_setting[lab.AGENT].map(str), strict=True))
             if not without.empty:
-                others = lab.agent_labels(without, [lab.NAME], rename, exclude=[setting])
+                others = lab.agent_labels(without, [lab.GROUP], rename, exclude=[setting])
                 references = aggregate.by_run_keys(final, {"agent": others}, PAIRED_METRIC)
-            shown = [*hue, *([] if references is None else references["agent"])]
-            figure = figures.sweep(
-                points,
-                parameter=setting,
-                value_label=f"final {METRICS[PAIRED_METRIC].label}",
-                title=name,
-                colors=figures.palette(list(dict.fromkeys(shown))),
-                references=references,
-            )
-            stem = stems.new(f"{name}-sweep-{lab.short_key(setting)}")
-            written += figures.save(figure, stem, **_fmt(options))
-    return written
+                names |= dict(zip(others, without[lab.AGENT].map(str), strict=True))
+            found.append(Sweep(group, setting, points, references, names))
+    return found
+
+
+def _styles(runs: pd.DataFrame, swept: list[Sweep], rename: dict[str, str]) -> dict[str, Style]:
+    """One style per agent label of every figure of the report (see :mod:`styles`)."""
+    names = dict(zip(runs[lab.LABEL], runs[lab.AGENT].map(str), strict=True))
+    for sweep in swept:
+        names |= sweep.names
+    plain = {
+        label: name for label, name in names.items() if lab.display_name(name, rename) == label
+    }
+    return style_map(names, plain)
+
+
+def _paper(
+    frame: pd.DataFrame,
+    final: pd.DataFrame,
+    runs: pd.DataFrame,
+    per_round: dict[str, pd.DataFrame],
+    styles: dict[str, Style],
+    stems: _Stems,
+    uneven: set[str],
+) -> list[render.Job]:
+    """The paper's figures (see :mod:`~nslb_cli.plot.paper`) whose results are present;
+    ``uneven``: the groups whose agents ran different seed sets."""
+    seeds = final.groupby("run")["seed"].nunique().to_dict()
+    groups = paper.preset_groups(runs, seeds, _warn)
+    jobs = []
+    for spec in paper.FIGURES:
+        present = [(preset, title) for preset, title in spec.panels if preset in groups]
+        if not present:
+            continue
+        missing = [f"paper/{preset}" for preset, _ in spec.panels if preset not in groups]
+        if missing:
+            _warn(f"--paper: {spec.stem} without {', '.join(missing)} (no results)")
+        stats = per_round.get(spec.metric)
+        if stats is None:
+            stats = aggregate.per_round(frame, METRICS[spec.metric])
+        panels = []
+        for preset, title in present:
+            group = groups[preset]
+            run = runs[runs[lab.GROUP] == group].iloc[0]
+            title = paper.panel_title(title, run) + ("\n" + UNEVEN if group in uneven else "")
+            panels.append((title, stats[stats["group"] == group]))
+        arguments = {"figure_spec": spec, "panels": panels, "styles": styles}
+        jobs.append(render.Job(paper.draw, stems.new(spec.stem), arguments))
+    return jobs
 
 
 class _Stems:
@@ -196,10 +270,6 @@ class _Stems:
 
 def _suffixed(stem: Path, suffix: str) -> Path:
     return stem.with_name(f"{stem.name}-{suffix}")
-
-
-def _fmt(options: Options) -> dict[str, object]:
-    return {"formats": options.formats, "dpi": options.dpi}
 
 
 def _order(runs: pd.DataFrame, agents: Sequence[str]) -> list[str] | None:

@@ -1,0 +1,106 @@
+"""nslb's public interface for plugins: agents and environments from other packages.
+
+Import what a plugin needs from here (``from nslb_cli.api import Agent, ...``). The names in
+``__all__`` and the rules below are stable: changing them is a breaking change of nslb.
+Every other module of ``nslb_cli`` is internal and may change without notice.
+
+Registering
+===========
+A package declares entry points in its ``pyproject.toml``; once it is installed in nslb's
+environment, ``agent=my_agent`` works in every command (``nslb list``, ``run``, sweeps,
+``check``, ``plot``), exactly as for nslb's own agents, which are declared the same way::
+
+    [project.entry-points."nslb.agents"]
+    my_agent = "my_pkg.agents:MyAgent"
+    [project.entry-points."nslb.envs"]
+    my_env = "my_pkg.envs:MyEnv"
+
+The class's ``Params`` is a dataclass: a field ``name`` whose default is the entry point's
+name, a default for every other field (they are the config group option:
+``nslb run agent=my_agent agent.epsilon=0.2``), and a ``__post_init__`` that rejects bad
+values with :class:`ConfigError` (the helpers in :mod:`check` name the key and the range).
+nslb reports unknown keys and wrong types itself, in the same one-line errors as for its own.
+
+A plugin that fails to import, or breaks these rules, is reported in one line naming it and
+is left out; the other agents work. A name declared by two packages is refused.
+
+Agents
+======
+``class MyAgent(Agent)`` with ``Params = MyParams``. nslb builds one object per batch of
+``R`` runs (seeds): ``MyAgent(params, problem, model, rng)``, where
+
+* ``params``: the validated ``Params`` instance;
+* ``problem``: :class:`Problem` — ``n_arms`` (K), ``n_states`` (S), ``horizon`` (n), reward
+  noise ``sigma``, ``n_runs`` (R);
+* ``model``: :class:`OfflineModel` — what the environment tells agents: ``means`` ``(R, S,
+  K)`` (linear models: ``(R, S, d)``), ``mean_sd``, ``transitions`` ``(R, S, S)``,
+  ``concentration`` (Dirichlet prior or ``None``), ``initial`` ``(R, S)``, ``covariance``
+  (linear only), and ``expected_rewards(contexts)`` ``(R, S, K)``. Model-free agents ignore
+  it;
+* ``rng``: :class:`BatchRNG` — the agent's own random streams, one generator per run:
+  ``random(shape)``, ``normal(shape)``, ``integers(high, shape)``, ``standard_gamma(k)``
+  return ``(R, *shape)`` arrays; ``for_runs(runs)`` gives the generators of some runs.
+
+Each round ``t`` (0-based) nslb calls, in this order:
+
+* ``act(t, contexts) -> actions``: an integer array ``(R,)`` of arms in ``[0, K)``.
+  ``contexts`` is ``None`` (multi-armed) or ``(R, K, d)``, the features of this round's arms;
+* ``belief() -> Belief | None``: the belief behind that ``act`` — :class:`Belief` with
+  ``state`` ``(R,)`` in ``[0, S)`` and ``posterior`` ``(R, S)``, rows summing to one — or
+  ``None`` for agents without one (then in every round). Optional: the default is ``None``;
+* ``update(t, contexts, actions, rewards)``: the rewards ``(R,)`` of those actions.
+
+After the last round, ``summary() -> dict[str, array (R,)]`` (optional; default empty):
+per-run statistics written to ``seed=K.json`` beside the CSVs.
+
+The rules (``nslb check agent=NAME`` tests them; see :mod:`nslb_cli.conformance`):
+
+1. Batched, runs independent: arrays carry the runs axis first, and what run ``r`` does
+   depends only on its own observations and its own generator. Seed ``k`` must give the
+   same numbers alone or in any batch: draw the same amount per run whatever the others do,
+   and do not mix runs in BLAS calls (``@``, ``einsum`` over a batch can round differently
+   with its size) — use elementwise products and sums.
+2. Randomness only from ``rng``: never ``np.random.*``, ``random`` or the clock.
+3. The agent sees the problem, the model, the contexts and its own rewards, nothing else
+   of the world, and modifies none of its inputs in place. (A reference for plots, like
+   the oracle, may declare ``sees_truth = True``: it is then also given ``truth=``, a
+   :class:`Truth`.)
+
+An agent that learns per arm (arm ``a`` must be the same item every round) declares
+``fixed_arms = True``: nslb then refuses it, in one line, on environments whose arms are
+different items every round (``contextual``, e.g. MovieLens).
+
+Environments
+============
+``class MyEnv`` with ``Params = MyEnvParams`` (same rules as an agent's, plus the fields
+``n_arms``, ``n_states`` and ``horizon``), ``contextual`` (``True`` when each round's arms
+are different items with features, ``False`` for fixed arms) and
+``build(params, seeds) -> World`` (a static or class method), where the realisation of seed
+``k`` depends only on ``params`` and ``k`` (common random numbers): draw from
+``generator(k, Stream.PARAMETERS)``, ``Stream.PATH``, ``Stream.NOISE``, ``Stream.CONTEXTS``,
+and draw the reward noise per round, not per arm. See :class:`World` for its arrays.
+"""
+
+from __future__ import annotations
+
+from nslb_cli import params as check
+from nslb_cli.agents.base import Agent, Belief
+from nslb_cli.models import OfflineModel, Problem
+from nslb_cli.params import ConfigError
+from nslb_cli.rng import BatchRNG, Stream, generator
+from nslb_cli.truth import Truth
+from nslb_cli.world import World
+
+__all__ = [
+    "Agent",
+    "BatchRNG",
+    "Belief",
+    "ConfigError",
+    "OfflineModel",
+    "Problem",
+    "Stream",
+    "Truth",
+    "World",
+    "check",
+    "generator",
+]

@@ -1,0 +1,84 @@
+"""``nslb list``: every environment and agent with its parameters, and the experiment presets.
+
+Environments and agents are read from their registries (built-ins and plugins alike; a
+plugin is marked with its package), parameters from their ``Params`` defaults. A plugin that
+cannot be loaded is reported in one warning line and left out.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import MISSING, fields
+from importlib import resources
+from typing import Any
+
+from nslb_cli.agents import AGENTS
+from nslb_cli.cli.errors import warn
+from nslb_cli.config import CONFIG_MODULE
+from nslb_cli.envs import ENVIRONMENTS
+from nslb_cli.registry import Registry
+
+OWN_PACKAGE = "nslb-cli"
+WIDTH = 100
+
+
+def _value(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
+
+
+def _parameters(params: type) -> str:
+    shown = []
+    for f in fields(params):
+        if f.name != "name":
+            default = f.default if f.default is not MISSING else f.default_factory()
+            shown.append(f"{f.name}={_value(default)}")
+    return " ".join(shown) or "(no parameters)"
+
+
+def _group(registry: Registry) -> list[str]:
+    loaded = registry.load_all()
+    column = max((len(name) for name in loaded), default=0) + 2
+    lines = []
+    for name, cls in loaded.items():
+        text = _parameters(cls.Params)
+        package = registry.package(name)
+        if package != OWN_PACKAGE:
+            text += f"  [plugin: {package}]"
+        lines.append(
+            textwrap.fill(
+                text,
+                WIDTH,
+                initial_indent=f"  {name:<{column}}",
+                subsequent_indent=" " * (column + 2),
+                break_on_hyphens=False,
+            )
+        )
+    return lines
+
+
+def _presets(folder: resources.abc.Traversable, prefix: str = "") -> list[str]:
+    if not folder.is_dir():
+        return []
+    found = []
+    for entry in folder.iterdir():
+        if entry.is_dir():
+            found += _presets(entry, f"{prefix}{entry.name}/")
+        elif entry.name.endswith(".yaml"):
+            found.append(prefix + entry.name[: -len(".yaml")])
+    return found
+
+
+def main() -> None:
+    """Print the environments and agents with their parameters, then the presets."""
+    for group, registry in (("env", ENVIRONMENTS), ("agent", AGENTS)):
+        print(f"{group}:  {group}=NAME {group}.KEY=VALUE")
+        print("\n".join(_group(registry)))
+        for problem in registry.problems():
+            warn(problem)
+    presets = sorted(_presets(resources.files(CONFIG_MODULE) / "experiment"))
+    text = ", ".join(presets) if presets else "(none)"
+    print(textwrap.fill(text, WIDTH, initial_indent="experiment:  ", subsequent_indent="  "))

@@ -1,0 +1,393 @@
+"""The conformance checks every agent must pass (``nslb check agent=NAME``).
+
+The interface they check is :mod:`nslb_cli.api`'s. The agent plays each environment setting
+three times: seeds ``SEEDS`` in one batch, the same again after reseeding the global random
+generators (NumPy's and Python's), and seed ``ALONE`` by itself. Then:
+
+=========================  =================================================================
+``runs``                   the agent is built and plays every round without raising
+``actions``                ``act`` returns an integer array of shape ``(R,)`` with values in
+                           ``[0, K)``, every round
+``determinism``            the two batch runs are identical (so the agent draws only from its
+                           own streams, never from global state)
+``batch invariance``       seed ``ALONE`` gives bit-identical results alone and in the batch
+                           (every CSV column and every ``summary`` value)
+``common random numbers``  every run's latent path, noise and rewards are those of a world
+                           built for its seed without the agent, and the agent changed
+                           nothing it was given (offline model, truth)
+``regret``                 rewards are finite and the regret is ``>= 0`` every round
+``belief``                 ``belief`` is a :class:`~nslb_cli.agents.base.Belief` every round
+                           or never; states are in ``[0, S)``, posteriors ``(R, S)``, ``>= 0``,
+                           rows summing to one
+``summary``                ``summary`` maps names to arrays of shape ``(R,)``
+=========================  =================================================================
+
+Each check gives one :class:`Outcome`: passed, failed (with the first failure found and the
+setting it was found in), or skipped (when the agent raised, so there is nothing to check).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+import numpy as np
+
+from nslb_cli.agents.base import Agent, Belief
+from nslb_cli.envs import ENVIRONMENTS
+from nslb_cli.registry import first_line
+from nslb_cli.rng import BatchRNG
+from nslb_cli.simulate import build_agent, simulate
+from nslb_cli.trace import Trace
+from nslb_cli.world import World
+
+SEEDS = (2, 7, 11, 30)
+ALONE = 7
+POSTERIOR_TOLERANCE = 1e-9
+# The environments an agent is checked on unless told otherwise: the synthetic environment
+# with a known model and fixed dynamics, and with a prior and Markov dynamics (short runs).
+DEFAULT_ENVS: tuple[dict[str, Any], ...] = (
+    {"name": "synthetic", "dynamics": "fixed", "horizon": 120, "period": 40},
+    {"name": "synthetic", "model": "prior", "horizon": 120, "switch_prob": 0.02},
+)
+
+
+@dataclass(frozen=True)
+class Setting:
+    """An environment to check an agent on: its class (with ``build``) and parameters."""
+
+    env: type
+    params: Any
+
+    @property
+    def label(self) -> str:
+        """``synthetic (dynamics=fixed, horizon=120)``: the name and non-default values."""
+        defaults = type(self.params)()
+        changed = [
+            f"{f.name}={getattr(self.params, f.name)}"
+            for f in fields(self.params)
+            if getattr(self.params, f.name) != getattr(defaults, f.name)
+        ]
+        return f"{self.params.name} ({', '.join(changed)})" if changed else self.params.name
+
+
+def default_settings() -> list[Setting]:
+    """:data:`DEFAULT_ENVS` as settings."""
+    settings = []
+    for values in DEFAULT_ENVS:
+        env = ENVIRONMENTS[values["name"]]
+        settings.append(Setting(env, replace(env.Params(), **values)))
+    return settings
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The result of one check: ``status`` is ``pass``, ``FAIL`` or ``skip``."""
+
+    check: str
+    status: str
+    detail: str
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "pass"
+
+    def line(self) -> str:
+        return f"{self.status:<4}  {self.check:<22}  {self.detail}"
+
+
+class _Recorder(Agent):
+    """Plays ``agent`` unchanged, noting the first breach of the interface in its outputs."""
+
+    def __init__(self, agent: Agent) -> None:
+        super().__init__(agent.params, agent.problem, agent.model, agent.rng)
+        self.agent = agent
+        self.t = 0
+        self.action_error: str | None = None
+        self.belief_error: str | None = None
+        self.belief_rounds: list[bool] = []
+
+    def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
+        self.t = t
+        actions = self.agent.act(t, contexts)
+        if self.action_error is None:
+            self.action_error = _action_problem(actions, self.problem.n_runs, self.problem.n_arms)
+            if self.action_error is not None:
+                self.action_error = f"round {t + 1}: {self.action_error}"
+        return actions
+
+    def update(
+        self, t: int, contexts: np.ndarray | None, actions: np.ndarray, rewards: np.ndarray
+    ) -> None:
+        self.agent.update(t, contexts, actions, rewards)
+
+    def belief(self) -> Belief | None:
+        view = self.agent.belief()
+        self.belief_rounds.append(view is not None)
+        if view is not None and self.belief_error is None:
+            problem = _belief_problem(view, self.problem.n_runs, self.problem.n_states)
+            self.belief_error = None if problem is None else f"round {self.t + 1}: {problem}"
+        return view
+
+    def summary(self) -> dict[str, np.ndarray]:
+        return self.agent.summary()
+
+
+def _action_problem(actions: Any, runs: int, arms: int) -> str | None:
+    if not isinstance(actions, np.ndarray):
+        return f"act returned {type(actions).__name__}, not a numpy array"
+    if actions.shape != (runs,):
+        return f"act returned shape {actions.shape}, expected ({runs},)"
+    if not np.issubdtype(actions.dtype, np.integer):
+        return f"act returned dtype {actions.dtype}, expected integers"
+    if actions.min() < 0 or actions.max() >= arms:
+        bad = actions.min() if actions.min() < 0 else actions.max()
+        return f"act returned arm {bad}, outside [0, {arms})"
+    return None
+
+
+def _belief_problem(view: Any, runs: int, states: int) -> str | None:
+    if not isinstance(view, Belief):
+        return f"belief returned {type(view).__name__}, not a Belief or None"
+    state, posterior = np.asarray(view.state), np.asarray(view.posterior)
+    if state.shape != (runs,) or not np.issubdtype(state.dtype, np.integer):
+        return (
+            f"belief state: shape {state.shape}, dtype {state.dtype}; expected ({runs},) integers"
+        )
+    if state.min() < 0 or state.max() >= states:
+        bad = state.min() if state.min() < 0 else state.max()
+        return f"belief state {bad} outside [0, {states})"
+    if posterior.shape != (runs, states):
+        return f"belief posterior has shape {posterior.shape}, expected ({runs}, {states})"
+    if not np.all(np.isfinite(posterior) & (posterior >= 0)):
+        return "belief posterior has negative or non-finite entries"
+    worst = np.abs(posterior.sum(axis=1) - 1.0).max()
+    if worst > POSTERIOR_TOLERANCE:
+        return f"belief posterior rows sum to 1 ± {worst:.2g} (tolerance {POSTERIOR_TOLERANCE:g})"
+    return None
+
+
+@dataclass(frozen=True)
+class _Play:
+    """One simulation: the world played, the recorded agent, and the trace or the error."""
+
+    world: World
+    recorder: _Recorder | None
+    trace: Trace | None
+    error: str | None
+
+
+@dataclass(frozen=True)
+class _Runs:
+    """The three plays of one setting, and a world built for ``SEEDS`` that nobody played."""
+
+    setting: Setting
+    batch: _Play
+    again: _Play
+    alone: _Play
+    fresh: World
+
+    @property
+    def plays(self) -> tuple[_Play, _Play, _Play]:
+        return (self.batch, self.again, self.alone)
+
+
+@contextlib.contextmanager
+def _global_random_state(seed: int) -> Iterator[None]:
+    """Reseed NumPy's and Python's global generators (an agent must not depend on them)."""
+    numpy_state, python_state = np.random.get_state(), random.getstate()  # noqa: NPY002
+    np.random.seed(seed)  # noqa: NPY002
+    random.seed(seed)
+    try:
+        yield
+    finally:
+        np.random.set_state(numpy_state)  # noqa: NPY002
+        random.setstate(python_state)
+
+
+def _play(cls: type[Agent], params: Any, setting: Setting, seeds: Sequence[int], key: int) -> _Play:
+    seeds_array = np.asarray(seeds, dtype=np.int64)
+    world = setting.env.build(setting.params, seeds_array)
+    recorder = None
+    try:
+        with _global_random_state(key):
+            recorder = _Recorder(build_agent(cls, params, world, BatchRNG(seeds_array)))
+            trace = simulate(world, recorder, progress=False)
+    except Exception as err:  # the agent's code may raise anything: that is the finding
+        return _Play(world, recorder, None, first_line(err))
+    return _Play(world, recorder, trace, None)
+
+
+def _same(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Elementwise equality, NaN equal to NaN."""
+    equal = x == y
+    if np.issubdtype(x.dtype, np.floating) and np.issubdtype(y.dtype, np.floating):
+        equal |= np.isnan(x) & np.isnan(y)
+    return equal
+
+
+TRACE_FIELDS = ("action", "reward", "expected_reward", "optimal_reward", "belief", "p_true_state")
+
+
+def _row_difference(a: Trace, i: int, b: Trace, j: int) -> str | None:
+    """Where run ``i`` of ``a`` and run ``j`` of ``b`` first differ, if they do."""
+    for name in TRACE_FIELDS:
+        x, y = getattr(a, name)[i], getattr(b, name)[j]
+        same = _same(x, y)
+        if not same.all():
+            t = int(np.argmin(same))
+            return f"seed {a.seeds[i]}: {name} in round {t + 1} is {x[t]}, then {y[t]}"
+    if sorted(a.summary) != sorted(b.summary):
+        return f"summary keys {sorted(a.summary)}, then {sorted(b.summary)}"
+    for key in a.summary:
+        x, y = np.asarray(a.summary[key][i]), np.asarray(b.summary[key][j])
+        if not _same(x, y).all():
+            return f"seed {a.seeds[i]}: summary '{key}' is {x}, then {y}"
+    return None
+
+
+def _runs_without_error(r: _Runs) -> str | None:
+    errors = [play.error for play in r.plays if play.error is not None]
+    return f"the agent raised {errors[0]}" if errors else None
+
+
+def _valid_actions(r: _Runs) -> str | None:
+    errors = [p.recorder.action_error for p in r.plays if p.recorder and p.recorder.action_error]
+    return errors[0] if errors else None
+
+
+def _deterministic(r: _Runs) -> str | None:
+    for i in range(len(SEEDS)):
+        difference = _row_difference(r.batch.trace, i, r.again.trace, i)
+        if difference is not None:
+            return f"two runs of the same seeds differ: {difference}"
+    return None
+
+
+def _batch_invariant(r: _Runs) -> str | None:
+    difference = _row_difference(r.alone.trace, 0, r.batch.trace, SEEDS.index(ALONE))
+    return None if difference is None else f"alone, then in a batch: {difference}"
+
+
+def _common_random_numbers(r: _Runs) -> str | None:
+    trace, fresh = r.batch.trace, r.fresh
+    pulled = np.take_along_axis(fresh.mean_rewards, trace.action[:, :, None], axis=2)[:, :, 0]
+    world_checks = (
+        ("latent path", trace.state, fresh.states),
+        ("mean reward of the pulled arm", trace.expected_reward, pulled),
+        ("optimal reward", trace.optimal_reward, fresh.optimal_reward()),
+    )
+    for what, got, expected in world_checks:
+        if not _same(got, expected).all():
+            return f"the {what} differs from that of a world built for the same seeds"
+    if not np.allclose(trace.reward - trace.expected_reward, fresh.noise, rtol=0, atol=1e-12):
+        return "the reward noise differs from that of a world built for the same seeds"
+    given = {f"offline model's {f.name}": f.name for f in fields(fresh.offline_model)}
+    for what, name in given.items():
+        got, expected = (
+            getattr(r.batch.world.offline_model, name),
+            getattr(fresh.offline_model, name),
+        )
+        if (got is None) != (expected is None) or (
+            got is not None and not _same(got, expected).all()
+        ):
+            return f"the agent modified the {what}"
+    return None
+
+
+def _non_negative_regret(r: _Runs) -> str | None:
+    for play in r.plays:
+        trace = play.trace
+        if not np.isfinite(trace.reward).all():
+            return "a reward is not finite"
+        negative = np.argwhere(trace.regret < 0)
+        if len(negative):
+            run, t = negative[0]
+            return f"seed {trace.seeds[run]}, round {t + 1}: regret {trace.regret[run, t]}"
+    return None
+
+
+def _valid_beliefs(r: _Runs) -> str | None:
+    for play in r.plays:
+        rounds = play.recorder.belief_rounds
+        if any(rounds) and not all(rounds):
+            first, missing = rounds.index(True) + 1, rounds.index(False) + 1
+            return f"a belief in round {first}, none in round {missing}"
+        if play.recorder.belief_error is not None:
+            return play.recorder.belief_error
+    return None
+
+
+def _valid_summary(r: _Runs) -> str | None:
+    for play in r.plays:
+        runs = len(play.trace.seeds)
+        for key, values in play.trace.summary.items():
+            shape = np.shape(values)
+            if not isinstance(values, np.ndarray) or shape != (runs,):
+                kind = type(values).__name__
+                return f"summary '{key}' is {kind} of shape {shape}, expected ({runs},)"
+    return None
+
+
+@dataclass(frozen=True)
+class Check:
+    """One conformance check: ``test`` returns the first failure in a setting, or ``None``."""
+
+    name: str
+    meaning: str
+    test: Callable[[_Runs], str | None]
+    needs_complete_runs: bool = True
+
+
+CHECKS = (
+    Check("runs", "plays every round without raising", _runs_without_error, False),
+    Check("actions", "act returns integer arms of shape (R,) in [0, K)", _valid_actions, False),
+    Check("determinism", "same seeds, same results, whatever the global RNG", _deterministic),
+    Check(
+        "batch invariance",
+        f"seed {ALONE} alone = seed {ALONE} in a batch of {len(SEEDS)}, bit for bit",
+        _batch_invariant,
+    ),
+    Check(
+        "common random numbers",
+        "each seed's world is the same for every agent; inputs unchanged",
+        _common_random_numbers,
+    ),
+    Check("regret", "finite rewards, regret >= 0 every round", _non_negative_regret),
+    Check(
+        "belief",
+        "a Belief every round or never; states in [0, S), posteriors sum to 1",
+        _valid_beliefs,
+    ),
+    Check("summary", "summary() values are arrays of shape (R,)", _valid_summary),
+)
+
+
+def run_checks(cls: type[Agent], params: Any, settings: Sequence[Setting]) -> list[Outcome]:
+    """Check agent class ``cls`` with parameters ``params`` on every setting: one
+    :class:`Outcome` per check of :data:`CHECKS`, with the first failure found."""
+    runs = [
+        _Runs(
+            setting=s,
+            batch=_play(cls, params, s, SEEDS, key=0),
+            again=_play(cls, params, s, SEEDS, key=1),
+            alone=_play(cls, params, s, (ALONE,), key=2),
+            fresh=s.env.build(s.params, np.asarray(SEEDS, dtype=np.int64)),
+        )
+        for s in settings
+    ]
+    crashed = [r.setting.label for r in runs if _runs_without_error(r) is not None]
+    outcomes = []
+    for check in CHECKS:
+        if crashed and check.needs_complete_runs:
+            outcomes.append(Outcome(check.name, "skip", f"not checked: raised in {crashed[0]}"))
+            continue
+        failures = [(r.setting.label, f) for r in runs if (f := check.test(r)) is not None]
+        if failures:
+            outcomes.append(Outcome(check.name, "FAIL", "{}: {}".format(*failures[0])))
+        else:
+            outcomes.append(Outcome(check.name, "pass", check.meaning))
+    return outcomes

@@ -1,0 +1,105 @@
+"""What a run *is*: its resolved configuration, with the data it simulated named by content.
+
+Two run folders are the same run when their resolved configs are equal, whatever their
+folder names say (``agent=umts`` and ``agent=umts agent.num_particles=100`` at its default
+value land in two folders with equal configs): :func:`identity` is the key :mod:`tidy`
+merges runs on. It leaves out the ``run`` section (which seeds a command asked for) and the
+local paths (:data:`LOCAL_PATHS`: where data was read from or cached, not what it was).
+
+Data-driven environments (MovieLens) simulate a dataset, which is part of the environment's
+identity under the derived key :data:`DATA`:
+
+* the content fingerprint of the ratings file when the run folder records one — the config
+  key ``env_data.fingerprint`` (or ``data_fingerprint``), or a ``data.json`` beside
+  ``config.yaml`` with a ``"fingerprint"`` field;
+* else the local folder it was read from (``env.data_dir``), as written;
+* else the release that was downloaded (``env.release``; its checksum is pinned).
+
+Filtering (``env.min_user_ratings``, …) is in the ``env`` section already. :func:`dataset`
+names the data for people: the release or folder, and the fingerprint's first digits.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+DATA = "data"  # the derived identity of the data a run simulated (see the module docstring)
+DATA_FILE = "data.json"
+FINGERPRINT = "data.fingerprint"  # where the fingerprint goes in a loaded config
+FINGERPRINT_KEYS = ("env_data.fingerprint", "data_fingerprint")
+RECORD = "env_data."  # a section of data diagnostics in config.yaml
+DATA_DIR = "env.data_dir"
+RELEASE = "env.release"
+# Where the data were read from or cached, not what was simulated: never part of a group,
+# a label or a swept setting (the data's identity is DATA).
+LOCAL_PATHS = frozenset({DATA_DIR, "env.cache_dir"})
+# Replaced by DATA in every identity: the release only matters when no folder was given.
+DATA_SOURCE = frozenset({*LOCAL_PATHS, RELEASE, FINGERPRINT})
+SHOWN_DIGITS = 8
+
+
+def with_data(config: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """``config`` (flattened) with :data:`FINGERPRINT` and :data:`DATA` when it reads data.
+
+    Other keys of the run folder's data record (diagnostics) are dropped: they follow from
+    the data and the environment settings, and must not label or split runs.
+    """
+    fingerprint = _fingerprint(config, folder)
+    config = {
+        k: v for k, v in config.items() if not k.startswith(RECORD) and k not in FINGERPRINT_KEYS
+    }
+    if fingerprint is not None:
+        config[FINGERPRINT] = fingerprint
+    if fingerprint is not None or DATA_DIR in config or RELEASE in config:
+        config[DATA] = data_identity(config)
+    return config
+
+
+def data_identity(config: dict[str, Any]) -> str:
+    """The data a run simulated: fingerprint, else local folder, else release."""
+    if _given(config.get(FINGERPRINT)):
+        return f"fingerprint:{config[FINGERPRINT]}"
+    if _given(config.get(DATA_DIR)):
+        return f"folder:{config[DATA_DIR]}"
+    return f"release:{config.get(RELEASE)}"
+
+
+def identity(config: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """The key of equal runs: every setting but the data's source (DATA stands for it).
+
+    Values compare as values (``100 == 100.0``); ``config`` holds scalars only (lists and
+    mappings as their YAML text, see :func:`nslb_cli.plot.tidy.read_config`).
+    """
+    return tuple(sorted((k, v) for k, v in config.items() if k not in DATA_SOURCE))
+
+
+def dataset(config: Any) -> str:
+    """The data a run used, for people: ``ml-1m``, ``~/data/ml-100k [ratings 3f2a9c1e]``.
+
+    ``config`` is a mapping or a row of the runs table.
+    """
+    folder, release, fingerprint = (config.get(k) for k in (DATA_DIR, RELEASE, FINGERPRINT))
+    source = str(folder) if _given(folder) else str(release) if _given(release) else "data"
+    if _given(fingerprint):
+        return f"{source} [ratings {str(fingerprint)[:SHOWN_DIGITS]}]"
+    return source
+
+
+def _fingerprint(config: dict[str, Any], folder: Path) -> Any:
+    """The ratings fingerprint recorded in the config, else in ``data.json``, else None."""
+    for key in FINGERPRINT_KEYS:
+        if _given(config.get(key)):
+            return config[key]
+    try:
+        record = json.loads((folder / DATA_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+    value = record.get("fingerprint") if isinstance(record, dict) else None
+    return value if _given(value) else None
+
+
+def _given(value: Any) -> bool:
+    """Not None, NaN or empty."""
+    return value is not None and value == value and value != ""

@@ -1,0 +1,87 @@
+"""Provenance: which code, libraries and command produced a run folder's results.
+
+Every invocation that writes results into a run folder appends one JSON line to its
+``provenance.jsonl``: the time, the nslb version, the git commit (and whether the checkout
+had uncommitted changes) when nslb runs from a checkout, the Python, numpy and Hydra
+versions, the exact command line and the seeds written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shlex
+import subprocess
+import sys
+from datetime import datetime, timezone
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+FILE = "provenance.jsonl"
+COMMAND_VARIABLE = "NSLB_COMMAND"  # the user's command line, passed on to launcher workers
+
+
+def remember_command(arguments: list[str]) -> None:
+    """Keep the user's command line for the jobs (also those in other processes)."""
+    os.environ[COMMAND_VARIABLE] = shlex.join(["nslb", *arguments])
+
+
+@cache
+def environment() -> dict[str, Any]:
+    """Versions of nslb and the libraries that decide its numbers, and the git commit."""
+    import hydra
+    import numpy
+
+    return {
+        "nslb": metadata.version("nslb-cli"),
+        "git": _git_commit(),
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "hydra": hydra.__version__,
+    }
+
+
+def _git_commit() -> str | None:
+    """``<sha>`` (``+dirty`` with uncommitted changes) of the checkout nslb runs from."""
+    source = Path(__file__).resolve().parent
+    try:
+        sha = subprocess.run(
+            ["git", "-C", str(source), "rev-parse", "HEAD"],
+            capture_output=True, text=True, timeout=5, check=True,
+        ).stdout.strip()  # fmt: skip
+        dirty = subprocess.run(
+            ["git", "-C", str(source), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True, text=True, timeout=5, check=True,
+        ).stdout.strip()  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return f"{sha}+dirty" if dirty else sha
+
+
+def record(folder: Path, seeds: list[int]) -> None:
+    """Append this invocation's provenance to ``folder/provenance.jsonl``."""
+    entry = {
+        "time": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        **environment(),
+        "command": os.environ.get(COMMAND_VARIABLE, shlex.join(sys.argv)),
+        "seeds": seeds,
+    }
+    with open(folder / FILE, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(entry) + "\n")
+
+
+def versions(folder: Path) -> set[str]:
+    """The nslb versions that wrote results into ``folder`` (empty if unrecorded)."""
+    path = folder / FILE
+    if not path.is_file():
+        return set()
+    found = set()
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            found.add(str(json.loads(line)["nslb"]))
+        except (ValueError, KeyError, TypeError):
+            continue
+    return found

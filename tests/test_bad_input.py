@@ -1,0 +1,78 @@
+"""Nothing a user types ends in a traceback: one line ``nslb: error: …``, exit status 2,
+before any job starts (issue 9's table)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nslb_cli.cli import main
+
+HOME_MISSING = "~/surely-not-a-folder-of-nslb"
+
+
+def cases(tmp: Path) -> list[tuple[list[str], str]]:
+    """(arguments, a fragment the one line must contain); ``tmp`` holds a file and a folder."""
+    a_file, empty = tmp / "a_file", tmp / "empty"
+    ml = ["env=movielens", f"env.data_dir={empty}", f"env.cache_dir={tmp / 'cache'}"]
+    return [
+        (["run", "hydra.run.dir=/proc/nope"], "hydra.run.dir: cannot write /proc/nope"),
+        (["run", f"hydra.run.dir={a_file}/x"], "is a file, not a folder"),
+        (["run", "-m", "agent=mts,random", f"hydra.sweep.dir={a_file}/x"], "hydra.sweep.dir"),
+        (["run", "agent.num_particles=[1,2"], "cannot parse 'agent.num_particles=[1,2'"),
+        (["run", "env.horizon=${oops"], "cannot parse 'env.horizon=${oops'"),
+        (["run", "=5"], "'=5' has no key"),
+        (["run", "env.sigma=(0.5"], "cannot parse 'env.sigma=(0.5'"),
+        (["run", "env=movielens", f"env.data_dir={HOME_MISSING}"], f"{Path.home()}/surely-not"),
+        (["run", "agent=umts", "agent.num_particles=10000000000000"], "lower agent.num_particles"),
+        (["run", "env.horizon=100000000000"], "lower env.horizon"),
+        (["run", "agent=[mts,umts]"], "sweep with -m agent=mts,umts"),
+        (["run", "agent=cd_ucb", *ml], "cd_ucb learns each arm's rewards"),
+        (["run", "agent=cd_ts", *ml], "cd_ts learns each arm's rewards"),
+        (["run", "agent=exp3s", *ml], "exp3s learns each arm's rewards"),
+        (["run", "agent=mts", *ml, "env.n_arms=100000"], "lower env.horizon, env.n_arms"),
+        (["run", "env=movielens", "env.release=ml-7m"], "env.release"),
+        (["run", "env=nowhere"], "Could not find 'env/nowhere'"),
+        (["run", "agent=nobody"], "Could not find 'agent/nobody'"),
+        (["run", "agent=umts", "agent.num_particles=0"], "agent.num_particles: must be > 0"),
+        (["run", "+agent.typo=1"], "agent.typo: unknown key"),
+        (["run", "+typo=1"], "typo: unknown top-level key"),
+        (["run", "env.horizon=-10"], "env.horizon: must be > 0"),
+        (["run", "env.sigma=0"], "env.sigma: must be >="),
+        (["run", "env.switch_prob=2"], "env.switch_prob: must be in [0, 1]"),
+        (["run", "env.dynamics=sometimes"], "env.dynamics: must be one of"),
+        (["run", "run.n_seeds=0"], "run.n_seeds: must be > 0"),
+        (["run", "run.batch_size=0"], "run.batch_size: must be > 0"),
+        (["run", "run.overwrite=maybe"], "run.overwrite"),
+        (["run", "name=../escape"], "name: must be folder names"),
+        (["run", "-m", "agent=umts", "agent.num_particles=10,-5"], "(in sweep job"),
+        (["run", "-m", "agent=cd_ucb,cd_ts", "agent.gamma=0.1"], "write ++agent.gamma=0.1"),
+        (["data", "prepare", f"env.data_dir={HOME_MISSING}"], f"{Path.home()}/surely-not"),
+        (["data", "prepare", "env.sigma=(0.5"], "cannot parse 'env.sigma=(0.5'"),
+        (["data", "prepare", "agent=mts"], "expected env.key=value"),
+        (["data", "frobnicate"], "unknown command 'frobnicate'"),
+        (["fly"], "unknown command 'fly'"),
+    ]
+
+
+def test_the_table_has_at_least_thirty_cases(tmp_path: Path) -> None:
+    assert len(cases(tmp_path)) >= 30
+
+
+@pytest.mark.parametrize("index", range(len(cases(Path("/x")))))
+def test_bad_input_is_one_line_and_exit_status_2(
+    index: int, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "a_file").write_text("")
+    (tmp_path / "empty").mkdir()
+    monkeypatch.chdir(tmp_path)
+    arguments, fragment = cases(tmp_path)[index]
+    with pytest.raises(SystemExit) as stopped:
+        main(arguments)
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2, err
+    assert err.count("\n") == 1 and err.startswith("nslb: error: "), err
+    assert "Traceback" not in err
+    assert fragment in err
+    assert not (tmp_path / "outputs").exists(), "refused before any job started"

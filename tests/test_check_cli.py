@@ -1,0 +1,67 @@
+"""`nslb check`: one line per check, exit status 1 on a failure, 2 on bad input."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from nslb_cli.agents import GROUP
+from nslb_cli.cli import main
+from tests.conftest import REPO
+from tests.plugins import fake_distribution, nslb_with
+
+
+def test_check_prints_one_line_per_check(capsys: pytest.CaptureFixture[str]) -> None:
+    main(["check", "agent=umts", "agent.num_particles=20", "env.horizon=80"])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1:3] == [
+        "  synthetic (dynamics=fixed, horizon=80, period=40)",
+        "  synthetic (model=prior, horizon=80, switch_prob=0.02)",
+    ]
+    assert [line.split()[0] for line in lines[3:-1]] == ["pass"] * 8
+    assert lines[-1] == "all 8 checks passed"
+
+
+def test_check_on_another_environment(capsys: pytest.CaptureFixture[str]) -> None:
+    main(["check", "agent=cd_ucb", "env=synthetic", "env.horizon=50", "env.n_arms=3"])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1] == "  synthetic (n_arms=3, horizon=50)", "that environment alone"
+    assert lines[2].startswith("pass  runs")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "usage: nslb check agent=NAME"),
+        (["env.horizon=50"], "say which agent to check: nslb check agent=NAME"),
+        (["agent=nobody"], "overrides: In 'config': Could not find 'agent/nobody'"),
+        (["agent=umts", "agent.num_particles=0"], "agent.num_particles: must be > 0, got 0"),
+        (["agent=umts", "agent.num_particles=5,10"], "nslb check runs one configuration"),
+    ],
+)
+def test_bad_input_is_one_line_with_status_2(
+    capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["check", *args])
+    assert exited.value.code == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"nslb: error: {message}") and error.count("\n") == 1
+
+
+def test_a_failing_agent_exits_with_status_1(tmp_path: Path) -> None:
+    """A plugin whose agent draws from NumPy's global generator (tests' faulty agents)."""
+    faulty = {"faulty": "tests.test_agents_conformance:GlobalRandom"}
+    fake_distribution(tmp_path / "site", "faulty-plugin", "0.1", {GROUP: faulty})
+    path = os.pathsep.join([str(tmp_path / "site"), str(REPO)])
+    checked = nslb_with(path, "check", "agent=faulty", cwd=tmp_path)
+    assert checked.returncode == 1
+    lines = checked.stdout.splitlines()
+    assert lines[0].startswith("nslb check: agent 'faulty' (faulty-plugin 0.1)")
+    assert lines[5].startswith(
+        "FAIL  determinism             synthetic (dynamics=fixed, horizon=120, period=40): "
+        "two runs of the same seeds differ"
+    )
+    assert lines[-1] == "2 of 8 checks failed, 0 not checked"
