@@ -7,9 +7,11 @@ BIN := $(VENV)/bin
 PAPER_PRESETS ?= fixed known prior
 PAPER_LAUNCH ?= hydra/launcher=joblib hydra.launcher.n_jobs=2
 PAPER_ARGS ?=
+# make bench-data: e.g. BENCH_DATA_ARGS='--folder /tmp/ml25m-like --repeat 1' keeps the release
+BENCH_DATA_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help install lint test test-full bench paper clean
+.PHONY: help install lint test test-full bench bench-data paper clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  %-10s %s\n", $$1, $$2}'
@@ -30,8 +32,11 @@ test: ## the fast test suite (what CI runs)
 test-full: ## every test, slow statistical and end-to-end ones included
 	$(BIN)/python -m pytest -n 2 -q -m ''
 
-bench: ## speed of the agents, as ratios against mts measured in the same run
+bench: bench-data ## speed of the agents, as ratios against mts measured in the same run
 	$(BIN)/python -m nslb_cli.bench
+
+bench-data: ## prepare a generated ML-25M-sized release (25M ratings): seconds and peak memory
+	$(BIN)/python -m nslb_cli.data.bench $(BENCH_DATA_ARGS)
 
 paper: ## the paper's synthetic experiments (100 seeds per agent), then figures (figure2, figure3, …) + tables in outputs/paper/figures
 	@for preset in $(PAPER_PRESETS); do \

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import functools
 import re
-import tempfile
 from dataclasses import dataclass, fields
 from importlib import resources
 from pathlib import Path
@@ -40,6 +39,7 @@ from nslb_cli import params as check
 from nslb_cli.agents import AGENTS
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.params import ConfigError
+from nslb_cli.paths import unwritable
 from nslb_cli.registry import PluginError, Registry
 
 
@@ -317,17 +317,10 @@ def check_command_line(overrides: list[str], multirun: bool) -> CommandLine:
 
 
 def _check_writable(folder: Path, key: str) -> None:
-    """Refuse an output folder that cannot be created or written (tried in its first
-    existing ancestor with a temporary folder, removed at once)."""
-    existing = folder.expanduser().absolute()
-    while not existing.exists():
-        existing = existing.parent
-    if not existing.is_dir():
-        raise ConfigError(key, f"cannot write {folder}: {existing} is a file, not a folder")
-    try:
-        tempfile.TemporaryDirectory(dir=existing, prefix=".nslb-check-").cleanup()
-    except OSError as err:
-        raise ConfigError(key, f"cannot write {folder}: {err.strerror} in {existing}") from None
+    """Refuse an output folder that cannot be created or written."""
+    reason = unwritable(folder)
+    if reason:
+        raise ConfigError(key, reason)
 
 
 def _at_point(err: ConfigError, point: list[str], points: list[list[str]]) -> ConfigError:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from pathlib import Path
@@ -14,6 +15,8 @@ from nslb_cli.agents import AGENTS
 from nslb_cli.config import RunConfig
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.results import (
+    OutputConflict,
+    atomic_write_text,
     check_claim,
     claim_folder,
     clear_results,
@@ -26,6 +29,8 @@ from nslb_cli.simulate import build_agent, simulate
 from nslb_cli.trace import Trace
 
 log = logging.getLogger("nslb")
+
+DATA_FILE = "data.json"
 
 
 def simulate_seeds(config: RunConfig, seeds: np.ndarray) -> Trace:
@@ -47,6 +52,7 @@ def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> list[int]:
     if config.run.overwrite:
         clear_results(folder)
     check_claim(folder, settings)
+    data = data_record(folder, config)
     done = finished_seeds(folder)
     pending = np.array([s for s in config.seeds if s not in done], dtype=np.int64)
     label = f"{config.agent.name} on {config.env.name}"
@@ -60,6 +66,8 @@ def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> list[int]:
         trace = simulate_seeds(config, batch)
         if first == 0:
             claim_folder(folder, settings)
+            if data is not None:
+                atomic_write_text(folder / DATA_FILE, data)
         write_trace(folder, trace)
         provenance.record(folder, batch.tolist())
         final_regret.append(trace.regret.sum(axis=1))
@@ -76,3 +84,23 @@ def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> list[int]:
         se,
     )
     return pending.tolist()
+
+
+def data_record(folder: Path, config: RunConfig) -> str | None:
+    """``data.json`` (the environment's ``provenance``: data fingerprint and diagnostics) for
+    an environment built from data files, else ``None``; refuses to add seeds of other data
+    to a folder (local data paths are not part of its name)."""
+    describe = getattr(ENVIRONMENTS[config.env.name], "provenance", None)
+    if describe is None:
+        return None
+    record = describe(config.env)
+    path = folder / DATA_FILE
+    if path.is_file() and finished_seeds(folder):
+        before = json.loads(path.read_text()).get("fingerprint")
+        if before != record["fingerprint"]:
+            raise OutputConflict(
+                f"{folder} holds results of other data (ratings file fingerprint {before}, "
+                f"now {record['fingerprint']}); pass hydra.run.dir=… (or hydra.sweep.dir=…) "
+                "to write elsewhere, or remove that folder"
+            )
+    return json.dumps(record, indent=1) + "\n"

@@ -1,8 +1,10 @@
 """Tiny MovieLens releases written in tmp folders, in each supported format.
 
 A ``TinyRelease`` is drawn from a rank-3 model so the pipeline has structure to find; the
-writers put the same ratings and genres into the ML-100K, ML-1M and CSV layouts, so every
-parser can be checked against the ground truth.
+writers put the same ratings and genres into the ML-100K, ML-1M, CSV and generic
+(``user,item,rating`` + optional ``items.csv``) layouts, so every parser can be checked
+against the ground truth. ``half_stars=True`` rounds the ratings to halves (ML-10M and
+later), ``scale`` multiplies them (a rating scale other than 1–5).
 """
 
 from __future__ import annotations
@@ -33,7 +35,13 @@ class TinyRelease:
     genres: np.ndarray  # (n_movies, len(GENRES)) bool; the last movie has none
 
 
-def tiny_release(n_users: int = 60, n_movies: int = 40, seed: int = 0) -> TinyRelease:
+def tiny_release(
+    n_users: int = 60,
+    n_movies: int = 40,
+    seed: int = 0,
+    half_stars: bool = False,
+    scale: float = 1.0,
+) -> TinyRelease:
     rng = np.random.default_rng(seed)
     groups = np.arange(n_users) % 3  # three groups of users with distinct tastes
     user_factors = rng.normal(0, 1, (n_users, 3)) + 4 * np.eye(3)[groups]
@@ -41,7 +49,11 @@ def tiny_release(n_users: int = 60, n_movies: int = 40, seed: int = 0) -> TinyRe
     scores = user_factors @ movie_factors.T
     observed = rng.random((n_users, n_movies)) < 0.7
     users, items = np.nonzero(observed)
-    values = np.clip(np.round(3 + scores[users, items]), 1, 5)
+    if half_stars:
+        values = np.clip(np.round(2 * (3 + scores[users, items])) / 2, 0.5, 5)
+    else:
+        values = np.clip(np.round(3 + scores[users, items]), 1, 5)
+    values = values * scale
     movie_ids = np.arange(n_movies) * 3 + 1  # raw ids need not be contiguous
     genres = rng.random((n_movies, len(GENRES))) < 0.3
     genres[np.arange(n_movies - 1), rng.integers(len(GENRES), size=n_movies - 1)] = True
@@ -103,6 +115,30 @@ def write_csv(release: TinyRelease, folder: Path) -> Path:
         )
     ]
     (folder / "ratings.csv").write_text("".join(lines))
+    return folder
+
+
+def write_generic(
+    release: TinyRelease, folder: Path, genres: bool = True, text_ids: bool = False
+) -> Path:
+    """Your own ratings: ``ratings.csv`` (``user,item,rating,timestamp``) and, with
+    ``genres``, ``items.csv`` (``item,genres``); ``text_ids`` writes ids as ``u<id>`` and
+    ``m<id>``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    user, item = ("u{}", "m{}") if text_ids else ("{}", "{}")
+    lines = ["user,item,rating,timestamp\n"] + [
+        f"{user.format(u)},{item.format(i)},{v:g},{k}\n"
+        for k, (u, i, v) in enumerate(
+            zip(release.users, release.items, release.values, strict=True)
+        )
+    ]
+    (folder / "ratings.csv").write_text("".join(lines))
+    if genres:
+        rows = ["item,genres\n"] + [
+            f"{item.format(m)},{_genre_list(g, '')}\n"
+            for m, g in zip(release.movie_ids, release.genres, strict=True)
+        ]
+        (folder / "items.csv").write_text("".join(rows))
     return folder
 
 

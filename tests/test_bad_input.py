@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from nslb_cli.cli import main
+from tests.test_cli import nslb
 
 HOME_MISSING = "~/surely-not-a-folder-of-nslb"
 
@@ -76,3 +77,41 @@ def test_bad_input_is_one_line_and_exit_status_2(
     assert "Traceback" not in err
     assert fragment in err
     assert not (tmp_path / "outputs").exists(), "refused before any job started"
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small results tree (mts and random, 2 seeds of 50 rounds) and a file beside it."""
+    root = tmp_path_factory.mktemp("plot")
+    for agent in ("mts", "random"):
+        done = nslb("run", f"agent={agent}", "env.horizon=50", "run.n_seeds=2", cwd=root)
+        assert done.returncode == 0, done.stderr
+    (root / "a_file").write_text("")
+    return root
+
+
+PLOT_CASES = [
+    (["--out", "/proc/nope"], "--out: cannot write /proc/nope"),
+    (["--out", "a_file"], "--out: cannot write a_file"),
+    (["--out", ""], "--out: empty"),
+    (["--agents", ""], "--agents: empty"),
+    (["--agents", "nobody"], "--agents: no results for nobody"),
+    (["--rounds", ":99999"], "--rounds: END 99999 is past the last round of the results (50)"),
+    (["--rounds", "x:y"], "--rounds: expected START:END"),
+    (["--reference", "nonexistent"], "--reference: no single agent 'nonexistent'"),
+    (["--metric", "speed"], "--metric: unknown"),
+    (["--format", "doc"], "--format: unsupported"),
+]
+
+
+@pytest.mark.parametrize(("extra", "fragment"), PLOT_CASES, ids=[c[1][:20] for c in PLOT_CASES])
+def test_bad_plot_input_is_one_line_and_exit_status_2(
+    extra: list[str], fragment: str, results: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    monkeypatch.chdir(results)
+    with pytest.raises(SystemExit) as stopped:
+        main(["plot", "outputs", *extra])
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2, err
+    assert err.count("\n") == 1 and err.startswith("nslb: error: ") and fragment in err, err

@@ -112,7 +112,7 @@ def test_csv_without_expected_header(tmp_path: Path) -> None:
     folder = write_csv(tiny_release(), tmp_path)
     (folder / "ratings.csv").write_text("user,item,score\n1,2,3\n")
     message = one_line_error(folder)
-    assert str(folder / "ratings.csv") in message and "userId, movieId, rating" in message
+    assert str(folder / "ratings.csv") in message and "userId,movieId,rating" in message
 
 
 def test_ml100k_genre_file_checked(tmp_path: Path) -> None:

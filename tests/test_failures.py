@@ -141,3 +141,17 @@ def test_kill_9_at_two_points_then_rerun_equals_an_uninterrupted_sweep(tmp_path:
     assert got.keys() == expected.keys() and len(got) == 24
     assert got == expected
     assert not list(target.rglob("*.tmp")), "no leftovers"
+
+
+def test_plot_warns_when_runs_come_from_different_nslb_versions(tmp_path: Path) -> None:
+    for agent in ("mts", "random"):
+        assert nslb("run", f"agent={agent}", *QUICK, "run.n_seeds=2", cwd=tmp_path).returncode == 0
+    same = nslb("plot", "outputs", "--format", "png", cwd=tmp_path)
+    assert same.returncode == 0 and "different nslb versions" not in same.stderr
+    log = next((tmp_path / "outputs").rglob("random/**/provenance.jsonl"))
+    entry = json.loads(log.read_text())
+    log.write_text(json.dumps({**entry, "nslb": "0.0.1"}) + "\n")
+    mixed = nslb("plot", "outputs", "--format", "png", cwd=tmp_path)
+    assert mixed.returncode == 0
+    warning = [line for line in mixed.stderr.splitlines() if "different nslb versions" in line]
+    assert len(warning) == 1 and "0.0.1" in warning[0]

@@ -252,6 +252,7 @@ INVALID = [
     ({"n_arms": 1}, "n_arms: must be >= 2"),
     ({"rank": 0}, "rank: must be > 0"),
     ({"als_reg": 0.0}, "als_reg: must be > 0"),
+    ({"als_reg": "ten"}, "als_reg: must be 'auto' or a number, got 'ten'"),
     ({"prior_ridge": -1.0}, "prior_ridge: must be >= 0"),
     ({"prior_concentration": 0.0}, "prior_concentration: must be > 0"),
     ({"prior_concentration": 10.0}, "prior_concentration: must be >= 17.7"),
@@ -270,6 +271,11 @@ def test_invalid_parameters(change: dict, message: str) -> None:
     assert str(caught.value).startswith(message)
 
 
+def test_als_reg_is_auto_by_default_and_a_number_fixes_it() -> None:
+    assert MovieLensParams().settings().als_reg == "auto"
+    assert MovieLensParams(als_reg=5).settings().als_reg == 5.0
+
+
 def test_unpinned_release_is_fine_from_a_local_folder(tmp_path: Path) -> None:
     assert MovieLensParams(release="ml-20m", data_dir=str(tmp_path)).release == "ml-20m"
 
@@ -285,5 +291,12 @@ def test_ml100k_at_100_100(tmp_path: Path) -> None:
     assert sum(d["clusters"]["test_sizes"]) == 364
     assert d["rmse"]["train_factors_on_test"] < d["rmse"]["mean_rating_baseline_on_test"]
     assert 0.2 < d["clusters"]["agreement"] < 0.9
+    assert d["penalty"]["chosen"] == 10.0 and [r for r, _ in d["penalty"]["searched"]] == [
+        5,
+        10,
+        20,
+    ]
+    assert d["scale"] == {"min": 1.0, "max": 5.0, "step": 1.0}
+    assert 1.0 < d["squared_distance"]["test_users"]["between_users"] < 3.0
     world = MovieLens.build(p, np.arange(2))
     assert world.features.shape == (338, 20) and world.items.max() < 338

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 from pathlib import Path
@@ -11,7 +12,11 @@ import pandas as pd
 import pytest
 
 from nslb_cli.cli import main
-from tests.movielens_data import ML_100K, needs_ml_100k, tiny_release, write_csv
+from nslb_cli.config import RunConfig, RunSettings
+from nslb_cli.envs.synthetic import SyntheticParams
+from nslb_cli.job import data_record
+from tests.conftest import agent_params
+from tests.movielens_data import ML_100K, needs_ml_100k, tiny_release, write_csv, write_generic
 from tests.test_cli import NSLB
 
 
@@ -85,7 +90,7 @@ def test_data_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> N
 
 def test_data_errors_are_one_line(tmp_path: Path, capsys) -> None:
     for args, expected in (
-        (["prepare", f"env.data_dir={tmp_path}"], "no MovieLens ratings file found"),
+        (["prepare", f"env.data_dir={tmp_path}"], "no ratings file found"),
         (["prepare", "agent=umts"], "expected env.key=value settings"),
         (["prepare", "env.release=ml-20m"], "no pinned checksum for release 'ml-20m'"),
         (["prepare", "env.rnk=3"], "Could not override 'env.rnk'"),
@@ -96,3 +101,54 @@ def test_data_errors_are_one_line(tmp_path: Path, capsys) -> None:
         stderr = capsys.readouterr().err
         assert caught.value.code == 2 and stderr.count("\n") == 1, stderr
         assert stderr.startswith("nslb: error: ") and expected in stderr
+
+
+GENERIC_RUN = [
+    "env.min_user_ratings=20",
+    "env.min_item_ratings=30",
+    "env.rank=3",
+    "env.n_states=3",
+    "env.n_arms=6",
+    "env.horizon=60",
+    "run.n_seeds=2",
+    "run.progress=false",
+]
+
+
+def test_own_ratings_without_genres_run_end_to_end(tmp_path: Path) -> None:
+    """A folder with only ratings.csv (user,item,rating; text ids) runs; data.json beside the
+    results names the data (fingerprint, release, source) and says how hard it is."""
+    folder = write_generic(
+        tiny_release(half_stars=True), tmp_path / "mine", genres=False, text_ids=True
+    )
+    cache = f"env.cache_dir={tmp_path / 'cache'}"
+    done = nslb("run", "env=movielens", "agent=mts", f"env.data_dir={folder}", cache,
+                *GENERIC_RUN, cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (run,) = [p.parent for p in (tmp_path / "outputs").rglob("config.yaml")]
+    assert sorted(p.name for p in run.glob("seed=*.csv")) == ["seed=0.csv", "seed=1.csv"]
+    assert len(pd.read_csv(run / "seed=0.csv")) == 60
+    record = json.loads((run / "data.json").read_text())
+    assert (
+        record["fingerprint"] == hashlib.sha256((folder / "ratings.csv").read_bytes()).hexdigest()
+    )
+    assert record["release"] == "mine" and record["source"] == str(folder)
+    d = record["diagnostics"]
+    assert d["source"]["format"] == "generic" and d["scale"]["step"] == 0.5
+    assert d["penalty"]["mode"] == "auto" and d["penalty"]["value"] > 0
+    assert d["expected_changes_per_run"] == pytest.approx(59 * (1 - 0.9975), rel=1e-6)
+    assert d["squared_distance"]["test_users"]["between_users"] > 0
+    assert sum(d["clusters"]["test_sizes"]) == d["filtered"]["users"]
+    # other data under the same folder name: refused, the results are kept
+    write_generic(tiny_release(seed=1, half_stars=True), folder, genres=False, text_ids=True)
+    again = nslb("run", "env=movielens", "agent=mts", f"env.data_dir={folder}", cache,
+                 *GENERIC_RUN, "run.n_seeds=3", cwd=tmp_path)  # fmt: skip
+    assert again.returncode != 0 and "holds results of other data" in again.stderr
+    assert not (run / "seed=2.csv").exists()
+
+
+def test_no_data_json_for_an_environment_without_data_files(tmp_path: Path) -> None:
+    config = RunConfig(
+        name="t", env=SyntheticParams(), agent=agent_params("mts"), run=RunSettings()
+    )
+    assert data_record(tmp_path, config) is None

@@ -113,9 +113,12 @@ def test_reference_option(tree: Path, tmp_path: Path, capsys) -> None:
     summary = pd.read_csv(tmp_path / "summary.csv").set_index("agent")
     assert set(summary["reference"]) == {"Random"} and err == ""
     assert summary.loc["mTS", "n_pairs"] == 2, "mts has 4 seeds, random 2: two pairs"
-    _, err = plot(capsys, tree, "--out", tmp_path, "--format", "png", "--reference", "cd_ucb")
-    assert "--reference: no single agent 'cd_ucb'" in err
-    assert pd.read_csv(tmp_path / "summary.csv")["diff_cum_regret_mean"].isna().all()
+    (tmp_path / "summary.csv").unlink()
+    with pytest.raises(SystemExit) as stopped:  # an agent that is not there is an error
+        plot(capsys, tree, "--out", tmp_path, "--format", "png", "--reference", "cd_ucb")
+    assert stopped.value.code == 2
+    assert "--reference: no single agent 'cd_ucb'" in capsys.readouterr().err
+    assert not (tmp_path / "summary.csv").exists(), "nothing written"
 
 
 def test_bad_files_are_reported_in_one_line_and_skipped(tmp_path: Path, capsys) -> None:

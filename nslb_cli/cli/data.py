@@ -26,7 +26,7 @@ from nslb_cli.config import (
     validate,
 )
 from nslb_cli.data import releases
-from nslb_cli.envs.movielens import MovieLensParams, load, transition_matrix
+from nslb_cli.envs.movielens import MovieLensParams, describe, load
 from nslb_cli.params import ConfigError
 
 USAGE = """usage: nslb data <command> [--json] [env.key=value ...]
@@ -56,7 +56,7 @@ def main(arguments: Sequence[str]) -> None:
         print(releases.cache_root(params.cache_dir))
     else:
         report = prepare(params)
-        print(json.dumps(report, indent=1) if as_json else describe(report))
+        print(json.dumps(report, indent=1) if as_json else summary(report))
 
 
 def settings(overrides: list[str]) -> MovieLensParams:
@@ -77,29 +77,23 @@ def settings(overrides: list[str]) -> MovieLensParams:
 def prepare(params: MovieLensParams) -> dict:
     """Build or load the prepared data; its diagnostics and where it is."""
     start = time.perf_counter()
-    loaded = load(params)
-    data = loaded.data
-    phi_hat = transition_matrix(data.prior_means, params.stay, params.transitions)
+    report = describe(params)
+    loaded = load(params)  # memoised: the data describe() just loaded
     return {
-        **data.diagnostics,
-        "source": {**data.diagnostics["source"], "folder": str(loaded.source)},
+        **report,
         "cache": {
             "file": str(loaded.path),
             "hit": loaded.hit,
             "seconds": round(time.perf_counter() - start, 3),
         },
-        "offline_model": {
-            "transitions": params.transitions,
-            "mean_change_probability": round(float(1.0 - phi_hat.diagonal().mean()), 6),
-            "prior_ridge": params.prior_ridge,
-        },
     }
 
 
-def describe(report: dict) -> str:
+def summary(report: dict) -> str:
     """The diagnostics as a few aligned lines."""
     raw, kept, s = report["raw"], report["filtered"], report["settings"]
     rmse, clusters, cache = report["rmse"], report["clusters"], report["cache"]
+    scale, penalty, distance = report["scale"], report["penalty"], report["squared_distance"]
     genres = ", ".join(f"{name} {count}" for name, count in report["genres"].items() if count)
     how = "read" if cache["hit"] else "built"
     lines = {
@@ -112,9 +106,11 @@ def describe(report: dict) -> str:
             f"fewest kept: {kept['fewest_ratings_of_a_user']} of a user, "
             f"{kept['fewest_ratings_of_a_movie']} of a movie)"
         ),
+        "scale": f"ratings from {scale['min']:g} to {scale['max']:g} in steps of {scale['step']:g}",
         "split": f"{report['split']['train']} train / {report['split']['test']} test",
+        "penalty": _penalty(report["penalty"]),
         "ALS": (
-            f"rank {s['rank']}, reg {s['als_reg']}, {s['als_iterations']} iterations; RMSE "
+            f"rank {s['rank']}, reg {penalty['value']:g}, {s['als_iterations']} iterations; RMSE "
             f"train factors {rmse['train_factors_on_train']:.3f} on train, "
             f"{rmse['train_factors_on_test']:.3f} on test; test factors "
             f"{rmse['test_factors_on_test']:.3f} on test, {rmse['test_factors_on_train']:.3f} "
@@ -126,13 +122,28 @@ def describe(report: dict) -> str:
         ),
         "factors": (
             f"mean user vector norm {report['mean_norm']['test_users']:.2f} (test), "
-            f"{report['mean_norm']['train_users']:.2f} (train)"
+            f"{report['mean_norm']['train_users']:.2f} (train); mean squared distance between "
+            f"users of two states {distance['test_users']['between_users']:.2f} (between "
+            f"cluster means {distance['test_users']['between_means']:.2f}; prior means "
+            f"{distance['prior_means']:.2f})"
         ),
         "genres": f"{sum(1 for c in report['genres'].values() if c)} with kept movies: {genres}",
         "offline": (
             f"phi_hat ({report['offline_model']['transitions']}): change probability "
-            f"{report['offline_model']['mean_change_probability']:.4f} per round"
+            f"{report['offline_model']['mean_change_probability']:.4f} per round; expected "
+            f"state changes per run {report['expected_changes_per_run']:.2f}"
         ),
     }
     width = max(len(k) for k in lines)
     return "\n".join(f"{key:<{width}}  {value}" for key, value in lines.items())
+
+
+def _penalty(penalty: dict) -> str:
+    if penalty["mode"] != "auto":
+        return f"{penalty['value']:g} (fixed)"
+    searched = ", ".join(f"{reg:g} {rmse:.4f}" for reg, rmse in penalty["searched"])
+    return (
+        f"{penalty['chosen']:g}, chosen by held-out RMSE {penalty['validation_rmse']:.4f} "
+        f"(searched: {searched}; grid {penalty['grid'][0]}..{penalty['grid'][-1]}, x2 steps; "
+        f"{penalty['held_out']} held out, fitted on {penalty['fitted']})"
+    )

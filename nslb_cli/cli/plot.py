@@ -8,6 +8,7 @@ from pathlib import Path
 
 from matplotlib.backend_bases import FigureCanvasBase
 
+from nslb_cli.paths import unwritable
 from nslb_cli.plot.aggregate import METRICS
 from nslb_cli.plot.report import (
     DEFAULT_FORMATS,
@@ -34,7 +35,7 @@ def parser() -> argparse.ArgumentParser:
         "(folders of equal configs are one run); never simulates.",
     )
     p.add_argument("root", metavar="DIR", type=Path, help="a folder of results, e.g. outputs/")
-    p.add_argument("--out", metavar="FOLDER", type=Path, help="where files go (default: DIR)")
+    p.add_argument("--out", metavar="FOLDER", help="where files go (default: DIR)")
     p.add_argument(
         "--format",
         default=",".join(DEFAULT_FORMATS),
@@ -48,7 +49,6 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--agents",
-        default="",
         help="only these agents, in this legend order, comma-separated agent or display "
         "names (default: all, in the paper's order)",
     )
@@ -119,12 +119,20 @@ def parse(argv: Sequence[str]) -> Options:
         raise PlotError(f"--dpi: must be > 0, got {args.dpi}")
     if args.jobs is not None and args.jobs <= 0:
         raise PlotError(f"--jobs: must be > 0, got {args.jobs}")
+    if args.out is not None and not args.out.strip():
+        raise PlotError("--out: empty; give a folder (default: DIR)")
+    out = Path(args.out).expanduser() if args.out else args.root
+    reason = unwritable(out)
+    if reason:
+        raise PlotError(f"--out: {reason}")
+    if args.agents is not None and not _items(args.agents):
+        raise PlotError("--agents: empty; give agent names, e.g. --agents mts,umts")
     return Options(
         root=args.root,
-        out=args.out or args.root,
+        out=out,
         formats=formats,
         metrics=metrics,
-        agents=_items(args.agents),
+        agents=_items(args.agents or ""),
         rename=tuple(renames),
         reference=None if args.reference is None else _none_or(args.reference),
         rounds=_rounds(args.rounds),

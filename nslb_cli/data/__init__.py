@@ -2,12 +2,15 @@
 
 * :mod:`~nslb_cli.data.releases` — where the data lives: the cache folder, and known
   GroupLens releases downloaded once and verified against a pinned MD5;
-* :mod:`~nslb_cli.data.ratings` — parse a release folder (ML-100K, ML-1M or CSV format)
-  into ratings and movie genres;
+* :mod:`~nslb_cli.data.ratings` — parse a release folder (ML-100K, ML-1M or CSV format, or
+  your own ``ratings.csv`` of ``user,item,rating``) into ratings and movie genres;
 * :mod:`~nslb_cli.data.als` — regularised alternating least squares;
 * :mod:`~nslb_cli.data.clusters` — k-means of user factors, train/test cluster matching,
   per-cluster Gaussian priors;
-* :mod:`~nslb_cli.data.prepare` — filter, split, factorise, cluster, and cache the result.
+* :mod:`~nslb_cli.data.prepare` — filter, split, choose the ALS penalty, factorise, cluster,
+  and cache the result;
+* :mod:`~nslb_cli.data.bench` — ``make bench-data``: preparing a generated release of
+  ML-25M's size (25 million ratings), timed.
 
 The command line over it, ``nslb data prepare|path``, is :mod:`nslb_cli.cli.data`. This
 package knows nothing of agents, environments or the run config.

@@ -10,7 +10,15 @@ paper's reference). No bias terms: ``U · V`` itself approximates the ratings, s
 ``U_i · V_j`` are on the rating scale. Each half-step is exact: with ``V`` fixed, every
 ``U_i`` is a ridge regression on the items user ``i`` rated,
 ``(V_Oi' V_Oi + reg I) U_i = V_Oi' r_i``, and symmetrically for ``V``; so the objective never
-increases. The Gram matrices ``V_Oi' V_Oi`` of all users come from one sparse product.
+increases (up to float32 rounding).
+
+Memory and speed (ML-25M has 25 million ratings): the ratings are held once as float32
+sparse matrices with 32-bit indices, and the Gram matrices ``V_Oi' V_Oi`` of all users come
+from one sparse product with the ``d (d + 1) / 2`` distinct entries of every ``V_j V_j'``
+(float32, in blocks of columns that stay in the CPU cache; 7 million ratings at rank 20
+take about 0.2 s per side). The objective after each sweep
+is computed from those Grams, without forming a prediction per rating. The fitted factors
+are returned as float64.
 
 Users and items without ratings get zero factors.
 """
@@ -21,6 +29,11 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
+
+CHUNK = 1 << 20  # predictions are computed this many at a time (bounded memory)
+BLOCK_BYTES = 4 << 20  # the Gram product reads the other side's outer products in blocks
+# of columns of about this size, which stay in the CPU cache (ML-25M's 33,000 users ×
+# 210 entries × 4 bytes = 28 MB do not: a block of 4 MB makes the movies' Grams 2.5x faster)
 
 
 @dataclass(frozen=True)
@@ -33,10 +46,18 @@ class Factors:
 
     def predict(self, users: np.ndarray, items: np.ndarray) -> np.ndarray:
         """``U_i · V_j`` for each pair."""
-        return np.einsum("nd,nd->n", self.users[users], self.items[items])
+        out = np.empty(len(users))
+        for start in range(0, len(users), CHUNK):
+            part = slice(start, start + CHUNK)
+            out[part] = np.einsum("nd,nd->n", self.users[users[part]], self.items[items[part]])
+        return out
+
+    def squared_error(self, users: np.ndarray, items: np.ndarray, values: np.ndarray) -> float:
+        """``sum (r_ij - U_i · V_j)^2`` over the given ratings."""
+        return float(np.sum((self.predict(users, items) - values) ** 2))
 
     def rmse(self, users: np.ndarray, items: np.ndarray, values: np.ndarray) -> float:
-        return float(np.sqrt(np.mean((self.predict(users, items) - values) ** 2)))
+        return float(np.sqrt(self.squared_error(users, items, values) / len(values)))
 
 
 def als(
@@ -54,28 +75,54 @@ def als(
     ``V`` starts from ``N(0, 1/rank)`` entries drawn from ``rng``; each iteration solves for
     ``U`` then for ``V``.
     """
-    n_users, n_items = shape
-    ratings = sparse.csr_matrix((values, (users, items)), shape=shape)
-    observed = sparse.csr_matrix((np.ones_like(values), (users, items)), shape=shape)
-    ratings_t, observed_t = ratings.T.tocsr(), observed.T.tocsr()
-    item_factors = rng.normal(0.0, 1.0 / np.sqrt(rank), (n_items, rank))
-    user_factors = np.zeros((n_users, rank))
+    values = np.asarray(values, dtype=np.float32)
+    ratings = sparse.csr_matrix((values, (users, items)), shape=shape, dtype=np.float32)
+    ratings_t = ratings.T.tocsr()
+    item_factors = rng.normal(0.0, 1.0 / np.sqrt(rank), (shape[1], rank)).astype(np.float32)
+    total = float(np.sum(values.astype(np.float64) ** 2))
     objective = np.empty(iterations)
     for step in range(iterations):
-        user_factors = _ridge_rows(observed, ratings, item_factors, reg)
-        item_factors = _ridge_rows(observed_t, ratings_t, user_factors, reg)
-        residual = values - np.einsum("nd,nd->n", user_factors[users], item_factors[items])
-        penalty = reg * (np.sum(user_factors**2) + np.sum(item_factors**2))
-        objective[step] = np.sum(residual**2) + penalty
-    return Factors(user_factors, item_factors, objective)
+        user_factors = _ridge_rows(ratings, item_factors, reg)[0]
+        item_factors, gram, rhs = _ridge_rows(ratings_t, user_factors, reg)
+        penalty = reg * (_squares(user_factors) + _squares(item_factors))
+        objective[step] = total + _fit(item_factors, gram, rhs) + penalty
+    return Factors(user_factors.astype(np.float64), item_factors.astype(np.float64), objective)
+
+
+def _squares(factors: np.ndarray) -> float:
+    return float(np.sum(factors.astype(np.float64) ** 2))
+
+
+def _fit(x: np.ndarray, gram: np.ndarray, rhs: np.ndarray) -> float:
+    """``sum_i (x_i' G_i x_i - 2 x_i · b_i)``: the squared error of the rows' fit minus
+    ``sum r_ij^2`` (``G_i``, ``b_i`` as returned by :func:`_ridge_rows`)."""
+    quadratic = np.einsum("nij,nj->ni", gram, x).astype(np.float64)
+    x = x.astype(np.float64)
+    return float(np.sum(x * quadratic) - 2.0 * np.sum(x * rhs.astype(np.float64)))
 
 
 def _ridge_rows(
-    observed: sparse.csr_matrix, ratings: sparse.csr_matrix, other: np.ndarray, reg: float
-) -> np.ndarray:
-    """For every row ``i``: ``argmin_x sum_j obs_ij (r_ij - x · other_j)^2 + reg ||x||^2``."""
+    ratings: sparse.csr_matrix, other: np.ndarray, reg: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For every row ``i``: ``x_i = argmin_x sum_j obs_ij (r_ij - x · other_j)^2 + reg ||x||^2``.
+
+    Returns the solutions ``x (n, d)``, the Gram matrices ``G_i = sum_j obs_ij other_j
+    other_j'`` ``(n, d, d)`` and the right-hand sides ``b_i = sum_j r_ij other_j`` ``(n, d)``.
+    """
     rank = other.shape[1]
-    outer = (other[:, :, None] * other[:, None, :]).reshape(len(other), rank * rank)
-    gram = np.asarray(observed @ outer).reshape(-1, rank, rank) + reg * np.eye(rank)
+    upper = np.triu_indices(rank)
+    pattern = sparse.csr_matrix(
+        (np.ones_like(ratings.data), ratings.indices, ratings.indptr), shape=ratings.shape
+    )
+    outer = other[:, upper[0]] * other[:, upper[1]]
+    width = max(1, BLOCK_BYTES // (outer.itemsize * len(other)))
+    packed = np.empty((ratings.shape[0], outer.shape[1]), dtype=np.float32)
+    for start in range(0, outer.shape[1], width):
+        block = slice(start, start + width)
+        packed[:, block] = pattern @ np.ascontiguousarray(outer[:, block])
+    gram = np.empty((ratings.shape[0], rank, rank), dtype=np.float32)
+    gram[:, upper[0], upper[1]] = packed
+    gram[:, upper[1], upper[0]] = packed
     rhs = np.asarray(ratings @ other)
-    return np.linalg.solve(gram, rhs[:, :, None])[:, :, 0]
+    ridge = gram + np.float32(reg) * np.eye(rank, dtype=np.float32)
+    return np.linalg.solve(ridge, rhs[:, :, None])[:, :, 0], gram, rhs

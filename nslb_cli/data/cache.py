@@ -30,14 +30,12 @@ def digest(settings: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
-def file_digest(paths: Iterable[Path], chunk: int = 1 << 22) -> str:
-    """SHA-256 of the contents of ``paths`` in order (names and locations do not count)."""
+def file_digest(path: Path, chunk: int = 1 << 22) -> str:
+    """SHA-256 of the contents of ``path`` (as ``sha256sum`` prints it)."""
     hasher = hashlib.sha256()
-    for path in paths:
-        with open(path, "rb") as handle:
-            while block := handle.read(chunk):
-                hasher.update(block)
-        hasher.update(b"\0--next file--\0")
+    with open(path, "rb") as handle:
+        while block := handle.read(chunk):
+            hasher.update(block)
     return hasher.hexdigest()
 
 

@@ -9,39 +9,67 @@
    and movies rated by at least 200 users"); the diagnostics report the fewest kept
    ratings of a user and of a movie.
 2. **Split** the kept ratings 50/50 uniformly at random (``floor(N/2)`` train).
-3. **Factorise** each half with rank-``rank`` ALS (:mod:`~nslb_cli.data.als`) on the same
-   users × movies index: train gives ``Û, V̂``, test gives ``U, V``.
-4. **Cluster** ``U`` and ``Û`` with k-means (``k = n_states``), match the train clusters to
+3. **Penalty** (``als_reg: auto``, :func:`choose_penalty`): the ALS penalty is chosen on the
+   grid ``GRID`` (``10 · 2^k``, ``k = -6..10``: 0.156 to 10,240) by held-out RMSE. In each
+   half a random ``VALIDATION_SHARE`` (10 %) of the ratings is held out and ALS (same rank
+   and sweeps as the final fit) is fitted on the rest; a penalty's score is the RMSE on the
+   held-out ratings of both halves together. The search starts at the grid point nearest
+   (in log) to ``10 · (max - min) / 4`` of the ratings (10 on a 1–5 or 0.5–5 scale: the
+   best penalty scales with the ratings, the objective being quadratic in them) and
+   walks to the better neighbour while the score falls, so a unimodal score curve gives
+   the grid's best after a few fits. A half with more than ``SEARCH_RATINGS`` ratings is
+   searched on the ratings of a random subset of its users holding about that many (all
+   their ratings; the MAP reading of the penalty, noise variance over prior variance, does
+   not depend on the number of ratings). A number instead of ``auto`` fixes the penalty.
+4. **Factorise** each half with rank-``rank`` ALS (:mod:`~nslb_cli.data.als`) on the same
+   users × movies index at the penalty: train gives ``Û, V̂``, test gives ``U, V``. (With
+   ``auto`` this is exactly the fit that the chosen number would give.)
+5. **Cluster** ``U`` and ``Û`` with k-means (``k = n_states``), match the train clusters to
    the test clusters by overlap (:mod:`~nslb_cli.data.clusters`).
-5. **Priors**: mean and sample covariance of ``Û`` over the train cluster of each state
+6. **Priors**: mean and sample covariance of ``Û`` over the train cluster of each state
    (the environment adds ``prior_ridge``).
 
-All randomness comes from ``data_seed`` (independent streams for the split, each ALS start
-and each k-means). The result is cached in ``<cache>/prepared/`` under a hash of the
-source's contents and every setting above, so a second run with the same settings loads it
-in milliseconds and any change of setting or data builds a new one.
+All randomness comes from ``data_seed`` (independent streams for the split, the held-out
+parts, each ALS start and each k-means). The two halves are factorised in two threads.
+The result is cached in ``<cache>/prepared/`` under a hash of the source's contents and
+every setting above (with ``auto``: the grid and the search's constants too), so a second
+run with the same settings loads it in milliseconds and any change of setting or data
+builds a new one.
+
+The diagnostics say how hard the resulting problem is: the ratings' scale, the penalty
+search, held-out RMSEs, cluster sizes, the train/test cluster agreement, and the expected
+squared distance between the users that a superuser switches among.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from nslb_cli.data import DataError, cache
-from nslb_cli.data.als import als
+from nslb_cli.data.als import Factors, als
 from nslb_cli.data.clusters import agreement, gaussian_priors, kmeans, match
 from nslb_cli.data.ratings import Ratings, detect, read_release
 
 log = logging.getLogger("nslb")
 
 # Bump when a change of code changes the prepared arrays: old cache files are then ignored.
-VERSION = 1
+VERSION = 2
+
+AUTO = "auto"
+GRID = tuple(10.0 * 2.0**k for k in range(-6, 11))  # the penalties ``auto`` chooses from
+VALIDATION_SHARE = 0.1  # share of each half held out to score a penalty
+SEARCH_RATINGS = 500_000  # a larger half is searched on a subset of its users
 
 
 class Purpose:
@@ -52,20 +80,36 @@ class Purpose:
     ALS_TEST = 2
     KMEANS_TEST = 3
     KMEANS_TRAIN = 4
+    HOLD_OUT_TRAIN = 5  # the held-out part (and the users searched) of each half
+    HOLD_OUT_TEST = 6
+    SEARCH_ALS_TRAIN = 7  # the ALS starts of the search's fits
+    SEARCH_ALS_TEST = 8
 
 
 @dataclass(frozen=True)
 class Settings:
     """Every setting that changes the prepared arrays (and so the cache key); the defaults
-    live in one place, ``MovieLensParams`` (``env=movielens``)."""
+    live in one place, ``MovieLensParams`` (``env=movielens``). ``als_reg`` is a penalty or
+    ``"auto"`` (chosen by held-out RMSE, step 3 of the module docstring)."""
 
     min_user_ratings: int
     min_item_ratings: int
     rank: int
-    als_reg: float
+    als_reg: float | str
     als_iterations: int
     n_states: int
     data_seed: int
+
+    def key(self) -> dict[str, Any]:
+        """The settings as they enter the cache key (with the search's constants if auto)."""
+        settings: dict[str, Any] = asdict(self)
+        if self.als_reg == AUTO:
+            settings["auto"] = {
+                "grid": list(GRID),
+                "validation_share": VALIDATION_SHARE,
+                "search_ratings": SEARCH_RATINGS,
+            }
+        return settings
 
 
 @dataclass(frozen=True)
@@ -81,7 +125,8 @@ class Prepared:
         prior_means, prior_covariances: ``(S, d)``, ``(S, d, d)`` of ``Û`` over the train
             cluster of each state (no ridge).
         genres: ``(n_movies, G)`` genre flags of the kept movies; ``genre_names``.
-        diagnostics: sizes, RMSEs, cluster sizes and agreement (JSON-serialisable).
+        diagnostics: sizes, rating scale, penalty search, RMSEs, cluster sizes and agreement,
+            squared distances between the states' users (JSON-serialisable).
     """
 
     user_ids: np.ndarray
@@ -141,114 +186,314 @@ def stream(data_seed: int, purpose: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(int(data_seed), spawn_key=(purpose,)))
 
 
+def encode(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted distinct ``ids`` and each id's position among them (int32).
+
+    Non-negative integer ids no larger than a few times their number are indexed through a
+    lookup table in linear time (ML-25M's 25 million ids in a fraction of a second); any
+    other ids (text, large or negative numbers) are sorted.
+    """
+    if ids.dtype.kind in "iu" and len(ids) and ids.min() >= 0 and ids.max() < 4 * len(ids) + 2**20:
+        present = np.zeros(int(ids.max()) + 1, dtype=bool)
+        present[ids] = True
+        position = (np.cumsum(present) - 1).astype(np.int32)
+        return np.flatnonzero(present).astype(ids.dtype), position[ids]
+    distinct, codes = np.unique(ids, return_inverse=True)
+    return distinct, codes.astype(np.int32).ravel()
+
+
+def frequent(codes: np.ndarray, least: int) -> np.ndarray:
+    """Mask of the entries of ``codes`` whose value occurs at least ``least`` times."""
+    return np.bincount(codes)[codes] >= least
+
+
 def filter_ratings(
     users: np.ndarray, items: np.ndarray, min_user: int, min_item: int
 ) -> np.ndarray:
     """Mask of the ratings by users with >= ``min_user`` and of movies with >= ``min_item``
     ratings, both counted in the whole release (one simultaneous pass)."""
-    _, user_index, user_count = np.unique(users, return_inverse=True, return_counts=True)
-    _, item_index, item_count = np.unique(items, return_inverse=True, return_counts=True)
-    return (user_count[user_index] >= min_user) & (item_count[item_index] >= min_item)
+    return frequent(encode(users)[1], min_user) & frequent(encode(items)[1], min_item)
 
 
 def split(n: int, rng: np.random.Generator) -> np.ndarray:
     """Boolean mask of the ``floor(n/2)`` ratings in the train half, uniformly at random."""
-    train = np.zeros(n, dtype=bool)
-    train[rng.permutation(n)[: n // 2]] = True
-    return train
+    return _random_share(n, n // 2, rng)
+
+
+def _random_share(n: int, size: int, rng: np.random.Generator) -> np.ndarray:
+    chosen = np.zeros(n, dtype=bool)
+    chosen[rng.permutation(n)[:size]] = True
+    return chosen
+
+
+@dataclass(frozen=True)
+class Half:
+    """Some ratings: user and movie indices (int32) and values (float32)."""
+
+    users: np.ndarray
+    items: np.ndarray
+    values: np.ndarray
+
+    def take(self, mask: np.ndarray) -> Half:
+        return Half(self.users[mask], self.items[mask], self.values[mask])
+
+    def fit(self, shape: tuple[int, int], s: Settings, reg: float, purpose: int) -> Factors:
+        """ALS at penalty ``reg`` (rank and sweeps of ``s``), started from ``purpose``'s stream."""
+        rng = stream(s.data_seed, purpose)
+        return als(self.users, self.items, self.values, shape, s.rank, reg, s.als_iterations, rng)
+
+    def rmse(self, factors: Factors) -> float:
+        return round(factors.rmse(self.users, self.items, self.values), 4)
+
+
+def _both(task: Callable[[int], Any]) -> list[Any]:
+    """``[task(0), task(1)]`` in two threads (ALS' sparse products release the GIL)."""
+    with ThreadPoolExecutor(2) as pool:
+        return list(pool.map(task, (0, 1)))
+
+
+@dataclass(frozen=True)
+class Search:
+    """The ratings of one half that score a penalty: fitted and held out, re-indexed."""
+
+    fitted: Half
+    held_out: Half
+    shape: tuple[int, int]
+
+    @classmethod
+    def of(cls, half: Half, rng: np.random.Generator) -> Search:
+        """All of ``half`` (or, beyond ``SEARCH_RATINGS``, the ratings of a random subset of
+        its users holding about that many), ``VALIDATION_SHARE`` of it held out at random."""
+        counts = np.bincount(half.users)
+        if len(half.values) > SEARCH_RATINGS:
+            order = rng.permutation(len(counts))
+            last = np.searchsorted(np.cumsum(counts[order]), SEARCH_RATINGS)
+            member = np.zeros(len(counts), dtype=bool)
+            member[order[: last + 1]] = True
+            half = half.take(member[half.users])
+        users, items = encode(half.users)[1], encode(half.items)[1]
+        n = len(half.values)
+        held = _random_share(n, round(VALIDATION_SHARE * n), rng)
+        compact = Half(users, items, half.values)
+        shape = (int(users.max()) + 1, int(items.max()) + 1)
+        return cls(compact.take(~held), compact.take(held), shape)
+
+    def squared_error(self, s: Settings, reg: float, purpose: int) -> float:
+        held = self.held_out
+        factors = self.fitted.fit(self.shape, s, reg, purpose)
+        return factors.squared_error(held.users, held.items, held.values)
+
+
+def start_index(scale: float) -> int:
+    """The grid point nearest (in log) to ``10 · scale / 4``, ``scale`` = max - min rating."""
+    k = round(math.log2(scale / 4)) if scale > 0 else 0
+    return int(np.clip(GRID.index(10.0) + k, 0, len(GRID) - 1))
+
+
+def hill_climb(score: Callable[[float], float], start: int) -> dict[float, float]:
+    """Scores of the grid points visited from ``GRID[start]``, moving to the better
+    neighbour while the score falls; the best visited is a local minimum of the grid."""
+    scores: dict[int, float] = {}
+
+    def at(k: int) -> float:
+        if k not in scores:
+            scores[k] = score(GRID[k])
+        return scores[k]
+
+    k = start
+    while True:
+        better = min((j for j in (k - 1, k + 1) if 0 <= j < len(GRID)), key=at)
+        if at(better) >= at(k):
+            return {GRID[j]: scores[j] for j in sorted(scores)}
+        k = better
+
+
+def penalty_score(halves: tuple[Half, Half], s: Settings) -> tuple[Callable, int, int]:
+    """The score of step 3 (held-out RMSE of both halves together, as a function of the
+    penalty), and how many ratings are held out and fitted."""
+    searches = _both(
+        lambda h: Search.of(halves[h], stream(s.data_seed, Purpose.HOLD_OUT_TRAIN + h))
+    )
+    held_out = sum(len(search.held_out.values) for search in searches)
+
+    def score(reg: float) -> float:
+        errors = _both(lambda h: searches[h].squared_error(s, reg, Purpose.SEARCH_ALS_TRAIN + h))
+        rmse = math.sqrt(sum(errors) / held_out)
+        log.info("als_reg %g: held-out RMSE %.4f", reg, rmse)
+        return rmse
+
+    fitted = sum(len(search.fitted.values) for search in searches)
+    return score, held_out, fitted
+
+
+def choose_penalty(halves: tuple[Half, Half], s: Settings, scale: float) -> dict[str, Any]:
+    """Step 3 of the module docstring: the penalty with the lowest held-out RMSE.
+
+    Returns ``{"chosen", "validation_rmse", "searched": [[penalty, RMSE], ...], ...}``.
+    """
+    score, held_out, fitted = penalty_score(halves, s)
+    searched = hill_climb(score, start_index(scale))
+    chosen = min(searched, key=searched.__getitem__)
+    return {
+        "chosen": chosen,
+        "validation_rmse": round(searched[chosen], 4),
+        "searched": [[reg, round(rmse, 4)] for reg, rmse in searched.items()],
+        "grid": [f"{reg:g}" for reg in GRID],
+        "held_out": held_out,
+        "fitted": fitted,
+    }
+
+
+def _refuse_duplicates(users: np.ndarray, items: np.ndarray, n_items: int) -> None:
+    pairs = np.sort(users.astype(np.int64) * n_items + items)
+    if np.any(pairs[1:] == pairs[:-1]):
+        raise DataError("env.data_dir", "a user rated the same movie more than once")
+
+
+def rating_scale(values: np.ndarray) -> dict[str, float]:
+    """Smallest and largest rating, and the smallest gap between two distinct ratings."""
+    distinct = np.sort(pd.unique(values)).astype(np.float64)
+    step = float(np.diff(distinct).min()) if len(distinct) > 1 else 0.0
+    return {"min": float(distinct[0]), "max": float(distinct[-1]), "step": round(step, 6)}
+
+
+def squared_distances(points: np.ndarray, labels: np.ndarray, k: int) -> dict[str, float]:
+    """How far apart the states are, in squared Euclidean distance of user factors.
+
+    ``between_users``: ``E ||x - y||^2`` for ``x`` and ``y`` drawn uniformly from two
+    different clusters (as a superuser's users are), averaged over the pairs of clusters:
+    ``||m_a - m_b||^2 + v_a + v_b`` with ``m`` the cluster means and ``v`` the mean squared
+    distance of a cluster's members to its mean. ``between_means``: ``||m_a - m_b||^2``
+    averaged over the pairs.
+    """
+    means = np.stack([points[labels == c].mean(axis=0) for c in range(k)])
+    spread = np.array(
+        [np.sum((points[labels == c] - means[c]) ** 2, axis=1).mean() for c in range(k)]
+    )
+    pairs = [(a, b) for a in range(k) for b in range(a + 1, k)]
+    between = [float(np.sum((means[a] - means[b]) ** 2)) for a, b in pairs]
+    users = [d + spread[a] + spread[b] for d, (a, b) in zip(between, pairs, strict=True)]
+    return {
+        "between_users": round(float(np.mean(users)), 4),
+        "between_means": round(float(np.mean(between)), 4),
+    }
 
 
 def prepare(ratings: Ratings, settings: Settings) -> Prepared:
-    """Run steps 1–5 of the module docstring on parsed ratings."""
+    """Run steps 1–6 of the module docstring on parsed ratings."""
     start = time.perf_counter()
     s = settings
-    keep = filter_ratings(ratings.users, ratings.items, s.min_user_ratings, s.min_item_ratings)
+    raw_users, user_codes = encode(ratings.users)
+    raw_items, item_codes = encode(ratings.items)
+    keep = frequent(user_codes, s.min_user_ratings) & frequent(item_codes, s.min_item_ratings)
     if not keep.any():
         raise DataError(
             "env.min_user_ratings",
             f"no ratings left after keeping users with >= {s.min_user_ratings} and movies "
             f"with >= {s.min_item_ratings} ratings; lower the thresholds",
         )
-    user_ids, users = np.unique(ratings.users[keep], return_inverse=True)
-    movie_ids, items = np.unique(ratings.items[keep], return_inverse=True)
+    kept_users, users = encode(user_codes[keep])
+    kept_items, items = encode(item_codes[keep])
+    user_ids, movie_ids = raw_users[kept_users], raw_items[kept_items]
+    del user_codes, item_codes
     values = ratings.values[keep]
     if len(user_ids) < s.n_states:
         raise DataError(
             "env.n_states",
             f"only {len(user_ids)} users left after filtering, fewer than {s.n_states} states",
         )
-    pairs = users.astype(np.int64) * len(movie_ids) + items
-    if len(np.unique(pairs)) < len(pairs):
-        raise DataError("env.data_dir", "a user rated the same movie more than once")
-    train = split(len(values), stream(s.data_seed, Purpose.SPLIT))
     shape = (len(user_ids), len(movie_ids))
-    halves = {}
-    for name, mask, purpose in (
-        ("train", train, Purpose.ALS_TRAIN),
-        ("test", ~train, Purpose.ALS_TEST),
-    ):
-        rng = stream(s.data_seed, purpose)
-        halves[name] = als(
-            users[mask], items[mask], values[mask], shape, s.rank, s.als_reg, s.als_iterations, rng
-        )
+    _refuse_duplicates(users, items, shape[1])
+    train = split(len(values), stream(s.data_seed, Purpose.SPLIT))
+    halves = (
+        Half(users[train], items[train], values[train]),
+        Half(users[~train], items[~train], values[~train]),
+    )
+    scale = rating_scale(values)
+    filtered = {
+        "ratings": len(values),
+        "users": shape[0],
+        "movies": shape[1],
+        "fewest_ratings_of_a_user": int(np.bincount(users).min()),
+        "fewest_ratings_of_a_movie": int(np.bincount(items).min()),
+    }
+    del users, items, values
+    penalty = (
+        {"mode": "fixed"}
+        if s.als_reg != AUTO
+        else {"mode": AUTO, **choose_penalty(halves, s, scale["max"] - scale["min"])}
+    )
+    reg = float(penalty.get("chosen", s.als_reg))
+    train_fit, test_fit = _both(
+        lambda h: halves[h].fit(shape, s, reg, (Purpose.ALS_TRAIN, Purpose.ALS_TEST)[h])
+    )
     test_seed = int(stream(s.data_seed, Purpose.KMEANS_TEST).integers(2**31 - 1))
     train_seed = int(stream(s.data_seed, Purpose.KMEANS_TRAIN).integers(2**31 - 1))
-    test_labels = kmeans(halves["test"].users, s.n_states, test_seed)
-    train_labels = kmeans(halves["train"].users, s.n_states, train_seed)
+    test_labels = kmeans(test_fit.users, s.n_states, test_seed)
+    train_labels = kmeans(train_fit.users, s.n_states, train_seed)
     train_of = match(train_labels, test_labels, s.n_states)
-    prior_means, prior_covariances = gaussian_priors(halves["train"].users, train_labels, train_of)
+    prior_means, prior_covariances = gaussian_priors(train_fit.users, train_labels, train_of)
     genres = ratings.genres_of(movie_ids)
-
-    def rmse(half: str, on: np.ndarray) -> float:
-        return round(halves[half].rmse(users[on], items[on], values[on]), 4)
-
+    train_half, test_half = halves
     diagnostics = {
-        "raw": {
-            "ratings": len(ratings.values),
-            "users": len(np.unique(ratings.users)),
-            "movies": len(np.unique(ratings.items)),
-        },
-        "filtered": {
-            "ratings": len(values),
-            "users": shape[0],
-            "movies": shape[1],
-            "fewest_ratings_of_a_user": int(np.bincount(users).min()),
-            "fewest_ratings_of_a_movie": int(np.bincount(items).min()),
-        },
-        "split": {"train": int(train.sum()), "test": int((~train).sum())},
+        "raw": {"ratings": len(ratings.values), "users": len(raw_users), "movies": len(raw_items)},
+        "filtered": filtered,
+        "scale": scale,
+        "split": {"train": len(train_half.values), "test": len(test_half.values)},
         "genres": {n: int(c) for n, c in zip(ratings.genre_names, genres.sum(axis=0), strict=True)},
         "movies_without_genre": int((~genres.any(axis=1)).sum()),
+        "penalty": {**penalty, "value": reg},
         "rmse": {
-            "train_factors_on_train": rmse("train", train),
-            "train_factors_on_test": rmse("train", ~train),
-            "test_factors_on_test": rmse("test", ~train),
-            "test_factors_on_train": rmse("test", train),
+            "train_factors_on_train": train_half.rmse(train_fit),
+            "train_factors_on_test": test_half.rmse(train_fit),
+            "test_factors_on_test": test_half.rmse(test_fit),
+            "test_factors_on_train": train_half.rmse(test_fit),
             "mean_rating_baseline_on_test": round(
-                float(np.sqrt(np.mean((values[~train] - values[train].mean()) ** 2))), 4
+                float(
+                    np.sqrt(
+                        np.mean((test_half.values - train_half.values.mean(dtype=np.float64)) ** 2)
+                    )
+                ),
+                4,
             ),
         },
         "als_objective_decrease": {
             half: [round(float(f.objective[0]), 2), round(float(f.objective[-1]), 2)]
-            for half, f in halves.items()
+            for half, f in (("train", train_fit), ("test", test_fit))
         },
         "clusters": {
             "test_sizes": np.bincount(test_labels, minlength=s.n_states).tolist(),
             "train_sizes": np.bincount(train_labels, minlength=s.n_states)[train_of].tolist(),
             "agreement": round(agreement(train_labels, test_labels, train_of), 4),
         },
+        "squared_distance": {
+            "test_users": squared_distances(test_fit.users, test_labels, s.n_states),
+            "prior_means": round(
+                float(
+                    np.mean(
+                        [
+                            np.sum((a - b) ** 2)
+                            for i, a in enumerate(prior_means)
+                            for b in prior_means[i + 1 :]
+                        ]
+                    )
+                ),
+                4,
+            ),
+        },
         "mean_norm": {
-            "test_users": round(float(np.linalg.norm(halves["test"].users, axis=1).mean()), 4),
-            "train_users": round(float(np.linalg.norm(halves["train"].users, axis=1).mean()), 4),
+            "test_users": round(float(np.linalg.norm(test_fit.users, axis=1).mean()), 4),
+            "train_users": round(float(np.linalg.norm(train_fit.users, axis=1).mean()), 4),
         },
         "build_seconds": round(time.perf_counter() - start, 2),
     }
     return Prepared(
         user_ids=user_ids,
         movie_ids=movie_ids,
-        test_users=halves["test"].users,
-        test_items=halves["test"].items,
-        train_users=halves["train"].users,
-        train_items=halves["train"].items,
+        test_users=test_fit.users,
+        test_items=test_fit.items,
+        train_users=train_fit.users,
+        train_items=train_fit.items,
         test_labels=test_labels,
         train_labels=train_labels,
         train_of=train_of,
@@ -279,8 +524,9 @@ def load_or_prepare(folder: Path, settings: Settings, root: Path) -> Loaded:
     """The prepared data of the release in ``folder``: from the cache, or built and cached."""
     start = time.perf_counter()
     layout = detect(folder)
-    identity = {"format": layout.format, "sha256": cache.file_digest(layout.files)}
-    key = cache.digest({"version": VERSION, "source": identity, "settings": asdict(settings)})
+    files = {f.name: cache.file_digest(f) for f in layout.files}
+    identity = {"format": layout.format, "fingerprint": files[layout.ratings.name], "files": files}
+    key = cache.digest({"version": VERSION, "source": identity, "settings": settings.key()})
     path = cache_path(root, key)
     stored = cache.load(path, key, Prepared.fields())
     if stored is not None:
@@ -289,6 +535,6 @@ def load_or_prepare(folder: Path, settings: Settings, root: Path) -> Loaded:
     log.info("preparing MovieLens data from %s (cached afterwards in %s)", folder, path)
     data = prepare(read_release(folder, layout), settings)
     data.diagnostics["source"] = {"folder": str(folder), **identity}
-    data.diagnostics["settings"] = asdict(settings)
+    data.diagnostics["settings"] = settings.key()
     cache.save(path, key, data.to_arrays())
     return Loaded(data, path, False, time.perf_counter() - start, Path(folder))

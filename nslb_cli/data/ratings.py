@@ -10,10 +10,19 @@ The format is detected from the files present:
 * ``csv`` (ml-latest-small, ml-20m, ml-25m, …): ``ratings.csv`` (header
   ``userId,movieId,rating,timestamp``) and ``movies.csv`` (header ``movieId,title,genres``,
   genres ``|``-separated); UTF-8.
+* ``generic`` (your own ratings): ``ratings.csv`` with the header ``user,item,rating`` (any
+  ids, integers or text; ratings on any numeric scale; further columns such as a
+  ``timestamp`` are ignored) and, optionally, ``items.csv`` with the header ``item,genres``
+  (genres ``|``-separated). Without ``items.csv`` no item has a genre.
 
 A movie listed with ``(no genres listed)`` (CSV releases) or only ``unknown`` (ML-100K) has
 no genre. A rated movie missing from the movie list also has none. Genres come out in
 sorted order (ML-100K: the order of ``u.genre``).
+
+CSV files are parsed with pyarrow (multi-threaded; ids as 32-bit integers where they are
+integers, ratings as float32, which holds every half-star and any rating of up to seven
+significant digits exactly), so the 25 million ratings of ML-25M take seconds and about
+300 MB.
 """
 
 from __future__ import annotations
@@ -28,7 +37,9 @@ import pandas as pd
 from nslb_cli.data import DataError
 
 NO_GENRE = frozenset({"(no genres listed)", "unknown"})
-RATING_COLUMNS = ("user", "item", "rating")
+MOVIELENS_CSV = ("userId", "movieId", "rating")
+GENERIC = ("user", "item", "rating")
+GENERIC_ITEMS = ("item", "genres")
 
 
 @dataclass(frozen=True)
@@ -37,13 +48,13 @@ class Layout:
 
     format: str
     ratings: Path
-    movies: Path
+    movies: Path | None
     extra: tuple[Path, ...] = ()
 
     @property
     def files(self) -> tuple[Path, ...]:
         """Every file read, in a fixed order (the source identity of the cache key)."""
-        return (self.ratings, self.movies, *self.extra)
+        return tuple(f for f in (self.ratings, self.movies, *self.extra) if f is not None)
 
 
 @dataclass(frozen=True)
@@ -51,11 +62,12 @@ class Ratings:
     """A release's ratings and the genres of its movies.
 
     Attributes:
-        users, items: ``(N,)`` raw user and movie ids of each rating.
-        values: ``(N,)`` the ratings.
+        users, items: ``(N,)`` raw user and movie ids of each rating (integers, or text in
+            the generic format).
+        values: ``(N,)`` the ratings (float32).
         movie_ids: ``(M,)`` sorted raw ids of the movies with genre information.
         genres: ``(M, G)`` boolean, movie ``movie_ids[m]`` has genre ``genre_names[g]``.
-        genre_names: the ``G`` genre names.
+        genre_names: the ``G`` genre names (none in a generic folder without ``items.csv``).
     """
 
     users: np.ndarray
@@ -67,6 +79,8 @@ class Ratings:
 
     def genres_of(self, items: np.ndarray) -> np.ndarray:
         """``(len(items), G)`` genre flags of raw movie ids (no genre if not listed)."""
+        if len(self.movie_ids) == 0:
+            return np.zeros((len(items), len(self.genre_names)), dtype=bool)
         where = np.searchsorted(self.movie_ids, items)
         where = np.minimum(where, len(self.movie_ids) - 1)
         found = self.movie_ids[where] == items
@@ -83,10 +97,25 @@ LAYOUTS = (
 
 
 def detect(folder: Path) -> Layout:
-    """The layout of a release folder; :class:`DataError` if it is not one."""
+    """The layout of a release folder; :class:`DataError` if it is not one.
+
+    A ``ratings.csv`` whose header names ``user,item,rating`` is the generic format; any
+    other ``ratings.csv`` is a MovieLens CSV release.
+    """
     folder = Path(folder)
     if not folder.is_dir():
         raise DataError("env.data_dir", f"{folder}: not a folder")
+    ratings_csv = folder / "ratings.csv"
+    header = set(_header(ratings_csv)) if ratings_csv.is_file() else set()
+    if set(GENERIC) <= header:
+        items = folder / "items.csv"
+        return Layout("generic", ratings_csv, items if items.is_file() else None)
+    if header and not set(MOVIELENS_CSV) <= header:
+        raise _problem(
+            ratings_csv,
+            f"expected a header with columns {','.join(GENERIC)} (your own ratings) or "
+            f"{','.join(MOVIELENS_CSV)} (a MovieLens CSV release)",
+        )
     for name, ratings, movies, extra in LAYOUTS:
         if (folder / ratings).is_file():
             missing = [f for f in (movies, *extra) if not (folder / f).is_file()]
@@ -99,7 +128,9 @@ def detect(folder: Path) -> Layout:
             return Layout(name, folder / ratings, folder / movies, tuple(folder / f for f in extra))
     expected = "; ".join(f"{r} + {m}" for _, r, m, _ in LAYOUTS)
     raise DataError(
-        "env.data_dir", f"{folder}: no MovieLens ratings file found (expected one of: {expected})"
+        "env.data_dir",
+        f"{folder}: no ratings file found (expected one of: {expected}; or your own "
+        "ratings.csv with the header user,item,rating)",
     )
 
 
@@ -108,22 +139,39 @@ def read_release(folder: Path, layout: Layout | None = None) -> Ratings:
     layout = layout or detect(folder)
     if layout.format == "ml-100k":
         frame = _table(layout.ratings, "\t", 4, "user, item, rating, timestamp", "latin-1")
+        users, items, values = _ratings(layout.ratings, frame[0], frame[1], frame[2])
         movie_ids, genres, names = _ml100k_movies(layout.movies, layout.extra[0])
     elif layout.format == "ml-1m":
         frame = _table(layout.ratings, "::", 4, "user::item::rating::timestamp", "latin-1")
+        users, items, values = _ratings(layout.ratings, frame[0], frame[1], frame[2])
         movies = _table(layout.movies, "::", 3, "item::title::genres", "latin-1", str)
         movie_ids, genres, names = _split_genres(layout.movies, movies[0], movies[2])
     else:
-        frame = _csv(layout.ratings, ("userId", "movieId", "rating"))
-        movies = _csv(layout.movies, ("movieId", "genres"), str)
-        movie_ids, genres, names = _split_genres(layout.movies, movies["movieId"], movies["genres"])
-        frame = frame.set_axis(range(3), axis=1)
-    users, items, values = _ratings(layout.ratings, frame)
+        movielens = layout.format == "csv"
+        columns = MOVIELENS_CSV if movielens else GENERIC
+        table = _csv(layout.ratings, columns, "int32" if movielens else "infer")
+        users, items, values = _ratings(layout.ratings, *(table[c] for c in columns))
+        if layout.movies is None:
+            movie_ids, genres, names = items[:0], np.zeros((0, 0), dtype=bool), ()
+        else:
+            movie_columns = ("movieId", "genres") if movielens else GENERIC_ITEMS
+            movies = _csv(layout.movies, movie_columns, "text")
+            ids = movies[movie_columns[0]]
+            text = items.dtype.kind == "U"  # generic ids: as in ratings.csv
+            movie_ids, genres, names = _split_genres(layout.movies, ids, movies["genres"], text)
     return Ratings(users, items, values, movie_ids, genres, names)
 
 
 def _problem(path: Path, message: str) -> DataError:
     return DataError("env.data_dir", f"{path}: {message}")
+
+
+def _header(path: Path) -> list[str]:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return [c.strip().strip('"') for c in handle.readline().strip().split(",")]
+    except (OSError, UnicodeDecodeError) as err:
+        raise _problem(path, f"cannot read ({err})") from None
 
 
 def _read_text(path: Path, encoding: str) -> str:
@@ -166,33 +214,73 @@ def _table(
     return frame
 
 
-def _csv(path: Path, needed: tuple[str, ...], dtype: type | None = None) -> pd.DataFrame:
-    try:
-        frame = pd.read_csv(path, usecols=lambda c: c in needed, dtype=dtype, encoding="utf-8")
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
-        raise _problem(path, f"not a CSV file with header {','.join(needed)} ({err})") from None
-    missing = [c for c in needed if c not in frame.columns]
+def _csv(path: Path, needed: tuple[str, ...], ids: str) -> dict[str, np.ndarray]:
+    """The ``needed`` columns of a CSV file with a header, as numpy arrays (pyarrow parser).
+
+    Id columns (every column but ``rating`` and ``genres``) are read as 32-bit integers
+    (``ids="int32"``), as text (``"text"``) or as whichever of integers or text fits
+    (``"infer"``); ``rating`` as float32; ``genres`` as text.
+    """
+    from pyarrow import ArrowInvalid, csv, float32, int32, string
+
+    id_type = {"int32": int32(), "text": string(), "infer": None}[ids]
+    types = {c: {"rating": float32(), "genres": string()}.get(c, id_type) for c in needed}
+    missing = [c for c in needed if c not in _header(path)]
     if missing:
         raise _problem(path, f"expected a header with columns {', '.join(needed)}")
-    return frame[list(needed)]
-
-
-def _ratings(path: Path, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """User, movie and rating columns (the first three) as numbers, checked."""
     try:
-        users = pd.to_numeric(frame[0], downcast=None).to_numpy()
-        items = pd.to_numeric(frame[1], downcast=None).to_numpy()
-        values = pd.to_numeric(frame[2]).to_numpy(dtype=np.float64)
+        table = csv.read_csv(
+            path,
+            convert_options=csv.ConvertOptions(
+                include_columns=list(needed),
+                column_types={c: t for c, t in types.items() if t is not None},
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
+        )
+    except (ArrowInvalid, OSError, UnicodeDecodeError) as err:
+        reason = str(err).splitlines()[0]
+        raise _problem(
+            path, f"not a CSV file with columns {', '.join(needed)} ({reason})"
+        ) from None
+    if table.num_rows == 0:
+        raise _problem(path, "no rows")
+    return {c: _numpy(table.column(c)) for c in needed}
+
+
+def _numpy(column) -> np.ndarray:  # a pyarrow ChunkedArray
+    array = column.to_numpy()
+    return array.astype(str) if array.dtype == object else array
+
+
+def _ratings(
+    path: Path, users: np.ndarray, items: np.ndarray, values: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """User, movie and rating columns as numbers (ids as text kept as text), checked."""
+    try:
+        users, items = (
+            ids if ids.dtype.kind in "iuU" else pd.to_numeric(ids).to_numpy()
+            for ids in (np.asarray(users), np.asarray(items))
+        )
+        values = pd.to_numeric(np.asarray(values)).astype(np.float32)
     except (ValueError, TypeError) as err:
         raise _problem(path, f"expected numeric user, movie and rating columns ({err})") from None
     if len(values) == 0:
         raise _problem(path, "no ratings")
     for name, ids in (("user", users), ("movie", items)):
-        if not np.issubdtype(ids.dtype, np.integer):
+        if ids.dtype.kind not in "iuU":
             raise _problem(path, f"expected integer {name} ids, found {ids.dtype} values")
     if not np.all(np.isfinite(values)):
         raise _problem(path, "ratings must be finite numbers")
-    return users.astype(np.int64), items.astype(np.int64), values
+    return _compact(users), _compact(items), values
+
+
+def _compact(ids: np.ndarray) -> np.ndarray:
+    """Integer ids in the narrowest of int32/int64 that holds them; text ids unchanged."""
+    if ids.dtype.kind == "U" or ids.dtype == np.int32:
+        return ids
+    small = len(ids) == 0 or (ids.min() >= -(2**31) and ids.max() < 2**31)
+    return ids.astype(np.int32 if small else np.int64)
 
 
 def _ml100k_movies(items: Path, genre_file: Path) -> tuple[np.ndarray, np.ndarray, tuple]:
@@ -219,11 +307,12 @@ def _ml100k_movies(items: Path, genre_file: Path) -> tuple[np.ndarray, np.ndarra
 
 
 def _split_genres(
-    path: Path, ids: pd.Series, genres: pd.Series
+    path: Path, ids: np.ndarray | pd.Series, genres: np.ndarray | pd.Series, text: bool = False
 ) -> tuple[np.ndarray, np.ndarray, tuple]:
-    """Movie ids and ``|``-separated genre lists as a flag matrix."""
+    """Movie ids (integers, or text if ``text``) and ``|``-separated genre lists as a flag
+    matrix."""
     try:
-        movie_ids = ids.astype(np.int64).to_numpy()
+        movie_ids = np.asarray(ids).astype(str if text else np.int64)
     except ValueError:
         raise _problem(path, "expected integer movie ids in the first column") from None
     lists = [[g for g in str(entry).split("|") if g and g not in NO_GENRE] for entry in genres]

@@ -11,7 +11,8 @@ A run (one seed = one "superuser"):
   uniform, ``S_t ~ phi*[S_{t-1}]``;
 * each round, ``K`` genres drawn uniformly with replacement among the genres that have a
   kept movie, then one movie uniformly among the kept movies of each genre (a movie can
-  appear twice in a round); the context is their train vectors ``X_t[a] = V̂_j``
+  appear twice in a round); without genres (your own ratings without ``items.csv``), each
+  movie uniformly among all kept movies; the context is their train vectors ``X_t[a] = V̂_j``
   (``World.items`` holds the movie indices ``j``, ``World.features`` is ``V̂``);
 * reward of movie ``j`` in state ``s``: ``U_{i_s} · V_j + eps_t``, ``eps_t ~ N(0, sigma^2)``
   drawn once per round.
@@ -46,12 +47,13 @@ import functools
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from nslb_cli import params as check
 from nslb_cli.data import releases
-from nslb_cli.data.prepare import Loaded, Prepared, Settings, load_or_prepare
+from nslb_cli.data.prepare import AUTO, Loaded, Prepared, Settings, load_or_prepare
 from nslb_cli.envs.synthetic import MIN_CONCENTRATION, MIN_SIGMA
 from nslb_cli.models import OfflineModel, Problem
 from nslb_cli.numerics import normalised_exp
@@ -62,6 +64,8 @@ log = logging.getLogger("nslb")
 
 TRANSITIONS = ("structured", "literal")
 JUMP_WEIGHT, SIMILARITY_WEIGHT = 0.9, 0.1  # the paper's 0.9 J + 0.1 K
+ALL_MOVIES = "(all movies)"  # the one group of a catalogue without genres
+CHANGE_DRAWS = 100  # superuser draws (seeds 0..99) averaged in expected_changes
 
 
 @dataclass
@@ -75,7 +79,7 @@ class MovieLensParams:
     min_user_ratings: int = 200
     min_item_ratings: int = 200
     rank: int = 20
-    als_reg: float = 10.0
+    als_reg: Any = AUTO  # a positive number, or "auto" (str | float: OmegaConf 2.3 has no unions)
     als_iterations: int = 30
     n_states: int = 5
     n_arms: int = 20
@@ -101,7 +105,13 @@ class MovieLensParams:
         check.positive(self.min_user_ratings, "min_user_ratings")
         check.positive(self.min_item_ratings, "min_item_ratings")
         check.positive(self.rank, "rank")
-        check.positive(self.als_reg, "als_reg")
+        if self.als_reg != AUTO:
+            check.require(
+                isinstance(self.als_reg, int | float) and not isinstance(self.als_reg, bool),
+                "als_reg",
+                f"must be '{AUTO}' or a number, got {self.als_reg!r}",
+            )
+            check.positive(self.als_reg, "als_reg")
         check.positive(self.als_iterations, "als_iterations")
         check.require(self.n_states >= 2, "n_states", f"must be >= 2, got {self.n_states}")
         check.require(self.n_arms >= 2, "n_arms", f"must be >= 2, got {self.n_arms}")
@@ -134,7 +144,7 @@ class MovieLensParams:
             min_user_ratings=self.min_user_ratings,
             min_item_ratings=self.min_item_ratings,
             rank=self.rank,
-            als_reg=float(self.als_reg),
+            als_reg=self.als_reg if self.als_reg == AUTO else float(self.als_reg),
             als_iterations=self.als_iterations,
             n_states=self.n_states,
             data_seed=self.data_seed,
@@ -162,6 +172,58 @@ def _load(release: str, data_dir: str | None, root: str, settings: Settings) -> 
         loaded.path,
     )
     return loaded
+
+
+def describe(p: MovieLensParams) -> dict[str, Any]:
+    """The prepared data's diagnostics (:mod:`nslb_cli.data.prepare`) and what the
+    environment adds: the offline chain's change probability and the expected number of
+    state changes per run (:func:`expected_changes`)."""
+    loaded = load(p)
+    data = loaded.data
+    phi_hat = transition_matrix(data.prior_means, p.stay, p.transitions)
+    return {
+        **data.diagnostics,
+        "source": {**data.diagnostics["source"], "folder": str(loaded.source)},
+        "offline_model": {
+            "transitions": p.transitions,
+            "mean_change_probability": round(float(1.0 - phi_hat.diagonal().mean()), 6),
+            "prior_ridge": p.prior_ridge,
+        },
+        "expected_changes_per_run": round(expected_changes(p, data), 4),
+    }
+
+
+def provenance(p: MovieLensParams) -> dict[str, Any]:
+    """What a run folder records of its data (``data.json``): ``fingerprint`` (SHA-256 of
+    the ratings file), ``release`` (the release, or the name of the ``data_dir`` folder),
+    ``source`` (its download address, or the folder) and the :func:`describe` diagnostics."""
+    diagnostics = describe(p)
+    local = p.data_dir is not None
+    return {
+        "fingerprint": diagnostics["source"]["fingerprint"],
+        "release": Path(p.data_dir).expanduser().name if local else p.release,
+        "source": diagnostics["source"]["folder"] if local else releases.url(p.release),
+        "diagnostics": diagnostics,
+    }
+
+
+def expected_changes(p: MovieLensParams, data: Prepared) -> float:
+    """``E[#{t <= n : S_t != S_{t-1}}]`` with ``S_1`` uniform and ``S_t ~ phi*[S_{t-1}]``,
+    averaged over the superusers of seeds ``0..CHANGE_DRAWS-1`` (``phi*`` depends on them
+    in the literal form; the structured form gives ``(n - 1)(1 - stay)`` for any)."""
+    phi = np.stack(
+        [
+            transition_matrix(data.test_users[superusers(data, seed)], p.stay, p.transitions)
+            for seed in range(CHANGE_DRAWS)
+        ]
+    )
+    leave = 1.0 - np.diagonal(phi, axis1=1, axis2=2)
+    state = np.full(leave.shape, 1.0 / leave.shape[1])
+    total = np.zeros(len(phi))
+    for _ in range(p.horizon - 1):
+        total += (state * leave).sum(axis=1)
+        state = np.einsum("rs,rst->rt", state, phi)
+    return float(total.mean())
 
 
 def transition_matrix(points: np.ndarray, stay: float, form: str = "structured") -> np.ndarray:
@@ -202,6 +264,12 @@ class Catalogue:
 
     @classmethod
     def of(cls, data: Prepared) -> Catalogue:
+        """The genres of the kept movies; without any (a ratings folder without
+        ``items.csv``) one group of all kept movies, so each slot is a movie drawn uniformly
+        among them."""
+        if not data.genres.any():
+            n = len(data.movie_ids)
+            return cls(np.arange(n), np.zeros(1, dtype=np.int64), np.array([n]), (ALL_MOVIES,))
         present = np.flatnonzero(data.genres.any(axis=0))
         members = [np.flatnonzero(data.genres[:, g]) for g in present]
         count = np.array([len(m) for m in members], dtype=np.int64)
@@ -232,6 +300,7 @@ class MovieLens:
 
     Params = MovieLensParams
     contextual = True  # each round's arms are different movies
+    provenance = staticmethod(provenance)  # data.json of a run folder (nslb_cli.job)
 
     @staticmethod
     def build(p: MovieLensParams, seeds: np.ndarray) -> World:

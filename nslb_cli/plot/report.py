@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from nslb_cli import provenance
 from nslb_cli.plot import aggregate, figures, paper, render, tables, tidy
 from nslb_cli.plot import labels as lab
 from nslb_cli.plot.aggregate import METRICS, PAIRED_METRIC, SUMMARY_METRICS
@@ -80,7 +81,10 @@ def plot(options: Options) -> tuple[list[Path], list[str]]:
     reference = DEFAULT_REFERENCE if options.reference is None else options.reference
     summary = aggregate.summary(final, reference or None)
     if options.reference and not summary["reference"].any():
-        _warn(f"--reference: no single agent '{options.reference}' in any group; no differences")
+        present = ", ".join(sorted(set(runs["agent"].map(str))))
+        raise PlotError(
+            f"--reference: no single agent '{options.reference}' in any group; present: {present}"
+        )
     swept = sweeps(final, runs, rename)
     styles = _styles(runs, swept, rename)
     per_round = {name: aggregate.per_round(frame, METRICS[name]) for name in options.metrics}
@@ -165,6 +169,7 @@ def _load(options: Options) -> tuple[pd.DataFrame, pd.DataFrame]:
             "skipped (reasons above)"
         )
     runs, frame = loaded.runs, loaded.frame
+    _warn_mixed_versions(options.root, runs[lab.FOLDER])
     if options.agents:
         names = runs[lab.AGENT].map(str)
         shown = names.map(lab.display_name)
@@ -174,6 +179,12 @@ def _load(options: Options) -> tuple[pd.DataFrame, pd.DataFrame]:
             raise PlotError(f"--agents: no results for {', '.join(missing)}; present: {present}")
         runs = runs[names.isin(options.agents) | shown.isin(options.agents)]
     start, end = options.rounds
+    last = int(frame["t"].max())
+    for bound, name in ((start, "START"), (end, "END")):
+        if bound is not None and bound > last:
+            raise PlotError(
+                f"--rounds: {name} {bound} is past the last round of the results ({last})"
+            )
     keep = frame["run"].isin(runs.index)
     if start is not None:
         keep &= frame["t"] >= start
@@ -183,6 +194,16 @@ def _load(options: Options) -> tuple[pd.DataFrame, pd.DataFrame]:
     if frame.empty:
         raise PlotError(f"--rounds: no results in rounds {start or 1}…{end or 'end'}")
     return frame, runs.loc[frame["run"].unique()]
+
+
+def _warn_mixed_versions(root: Path, folders: pd.Series) -> None:
+    """One line when the runs were written by different nslb versions (``provenance.jsonl``)."""
+    versions: set[str] = set()
+    for joined in folders:
+        for folder in str(joined).split("; "):
+            versions |= provenance.versions(root / folder)
+    if len(versions) > 1:
+        _warn(f"combines runs made by different nslb versions: {', '.join(sorted(versions))}")
 
 
 def sweeps(final: pd.DataFrame, runs: pd.DataFrame, rename: dict[str, str]) -> list[Sweep]:
