@@ -21,6 +21,7 @@ import json
 import os
 import re
 import tempfile
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,7 @@ TEMPORARY = re.compile(r"^\..+?\.(\d+)\.[^.]+\.tmp$")  # .<name>.<pid>.<random>.
 HEADER = (",".join(COLUMNS) + "\n").encode()
 # Arrow quotes every name of the header it writes; ours is written by hand, unquoted.
 _CSV_OPTIONS = pa_csv.WriteOptions(include_header=False)
+WRITE_THREADS = 4  # threads that write and fsync the files of write_trace
 
 
 class OutputConflict(RuntimeError):
@@ -110,7 +112,7 @@ def seed_columns(trace: Trace, run: int) -> dict[str, np.ndarray]:
 
     ``belief`` holds ``NO_BELIEF`` and ``p_true_state`` NaN where the agent has no belief.
     """
-    regret = trace.regret[run]
+    regret = trace.optimal_reward[run] - trace.expected_reward[run]  # trace.regret's row
     return {
         "t": np.arange(1, len(regret) + 1),
         "action": trace.action[run],
@@ -154,20 +156,38 @@ def seed_csv_bytes(trace: Trace, run: int) -> bytes:
     return stream.getvalue().to_pybytes()
 
 
-def write_trace(folder: Path, trace: Trace) -> None:
+def write_trace(folder: Path, trace: Trace, threads: int = WRITE_THREADS) -> None:
     """Write every run of ``trace``: ``seed=K.json`` first, then ``seed=K.csv``, each
-    atomically (fsynced, then renamed), and the folder fsynced once at the end.
+    atomically (written, fsynced, renamed), then fsync the folder once for the renames.
 
-    Measured for 100 seeds x 2,000 rounds (26 MB): formatting ~0.12 s, writing and the
-    200 file fsyncs ~0.06 s (fsyncs ~0.05 s of it), the one folder fsync ~1 ms. Formatting
-    is the floor, not fsync, so each file keeps its own fsync before its rename.
+    The CSVs are formatted here while ``threads`` threads write and fsync them: an fsync
+    mostly waits for the disk, and concurrent ones share the file system's journal commits.
+    Measured for 100 seeds x 2,000 rounds (26 MB) on the shared 2-core machine: formatting
+    ~0.12 s of CPU; the 200 fsyncs one after another 0.05 s on an idle disk but 1.1-1.5 s
+    while other jobs write, against 0.1-0.2 s in 4 threads. So fsync, not formatting, is
+    the floor when the disk is busy, and every file still has its own fsync before its
+    rename: a ``seed=K.csv`` that exists is complete even after a crash.
     """
     folder.mkdir(parents=True, exist_ok=True)
-    for run, seed in enumerate(trace.seeds):
-        stats = {"seed": int(seed), **{k: v[run].item() for k, v in trace.summary.items()}}
-        atomic_write_text(folder / f"seed={seed}.json", json.dumps(stats, indent=1) + "\n")
-        atomic_write_bytes(seed_csv(folder, int(seed)), seed_csv_bytes(trace, run))
+    with ThreadPoolExecutor(threads, thread_name_prefix="nslb-write") as pool:
+        writing: list[Future[None]] = []
+        for run, seed in enumerate(trace.seeds):
+            stats = {"seed": int(seed), **{k: v[run].item() for k, v in trace.summary.items()}}
+            files = {
+                folder / f"seed={seed}.json": (json.dumps(stats, indent=1) + "\n").encode(),
+                seed_csv(folder, int(seed)): seed_csv_bytes(trace, run),
+            }
+            writing.append(pool.submit(_write_in_order, files))
+            if len(writing) >= 2 * threads:  # bound the formatted text held in memory
+                writing.pop(0).result()
+        for done in writing:
+            done.result()
     fsync_folder(folder)
+
+
+def _write_in_order(files: dict[Path, bytes]) -> None:
+    for path, data in files.items():
+        atomic_write_bytes(path, data)
 
 
 def check_claim(folder: Path, config: dict[str, Any]) -> None:

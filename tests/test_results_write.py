@@ -96,6 +96,24 @@ def test_write_trace_leaves_csv_and_json_and_no_temporary_files(tmp_path: Path, 
     assert json.loads((tmp_path / "new/folder/seed=4.json").read_text())["seed"] == 4
 
 
+def test_the_writer_threads_change_nothing_in_the_files(tmp_path: Path) -> None:
+    trace = run_agent("mts", np.arange(7), SMALL)
+    write_trace(tmp_path / "one", trace, threads=1)
+    write_trace(tmp_path / "two", trace, threads=2)  # more seeds than 2 * threads in flight
+    for seed in range(7):
+        for name in (f"seed={seed}.csv", f"seed={seed}.json"):
+            assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
+        assert (tmp_path / "one" / f"seed={seed}.csv").read_bytes() == seed_csv_bytes(trace, seed)
+
+
+def test_a_failed_write_raises_and_leaves_no_partial_file(tmp_path: Path, traces) -> None:
+    (tmp_path / "seed=4.csv").mkdir()  # os.replace onto a folder fails
+    with pytest.raises(OSError):
+        write_trace(tmp_path, traces["mts"])
+    assert (tmp_path / "seed=3.csv").is_file() and (tmp_path / "seed=4.csv").is_dir()
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
 def test_the_loader_reads_what_is_written(tmp_path: Path, traces) -> None:
     trace = traces["mts"]
     write_trace(tmp_path, trace)
