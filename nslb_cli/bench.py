@@ -49,7 +49,14 @@ LAUNCH = ("hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
 LONG = 20.0  # seconds: a run this long is not repeated (its noise is small next to it)
 REPO = Path(__file__).resolve().parents[1]
 MOVIELENS = REPO.parent / "shared" / "data" / "movielens" / "ml-100k"
-MOVIELENS_ENV = {"min_user_ratings": 100, "min_item_ratings": 100, "n_arms": 20, "rank": 20}
+SYNTHETIC_ENV = {"model": "prior", "horizon": 2000}  # markov dynamics (the default)
+MOVIELENS_ENV = {
+    "min_user_ratings": 100,  # ML-100K filtered 100/100: 364 users x 338 movies
+    "min_item_ratings": 100,
+    "n_arms": 20,  # K
+    "rank": 20,  # d
+    "horizon": 2000,  # n
+}
 # Runs a file as __main__ with sys.argv[1:] as its arguments; the working directory comes
 # first on sys.path with -c, so it is set to a scratch folder, never a source tree.
 BOOT = (
@@ -94,7 +101,6 @@ class Context:
     cache: Path  # env.cache_dir for MovieLens
     movielens: Path
     repeats: int
-    quick: bool
     cli: tuple[str, ...]  # the command that runs `nslb` of this tree
     notes: list[str] = field(default_factory=list)
 
@@ -106,8 +112,7 @@ Values = dict[str, float]
 class Workload:
     key: str
     run: Callable[[Context], Values]
-    slow: bool = False
-    movielens: bool = False
+    slow: bool = False  # skipped by --quick
 
 
 # ---------------------------------------------------------------- helpers (worker side)
@@ -209,7 +214,7 @@ def paper(ctx: Context) -> Values:
 
 def synthetic_umts(particles: int) -> Callable[[Context], Values]:
     def run(ctx: Context) -> Values:
-        env = params("env", "synthetic", model="prior")
+        env = params("env", "synthetic", **SYNTHETIC_ENV)
         agent = params("agent", "umts", num_particles=particles)
         seconds = best_of(lambda _: simulate(env, agent), ctx.repeats)
         return {f"umts N={particles}, synthetic": seconds}
@@ -221,7 +226,7 @@ def write_csvs(ctx: Context) -> Values:
     """write_trace of mTS's trace (it has a belief) on the synthetic env, 100 x 2000."""
     from nslb_cli.results import write_trace
 
-    trace = simulate(params("env", "synthetic", model="prior"), params("agent", "mts"))
+    trace = simulate(params("env", "synthetic", **SYNTHETIC_ENV), params("agent", "mts"))
     folders = [fresh(ctx.scratch / f"write/{i}") for i in range(ctx.repeats)]
     seconds = best_of(lambda i: write_trace(folders[i], trace), ctx.repeats)
     return {"write CSVs, 100 seeds x 2000 rounds": seconds}
@@ -276,7 +281,7 @@ WORKLOADS = (
     Workload("write", write_csvs),
     Workload("plot", plot),
     *(
-        Workload(f"movielens-{agent}", movielens_agent(row, agent, **values), True, True)
+        Workload(f"movielens-{agent}", movielens_agent(row, agent, **values), slow=True)
         for row, agent, values in (
             ("MovieLens umts N=100", "umts", {"num_particles": 100}),
             ("MovieLens cd_linucb", "cd_linucb", {}),
@@ -284,7 +289,7 @@ WORKLOADS = (
             ("MovieLens mts", "mts", {}),
         )
     ),
-    Workload("movielens-preset", movielens_preset, True, True),
+    Workload("movielens-preset", movielens_preset, slow=True),
 )
 
 
@@ -319,7 +324,6 @@ def worker(args: argparse.Namespace) -> None:
         cache=args.cache,
         movielens=args.movielens,
         repeats=args.repeats,
-        quick=args.quick,
         cli=(),
     )
     workload = next(w for w in WORKLOADS if w.key == args.worker)
@@ -381,7 +385,7 @@ def measure(
         *(sys.executable, "-c", BOOT, str(Path(__file__).resolve())),
         *("--worker", workload.key, "--tree", str(tree), "--result", str(result)),
         *("--cache", str(cache), "--movielens", str(args.movielens)),
-        *("--repeats", str(args.repeats), *(["--quick"] if args.quick else [])),
+        *("--repeats", str(args.repeats)),
     ]
     env = {**os.environ, "PYTHONPATH": str(tree)}
     with (scratch / f"{workload.key}.log").open("wb") as log:
