@@ -435,17 +435,27 @@ def print_table(lines: list[list[str]]) -> None:
 def write_csv(
     path: Path, current: Values, baseline: Values, rows: Sequence[Row], info: dict[str, str]
 ) -> None:
-    """The table's rows as CSV, numbers unrounded, with the commits compared."""
+    """The table's rows as CSV, numbers unrounded, with the commits compared. Rows of an
+    earlier run in ``path`` (same commit) that this run did not measure are kept, so a
+    ``--quick`` run and an ``--only`` run add up; the table's order is kept too."""
+    header = ["row", "unit", "measured", "target", "baseline", "ratio", *info]
+    lines: dict[str, list[Any]] = {}
+    if path.exists():
+        with path.open(newline="") as handle:
+            earlier = list(csv.reader(handle))
+        if earlier and earlier[0] == header:
+            lines = {line[0]: line for line in earlier[1:]}
+    for row in rows:
+        now, old = current.get(row.name), baseline.get(row.name)
+        cells = [now, row.target, old, old / now if now and old else None]
+        lines[row.name] = [row.name, row.unit, *("" if c is None else c for c in cells)]
+        lines[row.name] += info.values()
+    order = {row.name: i for i, row in enumerate(ROWS)}
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="") as handle:
         out = csv.writer(handle)
-        out.writerow(["row", "unit", "measured", "target", "baseline", "ratio", *info])
-        for row in rows:
-            now, old = current.get(row.name), baseline.get(row.name)
-            cells = [now, row.target, old, old / now if now and old else None]
-            out.writerow(
-                [row.name, row.unit, *("" if c is None else c for c in cells), *info.values()]
-            )
+        out.writerow(header)
+        out.writerows(sorted(lines.values(), key=lambda line: order.get(line[0], len(order))))
 
 
 def selected(args: argparse.Namespace) -> list[Workload]:

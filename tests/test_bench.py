@@ -55,6 +55,16 @@ def test_csv_rows_are_the_table_unrounded(tmp_path: Path) -> None:
     ]
 
 
+def test_a_later_run_of_the_same_commit_adds_its_rows(tmp_path: Path) -> None:
+    path = tmp_path / "bench-x.csv"
+    umts, write = bench.ROWS[2], bench.ROWS[4]
+    bench.write_csv(path, {write.name: 0.2}, {write.name: 2.0}, [write], {"commit": "x"})
+    bench.write_csv(path, {umts.name: 3.0}, {}, [umts], {"commit": "x"})
+    bench.write_csv(path, {write.name: 0.25}, {}, [write], {"commit": "x"})
+    lines = path.read_text().splitlines()
+    assert lines[1:] == [f'"{umts.name}",s,3.0,4,,,x', f'"{write.name}",s,0.25,0.3,,,x']
+
+
 @pytest.fixture(scope="module")
 def head_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """This repository's HEAD unpacked as the bench unpacks a baseline."""
