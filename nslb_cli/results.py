@@ -21,6 +21,7 @@ import json
 import os
 import re
 import tempfile
+import zlib
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -173,9 +174,11 @@ def write_trace(folder: Path, trace: Trace, threads: int = WRITE_THREADS) -> Non
         writing: list[Future[None]] = []
         for run, seed in enumerate(trace.seeds):
             stats = {"seed": int(seed), **{k: v[run].item() for k, v in trace.summary.items()}}
+            csv = seed_csv_bytes(trace, run)
+            stats["csv"] = csv_integrity(csv)
             files = {
                 folder / f"seed={seed}.json": (json.dumps(stats, indent=1) + "\n").encode(),
-                seed_csv(folder, int(seed)): seed_csv_bytes(trace, run),
+                seed_csv(folder, int(seed)): csv,
             }
             writing.append(pool.submit(_write_in_order, files))
             if len(writing) >= 2 * threads:  # bound the formatted text held in memory
@@ -183,6 +186,30 @@ def write_trace(folder: Path, trace: Trace, threads: int = WRITE_THREADS) -> Non
         for done in writing:
             done.result()
     fsync_folder(folder)
+
+
+def csv_integrity(data: bytes) -> dict[str, Any]:
+    """What ``seed=K.json`` records of its CSV: size and CRC-32, checked by the plot loader
+    (a file cut or changed after writing, even inside its last field, no longer matches)."""
+    return {"bytes": len(data), "crc32": f"{zlib.crc32(data):08x}"}
+
+
+def damaged(csv_path: Path, data: bytes) -> str | None:
+    """Why ``data`` (the bytes of ``csv_path``) is not what nslb wrote, or ``None``.
+
+    Checked against the record in ``seed=K.json``; a CSV without one (written by an older
+    nslb, or by hand) is taken as it is.
+    """
+    try:
+        record = json.loads(csv_path.with_suffix(".json").read_text())["csv"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if record != csv_integrity(data):
+        return (
+            f"damaged: {len(data)} bytes with CRC-32 {csv_integrity(data)['crc32']}, but "
+            f"nslb wrote {record.get('bytes')} bytes with CRC-32 {record.get('crc32')}"
+        )
+    return None
 
 
 def _write_in_order(files: dict[Path, bytes]) -> None:

@@ -27,6 +27,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pa_csv
 
+from nslb_cli.results import damaged
+
 NULLABLE = frozenset({"belief", "p_true_state"})  # empty for agents without a belief
 Columns = dict[str, np.ndarray]  # "t" (int32) and value columns (float32) of one seed
 COMPACT = defaultdict(lambda: np.float32, t=np.int32)
@@ -66,12 +68,17 @@ def read_run(
     """The seed CSVs of one run folder: ``{seed: columns}`` (sorted) and the files skipped."""
     batches: dict[bytes, dict[int, tuple[bytes, int]]] = {}  # header -> seed -> (text, rows)
     alone: list[int] = []
+    skipped: list[Skipped] = []
     paths = dict(seeds)
     for seed, path in seeds:
         try:
             text = path.read_bytes()
         except OSError:
             alone.append(seed)
+            continue
+        reason = damaged(path, text)
+        if reason:
+            skipped.append(Skipped(path, reason))
             continue
         rows = _rows(text, horizon)
         if rows:
@@ -83,7 +90,6 @@ def read_run(
         with contextlib.suppress(MalformedResult):  # the files are then parsed one by one
             found.update(_read_joined(header, texts, columns, horizon))
         alone += [seed for seed in texts if seed not in found]
-    skipped: list[Skipped] = []
     for seed in alone:
         try:
             found[seed] = read_seed(paths[seed], columns, horizon)
