@@ -13,7 +13,14 @@ from nslb_cli.plot.cache import CACHE_FILE
 from nslb_cli.plot.csvread import read_seed
 from nslb_cli.plot.tidy import load
 from nslb_cli.results import COLUMNS
-from tests.results_tree import SMALL, fake_config, fake_csv, write_fake_run, write_run
+from tests.results_tree import (
+    SMALL,
+    edited_by_hand,
+    fake_config,
+    fake_csv,
+    write_fake_run,
+    write_run,
+)
 
 H = SMALL.horizon
 
@@ -116,6 +123,7 @@ def test_other_column_orders_load_through_the_slow_path(tree: Path) -> None:
     path = tree / "exp/synthetic/mts/seed=2.csv"
     original = pd.read_csv(path)
     original[original.columns[::-1]].to_csv(path, index=False)
+    edited_by_hand(path)
     frame = load(tree).frame
     rows = frame[(frame["agent.name"] == "mts") & (frame["seed"] == 2)]
     np.testing.assert_allclose(rows["cum_regret"], original["cum_regret"], rtol=1e-6)
@@ -150,6 +158,7 @@ def test_a_changed_csv_invalidates_its_folders_cache(tree: Path) -> None:
     table = pd.read_csv(path)
     table["cum_regret"] += 1000.0  # same rows, other values (and another size and mtime)
     table.to_csv(path, index=False)
+    edited_by_hand(path)
     frame = load(tree).frame
     rows = frame[(frame["agent.name"] == "mts") & (frame["seed"] == 1)]
     np.testing.assert_allclose(rows["cum_regret"], table["cum_regret"], rtol=1e-6)

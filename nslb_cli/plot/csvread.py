@@ -69,6 +69,7 @@ def read_run(
     batches: dict[bytes, dict[int, tuple[bytes, int]]] = {}  # header -> seed -> (text, rows)
     alone: list[int] = []
     skipped: list[Skipped] = []
+    changed: dict[int, str] = {}  # seeds whose bytes differ from what nslb wrote
     paths = dict(seeds)
     for seed, path in seeds:
         try:
@@ -78,8 +79,7 @@ def read_run(
             continue
         reason = damaged(path, text)
         if reason:
-            skipped.append(Skipped(path, reason))
-            continue
+            changed[seed] = reason
         rows = _rows(text, horizon)
         if rows:
             batches.setdefault(text[: text.find(b"\n") + 1], {})[seed] = (text, rows)
@@ -95,6 +95,9 @@ def read_run(
             found[seed] = read_seed(paths[seed], columns, horizon)
         except MalformedResult as err:
             skipped.append(Skipped(paths[seed], str(err)))
+    for seed in changed.keys() & found.keys():  # well-formed, but not what was written
+        del found[seed]
+        skipped.append(Skipped(paths[seed], changed[seed]))
     return dict(sorted(found.items())), sorted(skipped, key=lambda s: str(s.path))
 
 
