@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from nslb_cli.agents.particle import UMTSParams, UncertainModelThompsonSampling
-from nslb_cli.agents.resampling import SCHEMES, resample
+from nslb_cli.agents.resampling import SCHEMES, draw_ancestors
 from nslb_cli.agents.thompson import ModelThompsonSampling, MTSParams
 from nslb_cli.envs.synthetic import Synthetic, SyntheticParams
 from nslb_cli.models import OfflineModel
@@ -93,6 +93,12 @@ def test_known_linear_model_particles_match_exact_filter() -> None:
     compare_with_exact_filter(linear_world(horizon=60, prior_scale=0.0), "systematic")
 
 
+def resample(weights: np.ndarray, scheme: str, rng: np.random.Generator) -> np.ndarray:
+    ancestors = np.empty(len(weights), dtype=np.int64)
+    draw_ancestors(weights, SCHEMES.index(scheme), rng, ancestors)
+    return ancestors
+
+
 @pytest.mark.parametrize("scheme", SCHEMES)
 def test_resampling_is_unbiased(scheme: str) -> None:
     """E[#offspring of i] = N w_i: checked over 3000 draws within 4.5 SE per particle."""
@@ -113,6 +119,22 @@ def test_systematic_resampling_keeps_heavy_particles() -> None:
     for _ in range(200):
         counts = np.bincount(resample(weights, "systematic", rng), minlength=4)
         assert np.all(counts >= np.floor(4 * weights)) and np.all(counts <= np.ceil(4 * weights))
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_ancestors_are_arranged_for_copying_in_place(scheme: str) -> None:
+    """Every particle with offspring is its own first offspring, so ``x[i] = x[a[i]]`` in
+    any order reads only particles that are not overwritten."""
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        weights = rng.dirichlet(np.full(10, 0.3))
+        ancestors = resample(weights, scheme, rng)
+        survivors = np.unique(ancestors)
+        np.testing.assert_array_equal(ancestors[survivors], survivors)
+        values = np.arange(10) * 10
+        for i in rng.permutation(10):
+            values[i] = values[ancestors[i]]
+        np.testing.assert_array_equal(values, ancestors * 10)
 
 
 def test_weights_and_statistics_stay_consistent() -> None:

@@ -1,0 +1,220 @@
+"""The latent-state part of umTS's particle filter, compiled: transitions, weights, resampling.
+
+Arrays (``R`` runs, ``N`` particles, ``S`` states): ``log_weights`` ``(R, N)``; ``previous``
+``(R, N)`` the last state ``B_{t-1}^i``; ``counts`` ``(R, N, S, S)`` each particle's Dirichlet
+posterior counts, or ``None`` when the transition matrix ``transitions`` ``(R, S, S)`` is
+known; ``initial`` ``(R, S)`` is ``P_1``, used while ``started`` is false (first round).
+The reward part (the predictive ``m_s``, ``v_s`` and the statistics' updates) lives in
+:mod:`nslb_cli.agents.posteriors`. The act kernels loop over runs; the update
+is a kernel of each reward family that calls :func:`propose` and :func:`resample` for every
+run, between its own steps (see :mod:`.jit`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba.typed import List
+
+from nslb_cli.agents.jit import draw_each, jit, normalise
+from nslb_cli.agents.resampling import draw_ancestors
+
+HALF_LOG_TWO_PI = 0.5 * np.log(2.0 * np.pi)
+
+Latent = tuple[np.ndarray, "np.ndarray | None", bool, np.ndarray, np.ndarray]
+"""``(previous, counts, started, initial, transitions)``, as the kernels take them."""
+
+
+@jit
+def _transition_rows(
+    r: int,
+    previous: np.ndarray,
+    counts: np.ndarray | None,
+    started: bool,
+    initial: np.ndarray,
+    transitions: np.ndarray,
+    out: np.ndarray,
+) -> None:
+    """``out[i] = P(B_t = · | particle i)`` of run ``r``: ``P_1``, the known row
+    ``phi[B_{t-1}^i]``, or the Dirichlet posterior mean ``counts[B_{t-1}^i] / sum``."""
+    N, S = out.shape
+    for i in range(N):
+        p = previous[r, i]
+        if not started:
+            for s in range(S):
+                out[i, s] = initial[r, s]
+        elif counts is None:
+            for s in range(S):
+                out[i, s] = transitions[r, p, s]
+        else:
+            total = 0.0
+            for s in range(S):
+                out[i, s] = counts[r, i, p, s]
+                total += out[i, s]
+            for s in range(S):
+                out[i, s] /= total
+
+
+@jit
+def state_posterior(
+    log_weights: np.ndarray,
+    previous: np.ndarray,
+    counts: np.ndarray | None,
+    started: bool,
+    initial: np.ndarray,
+    transitions: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Normalised weights ``w`` ``(R, N)`` and ``P(S_t = s | H_t) ≈ sum_i w_i P(B_t = s | i)``
+    ``(R, S)``, before ``R_t`` is observed."""
+    R, N = log_weights.shape
+    S = initial.shape[1]
+    weights = np.empty((R, N))
+    posterior = np.zeros((R, S))
+    for r in range(R):
+        rows = np.empty((N, S))
+        normalise(log_weights[r], weights[r])
+        _transition_rows(r, previous, counts, started, initial, transitions, rows)
+        for i in range(N):
+            for s in range(S):
+                posterior[r, s] += weights[r, i] * rows[i, s]
+    return weights, posterior
+
+
+@jit
+def draw_states(
+    generators: List,
+    previous: np.ndarray,
+    counts: np.ndarray | None,
+    started: bool,
+    initial: np.ndarray,
+    transitions: np.ndarray,
+) -> np.ndarray:
+    """``B_t^i ~ P(· | particle i)`` for every particle, ``(R, N)``: one uniform each."""
+    R, N = previous.shape
+    states = np.empty((R, N), dtype=np.int64)
+    for r in range(R):
+        rows = np.empty((N, initial.shape[1]))
+        _transition_rows(r, previous, counts, started, initial, transitions, rows)
+        draw_each(rows, generators[r], states[r])
+    return states
+
+
+@jit
+def draw_particle(
+    generators: List,
+    weights: np.ndarray,
+    previous: np.ndarray,
+    counts: np.ndarray | None,
+    started: bool,
+    initial: np.ndarray,
+    transitions: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """One particle ``j ~ w`` per run and its state ``B_t^j ~ P(· | j)``: ``(R,)`` each,
+    two uniforms per run."""
+    R, N = previous.shape
+    chosen = np.empty(R, dtype=np.int64)
+    states = np.empty(R, dtype=np.int64)
+    for r in range(R):
+        rows = np.empty((N, initial.shape[1]))
+        _transition_rows(r, previous, counts, started, initial, transitions, rows)
+        draw_each(weights[r : r + 1], generators[r], chosen[r : r + 1])
+        draw_each(rows[chosen[r] : chosen[r] + 1], generators[r], states[r : r + 1])
+    return chosen, states
+
+
+@jit
+def propose(
+    r: int,
+    generator: np.random.Generator,
+    log_weights: np.ndarray,
+    previous: np.ndarray,
+    counts: np.ndarray | None,
+    started: bool,
+    initial: np.ndarray,
+    transitions: np.ndarray,
+    mean: np.ndarray,
+    var: np.ndarray,
+    reward: float,
+) -> None:
+    """Steps 1-4 of the update of run ``r``, in place: ``previous[r]`` becomes ``B_t``.
+
+    For particle ``i`` with ``p = B_{t-1}^i``: draw ``phi_p`` (``g_s ~ Gamma(counts[p, s])``,
+    ``phi_{p,s} = g_s / sum g``; ``P_1`` or the known row otherwise), then with the reward
+    predictive ``N(R_t; mean[i, s], var[i, s])`` (``(N, S)``, ``var`` includes
+    ``sigma^2``)::
+
+        q(s) = phi_{p,s} · N(R_t; mean[i, s], var[i, s]),   log w_i += log sum_s q(s),
+        B_t^i ~ q / sum_s q,   counts[p, B_t^i] += 1.
+
+    Computed as ``q(s) = phi_{p,s} exp(e_s - top) / sqrt(var[i, s])`` with
+    ``e_s = -(R_t - mean[i, s])^2 / (2 var[i, s])`` and ``top = max e_s`` over the states
+    with ``phi_{p,s} > 0``, so that ``log sum_s q(s)`` adds back ``top - log(2 pi) / 2``.
+    Draws: ``N · S`` gammas (learnt transitions, after the first round), then ``N``
+    uniforms for the ``B_t^i``.
+    """
+    N, S = mean.shape
+    q = np.empty((N, S))
+    if counts is not None and started:
+        for i in range(N):
+            for s in range(S):
+                q[i, s] = generator.standard_gamma(counts[r, i, previous[r, i], s])
+    else:
+        _transition_rows(r, previous, counts, started, initial, transitions, q)
+    exponent = np.empty(S)
+    for i in range(N):
+        top = -np.inf
+        for s in range(S):
+            exponent[s] = -0.5 * (reward - mean[i, s]) * (reward - mean[i, s]) / var[i, s]
+            if q[i, s] > 0.0 and exponent[s] > top:
+                top = exponent[s]
+        total = 0.0
+        mass = 0.0
+        for s in range(S):
+            mass += q[i, s]
+            q[i, s] *= np.exp(exponent[s] - top) / np.sqrt(var[i, s])
+            total += q[i, s]
+        log_weights[r, i] += np.log(total / mass) + top - HALF_LOG_TWO_PI
+    new = np.empty(N, dtype=np.int64)
+    draw_each(q, generator, new)
+    for i in range(N):
+        if counts is not None and started:
+            counts[r, i, previous[r, i], new[i]] += 1.0
+        previous[r, i] = new[i]
+
+
+@jit
+def resample(
+    r: int,
+    generator: np.random.Generator,
+    log_weights: np.ndarray,
+    previous: np.ndarray,
+    counts: np.ndarray | None,
+    threshold: float,
+    scheme: int,
+    ancestors: np.ndarray,
+) -> bool:
+    """Step 5 for run ``r``: resample if ``ESS = 1 / sum_i w_i^2 < threshold · N``.
+
+    Writes the ancestors into ``ancestors`` (``(N,)``, ``a[i] = i`` where nothing moves;
+    see :mod:`.resampling`), copies ``previous`` and ``counts`` and resets the weights.
+    Returns whether the run resampled: the caller then copies the reward statistics.
+    """
+    N = previous.shape[1]
+    weights = np.empty(N)
+    normalise(log_weights[r], weights)
+    top = log_weights[r].max()
+    square_sum = 0.0
+    for i in range(N):
+        log_weights[r, i] -= top
+        square_sum += weights[i] * weights[i]
+        ancestors[i] = i
+    if 1.0 / square_sum >= threshold * N:
+        return False
+    draw_ancestors(weights, scheme, generator, ancestors)
+    for i in range(N):
+        a = ancestors[i]
+        if a != i:
+            previous[r, i] = previous[r, a]
+            if counts is not None:
+                counts[r, i] = counts[r, a]
+        log_weights[r, i] = 0.0
+    return True
