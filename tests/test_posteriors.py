@@ -46,7 +46,7 @@ def test_recursive_updates_equal_batch_bayesian_linear_regression() -> None:
     """After n rewards: C_n = (C0^-1 + X'X / s2)^-1 and m_n = C_n (C0^-1 m0 + X'y / s2).
 
     Every particle starts in state 0 and stays there (P_1 = e_0, phi = identity), so all
-    rewards go to state 0's statistics."""
+    rewards go to state 0's statistics, shared by the particles in one pool slot."""
     world = linear_world(prior_scale=0.7)
     model = world.offline_model
     S = model.means.shape[1]
@@ -71,6 +71,7 @@ def test_recursive_updates_equal_batch_bayesian_linear_regression() -> None:
         np.testing.assert_allclose(posterior.cov[0, particle, 0], cov, atol=1e-10)
         np.testing.assert_allclose(posterior.mean[0, particle, 0], mean, atol=1e-9)
     np.testing.assert_array_equal(posterior.mean[0, :, 1], model.means[0, 1][None].repeat(2, 0))
+    assert (posterior.refs[0] > 0).sum() == S, "one shared slot per state"
     assert resamples[0] == 0 and np.all(weights == weights[0, 0]), "equal predictives"
 
 
@@ -102,7 +103,8 @@ def one_hot_agents(runs: int, particles: int) -> tuple[Agent, Agent]:
 
 def test_linear_posterior_with_one_hot_features_is_the_arm_posterior() -> None:
     """Multi-armed = linear with X_t = identity: the two families, fed the same data with
-    the same seeds, draw the same numbers and carry the same weights, states and statistics."""
+    the same seeds, draw the same numbers and carry the same weights, states and statistics
+    (the linear one in its pool of shared slots)."""
     runs, particles = 2, 30
     arm, linear = one_hot_agents(runs, particles)
     identity = np.repeat(np.eye(arm.problem.n_arms)[None], runs, axis=0)
@@ -119,6 +121,7 @@ def test_linear_posterior_with_one_hot_features_is_the_arm_posterior() -> None:
         variances = np.diagonal(linear.rewards.cov, axis1=-2, axis2=-1)
         np.testing.assert_allclose(variances, arm.rewards.var, rtol=0, atol=1e-12)
     assert arm.resamples.sum() > 0, "resampling was exercised"
+    assert (linear.rewards.refs > 0).sum() > runs * arm.problem.n_states, "slots were split"
 
 
 def test_mixture_draws_have_the_weighted_sum_law() -> None:

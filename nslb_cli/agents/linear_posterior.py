@@ -9,6 +9,17 @@ Kalman / recursive least-squares step, with ``y = C x``)::
 ``C`` stays exactly symmetric: ``y_j y_k`` is computed once for both ``(j, k)`` and
 ``(k, j)``. The predictive of the reward in state ``s`` is ``N(x' m_s, x' C_s x + sigma^2)``.
 
+Shared statistics. Resampling copies particles, and copies that then assign the same
+states to the same rewards keep identical statistics: on ML-100K with 100 particles a
+run holds 20-90 distinct ``(m, C)`` among its 500 particle-state pairs. So each run keeps
+a pool of statistics and every particle-state pair points to a pool slot (``slot``), with
+reference counts (``refs``) and a stack of free slots (``free``, ``n_free``). The
+predictive is computed once per live slot; an update writes in place when every
+reference to the slot moves with it, else into a fresh slot that the updated particles
+share; resampling only moves references. The pool has ``N · S`` slots, enough when no
+two pairs share; the slots never used are never touched. The numbers are those of one
+``(m, C)`` per particle and state.
+
 Acting draws ``M(a) = X[a] · theta`` with ``theta ~ N(sum_m w_m m_m, sum_m w_m^2 C_m)``, the
 exact law of ``sum_m w_m X[a] · theta^{i_m}`` for independent particle draws (see
 :mod:`nslb_cli.agents.posteriors`): ``d`` normals per run.
@@ -38,6 +49,10 @@ def _linear_step(
     transitions: np.ndarray,
     mean: np.ndarray,
     cov: np.ndarray,
+    slot: np.ndarray,
+    refs: np.ndarray,
+    free: np.ndarray,
+    n_free: np.ndarray,
     contexts: np.ndarray,
     actions: np.ndarray,
     rewards: np.ndarray,
@@ -46,25 +61,33 @@ def _linear_step(
     scheme: int,
     resamples: np.ndarray,
 ) -> None:
-    R, N, S, d = mean.shape
+    R, N, S = slot.shape
+    P, d = mean.shape[1], mean.shape[2]
     for r in range(R):
         generator = generators[r]
         x = contexts[r, actions[r]]
-        # the predictive of every particle and state; y = C x, as sum_k x_k C[k, :]
-        y = np.empty((N, S, d))
+        # the predictive of every live slot; y = C x, as sum_k x_k C[k, :] (C symmetric)
+        y = np.empty((P, d))
+        slot_mean = np.empty(P)
+        slot_var = np.empty(P)
+        for p in range(P):
+            if refs[r, p] == 0:
+                continue
+            y[p] = 0.0
+            for k in range(d):
+                for j in range(d):
+                    y[p, j] += x[k] * cov[r, p, k, j]
+            slot_mean[p] = 0.0
+            slot_var[p] = noise_var
+            for j in range(d):
+                slot_mean[p] += x[j] * mean[r, p, j]
+                slot_var[p] += x[j] * y[p, j]
         pulled_mean = np.empty((N, S))
         pulled_var = np.empty((N, S))
         for i in range(N):
             for s in range(S):
-                y[i, s] = 0.0
-                for k in range(d):
-                    for j in range(d):
-                        y[i, s, j] += x[k] * cov[r, i, s, k, j]
-                pulled_mean[i, s] = 0.0
-                pulled_var[i, s] = noise_var
-                for j in range(d):
-                    pulled_mean[i, s] += x[j] * mean[r, i, s, j]
-                    pulled_var[i, s] += x[j] * y[i, s, j]
+                pulled_mean[i, s] = slot_mean[slot[r, i, s]]
+                pulled_var[i, s] = slot_var[slot[r, i, s]]
         pf.propose(
             r,
             generator,
@@ -78,21 +101,45 @@ def _linear_step(
             pulled_var,
             rewards[r],
         )
+        # the update of the slot of (i, B_t^i): in place if all its references move with it
+        moving = np.zeros(P, dtype=np.int64)
         for i in range(N):
-            s = previous[r, i]
-            scale = 1.0 / pulled_var[i, s]
-            step = (rewards[r] - pulled_mean[i, s]) * scale
-            for j in range(d):
-                mean[r, i, s, j] += y[i, s, j] * step
-                for k in range(d):
-                    cov[r, i, s, j, k] -= y[i, s, j] * y[i, s, k] * scale
+            moving[slot[r, i, previous[r, i]]] += 1
+        target = np.full(P, -1)
+        for i in range(N):
+            p = slot[r, i, previous[r, i]]
+            if target[p] < 0:
+                q = p
+                if moving[p] < refs[r, p]:
+                    n_free[r] -= 1
+                    q = free[r, n_free[r]]
+                    mean[r, q] = mean[r, p]
+                    cov[r, q] = cov[r, p]
+                    refs[r, p] -= moving[p]
+                    refs[r, q] = moving[p]
+                scale = 1.0 / slot_var[p]
+                step = (rewards[r] - slot_mean[p]) * scale
+                for j in range(d):
+                    mean[r, q, j] += y[p, j] * step
+                    for k in range(d):
+                        cov[r, q, j, k] -= y[p, j] * y[p, k] * scale
+                target[p] = q
+            slot[r, i, previous[r, i]] = target[p]
         ancestors = np.empty(N, dtype=np.int64)
         if pf.resample(r, generator, log_weights, previous, counts, threshold, scheme, ancestors):
             resamples[r] += 1
             for i in range(N):
-                if ancestors[i] != i:
-                    mean[r, i] = mean[r, ancestors[i]]
-                    cov[r, i] = cov[r, ancestors[i]]
+                a = ancestors[i]
+                if a == i:
+                    continue
+                for s in range(S):
+                    old, new = slot[r, i, s], slot[r, a, s]
+                    refs[r, new] += 1
+                    refs[r, old] -= 1
+                    if refs[r, old] == 0:
+                        free[r, n_free[r]] = old
+                        n_free[r] += 1
+                    slot[r, i, s] = new
 
 
 @jit
@@ -100,23 +147,33 @@ def _linear_mixture(
     generators: List,
     mean: np.ndarray,
     cov: np.ndarray,
+    slot: np.ndarray,
     contexts: np.ndarray,
     particles: np.ndarray,
     states: np.ndarray,
     weights: np.ndarray,
 ) -> np.ndarray:
     R, M = particles.shape
-    K, d = contexts.shape[1], contexts.shape[2]
+    P, d = mean.shape[1], mean.shape[2]
+    K = contexts.shape[1]
     draws = np.zeros((R, K))
     for r in range(R):
+        # sum_m w_m m_m and sum_m w_m^2 C_m, gathered per slot
+        first = np.zeros(P)
+        second = np.zeros(P)
+        for m in range(M):
+            p = slot[r, particles[r, m], states[r, m]]
+            first[p] += weights[r, m]
+            second[p] += weights[r, m] * weights[r, m]
         centre = np.zeros(d)
         spread = JITTER * np.eye(d)
-        for m in range(M):
-            i, s, w = particles[r, m], states[r, m], weights[r, m]
+        for p in range(P):
+            if second[p] == 0.0:
+                continue
             for j in range(d):
-                centre[j] += w * mean[r, i, s, j]
+                centre[j] += first[p] * mean[r, p, j]
                 for k in range(d):
-                    spread[j, k] += w * w * cov[r, i, s, j, k]
+                    spread[j, k] += second[p] * cov[r, p, j, k]
         factor = np.linalg.cholesky(spread)
         generator = generators[r]
         noise = np.empty(d)
@@ -132,14 +189,35 @@ def _linear_mixture(
 
 
 class LinearPosterior:
-    """Bayesian linear regression posteriors of ``theta_s`` per particle (contextual)."""
+    """Bayesian linear regression posteriors of ``theta_s`` per particle (contextual), in a
+    pool of shared statistics per run (see the module docstring)."""
 
     def __init__(self, model: OfflineModel, n_particles: int, noise_var: float) -> None:
         assert model.covariance is not None
-        prior = 0.5 * (model.covariance + np.swapaxes(model.covariance, -1, -2))
-        self.mean = np.repeat(model.means[:, None], n_particles, axis=1).astype(float)
-        self.cov = np.repeat(prior[:, None], n_particles, axis=1).astype(float)
+        R, S, d = model.means.shape
+        P = n_particles * S
+        self.pool_mean = np.empty((R, P, d))
+        self.pool_cov = np.empty((R, P, d, d))
+        self.pool_mean[:, :S] = model.means
+        self.pool_cov[:, :S] = 0.5 * (model.covariance + np.swapaxes(model.covariance, -1, -2))
+        self.slot = np.repeat(np.arange(S)[None, None], R * n_particles, axis=0).reshape(
+            R, n_particles, S
+        )
+        self.refs = np.zeros((R, P), dtype=np.int64)
+        self.refs[:, :S] = n_particles
+        self.free = np.repeat(np.arange(P - 1, S - 1, -1)[None], R, axis=0)  # lowest on top
+        self.n_free = np.full(R, P - S)
         self.noise_var = noise_var
+
+    @property
+    def mean(self) -> np.ndarray:
+        """``m`` of every particle and state, ``(R, N, S, d)`` (a copy)."""
+        return self.pool_mean[np.arange(len(self.slot))[:, None, None], self.slot]
+
+    @property
+    def cov(self) -> np.ndarray:
+        """``C`` of every particle and state, ``(R, N, S, d, d)`` (a copy)."""
+        return self.pool_cov[np.arange(len(self.slot))[:, None, None], self.slot]
 
     def step(
         self,
@@ -158,8 +236,12 @@ class LinearPosterior:
             rng.typed(),
             log_weights,
             *latent,
-            self.mean,
-            self.cov,
+            self.pool_mean,
+            self.pool_cov,
+            self.slot,
+            self.refs,
+            self.free,
+            self.n_free,
             contexts,
             actions,
             rewards,
@@ -180,5 +262,12 @@ class LinearPosterior:
         """A draw of ``X_t[a] · sum_m w_m theta^{i_m}`` (see the module docstring):
         ``(R, K)``, ``d`` normals per run."""
         return _linear_mixture(
-            rng.typed(), self.mean, self.cov, contexts, particles, states, weights
+            rng.typed(),
+            self.pool_mean,
+            self.pool_cov,
+            self.slot,
+            contexts,
+            particles,
+            states,
+            weights,
         )
