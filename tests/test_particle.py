@@ -7,9 +7,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from nslb_cli.agents import particle_filter
 from nslb_cli.agents.particle import UMTSParams, UncertainModelThompsonSampling
 from nslb_cli.agents.resampling import SCHEMES, draw_ancestors
-from nslb_cli.agents.thompson import ModelThompsonSampling, MTSParams
+from nslb_cli.agents.thompson import ModelThompsonSampling, MTSParams, gaussian_log_likelihood
 from nslb_cli.envs.synthetic import Synthetic, SyntheticParams
 from nslb_cli.models import OfflineModel
 from nslb_cli.rng import BatchRNG
@@ -154,3 +155,29 @@ def test_weights_and_statistics_stay_consistent() -> None:
         np.testing.assert_allclose(gained, t + 1, rtol=1e-9)
         assert np.allclose(agent.counts.sum(axis=(2, 3)), prior_total[:, None] + t)
         assert np.all(np.isfinite(agent.log_weights))
+
+
+def test_proposal_weight_is_the_predictive_likelihood() -> None:
+    """``propose`` adds ``log sum_s phi_s N(R_t; m_s, v_s)`` to each log weight, also for a
+    particle whose every state is far less likely than the run's best (its likelihoods are
+    then taken relative to its own best, not underflowed to 0, and states with ``phi = 0``
+    do not count as its best), and moves it to the state that explains the reward."""
+    S, reward = 3, 0.4
+    transitions = np.array([[0.9, 0.05, 0.05], [0.1, 0.8, 0.1], [0.0, 0.3, 0.7]])
+    previous = np.array([[0, 1, 2]])
+    slot = np.arange(3 * S).reshape(1, 3, S)  # every particle-state pair its own slot
+    mean = np.array([0.3, 0.9, 0.1, 0.5, 0.4, 2.0, 50.0, 60.0, 75.0])  # 50: but phi = 0
+    var = np.array([0.3, 0.26, 0.4, 0.25, 0.5, 0.3, 0.25, 0.3, 0.35])
+    with np.errstate(divide="ignore"):
+        log_phi = np.log(transitions[previous[0]])
+    log_terms = log_phi + gaussian_log_likelihood(reward, mean, var).reshape(3, S)
+    top = log_terms.max(axis=1, keepdims=True)
+    expected = (top + np.log(np.exp(log_terms - top).sum(axis=1, keepdims=True)))[:, 0]
+    assert expected[2] < expected[:2].max() - 1000, "particle 2 is far below the others"
+    log_weights = np.zeros((1, 3))
+    particle_filter.propose(
+        0, np.random.default_rng(0), log_weights, previous, None, True, np.full((1, S), 1 / S),
+        transitions[None], slot, -0.5 * (reward - mean) ** 2 / var, 1 / np.sqrt(var),
+    )  # fmt: skip
+    np.testing.assert_allclose(log_weights[0], expected, rtol=1e-12)
+    assert previous[0, 2] == 1, "the least unlikely state with phi > 0"

@@ -71,7 +71,7 @@ def test_recursive_updates_equal_batch_bayesian_linear_regression() -> None:
         np.testing.assert_allclose(posterior.cov[0, particle, 0], cov, atol=1e-10)
         np.testing.assert_allclose(posterior.mean[0, particle, 0], mean, atol=1e-9)
     np.testing.assert_array_equal(posterior.mean[0, :, 1], model.means[0, 1][None].repeat(2, 0))
-    assert (posterior.refs[0] > 0).sum() == S, "one shared slot per state"
+    assert (posterior.pool.refs[0] > 0).sum() == S, "one shared slot per state"
     assert resamples[0] == 0 and np.all(weights == weights[0, 0]), "equal predictives"
 
 
@@ -121,7 +121,7 @@ def test_linear_posterior_with_one_hot_features_is_the_arm_posterior() -> None:
         variances = np.diagonal(linear.rewards.cov, axis1=-2, axis2=-1)
         np.testing.assert_allclose(variances, arm.rewards.var, rtol=0, atol=1e-12)
     assert arm.resamples.sum() > 0, "resampling was exercised"
-    assert (linear.rewards.refs > 0).sum() > runs * arm.problem.n_states, "slots were split"
+    assert (linear.rewards.pool.refs > 0).sum() > runs * arm.problem.n_states, "slots were split"
 
 
 def test_mixture_draws_have_the_weighted_sum_law() -> None:

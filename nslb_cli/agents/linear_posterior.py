@@ -9,16 +9,9 @@ Kalman / recursive least-squares step, with ``y = C x``)::
 ``C`` stays exactly symmetric: ``y_j y_k`` is computed once for both ``(j, k)`` and
 ``(k, j)``. The predictive of the reward in state ``s`` is ``N(x' m_s, x' C_s x + sigma^2)``.
 
-Shared statistics. Resampling copies particles, and copies that then assign the same
-states to the same rewards keep identical statistics: on ML-100K with 100 particles a
-run holds 20-90 distinct ``(m, C)`` among its 500 particle-state pairs. So each run keeps
-a pool of statistics and every particle-state pair points to a pool slot (``slot``), with
-reference counts (``refs``) and a stack of free slots (``free``, ``n_free``). The
-predictive is computed once per live slot; an update writes in place when every
-reference to the slot moves with it, else into a fresh slot that the updated particles
-share; resampling only moves references. The pool has ``N · S`` slots, enough when no
-two pairs share; the slots never used are never touched. The numbers are those of one
-``(m, C)`` per particle and state.
+The statistics live in a pool shared by the particles (:mod:`nslb_cli.agents.pool`): the
+predictive is computed once per live slot, and a reward with ``x' C x = 0`` (a known
+model) changes nothing and is skipped.
 
 Acting draws ``M(a) = X[a] · theta`` with ``theta ~ N(sum_m w_m m_m, sum_m w_m^2 C_m)``, the
 exact law of ``sum_m w_m X[a] · theta^{i_m}`` for independent particle draws (see
@@ -32,6 +25,7 @@ from numba.typed import List
 
 from nslb_cli.agents import particle_filter as pf
 from nslb_cli.agents.jit import jit
+from nslb_cli.agents.pool import Arrays, SlotPool, move_references, plan_updates
 from nslb_cli.models import OfflineModel
 from nslb_cli.rng import BatchRNG
 
@@ -49,10 +43,7 @@ def _linear_step(
     transitions: np.ndarray,
     mean: np.ndarray,
     cov: np.ndarray,
-    slot: np.ndarray,
-    refs: np.ndarray,
-    free: np.ndarray,
-    n_free: np.ndarray,
+    pool: Arrays,
     contexts: np.ndarray,
     actions: np.ndarray,
     rewards: np.ndarray,
@@ -61,15 +52,17 @@ def _linear_step(
     scheme: int,
     resamples: np.ndarray,
 ) -> None:
-    R, N, S = slot.shape
-    P, d = mean.shape[1], mean.shape[2]
+    R, P, d = mean.shape
+    slot, refs = pool[0], pool[1]
+    N = slot.shape[1]
     for r in range(R):
-        generator = generators[r]
-        x = contexts[r, actions[r]]
+        generator, x, reward = generators[r], contexts[r, actions[r]], rewards[r]
         # the predictive of every live slot; y = C x, as sum_k x_k C[k, :] (C symmetric)
         y = np.empty((P, d))
-        slot_mean = np.empty(P)
-        slot_var = np.empty(P)
+        centre = np.empty(P)
+        spread = np.empty(P)
+        exponent = np.empty(P)
+        scale = np.empty(P)
         for p in range(P):
             if refs[r, p] == 0:
                 continue
@@ -77,17 +70,14 @@ def _linear_step(
             for k in range(d):
                 for j in range(d):
                     y[p, j] += x[k] * cov[r, p, k, j]
-            slot_mean[p] = 0.0
-            slot_var[p] = noise_var
+            centre[p] = 0.0
+            spread[p] = 0.0
             for j in range(d):
-                slot_mean[p] += x[j] * mean[r, p, j]
-                slot_var[p] += x[j] * y[p, j]
-        pulled_mean = np.empty((N, S))
-        pulled_var = np.empty((N, S))
-        for i in range(N):
-            for s in range(S):
-                pulled_mean[i, s] = slot_mean[slot[r, i, s]]
-                pulled_var[i, s] = slot_var[slot[r, i, s]]
+                centre[p] += x[j] * mean[r, p, j]
+                spread[p] += x[j] * y[p, j]
+            v = spread[p] + noise_var
+            exponent[p] = -0.5 * (reward - centre[p]) * (reward - centre[p]) / v
+            scale[p] = 1.0 / np.sqrt(v)
         pf.propose(
             r,
             generator,
@@ -97,49 +87,27 @@ def _linear_step(
             started,
             initial,
             transitions,
-            pulled_mean,
-            pulled_var,
-            rewards[r],
+            slot,
+            exponent,
+            scale,
         )
-        # the update of the slot of (i, B_t^i): in place if all its references move with it
-        moving = np.zeros(P, dtype=np.int64)
-        for i in range(N):
-            moving[slot[r, i, previous[r, i]]] += 1
-        target = np.full(P, -1)
-        for i in range(N):
-            p = slot[r, i, previous[r, i]]
-            if target[p] < 0:
-                q = p
-                if moving[p] < refs[r, p]:
-                    n_free[r] -= 1
-                    q = free[r, n_free[r]]
-                    mean[r, q] = mean[r, p]
-                    cov[r, q] = cov[r, p]
-                    refs[r, p] -= moving[p]
-                    refs[r, q] = moving[p]
-                scale = 1.0 / slot_var[p]
-                step = (rewards[r] - slot_mean[p]) * scale
-                for j in range(d):
-                    mean[r, q, j] += y[p, j] * step
-                    for k in range(d):
-                        cov[r, q, j, k] -= y[p, j] * y[p, k] * scale
-                target[p] = q
-            slot[r, i, previous[r, i]] = target[p]
+        sources = np.empty(N, dtype=np.int64)
+        targets = np.empty(N, dtype=np.int64)
+        for u in range(plan_updates(r, pool, previous, spread > 0.0, sources, targets)):
+            p, q = sources[u], targets[u]
+            if q != p:
+                mean[r, q] = mean[r, p]
+                cov[r, q] = cov[r, p]
+            gain = 1.0 / (spread[p] + noise_var)
+            step = (reward - centre[p]) * gain
+            for j in range(d):
+                mean[r, q, j] += y[p, j] * step
+                for k in range(d):
+                    cov[r, q, j, k] -= y[p, j] * y[p, k] * gain
         ancestors = np.empty(N, dtype=np.int64)
         if pf.resample(r, generator, log_weights, previous, counts, threshold, scheme, ancestors):
             resamples[r] += 1
-            for i in range(N):
-                a = ancestors[i]
-                if a == i:
-                    continue
-                for s in range(S):
-                    old, new = slot[r, i, s], slot[r, a, s]
-                    refs[r, new] += 1
-                    refs[r, old] -= 1
-                    if refs[r, old] == 0:
-                        free[r, n_free[r]] = old
-                        n_free[r] += 1
-                    slot[r, i, s] = new
+            move_references(r, pool, ancestors)
 
 
 @jit
@@ -153,9 +121,8 @@ def _linear_mixture(
     states: np.ndarray,
     weights: np.ndarray,
 ) -> np.ndarray:
-    R, M = particles.shape
-    P, d = mean.shape[1], mean.shape[2]
-    K = contexts.shape[1]
+    R, P, d = mean.shape
+    M, K = particles.shape[1], contexts.shape[1]
     draws = np.zeros((R, K))
     for r in range(R):
         # sum_m w_m m_m and sum_m w_m^2 C_m, gathered per slot
@@ -190,34 +157,27 @@ def _linear_mixture(
 
 class LinearPosterior:
     """Bayesian linear regression posteriors of ``theta_s`` per particle (contextual), in a
-    pool of shared statistics per run (see the module docstring)."""
+    pool of statistics shared between particles (:mod:`nslb_cli.agents.pool`)."""
 
     def __init__(self, model: OfflineModel, n_particles: int, noise_var: float) -> None:
         assert model.covariance is not None
         R, S, d = model.means.shape
-        P = n_particles * S
-        self.pool_mean = np.empty((R, P, d))
-        self.pool_cov = np.empty((R, P, d, d))
+        self.pool = SlotPool(R, n_particles, S)
+        self.pool_mean = np.empty((R, n_particles * S, d))
+        self.pool_cov = np.empty((R, n_particles * S, d, d))
         self.pool_mean[:, :S] = model.means
         self.pool_cov[:, :S] = 0.5 * (model.covariance + np.swapaxes(model.covariance, -1, -2))
-        self.slot = np.repeat(np.arange(S)[None, None], R * n_particles, axis=0).reshape(
-            R, n_particles, S
-        )
-        self.refs = np.zeros((R, P), dtype=np.int64)
-        self.refs[:, :S] = n_particles
-        self.free = np.repeat(np.arange(P - 1, S - 1, -1)[None], R, axis=0)  # lowest on top
-        self.n_free = np.full(R, P - S)
         self.noise_var = noise_var
 
     @property
     def mean(self) -> np.ndarray:
         """``m`` of every particle and state, ``(R, N, S, d)`` (a copy)."""
-        return self.pool_mean[np.arange(len(self.slot))[:, None, None], self.slot]
+        return self.pool.gather(self.pool_mean)
 
     @property
     def cov(self) -> np.ndarray:
         """``C`` of every particle and state, ``(R, N, S, d, d)`` (a copy)."""
-        return self.pool_cov[np.arange(len(self.slot))[:, None, None], self.slot]
+        return self.pool.gather(self.pool_cov)
 
     def step(
         self,
@@ -238,10 +198,7 @@ class LinearPosterior:
             *latent,
             self.pool_mean,
             self.pool_cov,
-            self.slot,
-            self.refs,
-            self.free,
-            self.n_free,
+            self.pool.arrays,
             contexts,
             actions,
             rewards,
@@ -265,7 +222,7 @@ class LinearPosterior:
             rng.typed(),
             self.pool_mean,
             self.pool_cov,
-            self.slot,
+            self.pool.slot,
             contexts,
             particles,
             states,

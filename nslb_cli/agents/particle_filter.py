@@ -4,10 +4,11 @@ Arrays (``R`` runs, ``N`` particles, ``S`` states): ``log_weights`` ``(R, N)``; 
 ``(R, N)`` the last state ``B_{t-1}^i``; ``counts`` ``(R, N, S, S)`` each particle's Dirichlet
 posterior counts, or ``None`` when the transition matrix ``transitions`` ``(R, S, S)`` is
 known; ``initial`` ``(R, S)`` is ``P_1``, used while ``started`` is false (first round).
-The reward part (the predictive ``m_s``, ``v_s`` and the statistics' updates) lives in
-:mod:`nslb_cli.agents.posteriors`. The act kernels loop over runs; the update
-is a kernel of each reward family that calls :func:`propose` and :func:`resample` for every
-run, between its own steps (see :mod:`.jit`).
+The reward part (the predictive and the statistics' updates) lives in
+:mod:`nslb_cli.agents.posteriors` and :mod:`nslb_cli.agents.linear_posterior`. The act
+kernels loop over runs; the update is a kernel of each reward family that calls
+:func:`propose` and :func:`resample` for every run, between its own steps (see
+:mod:`.jit`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from nslb_cli.agents.jit import draw_each, jit, normalise
 from nslb_cli.agents.resampling import draw_ancestors
 
 HALF_LOG_TWO_PI = 0.5 * np.log(2.0 * np.pi)
+UNDERFLOW = 600.0  # exp(-600) ~ 1e-261: far from underflow, even times phi and the scale
 
 Latent = tuple[np.ndarray, "np.ndarray | None", bool, np.ndarray, np.ndarray]
 """``(previous, counts, started, initial, transitions)``, as the kernels take them."""
@@ -131,27 +133,29 @@ def propose(
     started: bool,
     initial: np.ndarray,
     transitions: np.ndarray,
-    mean: np.ndarray,
-    var: np.ndarray,
-    reward: float,
+    slot: np.ndarray,
+    exponent: np.ndarray,
+    scale: np.ndarray,
 ) -> None:
     """Steps 1-4 of the update of run ``r``, in place: ``previous[r]`` becomes ``B_t``.
 
     For particle ``i`` with ``p = B_{t-1}^i``: draw ``phi_p`` (``g_s ~ Gamma(counts[p, s])``,
     ``phi_{p,s} = g_s / sum g``; ``P_1`` or the known row otherwise), then with the reward
-    predictive ``N(R_t; mean[i, s], var[i, s])`` (``(N, S)``, ``var`` includes
-    ``sigma^2``)::
+    predictive ``N(R_t; m, v)`` of state ``s``, whose statistics are in pool slot
+    ``k = slot[r, i, s]`` (:mod:`.pool`), given as ``exponent[k] = -(R_t - m)^2 / (2 v)``
+    and ``scale[k] = 1 / sqrt(v)`` (``v`` includes ``sigma^2``)::
 
-        q(s) = phi_{p,s} · N(R_t; mean[i, s], var[i, s]),   log w_i += log sum_s q(s),
+        q(s) = phi_{p,s} · N(R_t; m, v),   log w_i += log sum_s q(s),
         B_t^i ~ q / sum_s q,   counts[p, B_t^i] += 1.
 
-    Computed as ``q(s) = phi_{p,s} exp(e_s - top) / sqrt(var[i, s])`` with
-    ``e_s = -(R_t - mean[i, s])^2 / (2 var[i, s])`` and ``top = max e_s`` over the states
-    with ``phi_{p,s} > 0``, so that ``log sum_s q(s)`` adds back ``top - log(2 pi) / 2``.
+    ``q(s)`` is computed as ``phi_{p,s} scale[k] exp(exponent[k] - top)``, with ``top`` the
+    largest exponent of the run over the states with ``phi > 0``, so that the exponential
+    is taken once per slot; a particle whose own largest exponent ``top_i`` is more than
+    ``UNDERFLOW`` below ``top`` uses ``top_i`` instead, or its ``q`` would underflow to 0.
     Draws: ``N · S`` gammas (learnt transitions, after the first round), then ``N``
     uniforms for the ``B_t^i``.
     """
-    N, S = mean.shape
+    N, S = slot.shape[1], slot.shape[2]
     q = np.empty((N, S))
     if counts is not None and started:
         for i in range(N):
@@ -159,20 +163,30 @@ def propose(
                 q[i, s] = generator.standard_gamma(counts[r, i, previous[r, i], s])
     else:
         _transition_rows(r, previous, counts, started, initial, transitions, q)
-    exponent = np.empty(S)
+    tops = np.full(N, -np.inf)
     for i in range(N):
-        top = -np.inf
         for s in range(S):
-            exponent[s] = -0.5 * (reward - mean[i, s]) * (reward - mean[i, s]) / var[i, s]
-            if q[i, s] > 0.0 and exponent[s] > top:
-                top = exponent[s]
-        total = 0.0
+            if q[i, s] > 0.0 and exponent[slot[r, i, s]] > tops[i]:
+                tops[i] = exponent[slot[r, i, s]]
+    top = tops.max()
+    likelihood = np.full(len(exponent), -1.0)  # per slot, relative to top; -1: not yet
+    for i in range(N):
+        own = top - tops[i] > UNDERFLOW
         mass = 0.0
+        total = 0.0
         for s in range(S):
+            k = slot[r, i, s]
             mass += q[i, s]
-            q[i, s] *= np.exp(exponent[s] - top) / np.sqrt(var[i, s])
+            if q[i, s] == 0.0:  # phi = 0; its exponent may exceed the top
+                continue
+            if own:
+                q[i, s] *= scale[k] * np.exp(exponent[k] - tops[i])
+            else:
+                if likelihood[k] < 0.0:
+                    likelihood[k] = scale[k] * np.exp(exponent[k] - top)
+                q[i, s] *= likelihood[k]
             total += q[i, s]
-        log_weights[r, i] += np.log(total / mass) + top - HALF_LOG_TWO_PI
+        log_weights[r, i] += np.log(total / mass) + (tops[i] if own else top) - HALF_LOG_TWO_PI
     new = np.empty(N, dtype=np.int64)
     draw_each(q, generator, new)
     for i in range(N):

@@ -15,7 +15,10 @@ One reward ``r`` of arm ``a``::
 run's statistics are read once from memory: the predictive ``N(mean_{s,A_t},
 var_{s,A_t} + sigma^2)`` of every particle and state, the latent-state proposal and weights
 (:func:`nslb_cli.agents.particle_filter.propose`), the update of state ``B_t^i``'s
-statistics, and resampling.
+statistics, and resampling. Both families keep their statistics in a pool shared by the
+particles (:mod:`nslb_cli.agents.pool`): predictives and updates are computed once per
+distinct set of statistics; a reward on an arm whose variance is 0 (a known model)
+changes nothing and is skipped.
 
 Acting needs draws of ``M(a) = sum_m w_m mu^{i_m}(a)``, a weighted sum over particles
 ``i_m`` (in states ``B^{i_m}``) of ``mu^{i_m}(a)`` sampled from each particle's posterior.
@@ -24,7 +27,8 @@ arm ``N(sum_m w_m mean_m, sum_m w_m^2 var_m)``, with one normal per arm. One par
 weight one is a Thompson draw of that particle's ``mu``.
 
 Both families start from the offline model's prior; a zero prior spread is a known model.
-Arrays are ``(R, N, S, …)``: runs, particles, states (see :mod:`nslb_cli.agents.jit`).
+Their statistics are pool arrays ``(R, P, …)`` (runs, slots); the ``mean`` and ``var``
+(``cov``) properties give them per particle and state, ``(R, N, S, …)``.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from numba.typed import List
 from nslb_cli.agents import particle_filter as pf
 from nslb_cli.agents.jit import jit
 from nslb_cli.agents.linear_posterior import LinearPosterior
+from nslb_cli.agents.pool import Arrays, SlotPool, move_references, plan_updates
 from nslb_cli.models import OfflineModel
 from nslb_cli.rng import BatchRNG
 
@@ -50,6 +55,7 @@ def _arm_step(
     transitions: np.ndarray,
     mean: np.ndarray,
     var: np.ndarray,
+    pool: Arrays,
     actions: np.ndarray,
     rewards: np.ndarray,
     noise_var: float,
@@ -57,15 +63,18 @@ def _arm_step(
     scheme: int,
     resamples: np.ndarray,
 ) -> None:
-    R, N, S, _ = mean.shape
+    R, P, _ = mean.shape
+    slot, refs = pool[0], pool[1]
+    N = slot.shape[1]
     for r in range(R):
-        generator, a = generators[r], actions[r]
-        pulled_mean = np.empty((N, S))
-        pulled_var = np.empty((N, S))
-        for i in range(N):
-            for s in range(S):
-                pulled_mean[i, s] = mean[r, i, s, a]
-                pulled_var[i, s] = var[r, i, s, a] + noise_var
+        generator, a, reward = generators[r], actions[r], rewards[r]
+        exponent = np.empty(P)
+        scale = np.empty(P)
+        for p in range(P):
+            if refs[r, p] > 0:
+                v = var[r, p, a] + noise_var
+                exponent[p] = -0.5 * (reward - mean[r, p, a]) * (reward - mean[r, p, a]) / v
+                scale[p] = 1.0 / np.sqrt(v)
         pf.propose(
             r,
             generator,
@@ -75,22 +84,25 @@ def _arm_step(
             started,
             initial,
             transitions,
-            pulled_mean,
-            pulled_var,
-            rewards[r],
+            slot,
+            exponent,
+            scale,
         )
-        for i in range(N):
-            s = previous[r, i]
-            v = var[r, i, s, a]
-            mean[r, i, s, a] = (noise_var * mean[r, i, s, a] + v * rewards[r]) / (noise_var + v)
-            var[r, i, s, a] = v * noise_var / (noise_var + v)
+        informative = var[r, :, a] > 0.0
+        sources = np.empty(N, dtype=np.int64)
+        targets = np.empty(N, dtype=np.int64)
+        for u in range(plan_updates(r, pool, previous, informative, sources, targets)):
+            p, q = sources[u], targets[u]
+            if q != p:
+                mean[r, q] = mean[r, p]
+                var[r, q] = var[r, p]
+            v = var[r, q, a]
+            mean[r, q, a] = (noise_var * mean[r, q, a] + v * reward) / (noise_var + v)
+            var[r, q, a] = v * noise_var / (noise_var + v)
         ancestors = np.empty(N, dtype=np.int64)
         if pf.resample(r, generator, log_weights, previous, counts, threshold, scheme, ancestors):
             resamples[r] += 1
-            for i in range(N):
-                if ancestors[i] != i:
-                    mean[r, i] = mean[r, ancestors[i]]
-                    var[r, i] = var[r, ancestors[i]]
+            move_references(r, pool, ancestors)
 
 
 @jit
@@ -98,20 +110,29 @@ def _arm_mixture(
     generators: List,
     mean: np.ndarray,
     var: np.ndarray,
+    slot: np.ndarray,
     particles: np.ndarray,
     states: np.ndarray,
     weights: np.ndarray,
 ) -> np.ndarray:
-    R, M = particles.shape
-    K = mean.shape[3]
+    R, P, K = mean.shape
+    M = particles.shape[1]
     draws = np.zeros((R, K))
     for r in range(R):
-        spread = np.zeros(K)
+        # sum_m w_m and sum_m w_m^2 gathered per slot
+        first = np.zeros(P)
+        second = np.zeros(P)
         for m in range(M):
-            i, s, w = particles[r, m], states[r, m], weights[r, m]
+            p = slot[r, particles[r, m], states[r, m]]
+            first[p] += weights[r, m]
+            second[p] += weights[r, m] * weights[r, m]
+        spread = np.zeros(K)
+        for p in range(P):
+            if second[p] == 0.0:
+                continue
             for a in range(K):
-                draws[r, a] += w * mean[r, i, s, a]
-                spread[a] += w * w * var[r, i, s, a]
+                draws[r, a] += first[p] * mean[r, p, a]
+                spread[a] += second[p] * var[r, p, a]
         generator = generators[r]
         for a in range(K):
             draws[r, a] += np.sqrt(spread[a]) * generator.standard_normal()
@@ -119,12 +140,27 @@ def _arm_mixture(
 
 
 class ArmPosterior:
-    """Independent Gaussian posteriors of ``mu(a, s)`` per particle (multi-armed)."""
+    """Independent Gaussian posteriors of ``mu(a, s)`` per particle (multi-armed), in a pool
+    of statistics shared between particles (:mod:`nslb_cli.agents.pool`)."""
 
     def __init__(self, model: OfflineModel, n_particles: int, noise_var: float) -> None:
-        self.mean = np.repeat(model.means[:, None], n_particles, axis=1).astype(float)
-        self.var = np.repeat(model.mean_sd[:, None] ** 2, n_particles, axis=1).astype(float)
+        R, S, K = model.means.shape
+        self.pool = SlotPool(R, n_particles, S)
+        self.pool_mean = np.empty((R, n_particles * S, K))
+        self.pool_var = np.empty((R, n_particles * S, K))
+        self.pool_mean[:, :S] = model.means
+        self.pool_var[:, :S] = model.mean_sd**2
         self.noise_var = noise_var
+
+    @property
+    def mean(self) -> np.ndarray:
+        """The posterior mean of every particle, state and arm, ``(R, N, S, K)`` (a copy)."""
+        return self.pool.gather(self.pool_mean)
+
+    @property
+    def var(self) -> np.ndarray:
+        """The posterior variance of every particle, state and arm, ``(R, N, S, K)``."""
+        return self.pool.gather(self.pool_var)
 
     def step(
         self,
@@ -146,8 +182,9 @@ class ArmPosterior:
             rng.typed(),
             log_weights,
             *latent,
-            self.mean,
-            self.var,
+            self.pool_mean,
+            self.pool_var,
+            self.pool.arrays,
             actions,
             rewards,
             self.noise_var,
@@ -166,7 +203,9 @@ class ArmPosterior:
     ) -> np.ndarray:
         """A draw of ``sum_m w_m mu^{i_m}(a)`` with ``i_m = particles[r, m]`` in state
         ``states[r, m]`` and ``w_m = weights[r, m]``: ``(R, K)``, ``K`` normals per run."""
-        return _arm_mixture(rng.typed(), self.mean, self.var, particles, states, weights)
+        return _arm_mixture(
+            rng.typed(), self.pool_mean, self.pool_var, self.pool.slot, particles, states, weights
+        )
 
 
 def reward_posterior(
