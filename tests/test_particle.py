@@ -177,7 +177,26 @@ def test_proposal_weight_is_the_predictive_likelihood() -> None:
     log_weights = np.zeros((1, 3))
     particle_filter.propose(
         0, np.random.default_rng(0), log_weights, previous, None, True, np.full((1, S), 1 / S),
-        transitions[None], slot, -0.5 * (reward - mean) ** 2 / var, 1 / np.sqrt(var),
+        transitions[None], slot, np.arange(3 * S), -0.5 * (reward - mean) ** 2 / var,
+        1 / np.sqrt(var), np.empty(3 * S),
     )  # fmt: skip
     np.testing.assert_allclose(log_weights[0], expected, rtol=1e-12)
     assert previous[0, 2] == 1, "the least unlikely state with phi > 0"
+
+
+@pytest.mark.parametrize("selection", ["mean", "sample"])
+def test_act_reports_the_state_posterior(selection: str) -> None:
+    """The belief ``act`` reports is ``state_posterior()``, the estimate the exact-filter
+    tests check, number for number."""
+    world = Synthetic.build(SyntheticParams(model="prior", horizon=60), np.array([0, 1]))
+    agent = UncertainModelThompsonSampling(
+        UMTSParams(num_particles=30, action_selection=selection),
+        world.problem,
+        world.offline_model,
+        BatchRNG([0, 1]),
+    )
+    for t in range(world.problem.horizon):
+        expected = agent.state_posterior()
+        actions = agent.act(t, None)
+        np.testing.assert_array_equal(agent.belief().posterior, expected)
+        agent.update(t, None, actions, world.reward(t, actions))

@@ -25,7 +25,14 @@ from numba.typed import List
 
 from nslb_cli.agents import particle_filter as pf
 from nslb_cli.agents.jit import jit
-from nslb_cli.agents.pool import Arrays, SlotPool, move_references, plan_updates
+from nslb_cli.agents.pool import (
+    Arrays,
+    SlotPool,
+    gather_weights,
+    live_slots,
+    move_references,
+    plan_updates,
+)
 from nslb_cli.models import OfflineModel
 from nslb_cli.rng import BatchRNG
 
@@ -55,17 +62,20 @@ def _linear_step(
     R, P, d = mean.shape
     slot, refs = pool[0], pool[1]
     N = slot.shape[1]
+    live, exponent, scale, likelihood = np.empty(P, np.int64), np.empty(P), np.empty(P), np.empty(P)
+    y, centre, spread = np.empty((P, d)), np.empty(P), np.empty(P)
+    informative = np.empty(P, np.bool_)
+    moving, moved = np.zeros(P, np.int64), np.full(P, -1)
+    sources, targets, ancestors = (
+        np.empty(N, np.int64),
+        np.empty(N, np.int64),
+        np.empty(N, np.int64),
+    )
     for r in range(R):
         generator, x, reward = generators[r], contexts[r, actions[r]], rewards[r]
         # the predictive of every live slot; y = C x, as sum_k x_k C[k, :] (C symmetric)
-        y = np.empty((P, d))
-        centre = np.empty(P)
-        spread = np.empty(P)
-        exponent = np.empty(P)
-        scale = np.empty(P)
-        for p in range(P):
-            if refs[r, p] == 0:
-                continue
+        n_live = live_slots(r, refs, live)
+        for p in live[:n_live]:
             y[p] = 0.0
             for k in range(d):
                 for j in range(d):
@@ -78,6 +88,7 @@ def _linear_step(
             v = spread[p] + noise_var
             exponent[p] = -0.5 * (reward - centre[p]) * (reward - centre[p]) / v
             scale[p] = 1.0 / np.sqrt(v)
+            informative[p] = spread[p] > 0.0
         pf.propose(
             r,
             generator,
@@ -88,12 +99,13 @@ def _linear_step(
             initial,
             transitions,
             slot,
+            live[:n_live],
             exponent,
             scale,
+            likelihood,
         )
-        sources = np.empty(N, dtype=np.int64)
-        targets = np.empty(N, dtype=np.int64)
-        for u in range(plan_updates(r, pool, previous, spread > 0.0, sources, targets)):
+        updates = plan_updates(r, pool, previous, informative, moving, moved, sources, targets)
+        for u in range(updates):
             p, q = sources[u], targets[u]
             if q != p:
                 mean[r, q] = mean[r, p]
@@ -104,7 +116,6 @@ def _linear_step(
                 mean[r, q, j] += y[p, j] * step
                 for k in range(d):
                     cov[r, q, j, k] -= y[p, j] * y[p, k] * gain
-        ancestors = np.empty(N, dtype=np.int64)
         if pf.resample(r, generator, log_weights, previous, counts, threshold, scheme, ancestors):
             resamples[r] += 1
             move_references(r, pool, ancestors)
@@ -124,23 +135,18 @@ def _linear_mixture(
     R, P, d = mean.shape
     M, K = particles.shape[1], contexts.shape[1]
     draws = np.zeros((R, K))
+    first, second, touched = np.zeros(P), np.zeros(P), np.empty(M, np.int64)
     for r in range(R):
         # sum_m w_m m_m and sum_m w_m^2 C_m, gathered per slot
-        first = np.zeros(P)
-        second = np.zeros(P)
-        for m in range(M):
-            p = slot[r, particles[r, m], states[r, m]]
-            first[p] += weights[r, m]
-            second[p] += weights[r, m] * weights[r, m]
+        n_touched = gather_weights(r, slot, particles, states, weights, first, second, touched)
         centre = np.zeros(d)
         spread = JITTER * np.eye(d)
-        for p in range(P):
-            if second[p] == 0.0:
-                continue
+        for p in touched[:n_touched]:
             for j in range(d):
                 centre[j] += first[p] * mean[r, p, j]
                 for k in range(d):
                     spread[j, k] += second[p] * cov[r, p, j, k]
+            first[p] = second[p] = 0.0
         factor = np.linalg.cholesky(spread)
         generator = generators[r]
         noise = np.empty(d)

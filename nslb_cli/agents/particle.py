@@ -115,24 +115,25 @@ class UncertainModelThompsonSampling(Agent):
         transitions = np.ascontiguousarray(self.model.transitions, dtype=float)
         return self.previous, self.counts, self.started, initial, transitions
 
-    def _weights_and_posterior(self) -> tuple[np.ndarray, np.ndarray]:
+    def state_posterior(self) -> np.ndarray:
+        """The particle estimate of ``P(S_t = s | H_t)`` before ``R_t``, shape ``(R, S)``
+        (the posterior that ``act`` reports)."""
         return pf.state_posterior(self.log_weights, *self._latent())
 
-    def state_posterior(self) -> np.ndarray:
-        """The particle estimate of ``P(S_t = s | H_t)`` before ``R_t``, shape ``(R, S)``."""
-        return self._weights_and_posterior()[1]
-
     def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
-        weights, posterior = self._weights_and_posterior()
         generators = self.rng.typed()
         if self.params.action_selection == "mean":
-            states = pf.draw_states(generators, *self._latent())
+            weights, posterior, states = pf.act_states(
+                generators, self.log_weights, *self._latent()
+            )
             draws = self.rewards.sample_mixture(
                 self.rng, self._all_particles, states, weights, contexts
             )
             believed = posterior.argmax(axis=1)
         else:
-            chosen, believed = pf.draw_particle(generators, weights, *self._latent())
+            posterior, chosen, believed = pf.act_particle(
+                generators, self.log_weights, *self._latent()
+            )
             draws = self.rewards.sample_mixture(
                 self.rng, chosen[:, None], believed[:, None], np.ones((len(chosen), 1)), contexts
             )

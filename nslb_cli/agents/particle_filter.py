@@ -50,10 +50,31 @@ def _transition_rows(
         else:
             total = 0.0
             for s in range(S):
-                out[i, s] = counts[r, i, p, s]
-                total += out[i, s]
+                total += counts[r, i, p, s]
             for s in range(S):
-                out[i, s] /= total
+                out[i, s] = counts[r, i, p, s] / total
+
+
+@jit
+def _posterior(
+    r: int,
+    log_weights: np.ndarray,
+    previous: np.ndarray,
+    counts: np.ndarray | None,
+    started: bool,
+    initial: np.ndarray,
+    transitions: np.ndarray,
+    weights: np.ndarray,
+    rows: np.ndarray,
+    posterior: np.ndarray,
+) -> None:
+    """For run ``r``: the normalised weights ``w_i``, each particle's ``P(B_t = · | i)``
+    (``rows``, ``(N, S)``) and ``P(S_t = s | H_t) ≈ sum_i w_i P(B_t = s | i)``."""
+    normalise(log_weights[r], weights[r])
+    _transition_rows(r, previous, counts, started, initial, transitions, rows)
+    for i in range(rows.shape[0]):
+        for s in range(rows.shape[1]):
+            posterior[r, s] += weights[r, i] * rows[i, s]
 
 
 @jit
@@ -64,63 +85,100 @@ def state_posterior(
     started: bool,
     initial: np.ndarray,
     transitions: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Normalised weights ``w`` ``(R, N)`` and ``P(S_t = s | H_t) ≈ sum_i w_i P(B_t = s | i)``
-    ``(R, S)``, before ``R_t`` is observed."""
+) -> np.ndarray:
+    """The particle estimate of ``P(S_t = s | H_t)`` before ``R_t``, ``(R, S)``; the same
+    computation as the act kernels' (:func:`act_states`, :func:`act_particle`)."""
     R, N = log_weights.shape
     S = initial.shape[1]
     weights = np.empty((R, N))
+    rows = np.empty((N, S))
     posterior = np.zeros((R, S))
     for r in range(R):
-        rows = np.empty((N, S))
-        normalise(log_weights[r], weights[r])
-        _transition_rows(r, previous, counts, started, initial, transitions, rows)
-        for i in range(N):
-            for s in range(S):
-                posterior[r, s] += weights[r, i] * rows[i, s]
-    return weights, posterior
+        _posterior(
+            r,
+            log_weights,
+            previous,
+            counts,
+            started,
+            initial,
+            transitions,
+            weights,
+            rows,
+            posterior,
+        )
+    return posterior
 
 
 @jit
-def draw_states(
+def act_states(
     generators: List,
+    log_weights: np.ndarray,
     previous: np.ndarray,
     counts: np.ndarray | None,
     started: bool,
     initial: np.ndarray,
     transitions: np.ndarray,
-) -> np.ndarray:
-    """``B_t^i ~ P(· | particle i)`` for every particle, ``(R, N)``: one uniform each."""
-    R, N = previous.shape
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The weights ``(R, N)``, the state posterior ``(R, S)`` and every particle's
+    ``B_t^i ~ P(· | i)`` ``(R, N)``: one uniform per particle."""
+    R, N = log_weights.shape
+    S = initial.shape[1]
+    weights = np.empty((R, N))
+    rows = np.empty((N, S))
+    posterior = np.zeros((R, S))
     states = np.empty((R, N), dtype=np.int64)
     for r in range(R):
-        rows = np.empty((N, initial.shape[1]))
-        _transition_rows(r, previous, counts, started, initial, transitions, rows)
+        _posterior(
+            r,
+            log_weights,
+            previous,
+            counts,
+            started,
+            initial,
+            transitions,
+            weights,
+            rows,
+            posterior,
+        )
         draw_each(rows, generators[r], states[r])
-    return states
+    return weights, posterior, states
 
 
 @jit
-def draw_particle(
+def act_particle(
     generators: List,
-    weights: np.ndarray,
+    log_weights: np.ndarray,
     previous: np.ndarray,
     counts: np.ndarray | None,
     started: bool,
     initial: np.ndarray,
     transitions: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
-    """One particle ``j ~ w`` per run and its state ``B_t^j ~ P(· | j)``: ``(R,)`` each,
-    two uniforms per run."""
-    R, N = previous.shape
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The state posterior ``(R, S)``, one particle ``j ~ w`` per run and its state
+    ``B_t^j ~ P(· | j)``, ``(R,)`` each: two uniforms per run."""
+    R, N = log_weights.shape
+    S = initial.shape[1]
+    weights = np.empty((R, N))
+    rows = np.empty((N, S))
+    posterior = np.zeros((R, S))
     chosen = np.empty(R, dtype=np.int64)
     states = np.empty(R, dtype=np.int64)
     for r in range(R):
-        rows = np.empty((N, initial.shape[1]))
-        _transition_rows(r, previous, counts, started, initial, transitions, rows)
+        _posterior(
+            r,
+            log_weights,
+            previous,
+            counts,
+            started,
+            initial,
+            transitions,
+            weights,
+            rows,
+            posterior,
+        )
         draw_each(weights[r : r + 1], generators[r], chosen[r : r + 1])
         draw_each(rows[chosen[r] : chosen[r] + 1], generators[r], states[r : r + 1])
-    return chosen, states
+    return posterior, chosen, states
 
 
 @jit
@@ -134,24 +192,28 @@ def propose(
     initial: np.ndarray,
     transitions: np.ndarray,
     slot: np.ndarray,
+    live: np.ndarray,
     exponent: np.ndarray,
     scale: np.ndarray,
+    likelihood: np.ndarray,
 ) -> None:
     """Steps 1-4 of the update of run ``r``, in place: ``previous[r]`` becomes ``B_t``.
 
     For particle ``i`` with ``p = B_{t-1}^i``: draw ``phi_p`` (``g_s ~ Gamma(counts[p, s])``,
     ``phi_{p,s} = g_s / sum g``; ``P_1`` or the known row otherwise), then with the reward
     predictive ``N(R_t; m, v)`` of state ``s``, whose statistics are in pool slot
-    ``k = slot[r, i, s]`` (:mod:`.pool`), given as ``exponent[k] = -(R_t - m)^2 / (2 v)``
-    and ``scale[k] = 1 / sqrt(v)`` (``v`` includes ``sigma^2``)::
+    ``k = slot[r, i, s]`` (:mod:`.pool`), given for the run's ``live`` slots as
+    ``exponent[k] = -(R_t - m)^2 / (2 v)`` and ``scale[k] = 1 / sqrt(v)`` (``v`` includes
+    ``sigma^2``)::
 
         q(s) = phi_{p,s} · N(R_t; m, v),   log w_i += log sum_s q(s),
         B_t^i ~ q / sum_s q,   counts[p, B_t^i] += 1.
 
-    ``q(s)`` is computed as ``phi_{p,s} scale[k] exp(exponent[k] - top)``, with ``top`` the
-    largest exponent of the run over the states with ``phi > 0``, so that the exponential
-    is taken once per slot; a particle whose own largest exponent ``top_i`` is more than
-    ``UNDERFLOW`` below ``top`` uses ``top_i`` instead, or its ``q`` would underflow to 0.
+    ``q(s)`` is computed as ``phi_{p,s} likelihood[k]`` with ``likelihood[k] = scale[k]
+    exp(exponent[k] - top)`` (scratch, one entry per slot), ``top`` the largest exponent
+    of the run over the states with ``phi > 0``, so that the exponential is taken once per
+    slot; a particle whose own largest exponent ``top_i`` is more than ``UNDERFLOW`` below
+    ``top`` uses ``top_i`` instead, or its ``q`` would underflow to 0.
     Draws: ``N · S`` gammas (learnt transitions, after the first round), then ``N``
     uniforms for the ``B_t^i``.
     """
@@ -169,7 +231,8 @@ def propose(
             if q[i, s] > 0.0 and exponent[slot[r, i, s]] > tops[i]:
                 tops[i] = exponent[slot[r, i, s]]
     top = tops.max()
-    likelihood = np.full(len(exponent), -1.0)  # per slot, relative to top; -1: not yet
+    for k in live:  # a slot used only where phi = 0 may lie above top: inf, never used
+        likelihood[k] = scale[k] * np.exp(exponent[k] - top)
     for i in range(N):
         own = top - tops[i] > UNDERFLOW
         mass = 0.0
@@ -182,8 +245,6 @@ def propose(
             if own:
                 q[i, s] *= scale[k] * np.exp(exponent[k] - tops[i])
             else:
-                if likelihood[k] < 0.0:
-                    likelihood[k] = scale[k] * np.exp(exponent[k] - top)
                 q[i, s] *= likelihood[k]
             total += q[i, s]
         log_weights[r, i] += np.log(total / mass) + (tops[i] if own else top) - HALF_LOG_TWO_PI

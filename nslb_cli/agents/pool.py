@@ -46,11 +46,24 @@ class SlotPool:
 
 
 @jit
+def live_slots(r: int, refs: np.ndarray, out: np.ndarray) -> int:
+    """Write the slots of run ``r`` that hold references into ``out``; return their number."""
+    count = 0
+    for p in range(refs.shape[1]):
+        if refs[r, p] > 0:
+            out[count] = p
+            count += 1
+    return count
+
+
+@jit
 def plan_updates(
     r: int,
     pool: Arrays,
     states: np.ndarray,
     informative: np.ndarray,
+    moving: np.ndarray,
+    moved: np.ndarray,
     sources: np.ndarray,
     targets: np.ndarray,
 ) -> int:
@@ -58,15 +71,14 @@ def plan_updates(
     state ``states[r, i]`` once ``R_t`` is added, and return the number ``U`` of slot
     updates: slot ``targets[u]`` must become slot ``sources[u]`` plus ``R_t`` (the same
     slot when updated in place). Slots where ``informative`` is false (``R_t`` leaves them
-    unchanged, e.g. a known model) keep their references."""
+    unchanged, e.g. a known model) keep their references. ``moving`` (zeros) and ``moved``
+    (-1) are scratch arrays of one entry per slot, restored on return."""
     slot, refs, free, n_free = pool
-    P = refs.shape[1]
-    moving = np.zeros(P, dtype=np.int64)
-    for i in range(slot.shape[1]):
+    N = slot.shape[1]
+    for i in range(N):
         moving[slot[r, i, states[r, i]]] += 1
-    moved = np.full(P, -1)
     count = 0
-    for i in range(slot.shape[1]):
+    for i in range(N):
         p = slot[r, i, states[r, i]]
         if not informative[p]:
             continue
@@ -82,6 +94,39 @@ def plan_updates(
             targets[count] = q
             count += 1
         slot[r, i, states[r, i]] = moved[p]
+    for u in range(count):
+        moving[sources[u]] = 0
+        moved[sources[u]] = -1
+    for i in range(N):
+        moving[slot[r, i, states[r, i]]] = 0
+    return count
+
+
+@jit
+def gather_weights(
+    r: int,
+    slot: np.ndarray,
+    particles: np.ndarray,
+    states: np.ndarray,
+    weights: np.ndarray,
+    first: np.ndarray,
+    second: np.ndarray,
+    touched: np.ndarray,
+) -> int:
+    """Add ``w_m`` and ``w_m^2`` to ``first`` and ``second`` (zero on entry, one entry per
+    slot) at the slot of particle ``particles[r, m]`` in state ``states[r, m]``; write the
+    slots touched into ``touched`` and return their number (the caller zeroes them)."""
+    count = 0
+    for m in range(particles.shape[1]):
+        w = weights[r, m]
+        if w == 0.0:
+            continue
+        p = slot[r, particles[r, m], states[r, m]]
+        if first[p] == 0.0:
+            touched[count] = p
+            count += 1
+        first[p] += w
+        second[p] += w * w
     return count
 
 

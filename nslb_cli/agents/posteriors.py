@@ -39,7 +39,14 @@ from numba.typed import List
 from nslb_cli.agents import particle_filter as pf
 from nslb_cli.agents.jit import jit
 from nslb_cli.agents.linear_posterior import LinearPosterior
-from nslb_cli.agents.pool import Arrays, SlotPool, move_references, plan_updates
+from nslb_cli.agents.pool import (
+    Arrays,
+    SlotPool,
+    gather_weights,
+    live_slots,
+    move_references,
+    plan_updates,
+)
 from nslb_cli.models import OfflineModel
 from nslb_cli.rng import BatchRNG
 
@@ -66,15 +73,22 @@ def _arm_step(
     R, P, _ = mean.shape
     slot, refs = pool[0], pool[1]
     N = slot.shape[1]
+    live, exponent, scale, likelihood = np.empty(P, np.int64), np.empty(P), np.empty(P), np.empty(P)
+    informative = np.empty(P, np.bool_)
+    moving, moved = np.zeros(P, np.int64), np.full(P, -1)
+    sources, targets, ancestors = (
+        np.empty(N, np.int64),
+        np.empty(N, np.int64),
+        np.empty(N, np.int64),
+    )
     for r in range(R):
         generator, a, reward = generators[r], actions[r], rewards[r]
-        exponent = np.empty(P)
-        scale = np.empty(P)
-        for p in range(P):
-            if refs[r, p] > 0:
-                v = var[r, p, a] + noise_var
-                exponent[p] = -0.5 * (reward - mean[r, p, a]) * (reward - mean[r, p, a]) / v
-                scale[p] = 1.0 / np.sqrt(v)
+        n_live = live_slots(r, refs, live)
+        for p in live[:n_live]:
+            v = var[r, p, a] + noise_var
+            exponent[p] = -0.5 * (reward - mean[r, p, a]) * (reward - mean[r, p, a]) / v
+            scale[p] = 1.0 / np.sqrt(v)
+            informative[p] = var[r, p, a] > 0.0
         pf.propose(
             r,
             generator,
@@ -85,13 +99,13 @@ def _arm_step(
             initial,
             transitions,
             slot,
+            live[:n_live],
             exponent,
             scale,
+            likelihood,
         )
-        informative = var[r, :, a] > 0.0
-        sources = np.empty(N, dtype=np.int64)
-        targets = np.empty(N, dtype=np.int64)
-        for u in range(plan_updates(r, pool, previous, informative, sources, targets)):
+        updates = plan_updates(r, pool, previous, informative, moving, moved, sources, targets)
+        for u in range(updates):
             p, q = sources[u], targets[u]
             if q != p:
                 mean[r, q] = mean[r, p]
@@ -99,7 +113,6 @@ def _arm_step(
             v = var[r, q, a]
             mean[r, q, a] = (noise_var * mean[r, q, a] + v * reward) / (noise_var + v)
             var[r, q, a] = v * noise_var / (noise_var + v)
-        ancestors = np.empty(N, dtype=np.int64)
         if pf.resample(r, generator, log_weights, previous, counts, threshold, scheme, ancestors):
             resamples[r] += 1
             move_references(r, pool, ancestors)
@@ -118,21 +131,16 @@ def _arm_mixture(
     R, P, K = mean.shape
     M = particles.shape[1]
     draws = np.zeros((R, K))
+    first, second, touched = np.zeros(P), np.zeros(P), np.empty(M, np.int64)
     for r in range(R):
         # sum_m w_m and sum_m w_m^2 gathered per slot
-        first = np.zeros(P)
-        second = np.zeros(P)
-        for m in range(M):
-            p = slot[r, particles[r, m], states[r, m]]
-            first[p] += weights[r, m]
-            second[p] += weights[r, m] * weights[r, m]
+        n_touched = gather_weights(r, slot, particles, states, weights, first, second, touched)
         spread = np.zeros(K)
-        for p in range(P):
-            if second[p] == 0.0:
-                continue
+        for p in touched[:n_touched]:
             for a in range(K):
                 draws[r, a] += first[p] * mean[r, p, a]
                 spread[a] += second[p] * var[r, p, a]
+            first[p] = second[p] = 0.0
         generator = generators[r]
         for a in range(K):
             draws[r, a] += np.sqrt(spread[a]) * generator.standard_normal()
