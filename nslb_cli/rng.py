@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from enum import IntEnum
 
 import numpy as np
+from numba.typed import List
 
 
 class Stream(IntEnum):
@@ -40,6 +41,7 @@ class BatchRNG:
 
     def __init__(self, seeds: Sequence[int]) -> None:
         self.generators = [generator(s, Stream.AGENT) for s in seeds]
+        self._typed: List | None = None
 
     def __len__(self) -> int:
         return len(self.generators)
@@ -56,15 +58,12 @@ class BatchRNG:
         """Uniform integers in ``[0, high)`` of shape ``(runs, *shape)``."""
         return np.floor(self.random(shape) * high).astype(np.int64)
 
-    def standard_gamma(self, shape_parameters: np.ndarray) -> np.ndarray:
-        """Gamma(k, 1) draws, one per entry of ``shape_parameters`` (leading axis = runs)."""
-        return np.stack(
-            [g.standard_gamma(k) for g, k in zip(self.generators, shape_parameters, strict=True)]
-        )
-
-    def for_runs(self, runs: np.ndarray) -> list[np.random.Generator]:
-        """The generators of a subset of runs (for draws only some runs need)."""
-        return [self.generators[r] for r in runs]
+    def typed(self) -> List:
+        """The same generators as a ``numba.typed.List``, for compiled kernels that loop over
+        runs (built once; drawing through it advances the generators above)."""
+        if self._typed is None:
+            self._typed = List(self.generators)
+        return self._typed
 
 
 def categorical(probabilities: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
