@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from enum import IntEnum
+from typing import Any
 
 import numpy as np
-from numba.typed import List
 
 
 class Stream(IntEnum):
@@ -41,7 +41,7 @@ class BatchRNG:
 
     def __init__(self, seeds: Sequence[int]) -> None:
         self.generators = [generator(s, Stream.AGENT) for s in seeds]
-        self._typed: List | None = None
+        self._typed: Any = None  # numba.typed.List, built on first use
 
     def __len__(self) -> int:
         return len(self.generators)
@@ -58,10 +58,13 @@ class BatchRNG:
         """Uniform integers in ``[0, high)`` of shape ``(runs, *shape)``."""
         return np.floor(self.random(shape) * high).astype(np.int64)
 
-    def typed(self) -> List:
+    def typed(self) -> Any:
         """The same generators as a ``numba.typed.List``, for compiled kernels that loop over
-        runs (built once; drawing through it advances the generators above)."""
+        runs (built once; drawing through it advances the generators above). numba is
+        imported here, on first use: agents without kernels never load it."""
         if self._typed is None:
+            from numba.typed import List
+
             self._typed = List(self.generators)
         return self._typed
 

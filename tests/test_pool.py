@@ -9,6 +9,7 @@ from nslb_cli.agents import AGENTS
 from nslb_cli.agents.pool import SlotPool
 from nslb_cli.envs.synthetic import Synthetic, SyntheticParams
 from nslb_cli.rng import BatchRNG
+from nslb_cli.simulate import build_agent
 from tests.test_posteriors import linear_world
 
 
@@ -30,7 +31,7 @@ def assert_consistent(pool: SlotPool) -> None:
 
 def agent_in(world, **params):
     params = AGENTS["umts"].Params(**params)
-    return AGENTS["umts"].from_world(params, world, BatchRNG(world.seeds))
+    return build_agent(AGENTS["umts"], params, world, BatchRNG(world.seeds))
 
 
 @pytest.mark.parametrize("world", ["synthetic", "linear"])
