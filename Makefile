@@ -9,6 +9,10 @@ PAPER_LAUNCH ?= hydra/launcher=joblib hydra.launcher.n_jobs=2
 PAPER_ARGS ?=
 # make bench-data: e.g. BENCH_DATA_ARGS='--folder /tmp/ml25m-like --repeat 1' keeps the release
 BENCH_DATA_ARGS ?=
+# make bench: the commit to compare against (main before the speed work), extra arguments
+# (--quick, --only REGEX, --repeats N; see python -m nslb_cli.bench --help).
+BENCH_BASELINE ?= fa9f062
+BENCH_ARGS ?=
 
 .DEFAULT_GOAL := help
 .PHONY: help install lint test test-full bench bench-data paper clean
@@ -32,8 +36,8 @@ test: ## the fast test suite (what CI runs)
 test-full: ## every test, slow statistical and end-to-end ones included
 	$(BIN)/python -m pytest -n 2 -q -m ''
 
-bench: bench-data ## speed of the agents, as ratios against mts measured in the same run
-	$(BIN)/python -m nslb_cli.bench
+bench: bench-data ## speed targets, this tree vs BENCH_BASELINE in one run (BENCH_ARGS=--quick: skip slow rows)
+	$(BIN)/python -m nslb_cli.bench --baseline $(BENCH_BASELINE) $(BENCH_ARGS)
 
 bench-data: ## prepare a generated ML-25M-sized release (25M ratings): seconds and peak memory
 	$(BIN)/python -m nslb_cli.data.bench $(BENCH_DATA_ARGS)

@@ -43,9 +43,9 @@ Agents
   (linear only), and ``expected_rewards(contexts)`` ``(R, S, K)``. Model-free agents ignore
   it;
 * ``rng``: :class:`BatchRNG` — the agent's own random streams, one generator per run:
-  ``random(shape)``, ``normal(shape)``, ``integers(high, shape)``, ``standard_gamma(k)``,
-  ``beta(a, b)`` return ``(R, *shape)`` arrays; ``for_runs(runs)`` gives the generators of
-  some runs.
+  ``random(shape)``, ``normal(shape)``, ``integers(high, shape)`` return ``(R, *shape)``
+  arrays, ``beta(a, b)`` one draw per entry of ``(R, …)`` arrays; ``generators`` is the list
+  of the runs' ``numpy.random.Generator``.
 
 Each round ``t`` (0-based) nslb calls, in this order:
 

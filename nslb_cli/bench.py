@@ -1,89 +1,542 @@
-"""``make bench``: simulation speed and memory, as ratios against baselines measured in the
-same run (absolute seconds vary across machines; ratios are what to compare).
+"""``make bench``: the speed targets, each measured on this tree and on a baseline commit in
+the same run (the machine is shared: only numbers taken side by side compare).
 
-    python -m nslb_cli.bench [--seeds 100] [--horizon 500]
+    python -m nslb_cli.bench [--baseline fa9f062] [--quick] [--only REGEX] [--repeats 3]
 
-Reports, on the synthetic environment (markov dynamics, prior model):
-* seconds per agent for one batch of seeds, and the ratio to mTS;
-* batching: mTS on the seeds one at a time vs in one batch;
-* umTS time and peak traced memory as the number of particles grows, relative to N = 10.
+Prints one table — target, measured (this tree), target, baseline, baseline / measured — and
+writes its rows to ``.bench/bench-<commit>.csv``. Times are wall seconds, best of
+``--repeats`` runs (one run once a run exceeds 20 s); the peak RSS rows are MiB.
+
+How the baseline runs: ``git archive <ref>`` is unpacked into ``.bench/trees/<sha>`` (with
+a ``nslb_cli/conf -> ../conf`` link, the mapping ``package-dir`` does for an install) and
+every workload runs in its own subprocess with ``PYTHONPATH`` set to the tree it measures,
+this one included; the subprocess reports where ``nslb_cli`` was imported from, so an
+editable install cannot silently win. Workloads use public entry points only (the agent and
+environment registries' ``Params``, ``RunConfig``, ``simulate_seeds``, ``write_trace`` and
+the ``nslb`` command as the tree's pyproject.toml declares it); one the baseline cannot run
+prints "-".
+
+MovieLens rows read ML-100K (100/100 filtering) from ``--movielens`` (default: the shared
+data folder beside the repository) and cache the prepared arrays in ``.bench/cache``; they
+are skipped with a note when the folder is missing. ``--quick`` skips the slow rows (make
+paper, umts N=1000, MovieLens); ``nslb plot`` then reads CSVs of the three presets run with
+random in place of umts (the same 1,500 files, minutes faster).
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import dataclasses
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
 import time
-import tracemalloc
-from collections.abc import Callable
-from dataclasses import replace
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
-import numpy as np
+DEFAULT_BASELINE = "fa9f062"  # main before the speed work
+SEEDS = 100
+PRESETS = ("fixed", "known", "prior")
+PAPER_AGENTS_QUICK = "cd_ucb,cd_ts,exp4s,mts,random"  # the presets' agents, umts -> random
+LAUNCH = ("hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
+LONG = 20.0  # seconds: a run this long is not repeated (its noise is small next to it)
+REPO = Path(__file__).resolve().parents[1]
+MOVIELENS = REPO.parent / "shared" / "data" / "movielens" / "ml-100k"
+SYNTHETIC_ENV = {"model": "prior", "horizon": 2000}  # markov dynamics (the default)
+MOVIELENS_ENV = {
+    "min_user_ratings": 100,  # ML-100K filtered 100/100: 364 users x 338 movies
+    "min_item_ratings": 100,
+    "n_arms": 20,  # K
+    "rank": 20,  # d
+    "horizon": 2000,  # n
+}
+# Runs a file as __main__ with sys.argv[1:] as its arguments; the working directory comes
+# first on sys.path with -c, so it is set to a scratch folder, never a source tree.
+BOOT = (
+    "import runpy, sys; sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')"
+)
 
-from nslb_cli.agents import AGENTS
-from nslb_cli.config import RunConfig, RunSettings
-from nslb_cli.envs.synthetic import SyntheticParams
-from nslb_cli.job import simulate_seeds
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the table: a speed (seconds) or memory (MiB) target."""
+
+    name: str
+    target: float | None
+    unit: str = "s"
 
 
-def _config(agent: str, env: SyntheticParams, **agent_params: object) -> RunConfig:
-    params = replace(AGENTS[agent].Params(), **agent_params)
-    return RunConfig("bench", env, params, RunSettings(progress=False))
+ROWS = (
+    Row("make paper: simulate fixed, known, prior", 20),
+    Row("umts N=10, synthetic", None),
+    Row("umts N=100, synthetic", 4),
+    Row("umts N=1000, synthetic", 40),
+    Row("write CSVs, 100 seeds x 2000 rounds", 0.3),
+    Row("nslb plot, 1,500 CSVs of make paper", 3),
+    Row("MovieLens umts N=100", 30),
+    Row("MovieLens cd_linucb", 5),
+    Row("MovieLens cd_lints", 5),
+    Row("MovieLens mts", 3),
+    Row("MovieLens preset paper/movielens", 60),
+    *(Row(f"peak RSS paper/{p}", 2048, "MiB") for p in (*PRESETS, "movielens")),
+)
 
 
-def _timed(task: Callable[[], object], repeats: int = 3) -> float:
-    """Best of ``repeats`` wall times: the least disturbed by other work on the machine."""
-    times = []
-    for _ in range(repeats):
+class Skip(Exception):
+    """A workload that cannot run here (no data, or a tree without what it needs)."""
+
+
+@dataclass
+class Context:
+    """What a workload may use in its worker process."""
+
+    scratch: Path  # this tree's scratch folder (the working directory)
+    cache: Path  # env.cache_dir for MovieLens
+    movielens: Path
+    repeats: int
+    cli: tuple[str, ...]  # the command that runs `nslb` of this tree
+    notes: list[str] = field(default_factory=list)
+
+
+Values = dict[str, float]
+
+
+@dataclass(frozen=True)
+class Workload:
+    key: str
+    run: Callable[[Context], Values]
+    slow: bool = False  # skipped by --quick
+
+
+# ---------------------------------------------------------------- helpers (worker side)
+
+
+def best_of(task: Callable[[int], object], repeats: int) -> float:
+    """Least wall time of ``task(i)`` over up to ``repeats`` runs, stopping after a long one."""
+    times: list[float] = []
+    for i in range(repeats):
         start = time.perf_counter()
-        task()
+        task(i)
         times.append(time.perf_counter() - start)
+        if times[-1] > LONG:
+            break
     return min(times)
 
 
-def _peak_memory(task: Callable[[], object]) -> float:
-    """Peak traced allocation of ``task`` in MiB."""
-    tracemalloc.start()
-    task()
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    return peak / 2**20
+def params(kind: str, name: str, **values: Any) -> Any:
+    """The ``Params`` of agent or env ``name`` with ``values``; Skip if the tree lacks them."""
+    if kind == "agent":
+        from nslb_cli.agents import AGENTS as registry
+    else:
+        from nslb_cli.envs import ENVIRONMENTS as registry
+    if name not in registry:
+        raise Skip(f"no {kind} {name!r}")
+    schema = registry[name].Params
+    unknown = set(values) - {f.name for f in dataclasses.fields(schema)}
+    if unknown:
+        raise Skip(f"{kind} {name!r} has no {', '.join(sorted(unknown))}")
+    return schema(**values)
+
+
+def simulate(env: Any, agent: Any, n_seeds: int = SEEDS) -> Any:
+    """``simulate_seeds`` of a one-batch RunConfig, seeds 0 … n_seeds - 1."""
+    import numpy as np
+
+    from nslb_cli.config import RunConfig, RunSettings
+    from nslb_cli.job import simulate_seeds
+
+    settings = RunSettings(n_seeds=n_seeds, batch_size=n_seeds, progress=False)
+    return simulate_seeds(RunConfig("bench", env, agent, settings), np.arange(n_seeds))
+
+
+def nslb(ctx: Context, *args: str) -> tuple[float, float]:
+    """Run ``nslb args`` of this tree; return its wall seconds and peak RSS (MiB) over the
+    process and the children it waited for (Hydra's joblib workers included)."""
+    log = ctx.scratch / "nslb.log"
+    with log.open("ab") as out:
+        out.write(f"\n$ nslb {' '.join(args)}\n".encode())
+        out.flush()
+        start = time.perf_counter()
+        process = subprocess.Popen([*ctx.cli, *args], stdout=out, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(process.pid, 0)
+        seconds = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        tail = log.read_text(errors="replace").strip().splitlines()[-1:]
+        raise RuntimeError(f"nslb {args[0]} failed ({process.returncode}): {' '.join(tail)}")
+    return seconds, usage.ru_maxrss / 1024  # Linux: KiB
+
+
+def fresh(folder: Path) -> Path:
+    shutil.rmtree(folder, ignore_errors=True)
+    return folder
+
+
+def prepare_movielens(env: Any) -> None:
+    """Build one MovieLens world: prepares and caches the data, so it is not timed."""
+    import numpy as np
+
+    from nslb_cli.envs import ENVIRONMENTS
+
+    ENVIRONMENTS["movielens"].build(env, np.arange(1))
+
+
+def movielens_env(ctx: Context) -> dict[str, Any]:
+    if not ctx.movielens.is_dir():
+        raise Skip(f"no ML-100K folder at {ctx.movielens} (--movielens DIR)")
+    return {"data_dir": str(ctx.movielens), "cache_dir": str(ctx.cache), **MOVIELENS_ENV}
+
+
+# ---------------------------------------------------------------- workloads
+
+
+def paper(ctx: Context) -> Values:
+    """make paper's simulation: the three synthetic presets, two joblib workers, CSVs written."""
+    values: Values = {}
+    total = 0.0
+    out = fresh(ctx.scratch / "paper")
+    for preset in PRESETS:
+        seconds, rss = nslb(
+            ctx, "run", f"experiment=paper/{preset}", *LAUNCH, f"hydra.sweep.dir={out / preset}"
+        )
+        total += seconds
+        values[f"peak RSS paper/{preset}"] = rss
+    (ctx.scratch / "paper.done").touch()
+    return {"make paper: simulate fixed, known, prior": total, **values}
+
+
+def synthetic_umts(particles: int) -> Callable[[Context], Values]:
+    def run(ctx: Context) -> Values:
+        env = params("env", "synthetic", **SYNTHETIC_ENV)
+        agent = params("agent", "umts", num_particles=particles)
+        seconds = best_of(lambda _: simulate(env, agent), ctx.repeats)
+        return {f"umts N={particles}, synthetic": seconds}
+
+    return run
+
+
+def write_csvs(ctx: Context) -> Values:
+    """write_trace of mTS's trace (it has a belief) on the synthetic env, 100 x 2000."""
+    from nslb_cli.results import write_trace
+
+    trace = simulate(params("env", "synthetic", **SYNTHETIC_ENV), params("agent", "mts"))
+    folders = [fresh(ctx.scratch / f"write/{i}") for i in range(ctx.repeats)]
+    seconds = best_of(lambda i: write_trace(folders[i], trace), ctx.repeats)
+    return {"write CSVs, 100 seeds x 2000 rounds": seconds}
+
+
+def plot(ctx: Context) -> Values:
+    """`nslb plot` of make paper's results (or, with --quick, of a stand-in run)."""
+    results = ctx.scratch / "paper"
+    if not (ctx.scratch / "paper.done").exists():
+        fresh(results)
+        for preset in PRESETS:
+            sweep = (f"experiment=paper/{preset}", f"agent={PAPER_AGENTS_QUICK}")
+            nslb(ctx, "run", *sweep, *LAUNCH, f"hydra.sweep.dir={results / preset}")
+        ctx.notes.append("nslb plot read the presets run with random in place of umts")
+    n_files = sum(1 for _ in results.rglob("seed=*.csv"))
+    if n_files != len(PRESETS) * 5 * SEEDS:
+        ctx.notes.append(f"nslb plot read {n_files} CSVs")
+    out = ctx.scratch / "figures"
+    seconds = best_of(
+        lambda _: nslb(ctx, "plot", str(results), "--out", str(fresh(out))), ctx.repeats
+    )
+    return {"nslb plot, 1,500 CSVs of make paper": seconds}
+
+
+def movielens_agent(row: str, agent: str, **agent_values: Any) -> Callable[[Context], Values]:
+    def run(ctx: Context) -> Values:
+        env = params("env", "movielens", **movielens_env(ctx))
+        config = params("agent", agent, **agent_values)
+        prepare_movielens(env)
+        seconds = best_of(lambda _: simulate(env, config), ctx.repeats)
+        return {row: seconds}
+
+    return run
+
+
+def movielens_preset(ctx: Context) -> Values:
+    """nslb run experiment=paper/movielens (5 agents) with two joblib workers."""
+    env = [f"env.{key}={value}" for key, value in movielens_env(ctx).items()]
+    nslb(ctx, "data", "prepare", *env)  # not timed
+    out = fresh(ctx.scratch / "movielens")
+    seconds, rss = nslb(
+        ctx, "run", "experiment=paper/movielens", *env, *LAUNCH, f"hydra.sweep.dir={out}"
+    )
+    return {"MovieLens preset paper/movielens": seconds, "peak RSS paper/movielens": rss}
+
+
+WORKLOADS = (
+    Workload("paper", paper, slow=True),
+    Workload("umts-10", synthetic_umts(10)),
+    Workload("umts-100", synthetic_umts(100)),
+    Workload("umts-1000", synthetic_umts(1000), slow=True),
+    Workload("write", write_csvs),
+    Workload("plot", plot),
+    *(
+        Workload(f"movielens-{agent}", movielens_agent(row, agent, **values), slow=True)
+        for row, agent, values in (
+            ("MovieLens umts N=100", "umts", {"num_particles": 100}),
+            ("MovieLens cd_linucb", "cd_linucb", {}),
+            ("MovieLens cd_lints", "cd_lints", {}),
+            ("MovieLens mts", "mts", {}),
+        )
+    ),
+    Workload("movielens-preset", movielens_preset, slow=True),
+)
+
+
+# ---------------------------------------------------------------- worker process
+
+
+def cli_command(tree: Path) -> tuple[str, ...]:
+    """How to run this tree's ``nslb``: its entry point as pyproject.toml declares it."""
+    found = re.search(r'^nslb\s*=\s*"([\w.]+):(\w+)"', (tree / "pyproject.toml").read_text(), re.M)
+    if found is None:
+        raise Skip("no nslb entry point in pyproject.toml")
+    module, function = found.groups()
+    code = f"import sys; from {module} import {function} as m; sys.argv[0] = 'nslb'; sys.exit(m())"
+    return (sys.executable, "-c", code)
+
+
+def imported_from(tree: Path) -> None:
+    """Fail unless ``nslb_cli`` and its configs are this tree's (PYTHONPATH must win)."""
+    import nslb_cli
+    import nslb_cli.conf
+
+    for module in (nslb_cli, nslb_cli.conf):
+        where = Path(next(iter(module.__path__))).resolve()
+        if not where.is_relative_to(tree.resolve()):
+            raise RuntimeError(f"{module.__name__} imported from {where}, not from {tree}")
+
+
+def worker(args: argparse.Namespace) -> None:
+    """Run one workload against the tree on PYTHONPATH; write its values as JSON."""
+    ctx = Context(
+        scratch=Path.cwd(),
+        cache=args.cache,
+        movielens=args.movielens,
+        repeats=args.repeats,
+        cli=(),
+    )
+    workload = next(w for w in WORKLOADS if w.key == args.worker)
+    try:
+        imported_from(args.tree)
+        ctx.cli = cli_command(args.tree)
+        result: dict[str, Any] = {"values": workload.run(ctx)}
+    except Skip as err:
+        result = {"skip": str(err)}
+    except Exception as err:  # reported in the table's notes, not raised
+        traceback.print_exc()
+        result = {"error": f"{type(err).__name__}: {str(err).strip().splitlines()[-1:]}"}
+    result["notes"] = ctx.notes
+    args.result.write_text(json.dumps(result))
+
+
+# ---------------------------------------------------------------- parent process
+
+
+def git(*args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(REPO), *args], check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def commit_label() -> str:
+    """This tree's short commit, with ``-dirty`` when tracked files differ from it."""
+    dirty = subprocess.run(["git", "-C", str(REPO), "diff", "--quiet", "HEAD"]).returncode != 0
+    return git("rev-parse", "--short", "HEAD") + ("-dirty" if dirty else "")
+
+
+def export_tree(ref: str, trees: Path) -> tuple[Path, str]:
+    """Unpack commit ``ref`` into ``trees/<sha>`` (once) and return it with its short sha."""
+    sha = git("rev-parse", "--verify", f"{ref}^{{commit}}")
+    tree = trees / sha
+    if not tree.is_dir():
+        partial = fresh(trees / f".{sha}.partial")
+        partial.mkdir(parents=True)
+        archive = subprocess.run(
+            ["git", "-C", str(REPO), "archive", "--format=tar", sha],
+            check=True,
+            capture_output=True,
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(partial)], input=archive, check=True)
+        if (partial / "conf").is_dir() and not (partial / "nslb_cli/conf").exists():
+            (partial / "nslb_cli/conf").symlink_to("../conf")
+        partial.rename(tree)
+    return tree, sha[:7]
+
+
+def measure(
+    workload: Workload, tree: Path, scratch: Path, args: argparse.Namespace, cache: Path
+) -> dict[str, Any]:
+    """Run ``workload`` in a subprocess against ``tree``; its JSON result."""
+    scratch.mkdir(parents=True, exist_ok=True)
+    result = scratch / f"{workload.key}.json"
+    result.unlink(missing_ok=True)
+    command = [
+        *(sys.executable, "-c", BOOT, str(Path(__file__).resolve())),
+        *("--worker", workload.key, "--tree", str(tree), "--result", str(result)),
+        *("--cache", str(cache), "--movielens", str(args.movielens)),
+        *("--repeats", str(args.repeats)),
+    ]
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    with (scratch / f"{workload.key}.log").open("wb") as log:
+        subprocess.run(command, cwd=scratch, env=env, stdout=log, stderr=subprocess.STDOUT)
+    if not result.exists():
+        return {"error": f"worker died; see {scratch / workload.key}.log", "notes": []}
+    return json.loads(result.read_text())
+
+
+def number(value: float | None, unit: str) -> str:
+    if value is None:
+        return "-"
+    if unit == "MiB" or value >= 100:
+        return f"{value:.0f}"
+    return f"{value:.1f}" if value >= 10 else f"{value:.2f}"
+
+
+def table(rows: Sequence[Row], current: Values, baseline: Values, base: str) -> list[list[str]]:
+    lines = [["speed target", "measured", "target", f"baseline {base}", "ratio"]]
+    for row in rows:
+        now, old = current.get(row.name), baseline.get(row.name)
+        ratio = f"{old / now:.1f}x" if now and old else "-"
+        unit = " (MiB)" if row.unit == "MiB" else ""
+        lines.append(
+            [
+                row.name + unit,
+                number(now, row.unit),
+                number(row.target, row.unit),
+                number(old, row.unit),
+                ratio,
+            ]
+        )
+    return lines
+
+
+def print_table(lines: list[list[str]]) -> None:
+    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
+    for n, line in enumerate(lines):
+        cells = [line[0].ljust(widths[0])] + [
+            c.rjust(w) for c, w in zip(line[1:], widths[1:], strict=True)
+        ]
+        print("  ".join(cells))
+        if n == 0:
+            print("  ".join("-" * w for w in widths))
+
+
+def write_csv(
+    path: Path, current: Values, baseline: Values, rows: Sequence[Row], info: dict[str, str]
+) -> None:
+    """The table's rows as CSV, numbers unrounded, with the commits compared. Rows of an
+    earlier run in ``path`` (same commit) that this run did not measure are kept, so a
+    ``--quick`` run and an ``--only`` run add up; the table's order is kept too."""
+    header = ["row", "unit", "measured", "target", "baseline", "ratio", *info]
+    lines: dict[str, list[Any]] = {}
+    if path.exists():
+        with path.open(newline="") as handle:
+            earlier = list(csv.reader(handle))
+        if earlier and earlier[0] == header:
+            lines = {line[0]: line for line in earlier[1:]}
+    for row in rows:
+        now, old = current.get(row.name), baseline.get(row.name)
+        cells = [now, row.target, old, old / now if now and old else None]
+        lines[row.name] = [row.name, row.unit, *("" if c is None else c for c in cells)]
+        lines[row.name] += info.values()
+    order = {row.name: i for i, row in enumerate(ROWS)}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as handle:
+        out = csv.writer(handle)
+        out.writerow(header)
+        out.writerows(sorted(lines.values(), key=lambda line: order.get(line[0], len(order))))
+
+
+def selected(args: argparse.Namespace) -> list[Workload]:
+    chosen = [w for w in WORKLOADS if not (args.quick and w.slow)]
+    if args.only:
+        chosen = [w for w in chosen if re.search(args.only, w.key)]
+    return chosen
+
+
+def run(args: argparse.Namespace) -> int:
+    out: Path = args.out
+    current_label = commit_label()
+    baseline_tree, baseline_label = export_tree(args.baseline, out / "trees")
+    trees = {"current": (REPO, current_label), "baseline": (baseline_tree, baseline_label)}
+    values: dict[str, Values] = {"current": {}, "baseline": {}}
+    notes: list[str] = []
+    failed = False
+    workloads = selected(args)
+    scratch_root = fresh(out / "run")
+    try:
+        for n, workload in enumerate(workloads, 1):
+            for side, (tree, label) in trees.items():  # side by side: same load on the machine
+                scratch = scratch_root / side
+                result = measure(workload, tree, scratch, args, out / "cache" / label)
+                values[side].update(result.get("values", {}))
+                notes += [f"{side}: {note}" for note in result["notes"]]
+                problem = result.get("skip") or result.get("error")
+                if problem:
+                    notes.append(f"{side} {label}, {workload.key}: {problem}")
+                    failed |= side == "current" and "error" in result
+                got = ", ".join(f"{k} {v:.2f}" for k, v in result.get("values", {}).items())
+                print(f"[{n}/{len(workloads)}] {side} {label}: {got or problem}", file=sys.stderr)
+    finally:
+        if not args.keep:
+            shutil.rmtree(scratch_root, ignore_errors=True)
+    shown = [r for r in ROWS if r.name in values["current"] or r.name in values["baseline"]]
+    print(
+        f"\nnslb bench: {current_label} vs baseline {baseline_label}; {SEEDS} seeds x 2000 "
+        "rounds; synthetic: markov, prior model; MovieLens: ML-100K, K=20, d=20"
+    )
+    print(f"seconds (best of {args.repeats}) except peak RSS; ratio = baseline / measured\n")
+    print_table(table(shown, values["current"], values["baseline"], baseline_label))
+    met = [r for r in shown if r.target and r.name in values["current"]]
+    ok = sum(values["current"][r.name] <= r.target for r in met)
+    print(f"\ntargets met: {ok} of {len(met)}")
+    skipped = [w.key for w in WORKLOADS if w not in workloads]
+    if skipped:
+        print(f"not run: {', '.join(skipped)}")
+    for note in dict.fromkeys(notes):
+        print(f"note: {note}")
+    path = out / f"bench-{current_label}.csv"
+    info = {"commit": current_label, "baseline_commit": baseline_label, "quick": str(args.quick)}
+    write_csv(path, values["current"], values["baseline"], shown, info)
+    print(f"written: {path}")
+    return 1 if failed else 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="nslb-bench", description=__doc__.splitlines()[0])
+    p.add_argument("--baseline", default=DEFAULT_BASELINE, help="git ref to compare against")
+    p.add_argument("--quick", action="store_true", help="skip the slow rows")
+    p.add_argument(
+        "--only", metavar="REGEX", help=f"workloads: {' '.join(w.key for w in WORKLOADS)}"
+    )
+    p.add_argument("--repeats", type=int, default=3, help="best of this many runs")
+    p.add_argument("--movielens", type=Path, default=MOVIELENS, help="an ML-100K folder")
+    p.add_argument("--out", type=Path, default=REPO / ".bench", help="trees, cache, CSVs")
+    p.add_argument("--keep", action="store_true", help="keep .bench/run (results, logs)")
+    p.add_argument("--worker", help=argparse.SUPPRESS)
+    p.add_argument("--tree", type=Path, help=argparse.SUPPRESS)
+    p.add_argument("--result", type=Path, help=argparse.SUPPRESS)
+    p.add_argument("--cache", type=Path, help=argparse.SUPPRESS)
+    return p
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="nslb-bench", description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=100)
-    parser.add_argument("--horizon", type=int, default=500)
-    args = parser.parse_args(argv)
-    env = SyntheticParams(model="prior", horizon=args.horizon)
-    seeds = np.arange(args.seeds)
-
-    print(f"agents: {args.seeds} seeds x {args.horizon} rounds in one batch (best of 3)")
-    baseline = _timed(lambda: simulate_seeds(_config("mts", env), seeds))
-    for name in sorted(set(AGENTS) - {"mts"}):
-        seconds = _timed(lambda name=name: simulate_seeds(_config(name, env), seeds))
-        print(
-            f"  {name:<10} {seconds:8.2f} s   x{seconds / baseline:6.2f} of mts ({baseline:.2f} s)"
-        )
-
-    print("batching: mts, seeds one at a time vs one batch")
-    one_by_one = _timed(lambda: [simulate_seeds(_config("mts", env), np.array([s])) for s in seeds])
-    print(
-        f"  one at a time {one_by_one:.2f} s, batched {baseline:.2f} s: "
-        f"batching is x{one_by_one / baseline:.1f} faster"
-    )
-
-    print("umts: particles (time and peak traced memory relative to N = 10)")
-    small = _config("umts", env, num_particles=10)
-    base_time = _timed(lambda: simulate_seeds(small, seeds), repeats=1)
-    base_memory = _peak_memory(lambda: simulate_seeds(small, seeds[:10]))
-    for n in (10, 100, 1000):
-        config = _config("umts", env, num_particles=n)
-        seconds = _timed(lambda config=config: simulate_seeds(config, seeds), repeats=1)
-        memory = _peak_memory(lambda config=config: simulate_seeds(config, seeds[:10]))
-        print(
-            f"  N={n:<5} {seconds:8.2f} s  x{seconds / base_time:6.1f}   "
-            f"{memory:8.1f} MiB (10 seeds)  x{memory / base_memory:6.1f}"
-        )
+    args = parser().parse_args(argv)
+    if args.worker:
+        worker(args)
+    else:
+        raise SystemExit(run(args))
 
 
 if __name__ == "__main__":

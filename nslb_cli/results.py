@@ -6,8 +6,13 @@ Layout of one run folder (``outputs/<name>/<env>/<agent>/<overrides>/``)::
     seed=K.csv       one row per round (COLUMNS), complete or absent
     seed=K.json      per-seed agent statistics (e.g. resamples, detected changes)
 
-A CSV is renamed into place only once fully written, so an existing ``seed=K.csv`` is
-always complete and re-running the same command skips it.
+A CSV is renamed into place only once fully written and fsynced, so an existing
+``seed=K.csv`` is always complete and re-running the same command skips it.
+
+Floats are written in their shortest form that parses back to the same double (Arrow's CSV
+writer, e.g. ``0.1``, ``1e-7``, ``0.30000000000000004``): exact, and ~10x faster than
+pandas' ``to_csv``. Integers as integers; ``belief`` and ``p_true_state`` are empty for
+agents without a belief.
 """
 
 from __future__ import annotations
@@ -16,11 +21,15 @@ import json
 import os
 import re
 import tempfile
+import zlib
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.csv as pa_csv
 import yaml
 
 from nslb_cli import provenance
@@ -44,7 +53,10 @@ SEED_FILE = re.compile(r"^seed=(\d+)\.csv$")
 SEED_STATS = re.compile(r"^seed=(\d+)\.json$")
 TMP = ".tmp"
 TEMPORARY = re.compile(r"^\..+?\.(\d+)\.[^.]+\.tmp$")  # .<name>.<pid>.<random>.tmp
-FLOAT_FORMAT = "%.8g"
+HEADER = (",".join(COLUMNS) + "\n").encode()
+# Arrow quotes every name of the header it writes; ours is written by hand, unquoted.
+_CSV_OPTIONS = pa_csv.WriteOptions(include_header=False)
+WRITE_THREADS = 4  # threads that write and fsync the files of write_trace
 
 
 class OutputConflict(RuntimeError):
@@ -62,13 +74,18 @@ def finished_seeds(folder: Path) -> set[int]:
     return {int(m.group(1)) for p in folder.iterdir() if (m := SEED_FILE.match(p.name))}
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename."""
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder: written,
+    fsynced, then renamed into place, so ``path`` is either absent or complete.
+
+    The rename itself becomes durable when the folder is fsynced (:func:`fsync_folder`);
+    until then a crash may lose the file, never leave half of it.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=TMP)
     try:
-        with os.fdopen(fd, "w", newline="") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
@@ -77,35 +94,127 @@ def atomic_write_text(path: Path, text: str) -> None:
         raise
 
 
+def atomic_write_text(path: Path, text: str) -> None:
+    """:func:`atomic_write_bytes` of ``text`` in UTF-8 (newlines written as given)."""
+    atomic_write_bytes(path, text.encode())
+
+
+def fsync_folder(folder: Path) -> None:
+    """Make the renames into ``folder`` durable (POSIX: fsync the directory itself)."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def seed_columns(trace: Trace, run: int) -> dict[str, np.ndarray]:
+    """The SPEC §1 columns of one run of a trace, in :data:`COLUMNS` order.
+
+    ``belief`` holds ``NO_BELIEF`` and ``p_true_state`` NaN where the agent has no belief.
+    """
+    regret = trace.optimal_reward[run] - trace.expected_reward[run]  # trace.regret's row
+    return {
+        "t": np.arange(1, len(regret) + 1),
+        "action": trace.action[run],
+        "reward": trace.reward[run],
+        "expected_reward": trace.expected_reward[run],
+        "optimal_reward": trace.optimal_reward[run],
+        "regret": regret,
+        "cum_regret": np.cumsum(regret),
+        "cum_reward": np.cumsum(trace.reward[run]),
+        "state": trace.state[run],
+        "belief": trace.belief[run],
+        "p_true_state": trace.p_true_state[run],
+    }
+
+
 def seed_frame(trace: Trace, run: int) -> pd.DataFrame:
-    """The CSV table of one run of a trace (SPEC §1 columns)."""
-    regret = trace.regret[run]
-    belief = trace.belief[run]
-    return pd.DataFrame(
-        {
-            "t": np.arange(1, len(regret) + 1),
-            "action": trace.action[run],
-            "reward": trace.reward[run],
-            "expected_reward": trace.expected_reward[run],
-            "optimal_reward": trace.optimal_reward[run],
-            "regret": regret,
-            "cum_regret": np.cumsum(regret),
-            "cum_reward": np.cumsum(trace.reward[run]),
-            "state": trace.state[run],
-            "belief": pd.array(np.where(belief == NO_BELIEF, None, belief), dtype="Int64"),
-            "p_true_state": trace.p_true_state[run],
-        },
-        columns=COLUMNS,
-    )
+    """The CSV table of one run as pandas: ``belief`` nullable ``Int64``, NA without a belief."""
+    columns = seed_columns(trace, run)
+    belief = columns["belief"]
+    columns["belief"] = pd.array(np.where(belief == NO_BELIEF, None, belief), dtype="Int64")
+    return pd.DataFrame(columns, columns=COLUMNS)
 
 
-def write_trace(folder: Path, trace: Trace) -> None:
-    """Write every run of ``trace``: ``seed=K.json`` first, then ``seed=K.csv`` atomically."""
-    for run, seed in enumerate(trace.seeds):
-        stats = {"seed": int(seed), **{k: v[run].item() for k, v in trace.summary.items()}}
-        atomic_write_text(folder / f"seed={seed}.json", json.dumps(stats, indent=1) + "\n")
-        text = seed_frame(trace, run).to_csv(index=False, float_format=FLOAT_FORMAT)
-        atomic_write_text(seed_csv(folder, int(seed)), text)
+def seed_csv_bytes(trace: Trace, run: int) -> bytes:
+    """The ``seed=K.csv`` text of one run: :data:`HEADER`, then one line per round.
+
+    Arrow's writer prints each float in the shortest form that parses back to the same
+    double, and a null as an empty field (``belief`` masked where it is ``NO_BELIEF``, and
+    ``p_true_state``'s NaNs read as nulls).
+    """
+    columns = seed_columns(trace, run)
+    belief = columns["belief"]
+    arrays = {
+        **columns,
+        "belief": pa.array(belief, mask=belief == NO_BELIEF),
+        "p_true_state": pa.array(columns["p_true_state"], from_pandas=True),
+    }
+    stream = pa.BufferOutputStream()
+    stream.write(HEADER)
+    pa_csv.write_csv(pa.table(arrays), stream, _CSV_OPTIONS)
+    return stream.getvalue().to_pybytes()
+
+
+def write_trace(folder: Path, trace: Trace, threads: int = WRITE_THREADS) -> None:
+    """Write every run of ``trace``: ``seed=K.json`` first, then ``seed=K.csv``, each
+    atomically (written, fsynced, renamed), then fsync the folder once for the renames.
+
+    The CSVs are formatted here while ``threads`` threads write and fsync them: an fsync
+    mostly waits for the disk, and concurrent ones share the file system's journal commits.
+    Measured for 100 seeds x 2,000 rounds (26 MB) on the shared 2-core machine: formatting
+    ~0.12 s of CPU; the 200 fsyncs one after another 0.05 s on an idle disk but 1.1-1.5 s
+    while other jobs write, against 0.1-0.2 s in 4 threads. So fsync, not formatting, is
+    the floor when the disk is busy, and every file still has its own fsync before its
+    rename: a ``seed=K.csv`` that exists is complete even after a crash.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    with ThreadPoolExecutor(threads, thread_name_prefix="nslb-write") as pool:
+        writing: list[Future[None]] = []
+        for run, seed in enumerate(trace.seeds):
+            stats = {"seed": int(seed), **{k: v[run].item() for k, v in trace.summary.items()}}
+            csv = seed_csv_bytes(trace, run)
+            stats["csv"] = csv_integrity(csv)
+            files = {
+                folder / f"seed={seed}.json": (json.dumps(stats, indent=1) + "\n").encode(),
+                seed_csv(folder, int(seed)): csv,
+            }
+            writing.append(pool.submit(_write_in_order, files))
+            if len(writing) >= 2 * threads:  # bound the formatted text held in memory
+                writing.pop(0).result()
+        for done in writing:
+            done.result()
+    fsync_folder(folder)
+
+
+def csv_integrity(data: bytes) -> dict[str, Any]:
+    """What ``seed=K.json`` records of its CSV: size and CRC-32, checked by the plot loader
+    (a file cut or changed after writing, even inside its last field, no longer matches)."""
+    return {"bytes": len(data), "crc32": f"{zlib.crc32(data):08x}"}
+
+
+def damaged(csv_path: Path, data: bytes) -> str | None:
+    """Why ``data`` (the bytes of ``csv_path``) is not what nslb wrote, or ``None``.
+
+    Checked against the record in ``seed=K.json``; a CSV without one (written by an older
+    nslb, or by hand) is taken as it is.
+    """
+    try:
+        record = json.loads(csv_path.with_suffix(".json").read_text())["csv"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if record != csv_integrity(data):
+        return (
+            f"damaged: {len(data)} bytes with CRC-32 {csv_integrity(data)['crc32']}, but "
+            f"nslb wrote {record.get('bytes')} bytes with CRC-32 {record.get('crc32')}"
+        )
+    return None
+
+
+def _write_in_order(files: dict[Path, bytes]) -> None:
+    for path, data in files.items():
+        atomic_write_bytes(path, data)
 
 
 def check_claim(folder: Path, config: dict[str, Any]) -> None:
@@ -156,7 +265,7 @@ def clear_results(folder: Path) -> None:
 
 
 def remove_stale_temporaries(folder: Path) -> list[Path]:
-    """Remove the temporary files of :func:`atomic_write_text` whose writer is gone."""
+    """Remove the temporary files of :func:`atomic_write_bytes` whose writer is gone."""
     if not folder.is_dir():
         return []
     removed = []

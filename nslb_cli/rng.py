@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from enum import IntEnum
+from typing import Any
 
 import numpy as np
 
@@ -40,6 +41,7 @@ class BatchRNG:
 
     def __init__(self, seeds: Sequence[int]) -> None:
         self.generators = [generator(s, Stream.AGENT) for s in seeds]
+        self._typed: Any = None  # numba.typed.List, built on first use
 
     def __len__(self) -> int:
         return len(self.generators)
@@ -56,19 +58,19 @@ class BatchRNG:
         """Uniform integers in ``[0, high)`` of shape ``(runs, *shape)``."""
         return np.floor(self.random(shape) * high).astype(np.int64)
 
-    def standard_gamma(self, shape_parameters: np.ndarray) -> np.ndarray:
-        """Gamma(k, 1) draws, one per entry of ``shape_parameters`` (leading axis = runs)."""
-        return np.stack(
-            [g.standard_gamma(k) for g, k in zip(self.generators, shape_parameters, strict=True)]
-        )
+    def typed(self) -> Any:
+        """The same generators as a ``numba.typed.List``, for compiled kernels that loop over
+        runs (built once; drawing through it advances the generators above). numba is
+        imported here, on first use: agents without kernels never load it."""
+        if self._typed is None:
+            from numba.typed import List
+
+            self._typed = List(self.generators)
+        return self._typed
 
     def beta(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Beta(a, b) draws, one per entry of ``a`` and ``b`` (same shape, leading axis = runs)."""
         return np.stack([g.beta(x, y) for g, x, y in zip(self.generators, a, b, strict=True)])
-
-    def for_runs(self, runs: np.ndarray) -> list[np.random.Generator]:
-        """The generators of a subset of runs (for draws only some runs need)."""
-        return [self.generators[r] for r in runs]
 
 
 def categorical(probabilities: np.ndarray, uniforms: np.ndarray) -> np.ndarray:

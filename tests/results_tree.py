@@ -104,3 +104,12 @@ def fake_csv(path: Path, horizon: int, seed: int, level: float = 0.5) -> pd.Data
     )
     table.to_csv(path, index=False)
     return table
+
+
+def edited_by_hand(csv: Path) -> None:
+    """Drop nslb's integrity record of ``csv`` (in ``seed=K.json``): the CSV is then taken
+    as a hand-made file, as a user who edits results on purpose would do."""
+    stats = csv.with_suffix(".json")
+    record = json.loads(stats.read_text())
+    record.pop("csv")
+    stats.write_text(json.dumps(record))

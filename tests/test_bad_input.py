@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from nslb_cli.cli import main
+from tests.movielens_data import tiny_env_params
 from tests.test_cli import nslb
 
 HOME_MISSING = "~/surely-not-a-folder-of-nslb"
@@ -115,3 +116,26 @@ def test_bad_plot_input_is_one_line_and_exit_status_2(
     err = capsys.readouterr().err
     assert stopped.value.code == 2, err
     assert err.count("\n") == 1 and err.startswith("nslb: error: ") and fragment in err, err
+
+
+@pytest.mark.parametrize(
+    ("extra", "fragment"),
+    [
+        (["env.n_states=400"], "env.n_states: 400 states with stay=0.9975"),
+        (["env.rank=25"], "env.rank: rank 25 is too large for the 60 users x 40 movies"),
+    ],
+)
+def test_movielens_sizes_name_the_key_to_change(
+    extra: list[str], fragment: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    p = tiny_env_params(tmp_path, horizon=20)
+    monkeypatch.chdir(tmp_path)
+    arguments = [
+        "run", "env=movielens", f"env.data_dir={p.data_dir}", f"env.cache_dir={p.cache_dir}",
+        "env.min_user_ratings=1", "env.min_item_ratings=1", "run.n_seeds=1", *extra,
+    ]  # fmt: skip
+    with pytest.raises(SystemExit) as stopped:
+        main(arguments)
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and err.count("\n") == 1 and fragment in err, err

@@ -155,3 +155,17 @@ def test_plot_warns_when_runs_come_from_different_nslb_versions(tmp_path: Path) 
     assert mixed.returncode == 0
     warning = [line for line in mixed.stderr.splitlines() if "different nslb versions" in line]
     assert len(warning) == 1 and "0.0.1" in warning[0]
+
+
+def test_plot_skips_a_csv_cut_inside_its_last_field(tmp_path: Path) -> None:
+    assert nslb("run", *QUICK, "run.n_seeds=3", cwd=tmp_path).returncode == 0
+    csv = next((tmp_path / "outputs").rglob("seed=1.csv"))
+    text = csv.read_text()
+    assert text.endswith("\n")
+    csv.write_text(text[:-3] + "\n")  # '…,0.2071…\n' -> '…,0.20…\n': still parses
+    done = nslb("plot", "outputs", "--format", "png", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    notices = [line for line in done.stderr.splitlines() if "seed=1.csv" in line]
+    assert len(notices) == 1 and "damaged" in notices[0]
+    summary = (tmp_path / "outputs/summary.md").read_text()
+    assert "| mTS | 2 |" in summary, "two seeds left"

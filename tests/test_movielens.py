@@ -255,7 +255,7 @@ INVALID = [
     ({"als_reg": "ten"}, "als_reg: must be 'auto' or a number, got 'ten'"),
     ({"prior_ridge": -1.0}, "prior_ridge: must be >= 0"),
     ({"prior_concentration": 0.0}, "prior_concentration: must be > 0"),
-    ({"prior_concentration": 10.0}, "prior_concentration: must be >= 17.7"),
+    ({"prior_concentration": 10.0}, "n_states: 5 states with stay=0.9975 make phi_hat"),
     ({"prior_concentration": float("nan")}, "prior_concentration: must be a finite number"),
     ({"sigma": 0.0}, "sigma: must be >= 1e-06"),
     ({"min_user_ratings": 0}, "min_user_ratings: must be > 0"),

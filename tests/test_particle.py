@@ -7,11 +7,13 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from nslb_cli.agents import particle_filter
 from nslb_cli.agents.particle import UMTSParams, UncertainModelThompsonSampling
-from nslb_cli.agents.resampling import SCHEMES, resample
+from nslb_cli.agents.resampling import SCHEMES, draw_ancestors
 from nslb_cli.agents.thompson import ModelThompsonSampling, MTSParams
 from nslb_cli.envs.synthetic import Synthetic, SyntheticParams
 from nslb_cli.models import OfflineModel
+from nslb_cli.rewards import gaussian_log_likelihood
 from nslb_cli.rng import BatchRNG
 from nslb_cli.world import World
 from tests.test_posteriors import linear_world
@@ -93,6 +95,12 @@ def test_known_linear_model_particles_match_exact_filter() -> None:
     compare_with_exact_filter(linear_world(horizon=60, prior_scale=0.0), "systematic")
 
 
+def resample(weights: np.ndarray, scheme: str, rng: np.random.Generator) -> np.ndarray:
+    ancestors = np.empty(len(weights), dtype=np.int64)
+    draw_ancestors(weights, SCHEMES.index(scheme), rng, ancestors)
+    return ancestors
+
+
 @pytest.mark.parametrize("scheme", SCHEMES)
 def test_resampling_is_unbiased(scheme: str) -> None:
     """E[#offspring of i] = N w_i: checked over 3000 draws within 4.5 SE per particle."""
@@ -115,6 +123,22 @@ def test_systematic_resampling_keeps_heavy_particles() -> None:
         assert np.all(counts >= np.floor(4 * weights)) and np.all(counts <= np.ceil(4 * weights))
 
 
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_ancestors_are_arranged_for_copying_in_place(scheme: str) -> None:
+    """Every particle with offspring is its own first offspring, so ``x[i] = x[a[i]]`` in
+    any order reads only particles that are not overwritten."""
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        weights = rng.dirichlet(np.full(10, 0.3))
+        ancestors = resample(weights, scheme, rng)
+        survivors = np.unique(ancestors)
+        np.testing.assert_array_equal(ancestors[survivors], survivors)
+        values = np.arange(10) * 10
+        for i in rng.permutation(10):
+            values[i] = values[ancestors[i]]
+        np.testing.assert_array_equal(values, ancestors * 10)
+
+
 def test_weights_and_statistics_stay_consistent() -> None:
     """Each reward adds 1/sigma^2 to the precision of one (state, arm) of every particle, and
     each transition one Dirichlet count."""
@@ -132,3 +156,48 @@ def test_weights_and_statistics_stay_consistent() -> None:
         np.testing.assert_allclose(gained, t + 1, rtol=1e-9)
         assert np.allclose(agent.counts.sum(axis=(2, 3)), prior_total[:, None] + t)
         assert np.all(np.isfinite(agent.log_weights))
+
+
+def test_proposal_weight_is_the_predictive_likelihood() -> None:
+    """``propose`` adds ``log sum_s phi_s N(R_t; m_s, v_s)`` to each log weight, also for a
+    particle whose every state is far less likely than the run's best (its likelihoods are
+    then taken relative to its own best, not underflowed to 0, and states with ``phi = 0``
+    do not count as its best), and moves it to the state that explains the reward."""
+    S, reward = 3, 0.4
+    transitions = np.array([[0.9, 0.05, 0.05], [0.1, 0.8, 0.1], [0.0, 0.3, 0.7]])
+    previous = np.array([[0, 1, 2]])
+    slot = np.arange(3 * S).reshape(1, 3, S)  # every particle-state pair its own slot
+    mean = np.array([0.3, 0.9, 0.1, 0.5, 0.4, 2.0, 50.0, 60.0, 75.0])  # 50: but phi = 0
+    var = np.array([0.3, 0.26, 0.4, 0.25, 0.5, 0.3, 0.25, 0.3, 0.35])
+    with np.errstate(divide="ignore"):
+        log_phi = np.log(transitions[previous[0]])
+    log_terms = log_phi + gaussian_log_likelihood(reward, mean, var).reshape(3, S)
+    top = log_terms.max(axis=1, keepdims=True)
+    expected = (top + np.log(np.exp(log_terms - top).sum(axis=1, keepdims=True)))[:, 0]
+    assert expected[2] < expected[:2].max() - 1000, "particle 2 is far below the others"
+    log_weights = np.zeros((1, 3))
+    particle_filter.propose(
+        0, np.random.default_rng(0), log_weights, previous, None, True, np.full((1, S), 1 / S),
+        transitions[None], slot, np.arange(3 * S), -0.5 * (reward - mean) ** 2 / var,
+        1 / np.sqrt(var), np.empty(3 * S),
+    )  # fmt: skip
+    np.testing.assert_allclose(log_weights[0], expected, rtol=1e-12)
+    assert previous[0, 2] == 1, "the least unlikely state with phi > 0"
+
+
+@pytest.mark.parametrize("selection", ["mean", "sample"])
+def test_act_reports_the_state_posterior(selection: str) -> None:
+    """The belief ``act`` reports is ``state_posterior()``, the estimate the exact-filter
+    tests check, number for number."""
+    world = Synthetic.build(SyntheticParams(model="prior", horizon=60), np.array([0, 1]))
+    agent = UncertainModelThompsonSampling(
+        UMTSParams(num_particles=30, action_selection=selection),
+        world.problem,
+        world.offline_model,
+        BatchRNG([0, 1]),
+    )
+    for t in range(world.problem.horizon):
+        expected = agent.state_posterior()
+        actions = agent.act(t, None)
+        np.testing.assert_array_equal(agent.belief().posterior, expected)
+        agent.update(t, None, actions, world.reward(t, actions))

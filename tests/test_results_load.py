@@ -13,7 +13,14 @@ from nslb_cli.plot.cache import CACHE_FILE
 from nslb_cli.plot.csvread import read_seed
 from nslb_cli.plot.tidy import load
 from nslb_cli.results import COLUMNS
-from tests.results_tree import SMALL, fake_config, fake_csv, write_fake_run, write_run
+from tests.results_tree import (
+    SMALL,
+    edited_by_hand,
+    fake_config,
+    fake_csv,
+    write_fake_run,
+    write_run,
+)
 
 H = SMALL.horizon
 
@@ -116,6 +123,7 @@ def test_other_column_orders_load_through_the_slow_path(tree: Path) -> None:
     path = tree / "exp/synthetic/mts/seed=2.csv"
     original = pd.read_csv(path)
     original[original.columns[::-1]].to_csv(path, index=False)
+    edited_by_hand(path)
     frame = load(tree).frame
     rows = frame[(frame["agent.name"] == "mts") & (frame["seed"] == 2)]
     np.testing.assert_allclose(rows["cum_regret"], original["cum_regret"], rtol=1e-6)
@@ -150,6 +158,7 @@ def test_a_changed_csv_invalidates_its_folders_cache(tree: Path) -> None:
     table = pd.read_csv(path)
     table["cum_regret"] += 1000.0  # same rows, other values (and another size and mtime)
     table.to_csv(path, index=False)
+    edited_by_hand(path)
     frame = load(tree).frame
     rows = frame[(frame["agent.name"] == "mts") & (frame["seed"] == 1)]
     np.testing.assert_allclose(rows["cum_regret"], table["cum_regret"], rtol=1e-6)
@@ -162,7 +171,10 @@ def test_a_csv_replaced_with_the_same_size_and_mtime_is_still_noticed(tree: Path
     info = path.stat()
     lines = path.read_text().splitlines()
     fields = lines[1].split(",")
-    fields[6] = fields[6][:-1] + ("1" if fields[6][-1] != "1" else "2")  # cum_regret, t = 1
+    # cum_regret at t = 1: change its leading digit (a last digit of a full-precision float
+    # is lost in the loader's float32)
+    digit = next(i for i, c in enumerate(fields[6]) if c in "123456789")
+    fields[6] = fields[6][:digit] + "12"[fields[6][digit] == "1"] + fields[6][digit + 1 :]
     lines[1] = ",".join(fields)
     replacement = path.with_name(".replacement")
     replacement.write_text("\n".join(lines) + "\n")

@@ -37,9 +37,22 @@ theta^i)`` with ``theta^i`` drawn from its reward posterior of that state. Then
   particle approximation of the joint posterior of ``(S_t, theta)``: Thompson sampling.
   The reported belief is ``B_t^j``.
 
-In both modes ``p_true_state`` is the particle posterior's mass on the true state.
+In both modes ``p_true_state`` is the particle posterior's mass on the true state,
+``P(S_t = s | H_t) ≈ sum_i w_i P(B_t^i = s | B_{t-1}^i)`` (:meth:`state_posterior`).
 
-All weights are kept in log space.
+The sum ``sum_i w_i mu^i(a)`` is drawn from its exact Gaussian law given the ``B_t^i``
+(:mod:`nslb_cli.agents.posteriors`): the same distribution as drawing every ``mu^i`` and
+summing, at the cost of one draw per arm instead of ``N``. In ``sample`` mode only the
+chosen particle's ``B_t^j`` and ``mu^j`` are drawn: the others' would not change the play.
+
+All weights are kept in log space. The work is done by compiled kernels that loop over
+runs and particles (:mod:`nslb_cli.agents.particle_filter` for the latent states and
+weights, :mod:`nslb_cli.agents.posteriors` and :mod:`nslb_cli.agents.linear_posterior` for
+the rewards). Each run draws only from its own generator, in this order per round: acting
+(``mean``: ``N`` uniforms for the ``B_t^i``; ``sample``: one for ``j``, one for ``B_t^j``),
+then ``K`` (multi-armed) or ``d`` (linear) normals for the reward draw; updating, ``N · S``
+gammas for the ``phi`` when transitions are learnt, ``N`` uniforms for the ``B_t^i``, then
+the resampling scheme's uniforms if the run resamples.
 """
 
 from __future__ import annotations
@@ -49,12 +62,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from nslb_cli import params as check
+from nslb_cli.agents import particle_filter as pf
 from nslb_cli.agents.base import Agent, Belief
 from nslb_cli.agents.posteriors import reward_posterior
-from nslb_cli.agents.resampling import SCHEMES, resample
+from nslb_cli.agents.resampling import SCHEMES
 from nslb_cli.models import OfflineModel, Problem
-from nslb_cli.rewards import gaussian_log_likelihood
-from nslb_cli.rng import BatchRNG, categorical
+from nslb_cli.rng import BatchRNG
 
 
 @dataclass
@@ -70,11 +83,6 @@ class UMTSParams:
         check.probability(self.resample_threshold, "resample_threshold")
         check.one_of(self.resampling, SCHEMES, "resampling")
         check.one_of(self.action_selection, ("mean", "sample"), "action_selection")
-
-
-def _normalise(log_weights: np.ndarray) -> np.ndarray:
-    w = np.exp(log_weights - log_weights.max(axis=-1, keepdims=True))
-    return w / w.sum(axis=-1, keepdims=True)
 
 
 class UncertainModelThompsonSampling(Agent):
@@ -98,82 +106,55 @@ class UncertainModelThompsonSampling(Agent):
         )
         self.rewards = reward_posterior(model, N, problem.sigma**2)
         self.resamples = np.zeros(R, dtype=np.int64)
-        self._runs = np.arange(R)[:, None]
-        self._particles = np.arange(N)[None, :]
+        self._all_particles = np.repeat(np.arange(N)[None], R, axis=0)
         self._belief: Belief | None = None
 
-    def state_predictive(self) -> np.ndarray:
-        """``P(B_t = s | particle)`` before ``R_t``, shape ``(R, N, S)``."""
-        R, N, S = self.problem.n_runs, self.n_particles, self.problem.n_states
-        if not self.started:
-            return np.broadcast_to(self.model.initial[:, None, :], (R, N, S))
-        if self.counts is None:
-            return self.model.transitions[self._runs, self.previous]
-        rows = self.counts[self._runs, self._particles, self.previous]
-        return rows / rows.sum(axis=-1, keepdims=True)
+    def _latent(self) -> pf.Latent:
+        """The particles' latent states, as the kernels take them."""
+        initial = np.ascontiguousarray(self.model.initial, dtype=float)
+        transitions = np.ascontiguousarray(self.model.transitions, dtype=float)
+        return self.previous, self.counts, self.started, initial, transitions
 
     def state_posterior(self) -> np.ndarray:
-        """The particle estimate of ``P(S_t = s | H_t)``, shape ``(R, S)``."""
-        weights = _normalise(self.log_weights)
-        return (weights[:, :, None] * self.state_predictive()).sum(axis=1)
+        """The particle estimate of ``P(S_t = s | H_t)`` before ``R_t``, shape ``(R, S)``
+        (the posterior that ``act`` reports)."""
+        return pf.state_posterior(self.log_weights, *self._latent())
 
     def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
-        predictive = self.state_predictive()
-        states = categorical(predictive, self.rng.random((self.n_particles,)))  # (R, N)
-        theta = self.rewards.sample_rewards(states, contexts, self.rng)  # (R, N, K)
-        weights = _normalise(self.log_weights)
-        posterior = (weights[:, :, None] * predictive).sum(axis=1)
+        generators = self.rng.typed()
         if self.params.action_selection == "mean":
-            actions = (weights[:, :, None] * theta).sum(axis=1).argmax(axis=1)
+            weights, posterior, states = pf.act_states(
+                generators, self.log_weights, *self._latent()
+            )
+            draws = self.rewards.sample_mixture(
+                self.rng, self._all_particles, states, weights, contexts
+            )
             believed = posterior.argmax(axis=1)
         else:
-            chosen = categorical(weights, self.rng.random())
-            runs = self._runs[:, 0]
-            actions = theta[runs, chosen].argmax(axis=1)
-            believed = states[runs, chosen]
+            posterior, chosen, believed = pf.act_particle(
+                generators, self.log_weights, *self._latent()
+            )
+            draws = self.rewards.sample_mixture(
+                self.rng, chosen[:, None], believed[:, None], np.ones((len(chosen), 1)), contexts
+            )
         self._belief = Belief(state=believed, posterior=posterior)
-        return actions
+        return draws.argmax(axis=1)
 
     def update(
         self, t: int, contexts: np.ndarray | None, actions: np.ndarray, rewards: np.ndarray
     ) -> None:
-        N = self.n_particles
-        if self.started and self.counts is not None:
-            rows = self.counts[self._runs, self._particles, self.previous]
-            transition = self.rng.standard_gamma(rows)
-            transition /= transition.sum(axis=-1, keepdims=True)
-        else:
-            transition = self.state_predictive()
-        pulled_mean, pulled_var = self.rewards.predictive(contexts, actions)  # (R, N, S)
-        with np.errstate(divide="ignore"):
-            log_q = np.log(transition) + gaussian_log_likelihood(
-                rewards[:, None, None], pulled_mean, pulled_var + self.problem.sigma**2
-            )
-        top = log_q.max(axis=-1, keepdims=True)
-        q = np.exp(log_q - top)
-        total = q.sum(axis=-1)
-        self.log_weights += np.log(total) + top[..., 0]
-        new = categorical(q, self.rng.random((N,)))
-        if self.started and self.counts is not None:
-            self.counts[self._runs, self._particles, self.previous, new] += 1.0
-        self.rewards.observe(new, contexts, actions, rewards)
-        self.previous = new
+        self.rewards.step(
+            self.rng,
+            self.log_weights,
+            self._latent(),
+            contexts,
+            actions,
+            np.ascontiguousarray(rewards, dtype=float),
+            self.params.resample_threshold,
+            SCHEMES.index(self.params.resampling),
+            self.resamples,
+        )
         self.started = True
-        self.log_weights -= self.log_weights.max(axis=1, keepdims=True)
-        self._resample_degenerate_runs()
-
-    def _resample_degenerate_runs(self) -> None:
-        weights = _normalise(self.log_weights)
-        ess = 1.0 / (weights**2).sum(axis=1)
-        degenerate = np.flatnonzero(ess < self.params.resample_threshold * self.n_particles)
-        for run, generator in zip(degenerate, self.rng.for_runs(degenerate), strict=True):
-            ancestors = resample(weights[run], self.params.resampling, generator)
-            self.previous[run] = self.previous[run, ancestors]
-            self.rewards.select(run, ancestors)
-            if self.counts is not None:
-                self.counts[run] = self.counts[run, ancestors]
-            self.log_weights[run] = 0.0
-            self.resamples[run] += 1
 
     def belief(self) -> Belief | None:
         return self._belief

@@ -2,131 +2,218 @@
 
 Every particle ``i`` of every run keeps, for every latent state ``s``, the posterior of the
 reward parameters given the rewards its trajectory assigns to ``s``. Rewards are
-``R = mu(A, X, s) + N(0, sigma^2)`` with known ``sigma``. Two models:
+``R = mu(A, X, s) + N(0, sigma^2)`` with known ``sigma``. Two families share one
+interface: :class:`ArmPosterior` here and
+:class:`~nslb_cli.agents.linear_posterior.LinearPosterior`.
 
-* :class:`ArmPosterior` (multi-armed): independent ``mu(a, s) ~ N(mean_{s,a}, var_{s,a})``.
-  One reward ``r`` of arm ``a``::
+:class:`ArmPosterior` (multi-armed): independent ``mu(a, s) ~ N(mean_{s,a}, var_{s,a})``.
+One reward ``r`` of arm ``a``::
 
-      mean <- (sigma^2 mean + var r) / (sigma^2 + var),   var <- var sigma^2 / (sigma^2 + var)
+    mean <- (sigma^2 mean + var r) / (sigma^2 + var),   var <- var sigma^2 / (sigma^2 + var)
 
-* :class:`LinearPosterior` (contexts ``X_t``, ``mu(a, X, s) = X[a] · theta_s``): Bayesian
-  linear regression, ``theta_s ~ N(m_s, C_s)``. One reward ``r`` with features ``x``
-  (the Kalman / recursive least-squares step)::
+``step`` is the whole particle-filter update of a round, compiled and fused per run so a
+run's statistics are read once from memory: the predictive ``N(mean_{s,A_t},
+var_{s,A_t} + sigma^2)`` of every particle and state, the latent-state proposal and weights
+(:func:`nslb_cli.agents.particle_filter.propose`), the update of state ``B_t^i``'s
+statistics, and resampling. Both families keep their statistics in a pool shared by the
+particles (:mod:`nslb_cli.agents.pool`): predictives and updates are computed once per
+distinct set of statistics; a reward on an arm whose variance is 0 (a known model)
+changes nothing and is skipped.
 
-      k = C x / (x' C x + sigma^2),   m <- m + k (r - x' m),   C <- C - k (C x)'
+Acting needs draws of ``M(a) = sum_m w_m mu^{i_m}(a)``, a weighted sum over particles
+``i_m`` (in states ``B^{i_m}``) of ``mu^{i_m}(a)`` sampled from each particle's posterior.
+The particles' draws are independent Gaussians, so ``M`` is drawn from its exact law, per
+arm ``N(sum_m w_m mean_m, sum_m w_m^2 var_m)``, with one normal per arm. One particle with
+weight one is a Thompson draw of that particle's ``mu``.
 
-Both start from the offline model's prior; a zero prior spread is a known model.
-All arrays are ``(R, N, S, …)``: runs, particles, states.
+Both families start from the offline model's prior; a zero prior spread is a known model.
+Their statistics are pool arrays ``(R, P, …)`` (runs, slots); the ``mean`` and ``var``
+(``cov``) properties give them per particle and state, ``(R, N, S, …)``.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from numba.typed import List
 
+from nslb_cli.agents import particle_filter as pf
+from nslb_cli.agents.jit import jit
+from nslb_cli.agents.linear_posterior import LinearPosterior
+from nslb_cli.agents.pool import (
+    Arrays,
+    SlotPool,
+    gather_weights,
+    live_slots,
+    move_references,
+    plan_updates,
+)
 from nslb_cli.models import OfflineModel
 from nslb_cli.rng import BatchRNG
 
-JITTER = 1e-10  # added to covariance diagonals before a Cholesky factorisation
+
+@jit
+def _arm_step(
+    generators: List,
+    log_weights: np.ndarray,
+    previous: np.ndarray,
+    counts: np.ndarray | None,
+    started: bool,
+    initial: np.ndarray,
+    transitions: np.ndarray,
+    mean: np.ndarray,
+    var: np.ndarray,
+    pool: Arrays,
+    actions: np.ndarray,
+    rewards: np.ndarray,
+    noise_var: float,
+    threshold: float,
+    scheme: int,
+    resamples: np.ndarray,
+) -> None:
+    R, P, _ = mean.shape
+    slot, refs = pool[0], pool[1]
+    N = slot.shape[1]
+    live, exponent, scale, likelihood = np.empty(P, np.int64), np.empty(P), np.empty(P), np.empty(P)
+    informative = np.empty(P, np.bool_)
+    moving, moved = np.zeros(P, np.int64), np.full(P, -1)
+    sources, targets, ancestors = (
+        np.empty(N, np.int64),
+        np.empty(N, np.int64),
+        np.empty(N, np.int64),
+    )
+    for r in range(R):
+        generator, a, reward = generators[r], actions[r], rewards[r]
+        n_live = live_slots(r, refs, live)
+        for p in live[:n_live]:
+            v = var[r, p, a] + noise_var
+            exponent[p] = -0.5 * (reward - mean[r, p, a]) * (reward - mean[r, p, a]) / v
+            scale[p] = 1.0 / np.sqrt(v)
+            informative[p] = var[r, p, a] > 0.0
+        pf.propose(
+            r,
+            generator,
+            log_weights,
+            previous,
+            counts,
+            started,
+            initial,
+            transitions,
+            slot,
+            live[:n_live],
+            exponent,
+            scale,
+            likelihood,
+        )
+        updates = plan_updates(r, pool, previous, informative, moving, moved, sources, targets)
+        for u in range(updates):
+            p, q = sources[u], targets[u]
+            if q != p:
+                mean[r, q] = mean[r, p]
+                var[r, q] = var[r, p]
+            v = var[r, q, a]
+            mean[r, q, a] = (noise_var * mean[r, q, a] + v * reward) / (noise_var + v)
+            var[r, q, a] = v * noise_var / (noise_var + v)
+        if pf.resample(r, generator, log_weights, previous, counts, threshold, scheme, ancestors):
+            resamples[r] += 1
+            move_references(r, pool, ancestors)
+
+
+@jit
+def _arm_mixture(
+    generators: List,
+    mean: np.ndarray,
+    var: np.ndarray,
+    slot: np.ndarray,
+    particles: np.ndarray,
+    states: np.ndarray,
+    weights: np.ndarray,
+) -> np.ndarray:
+    R, P, K = mean.shape
+    M = particles.shape[1]
+    draws = np.zeros((R, K))
+    first, second, touched = np.zeros(P), np.zeros(P), np.empty(M, np.int64)
+    for r in range(R):
+        # sum_m w_m and sum_m w_m^2 gathered per slot
+        n_touched = gather_weights(r, slot, particles, states, weights, first, second, touched)
+        spread = np.zeros(K)
+        for p in touched[:n_touched]:
+            for a in range(K):
+                draws[r, a] += first[p] * mean[r, p, a]
+                spread[a] += second[p] * var[r, p, a]
+            first[p] = second[p] = 0.0
+        generator = generators[r]
+        for a in range(K):
+            draws[r, a] += np.sqrt(spread[a]) * generator.standard_normal()
+    return draws
 
 
 class ArmPosterior:
-    """Independent Gaussian posteriors of ``mu(a, s)`` per particle (multi-armed)."""
+    """Independent Gaussian posteriors of ``mu(a, s)`` per particle (multi-armed), in a pool
+    of statistics shared between particles (:mod:`nslb_cli.agents.pool`)."""
 
     def __init__(self, model: OfflineModel, n_particles: int, noise_var: float) -> None:
-        self.mean = np.repeat(model.means[:, None], n_particles, axis=1).astype(float)
-        self.var = np.repeat(model.mean_sd[:, None] ** 2, n_particles, axis=1).astype(float)
+        R, S, K = model.means.shape
+        self.pool = SlotPool(R, n_particles, S)
+        self.pool_mean = np.empty((R, n_particles * S, K))
+        self.pool_var = np.empty((R, n_particles * S, K))
+        self.pool_mean[:, :S] = model.means
+        self.pool_var[:, :S] = model.mean_sd**2
         self.noise_var = noise_var
-        self._runs = np.arange(self.mean.shape[0])[:, None]
-        self._particles = np.arange(n_particles)[None, :]
 
-    def sample_rewards(
-        self, states: np.ndarray, contexts: np.ndarray | None, rng: BatchRNG
-    ) -> np.ndarray:
-        """``mu^i(a)`` for each particle's state ``states[r, i]``, sampled: ``(R, N, K)``."""
-        index = (self._runs, self._particles, states)
-        mean = self.mean[index]
-        return mean + np.sqrt(self.var[index]) * rng.normal(mean.shape[1:])
+    @property
+    def mean(self) -> np.ndarray:
+        """The posterior mean of every particle, state and arm, ``(R, N, S, K)`` (a copy)."""
+        return self.pool.gather(self.pool_mean)
 
-    def predictive(
-        self, contexts: np.ndarray | None, actions: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Mean and variance of ``mu(A_t, X_t, s)`` for every particle and state: ``(R, N, S)``."""
-        pulled = (self._runs, self._particles, slice(None), actions[:, None])
-        return self.mean[pulled], self.var[pulled]
+    @property
+    def var(self) -> np.ndarray:
+        """The posterior variance of every particle, state and arm, ``(R, N, S, K)``."""
+        return self.pool.gather(self.pool_var)
 
-    def observe(
+    def step(
         self,
-        states: np.ndarray,
+        rng: BatchRNG,
+        log_weights: np.ndarray,
+        latent: pf.Latent,
         contexts: np.ndarray | None,
         actions: np.ndarray,
         rewards: np.ndarray,
+        threshold: float,
+        scheme: int,
+        resamples: np.ndarray,
     ) -> None:
-        """Add reward ``R_t`` of arm ``A_t`` to the posterior of state ``states[r, i]``."""
-        entry = (self._runs, self._particles, states, actions[:, None])
-        var = self.var[entry]
-        noise = self.noise_var
-        self.mean[entry] = (noise * self.mean[entry] + var * rewards[:, None]) / (noise + var)
-        self.var[entry] = var * noise / (noise + var)
+        """One update with ``(A_t, R_t)``, in place: the weights, the latent states
+        (:mod:`nslb_cli.agents.particle_filter`) and the statistics; resampling with
+        ``SCHEMES[scheme]`` when the ESS is below ``threshold · N``, counted in
+        ``resamples``."""
+        _arm_step(
+            rng.typed(),
+            log_weights,
+            *latent,
+            self.pool_mean,
+            self.pool_var,
+            self.pool.arrays,
+            actions,
+            rewards,
+            self.noise_var,
+            threshold,
+            scheme,
+            resamples,
+        )
 
-    def select(self, run: int, ancestors: np.ndarray) -> None:
-        """Resampling: the particles of ``run`` become copies of ``ancestors``."""
-        self.mean[run] = self.mean[run, ancestors]
-        self.var[run] = self.var[run, ancestors]
-
-
-class LinearPosterior:
-    """Bayesian linear regression posteriors of ``theta_s`` per particle (contextual)."""
-
-    def __init__(self, model: OfflineModel, n_particles: int, noise_var: float) -> None:
-        assert model.covariance is not None
-        self.mean = np.repeat(model.means[:, None], n_particles, axis=1).astype(float)
-        self.cov = np.repeat(model.covariance[:, None], n_particles, axis=1).astype(float)
-        self.noise_var = noise_var
-        self._runs = np.arange(self.mean.shape[0])[:, None]
-        self._particles = np.arange(n_particles)[None, :]
-        self._eye = np.eye(self.mean.shape[-1])
-
-    def sample_rewards(
-        self, states: np.ndarray, contexts: np.ndarray | None, rng: BatchRNG
-    ) -> np.ndarray:
-        """``X_t[a] · theta^i`` with ``theta^i ~ N(m, C)`` of state ``states[r, i]``."""
-        index = (self._runs, self._particles, states)
-        mean, cov = self.mean[index], self.cov[index]
-        factor = np.linalg.cholesky(cov + JITTER * self._eye)
-        theta = mean + (factor * rng.normal(mean.shape[1:])[:, :, None, :]).sum(axis=-1)
-        return (contexts[:, None, :, :] * theta[:, :, None, :]).sum(axis=-1)
-
-    def predictive(
-        self, contexts: np.ndarray | None, actions: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Mean ``x' m_s`` and variance ``x' C_s x`` with ``x = X_t[A_t]``: ``(R, N, S)``."""
-        x = contexts[np.arange(len(actions)), actions][:, None, None, :]  # (R, 1, 1, d)
-        mean = (self.mean * x).sum(axis=-1)
-        var = ((self.cov * x[..., None, :]).sum(axis=-1) * x).sum(axis=-1)
-        return mean, var
-
-    def observe(
+    def sample_mixture(
         self,
+        rng: BatchRNG,
+        particles: np.ndarray,
         states: np.ndarray,
+        weights: np.ndarray,
         contexts: np.ndarray | None,
-        actions: np.ndarray,
-        rewards: np.ndarray,
-    ) -> None:
-        """One recursive least-squares step for state ``states[r, i]`` of every particle."""
-        x = contexts[np.arange(len(actions)), actions][:, None, :]  # (R, 1, d)
-        index = (self._runs, self._particles, states)
-        mean, cov = self.mean[index], self.cov[index]
-        cov_x = (cov * x[..., None, :]).sum(axis=-1)  # (R, N, d)
-        gain = cov_x / ((cov_x * x).sum(axis=-1, keepdims=True) + self.noise_var)
-        residual = rewards[:, None] - (mean * x).sum(axis=-1)
-        self.mean[index] = mean + gain * residual[..., None]
-        updated = cov - gain[..., :, None] * cov_x[..., None, :]
-        self.cov[index] = 0.5 * (updated + np.swapaxes(updated, -1, -2))
-
-    def select(self, run: int, ancestors: np.ndarray) -> None:
-        """Resampling: the particles of ``run`` become copies of ``ancestors``."""
-        self.mean[run] = self.mean[run, ancestors]
-        self.cov[run] = self.cov[run, ancestors]
+    ) -> np.ndarray:
+        """A draw of ``sum_m w_m mu^{i_m}(a)`` with ``i_m = particles[r, m]`` in state
+        ``states[r, m]`` and ``w_m = weights[r, m]``: ``(R, K)``, ``K`` normals per run."""
+        return _arm_mixture(
+            rng.typed(), self.pool_mean, self.pool_var, self.pool.slot, particles, states, weights
+        )
 
 
 def reward_posterior(

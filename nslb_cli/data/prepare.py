@@ -402,6 +402,13 @@ def prepare(ratings: Ratings, settings: Settings) -> Prepared:
             "env.n_states",
             f"only {len(user_ids)} users left after filtering, fewer than {s.n_states} states",
         )
+    if s.rank >= min(len(user_ids), len(movie_ids)) // 2:
+        raise DataError(
+            "env.rank",
+            f"rank {s.rank} is too large for the {len(user_ids)} users x {len(movie_ids)} "
+            f"movies left after filtering (each half must be factorised): use "
+            f"env.rank < {min(len(user_ids), len(movie_ids)) // 2}",
+        )
     shape = (len(user_ids), len(movie_ids))
     _refuse_duplicates(users, items, shape[1])
     train = split(len(values), stream(s.data_seed, Purpose.SPLIT))

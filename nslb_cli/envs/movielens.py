@@ -127,14 +127,15 @@ class MovieLensParams:
         check.one_of(self.transitions, TRANSITIONS, "transitions")
         check.positive(self.prior_concentration, "prior_concentration")
         smallest = smallest_transition(self.n_states, self.stay, self.transitions)
-        if smallest > 0:
-            check.at_least(
-                self.prior_concentration,
-                MIN_CONCENTRATION / smallest,
-                "prior_concentration",
-                f"times the smallest entry of phi_hat, >= {smallest:.3g}, it must stay >= "
-                f"{MIN_CONCENTRATION}: Gamma draws underflow",
-            )
+        needed = MIN_CONCENTRATION / smallest if smallest > 0 else 0.0
+        check.require(
+            self.prior_concentration >= needed,
+            "n_states",
+            f"{self.n_states} states with stay={self.stay} make phi_hat entries as small as "
+            f"{smallest:.3g}, and prior_concentration={self.prior_concentration:g} times them "
+            f"underflows Gamma draws: lower env.n_states, or raise env.prior_concentration "
+            f"to >= {needed:.6g}",
+        )
         check.non_negative(self.prior_ridge, "prior_ridge")
         check.non_negative(self.data_seed, "data_seed")
 

@@ -27,6 +27,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pa_csv
 
+from nslb_cli.results import damaged
+
 NULLABLE = frozenset({"belief", "p_true_state"})  # empty for agents without a belief
 Columns = dict[str, np.ndarray]  # "t" (int32) and value columns (float32) of one seed
 COMPACT = defaultdict(lambda: np.float32, t=np.int32)
@@ -66,6 +68,8 @@ def read_run(
     """The seed CSVs of one run folder: ``{seed: columns}`` (sorted) and the files skipped."""
     batches: dict[bytes, dict[int, tuple[bytes, int]]] = {}  # header -> seed -> (text, rows)
     alone: list[int] = []
+    skipped: list[Skipped] = []
+    changed: dict[int, str] = {}  # seeds whose bytes differ from what nslb wrote
     paths = dict(seeds)
     for seed, path in seeds:
         try:
@@ -73,6 +77,9 @@ def read_run(
         except OSError:
             alone.append(seed)
             continue
+        reason = damaged(path, text)
+        if reason:
+            changed[seed] = reason
         rows = _rows(text, horizon)
         if rows:
             batches.setdefault(text[: text.find(b"\n") + 1], {})[seed] = (text, rows)
@@ -83,12 +90,14 @@ def read_run(
         with contextlib.suppress(MalformedResult):  # the files are then parsed one by one
             found.update(_read_joined(header, texts, columns, horizon))
         alone += [seed for seed in texts if seed not in found]
-    skipped: list[Skipped] = []
     for seed in alone:
         try:
             found[seed] = read_seed(paths[seed], columns, horizon)
         except MalformedResult as err:
             skipped.append(Skipped(paths[seed], str(err)))
+    for seed in changed.keys() & found.keys():  # well-formed, but not what was written
+        del found[seed]
+        skipped.append(Skipped(paths[seed], changed[seed]))
     return dict(sorted(found.items())), sorted(skipped, key=lambda s: str(s.path))
 
 

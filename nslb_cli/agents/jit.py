@@ -1,0 +1,57 @@
+"""numba settings and small compiled helpers shared by umTS's kernels.
+
+Kernels (functions called from Python) loop over the runs of a batch inside compiled
+code. Run ``r`` draws only from its own generator ``generators[r]`` (a ``numba.typed.List``
+of ``numpy.random.Generator``, :meth:`nslb_cli.rng.BatchRNG.typed`) and sums only its own
+numbers, in the order written (no ``fastmath``), so its results do not depend on the
+other runs of the batch (SPEC §2).
+
+* Compiled code is cached on disk next to the modules (``cache=True``): the compile cost
+  is paid once. numba recompiles a function when its own file changes, not when a helper
+  it calls from another file does: after editing this module, ``make clean``.
+* Passing an array to a compiled function (or taking a view of one) costs two atomic
+  reference-count updates that numba does not always remove: helpers are called once per
+  run, never per particle, and particle loops index whole arrays.
+* Serial: ``parallel=True`` with ``prange`` over runs gave the same numbers but was slower
+  on a shared two-core machine (each round's parallel regions wait for both cores).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+jit = numba.njit(cache=True)
+
+
+@jit
+def draw_each(weights: np.ndarray, generator: np.random.Generator, out: np.ndarray) -> None:
+    """``out[m] ~ weights[m] / sum(weights[m])`` for every row ``m``, one uniform ``u`` each:
+    the first index whose cumulative weight exceeds ``u · sum(weights[m])`` (the rule of
+    :func:`nslb_cli.rng.categorical`)."""
+    M, S = weights.shape
+    for m in range(M):
+        u = generator.random()
+        total = 0.0
+        for s in range(S):
+            total += weights[m, s]
+        threshold = u * total
+        cumulative = 0.0
+        out[m] = S - 1
+        for s in range(S):
+            cumulative += weights[m, s]
+            if cumulative > threshold:
+                out[m] = s
+                break
+
+
+@jit
+def normalise(log_weights: np.ndarray, out: np.ndarray) -> None:
+    """``out = exp(l - max l) / sum(exp(l - max l))`` for one run's log weights."""
+    top = log_weights.max()
+    total = 0.0
+    for i in range(len(log_weights)):
+        out[i] = np.exp(log_weights[i] - top)
+        total += out[i]
+    for i in range(len(log_weights)):
+        out[i] /= total

@@ -1,0 +1,122 @@
+"""The per-seed CSVs as written: header, values that read back, empty belief, atomic files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from nslb_cli.plot.csvread import read_run
+from nslb_cli.results import (
+    COLUMNS,
+    HEADER,
+    seed_columns,
+    seed_csv_bytes,
+    seed_frame,
+    write_trace,
+)
+from nslb_cli.trace import NO_BELIEF
+from tests.conftest import run_agent
+from tests.results_tree import SMALL
+
+H = SMALL.horizon
+FLOATS = ("reward", "expected_reward", "optimal_reward", "regret", "cum_regret", "cum_reward")
+
+
+@pytest.fixture(scope="module")
+def traces():
+    """An agent with a belief (mts) and one without (random), seeds 3 and 4."""
+    return {agent: run_agent(agent, [3, 4], SMALL) for agent in ("mts", "random")}
+
+
+@pytest.mark.parametrize("agent", ["mts", "random"])
+def test_written_csv_reads_back_to_the_trace(tmp_path: Path, traces, agent: str) -> None:
+    trace = traces[agent]
+    write_trace(tmp_path, trace)
+    for run, seed in enumerate(trace.seeds):
+        path = tmp_path / f"seed={seed}.csv"
+        assert path.read_bytes().startswith(HEADER)
+        frame = pd.read_csv(path)
+        assert tuple(frame.columns) == COLUMNS and len(frame) == H
+        expected = seed_columns(trace, run)
+        for column in ("t", "action", "state"):
+            np.testing.assert_array_equal(frame[column], expected[column])
+        # Floats are written in full (shortest round-trip form): equal up to the parser's ulp.
+        for column in FLOATS:
+            np.testing.assert_allclose(frame[column], expected[column], rtol=1e-15, atol=0)
+        belief = expected["belief"]
+        if agent == "random":
+            assert (belief == NO_BELIEF).all()
+            assert frame["belief"].isna().all() and frame["p_true_state"].isna().all()
+        else:
+            assert (belief != NO_BELIEF).all() and frame["belief"].notna().all()
+            np.testing.assert_array_equal(frame["belief"], belief)
+            np.testing.assert_allclose(
+                frame["p_true_state"], expected["p_true_state"], rtol=1e-15, atol=0
+            )
+
+
+def test_floats_are_exact_and_missing_values_empty(traces) -> None:
+    """Each float field parses (correctly rounded, Python's float) to the very double."""
+    for agent, trace in traces.items():
+        lines = seed_csv_bytes(trace, 1).decode().splitlines()
+        fields = np.array([line.split(",") for line in lines[1:]])
+        expected = seed_columns(trace, 1)
+        for index, column in enumerate(COLUMNS):
+            values = expected[column]
+            if column == "belief" and agent == "random":
+                assert set(fields[:, index]) == {""}, "no belief: empty, not -1"
+            elif column == "p_true_state" and agent == "random":
+                assert set(fields[:, index]) == {""}, "no belief: empty, not nan"
+            else:
+                assert [float(text) for text in fields[:, index]] == values.tolist(), column
+
+
+def test_seed_frame_is_the_csv_as_pandas(tmp_path: Path, traces) -> None:
+    for trace in traces.values():
+        write_trace(tmp_path, trace)
+        frame = seed_frame(trace, 0)
+        read = pd.read_csv(tmp_path / f"seed={trace.seeds[0]}.csv", dtype={"belief": "Int64"})
+        pd.testing.assert_frame_equal(frame, read, check_dtype=False, rtol=1e-15)
+
+
+def test_a_seed_writes_the_same_bytes_alone_or_in_a_batch(traces) -> None:
+    alone = run_agent("mts", [4], SMALL)
+    assert seed_csv_bytes(alone, 0) == seed_csv_bytes(traces["mts"], 1)
+
+
+def test_write_trace_leaves_csv_and_json_and_no_temporary_files(tmp_path: Path, traces) -> None:
+    write_trace(tmp_path / "new/folder", traces["mts"])
+    names = sorted(p.name for p in (tmp_path / "new/folder").iterdir())
+    assert names == ["seed=3.csv", "seed=3.json", "seed=4.csv", "seed=4.json"]
+    assert json.loads((tmp_path / "new/folder/seed=4.json").read_text())["seed"] == 4
+
+
+def test_the_writer_threads_change_nothing_in_the_files(tmp_path: Path) -> None:
+    trace = run_agent("mts", np.arange(7), SMALL)
+    write_trace(tmp_path / "one", trace, threads=1)
+    write_trace(tmp_path / "two", trace, threads=2)  # more seeds than 2 * threads in flight
+    for seed in range(7):
+        for name in (f"seed={seed}.csv", f"seed={seed}.json"):
+            assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
+        assert (tmp_path / "one" / f"seed={seed}.csv").read_bytes() == seed_csv_bytes(trace, seed)
+
+
+def test_a_failed_write_raises_and_leaves_no_partial_file(tmp_path: Path, traces) -> None:
+    (tmp_path / "seed=4.csv").mkdir()  # os.replace onto a folder fails
+    with pytest.raises(OSError):
+        write_trace(tmp_path, traces["mts"])
+    assert (tmp_path / "seed=3.csv").is_file() and (tmp_path / "seed=4.csv").is_dir()
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_the_loader_reads_what_is_written(tmp_path: Path, traces) -> None:
+    trace = traces["mts"]
+    write_trace(tmp_path, trace)
+    seeds = [(int(s), tmp_path / f"seed={s}.csv") for s in trace.seeds]
+    found, skipped = read_run(seeds, ["cum_regret", "p_true_state"], horizon=H)
+    assert skipped == [] and sorted(found) == [3, 4]
+    np.testing.assert_allclose(found[4]["cum_regret"], np.cumsum(trace.regret[1]), rtol=1e-6)
