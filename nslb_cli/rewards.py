@@ -39,6 +39,9 @@ from nslb_cli.rng import BatchRNG
 Statistics = tuple[np.ndarray, np.ndarray]
 """A conjugate posterior per entry: two arrays of one shape (see the module docstring)."""
 
+#: Family codes of the compiled twins of these formulas (:mod:`nslb_cli.reward_kernels`).
+GAUSSIAN_KERNEL, BERNOULLI_KERNEL = 0, 1
+
 #: Probabilities below this are treated as this in logarithms, so that a reward impossible
 #: under every latent state (a Bernoulli mean of exactly 0 or 1) leaves a filter finite.
 SMALLEST_PROBABILITY = float(np.finfo(float).tiny)
@@ -54,9 +57,20 @@ class RewardModel(ABC):
 
     Attributes:
         support: ``(low, high)``, the interval every reward lies in.
+        normal_sums: the posterior of a mean is normal and its statistics are its mean and
+            variance, so a weighted sum of independent posterior draws is itself normal, with
+            the weighted means and squared-weighted variances summed (one draw instead of
+            many).
     """
 
     support: ClassVar[tuple[float, float]]
+    normal_sums: ClassVar[bool]
+
+    @property
+    @abstractmethod
+    def kernel(self) -> tuple[int, float]:
+        """``(family, parameter)``: what compiled code passes to this model's compiled twins
+        in :mod:`nslb_cli.reward_kernels`."""
 
     @property
     @abstractmethod
@@ -104,6 +118,10 @@ class RewardModel(ABC):
         """The posterior after one more reward per entry."""
 
     @abstractmethod
+    def variance(self, stats: Statistics) -> np.ndarray:
+        """The posterior variance of ``mu``."""
+
+    @abstractmethod
     def sample(self, stats: Statistics, rng: BatchRNG) -> np.ndarray:
         """One draw of ``mu`` per entry from the posterior; the leading axis is the runs'."""
 
@@ -130,10 +148,15 @@ class Gaussian(RewardModel):
 
     sigma: float
     support: ClassVar[tuple[float, float]] = (-np.inf, np.inf)
+    normal_sums: ClassVar[bool] = True
 
     @property
     def scale(self) -> float:
         return self.sigma
+
+    @property
+    def kernel(self) -> tuple[int, float]:
+        return GAUSSIAN_KERNEL, self.sigma**2
 
     def noise(self, generator: np.random.Generator, n: int) -> np.ndarray:
         """``eps_t ~ N(0, sigma^2)``."""
@@ -168,6 +191,9 @@ class Gaussian(RewardModel):
         noise = self.sigma**2
         return (noise * mean + var * rewards) / (noise + var), var * noise / (noise + var)
 
+    def variance(self, stats: Statistics) -> np.ndarray:
+        return stats[1]
+
     def sample(self, stats: Statistics, rng: BatchRNG) -> np.ndarray:
         """``m + sqrt(v) z``, ``z`` standard normal."""
         mean, var = stats
@@ -198,10 +224,15 @@ class Bernoulli(RewardModel):
     """
 
     support: ClassVar[tuple[float, float]] = (0.0, 1.0)
+    normal_sums: ClassVar[bool] = False
 
     @property
     def scale(self) -> float:
         return 0.5
+
+    @property
+    def kernel(self) -> tuple[int, float]:
+        return BERNOULLI_KERNEL, 0.0
 
     def noise(self, generator: np.random.Generator, n: int) -> np.ndarray:
         """``u_t ~ U(0, 1)``."""
@@ -251,6 +282,11 @@ class Bernoulli(RewardModel):
     def update(self, stats: Statistics, rewards: np.ndarray) -> Statistics:
         mean, strength = stats
         return mean + (rewards - mean) / (strength + 1.0), strength + 1.0
+
+    def variance(self, stats: Statistics) -> np.ndarray:
+        """``m (1 - m) / (n + 1)``."""
+        mean, strength = stats
+        return mean * (1.0 - mean) / (strength + 1.0)
 
     def sample(self, stats: Statistics, rng: BatchRNG) -> np.ndarray:
         """``Beta(n m, n (1 - m))``; ``m`` itself where ``n`` is infinite. Every entry takes

@@ -7,6 +7,7 @@ import pytest
 from scipy.special import betaln
 from scipy.stats import multivariate_normal, norm
 
+from nslb_cli import reward_kernels
 from nslb_cli.models import Problem
 from nslb_cli.rewards import Bernoulli, Gaussian
 from nslb_cli.rng import BatchRNG
@@ -168,3 +169,43 @@ def test_problem_sigma_is_the_reward_models_scale() -> None:
     assert Problem(2, 2, 10, 0.5, 1, reward_model=Bernoulli()).sigma == 0.5
     with pytest.raises(ValueError, match="scale"):
         Problem(2, 2, 10, 0.3, 1, reward_model=Bernoulli())
+
+
+MODELS = [Gaussian(SIGMA), Bernoulli()]
+
+
+@pytest.mark.parametrize("model", MODELS, ids=["gaussian", "bernoulli"])
+def test_compiled_twins_compute_what_the_numpy_methods_do(model) -> None:
+    """nslb_cli.reward_kernels, entry by entry, against the numpy methods: the same update
+    bit for bit, the same predictive up to the family's constant (1 / sqrt(2 pi) for
+    Gaussian rewards), the same answer to whether a reward changes the statistics."""
+    family, parameter = model.kernel
+    rng = np.random.default_rng(11)
+    mean = rng.uniform(0.05, 0.95, 12)
+    spread = np.where(np.arange(12) < 3, 0.0, rng.uniform(0.001, 0.04, 12))
+    stats = model.prior(mean, spread)
+    rewards = (rng.random(12) < 0.5).astype(float)
+    constant = 0.5 * np.log(2 * np.pi) if isinstance(model, Gaussian) else 0.0
+    updated = model.update(stats, rewards)
+    for i in range(12):
+        exponent, scale = reward_kernels.predictive(
+            family, parameter, rewards[i], stats[0][i], stats[1][i]
+        )
+        expected = model.predictive_log_likelihood((stats[0][i], stats[1][i]), rewards[i])
+        np.testing.assert_allclose(exponent + np.log(scale) - constant, expected, rtol=1e-12)
+        first, second = reward_kernels.update(
+            family, parameter, rewards[i], stats[0][i], stats[1][i]
+        )
+        assert (first, second) == (updated[0][i], updated[1][i])
+        assert reward_kernels.learns(family, stats[1][i]) == (i >= 3)
+
+
+@pytest.mark.parametrize("model", MODELS, ids=["gaussian", "bernoulli"])
+def test_compiled_draws_have_the_posterior_moments(model) -> None:
+    stats = model.prior(np.array([0.3]), np.array([0.15]))
+    family = model.kernel[0]
+    generator = np.random.default_rng(12)
+    draws = np.array(
+        [reward_kernels.draw(family, generator, stats[0][0], stats[1][0]) for _ in range(DRAWS)]
+    )
+    assert_moments(draws[:, None], [0.3], [0.15**2])

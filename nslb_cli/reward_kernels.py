@@ -1,0 +1,78 @@
+"""Compiled scalar twins of the reward models' posterior formulas (:mod:`nslb_cli.rewards`).
+
+Compiled agents (umTS's numba kernels) work one entry at a time and cannot call the numpy
+methods of a :class:`~nslb_cli.rewards.RewardModel`. They call these functions instead,
+passing the model's :attr:`~nslb_cli.rewards.RewardModel.kernel` pair ``(family,
+parameter)``: the family code selects the formulas here, so the kernels hold no likelihood
+formula and never ask which model they run. (numba does not cache kernels that take
+compiled functions as arguments, or closures over them — measured: they recompile in every
+process — hence codes rather than functions.)
+
+Statistics are the models' own (:data:`nslb_cli.rewards.Statistics`), one entry:
+``(first, second)`` = ``(m, v)`` for :class:`~nslb_cli.rewards.Gaussian` (``parameter`` is
+``sigma^2``), ``(m, n)`` for :class:`~nslb_cli.rewards.Bernoulli` (``parameter`` unused).
+Each function computes exactly what its numpy twin computes (tested), with the same
+arithmetic for Gaussian rewards as umTS's kernels had before reward models existed. The
+family is a runtime argument, so each call branches on it; measured, the Gaussian kernels
+run as fast as with the formulas written inline. numba recompiles a cached kernel when its
+own file changes, not when a function it calls from this one does: after editing this
+module, ``make clean`` (as for :mod:`nslb_cli.agents.jit`).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from nslb_cli.rewards import GAUSSIAN_KERNEL as GAUSSIAN
+from nslb_cli.rewards import SMALLEST_PROBABILITY
+
+jit = numba.njit(cache=True)
+
+
+@jit
+def predictive(
+    family: int, parameter: float, reward: float, first: float, second: float
+) -> tuple[float, float]:
+    """``(exponent, scale)`` with the posterior predictive ``p(reward) = c · scale ·
+    exp(exponent)``, ``c`` a constant of the family (``1 / sqrt(2 pi)`` for Gaussian
+    rewards, 1 for Bernoulli ones): ``N(r; m, v + sigma^2)``, or ``m`` for a click and
+    ``1 - m`` otherwise."""
+    if family == GAUSSIAN:
+        v = second + parameter
+        return -0.5 * (reward - first) * (reward - first) / v, 1.0 / np.sqrt(v)
+    probability = reward * first + (1.0 - reward) * (1.0 - first)
+    return np.log(max(probability, SMALLEST_PROBABILITY)), 1.0
+
+
+@jit
+def learns(family: int, second: float) -> bool:
+    """Whether a reward changes the statistics: false for a point mass (a known mean)."""
+    if family == GAUSSIAN:
+        return second > 0.0
+    return second < np.inf
+
+
+@jit
+def update(
+    family: int, parameter: float, reward: float, first: float, second: float
+) -> tuple[float, float]:
+    """The statistics after one more reward (:meth:`nslb_cli.rewards.RewardModel.update`)."""
+    if family == GAUSSIAN:
+        noise = parameter
+        return (noise * first + second * reward) / (noise + second), second * noise / (
+            noise + second
+        )
+    return first + (reward - first) / (second + 1.0), second + 1.0
+
+
+@jit
+def draw(family: int, generator: np.random.Generator, first: float, second: float) -> float:
+    """One draw of the mean from the posterior (:meth:`nslb_cli.rewards.RewardModel.sample`):
+    ``m + sqrt(v) z``, or ``Beta(n m, n (1 - m))`` (``m`` itself when ``n`` is infinite,
+    without a draw)."""
+    if family == GAUSSIAN:
+        return first + np.sqrt(second) * generator.standard_normal()
+    if second == np.inf:
+        return first
+    return generator.beta(second * first, second * (1.0 - first))
