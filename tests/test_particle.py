@@ -201,3 +201,40 @@ def test_act_reports_the_state_posterior(selection: str) -> None:
         actions = agent.act(t, None)
         np.testing.assert_array_equal(agent.belief().posterior, expected)
         agent.update(t, None, actions, world.reward(t, actions))
+
+
+@pytest.mark.parametrize("model", ["known", "prior"])
+def test_bernoulli_particles_match_exact_filter(model: str) -> None:
+    """Clicks: umTS with the true model (Beta point masses) or a near-point-mass prior (Beta
+    strength 1e8, Dirichlet counts x 1e6) ≈ mTS with the Bernoulli likelihood."""
+    env = SyntheticParams(
+        n_states=3,
+        n_arms=3,
+        horizon=60,
+        switch_prob=0.05,
+        reward="bernoulli",
+        model=model,
+        prior_strength=1e8,
+        stay_concentration=95e6,
+        move_concentration=2.5e6,
+    )
+    compare_with_exact_filter(Synthetic.build(env, np.array([0])), "systematic")
+
+
+def test_bernoulli_statistics_count_the_clicks() -> None:
+    """Each click adds 1 to the Beta strength a + b of one (state, arm) of every particle,
+    and each transition one Dirichlet count; the strengths start at prior_strength."""
+    env = SyntheticParams(model="prior", reward="bernoulli", horizon=80, prior_strength=5.0)
+    world = Synthetic.build(env, np.array([0, 1]))
+    agent = UncertainModelThompsonSampling(
+        UMTSParams(num_particles=50), world.problem, world.offline_model, BatchRNG([0, 1])
+    )
+    np.testing.assert_allclose(agent.rewards.statistics[1], 5.0, rtol=1e-9)
+    prior_total = world.offline_model.concentration.sum(axis=(1, 2))
+    for t in range(env.horizon):
+        actions = agent.act(t, None)
+        agent.update(t, None, actions, world.reward(t, actions))
+        gained = (agent.rewards.statistics[1] - 5.0).sum(axis=(2, 3))
+        np.testing.assert_allclose(gained, t + 1, rtol=1e-9)
+        assert np.allclose(agent.counts.sum(axis=(2, 3)), prior_total[:, None] + t)
+        assert np.all(np.isfinite(agent.log_weights))

@@ -1,23 +1,28 @@
 """umTS: uncertainty-aware model-based Thompson sampling by particle filtering (Algorithm 3).
 
-Model. Rewards are ``R_t ~ N(mu(A_t, X_t, S_t), sigma^2)`` with known ``sigma``. The reward
-parameters have the offline model's Gaussian prior (per arm and state in the multi-armed
-case, per state over ``theta_s`` in the linear case); each transition row
-``phi_s ~ Dir(alpha_s)``; ``S_1 ~ P_1``.
+Model. Rewards follow the problem's reward model (:mod:`nslb_cli.rewards`) around their
+mean ``mu(A_t, X_t, S_t)``: Gaussian, ``R_t ~ N(mu, sigma^2)`` with known ``sigma``, or
+Bernoulli, ``R_t ~ Bernoulli(mu)`` (multi-armed only). The reward parameters have the
+reward model's conjugate prior with the offline model's means and spreads: per arm and
+state ``mu(a, s) ~ N(m, v)`` or ``Beta(n m, n (1 - m))`` in the multi-armed case, a
+Gaussian prior on ``theta_s`` in the linear case; each transition row
+``phi_s ~ Dir(alpha_s)``; ``S_1 ~ P_1``. This is the paper's exponential-family setting
+(section 3.3): each state's posterior is the prior's parameters plus sufficient statistics.
 
 Particles. Particle ``i`` carries a latent trajectory, summarised by its last state
 ``B_{t-1}^i``, its Dirichlet posterior counts ``alpha_s + #{transitions s -> s'}``, and the
-conjugate Gaussian posterior of the reward parameters of every state given the rewards its
+conjugate posterior of the reward parameters of every state given the rewards its
 trajectory assigns to that state (:mod:`nslb_cli.agents.posteriors`, which gives the
-updates). The posterior predictive of the next reward in state ``s`` is Gaussian, with the
-posterior variance of ``mu(A_t, X_t, s)`` plus ``sigma^2``.
+updates). The posterior predictive of the next reward in state ``s``, ``p(R_t | s)``, is
+``N(R_t; m_s, v_s + sigma^2)`` with ``m_s`` and ``v_s`` the posterior mean and variance of
+``mu(A_t, X_t, s)`` (Gaussian), or ``m_s`` for a click and ``1 - m_s`` otherwise, with
+``m_s = a_s / (a_s + b_s)`` the posterior mean of ``mu(A_t, s)`` (Bernoulli).
 
 Update after observing ``(A_t, R_t)`` (the paper's equations (3)-(4)), for every particle:
 
 1. sample ``phi_{B_{t-1}} ~ Dir(counts[B_{t-1}])`` (``P_1`` in the first round; the
    given matrix when transitions are known);
-2. ``q(s) = phi_{B_{t-1}, s} · N(R_t; m_s, v_s + sigma^2)``, with ``m_s`` and ``v_s`` the
-   posterior mean and variance of ``mu(A_t, X_t, s)``;
+2. ``q(s) = phi_{B_{t-1}, s} · p(R_t | s)``, the reward's posterior predictive above;
 3. ``w ← w · sum_s q(s)``: the incremental weight is the predictive likelihood, the ratio
    of equation (4) when ``B_t`` is proposed from its local posterior;
 4. ``B_t ~ q / sum_s q(s)``; add the transition ``B_{t-1} -> B_t`` to the counts and
@@ -40,9 +45,10 @@ theta^i)`` with ``theta^i`` drawn from its reward posterior of that state. Then
 In both modes ``p_true_state`` is the particle posterior's mass on the true state,
 ``P(S_t = s | H_t) ≈ sum_i w_i P(B_t^i = s | B_{t-1}^i)`` (:meth:`state_posterior`).
 
-The sum ``sum_i w_i mu^i(a)`` is drawn from its exact Gaussian law given the ``B_t^i``
-(:mod:`nslb_cli.agents.posteriors`): the same distribution as drawing every ``mu^i`` and
-summing, at the cost of one draw per arm instead of ``N``. In ``sample`` mode only the
+With Gaussian rewards the sum ``sum_i w_i mu^i(a)`` is drawn from its exact Gaussian law
+given the ``B_t^i`` (:mod:`nslb_cli.agents.posteriors`): the same distribution as drawing
+every ``mu^i`` and summing, at the cost of one draw per arm instead of ``N``; with Bernoulli
+rewards every ``mu^i(a)`` is drawn from its Beta posterior. In ``sample`` mode only the
 chosen particle's ``B_t^j`` and ``mu^j`` are drawn: the others' would not change the play.
 
 All weights are kept in log space. The work is done by compiled kernels that loop over
@@ -50,7 +56,8 @@ runs and particles (:mod:`nslb_cli.agents.particle_filter` for the latent states
 weights, :mod:`nslb_cli.agents.posteriors` and :mod:`nslb_cli.agents.linear_posterior` for
 the rewards). Each run draws only from its own generator, in this order per round: acting
 (``mean``: ``N`` uniforms for the ``B_t^i``; ``sample``: one for ``j``, one for ``B_t^j``),
-then ``K`` (multi-armed) or ``d`` (linear) normals for the reward draw; updating, ``N · S``
+then ``K`` (multi-armed) or ``d`` (linear) normals for the reward draw (Bernoulli: a Beta
+draw per particle of positive weight and arm whose mean is not known); updating, ``N · S``
 gammas for the ``phi`` when transitions are learnt, ``N`` uniforms for the ``B_t^i``, then
 the resampling scheme's uniforms if the run resamples.
 """
@@ -104,7 +111,7 @@ class UncertainModelThompsonSampling(Agent):
             if model.concentration is None
             else np.repeat(model.concentration[:, None], N, axis=1).astype(float)
         )
-        self.rewards = reward_posterior(model, N, problem.sigma**2)
+        self.rewards = reward_posterior(model, N, problem.reward_model)
         self.resamples = np.zeros(R, dtype=np.int64)
         self._all_particles = np.repeat(np.arange(N)[None], R, axis=0)
         self._belief: Belief | None = None

@@ -201,12 +201,15 @@ def propose(
 
     For particle ``i`` with ``p = B_{t-1}^i``: draw ``phi_p`` (``g_s ~ Gamma(counts[p, s])``,
     ``phi_{p,s} = g_s / sum g``; ``P_1`` or the known row otherwise), then with the reward
-    predictive ``N(R_t; m, v)`` of state ``s``, whose statistics are in pool slot
+    predictive ``p(R_t | s)`` of state ``s``, whose statistics are in pool slot
     ``k = slot[r, i, s]`` (:mod:`.pool`), given for the run's ``live`` slots as
-    ``exponent[k] = -(R_t - m)^2 / (2 v)`` and ``scale[k] = 1 / sqrt(v)`` (``v`` includes
-    ``sigma^2``)::
+    ``p(R_t | s) = c · scale[k] · exp(exponent[k])`` (:func:`nslb_cli.reward_kernels.predictive`:
+    for Gaussian rewards ``exponent[k] = -(R_t - m)^2 / (2 v)``, ``scale[k] = 1 / sqrt(v)``,
+    ``v`` including ``sigma^2``, and ``c = 1 / sqrt(2 pi)``, which is subtracted below; for
+    other reward models ``c`` is 1, and the subtraction a constant common to every particle,
+    which normalising the weights removes)::
 
-        q(s) = phi_{p,s} · N(R_t; m, v),   log w_i += log sum_s q(s),
+        q(s) = phi_{p,s} · p(R_t | s),   log w_i += log sum_s q(s),
         B_t^i ~ q / sum_s q,   counts[p, B_t^i] += 1.
 
     ``q(s)`` is computed as ``phi_{p,s} likelihood[k]`` with ``likelihood[k] = scale[k]

@@ -1,34 +1,44 @@
-"""Per-particle conjugate Gaussian posteriors of the reward parameters, for umTS.
+"""Per-particle conjugate posteriors of the reward parameters, for umTS.
 
 Every particle ``i`` of every run keeps, for every latent state ``s``, the posterior of the
-reward parameters given the rewards its trajectory assigns to ``s``. Rewards are
-``R = mu(A, X, s) + N(0, sigma^2)`` with known ``sigma``. Two families share one
+reward parameters given the rewards its trajectory assigns to ``s``. Two families share one
 interface: :class:`ArmPosterior` here and
 :class:`~nslb_cli.agents.linear_posterior.LinearPosterior`.
 
-:class:`ArmPosterior` (multi-armed): independent ``mu(a, s) ~ N(mean_{s,a}, var_{s,a})``.
-One reward ``r`` of arm ``a``::
+:class:`ArmPosterior` (multi-armed): an independent conjugate posterior of each mean
+``mu(a, s)``, in the statistics of the problem's reward model (:mod:`nslb_cli.rewards`):
+Gaussian rewards ``R = mu + N(0, sigma^2)``, ``mu ~ N(m, v)``; one reward ``r`` of arm ``a``::
 
-    mean <- (sigma^2 mean + var r) / (sigma^2 + var),   var <- var sigma^2 / (sigma^2 + var)
+    m <- (sigma^2 m + v r) / (sigma^2 + v),   v <- v sigma^2 / (sigma^2 + v)
+
+with predictive ``N(r; m, v + sigma^2)``; Bernoulli rewards (clicks), ``mu ~ Beta(n m,
+n (1 - m))`` kept as mean ``m`` and strength ``n``; one click ``r``::
+
+    m <- m + (r - m) / (n + 1),   n <- n + 1      (i.e. a += r, b += 1 - r)
+
+with predictive ``P(r = 1) = a / (a + b) = m``. The compiled kernels call the reward
+model's compiled twins (:mod:`nslb_cli.reward_kernels`) for these formulas, and never ask
+which model it is.
 
 ``step`` is the whole particle-filter update of a round, compiled and fused per run so a
-run's statistics are read once from memory: the predictive ``N(mean_{s,A_t},
-var_{s,A_t} + sigma^2)`` of every particle and state, the latent-state proposal and weights
-(:func:`nslb_cli.agents.particle_filter.propose`), the update of state ``B_t^i``'s
-statistics, and resampling. Both families keep their statistics in a pool shared by the
-particles (:mod:`nslb_cli.agents.pool`): predictives and updates are computed once per
-distinct set of statistics; a reward on an arm whose variance is 0 (a known model)
-changes nothing and is skipped.
+run's statistics are read once from memory: the predictive of every particle and state, the
+latent-state proposal and weights (:func:`nslb_cli.agents.particle_filter.propose`), the
+update of state ``B_t^i``'s statistics, and resampling. Both families keep their statistics
+in a pool shared by the particles (:mod:`nslb_cli.agents.pool`): predictives and updates are
+computed once per distinct set of statistics; a reward on an arm whose mean is known (a
+zero prior spread) changes nothing and is skipped.
 
 Acting needs draws of ``M(a) = sum_m w_m mu^{i_m}(a)``, a weighted sum over particles
 ``i_m`` (in states ``B^{i_m}``) of ``mu^{i_m}(a)`` sampled from each particle's posterior.
-The particles' draws are independent Gaussians, so ``M`` is drawn from its exact law, per
-arm ``N(sum_m w_m mean_m, sum_m w_m^2 var_m)``, with one normal per arm. One particle with
-weight one is a Thompson draw of that particle's ``mu``.
+When those draws are Gaussian (``RewardModel.normal_sums``) ``M`` is drawn from its exact
+law, per arm ``N(sum_m w_m m_m, sum_m w_m^2 v_m)``, with one normal per arm; otherwise
+(Beta) every particle's ``mu^{i_m}(a)`` is drawn and summed, ``M · K`` draws (none for a
+known mean). One particle with weight one is a Thompson draw of that particle's ``mu``.
 
-Both families start from the offline model's prior; a zero prior spread is a known model.
-Their statistics are pool arrays ``(R, P, …)`` (runs, slots); the ``mean`` and ``var``
-(``cov``) properties give them per particle and state, ``(R, N, S, …)``.
+Both families start from the offline model's prior (for an arm model, the reward model's
+conjugate prior with mean ``means`` and standard deviation ``mean_sd``); a zero prior
+spread is a known model. Their statistics are pool arrays ``(R, P, …)`` (runs, slots); the
+``mean`` and ``var`` (``cov``) properties give them per particle and state, ``(R, N, S, …)``.
 """
 
 from __future__ import annotations
@@ -36,6 +46,7 @@ from __future__ import annotations
 import numpy as np
 from numba.typed import List
 
+from nslb_cli import reward_kernels as rk
 from nslb_cli.agents import particle_filter as pf
 from nslb_cli.agents.jit import jit
 from nslb_cli.agents.linear_posterior import LinearPosterior
@@ -48,6 +59,7 @@ from nslb_cli.agents.pool import (
     plan_updates,
 )
 from nslb_cli.models import OfflineModel
+from nslb_cli.rewards import Gaussian, RewardModel, Statistics
 from nslb_cli.rng import BatchRNG
 
 
@@ -60,17 +72,18 @@ def _arm_step(
     started: bool,
     initial: np.ndarray,
     transitions: np.ndarray,
-    mean: np.ndarray,
-    var: np.ndarray,
+    first: np.ndarray,
+    second: np.ndarray,
     pool: Arrays,
     actions: np.ndarray,
     rewards: np.ndarray,
-    noise_var: float,
+    family: int,
+    parameter: float,
     threshold: float,
     scheme: int,
     resamples: np.ndarray,
 ) -> None:
-    R, P, _ = mean.shape
+    R, P, _ = first.shape
     slot, refs = pool[0], pool[1]
     N = slot.shape[1]
     live, exponent, scale, likelihood = np.empty(P, np.int64), np.empty(P), np.empty(P), np.empty(P)
@@ -85,10 +98,10 @@ def _arm_step(
         generator, a, reward = generators[r], actions[r], rewards[r]
         n_live = live_slots(r, refs, live)
         for p in live[:n_live]:
-            v = var[r, p, a] + noise_var
-            exponent[p] = -0.5 * (reward - mean[r, p, a]) * (reward - mean[r, p, a]) / v
-            scale[p] = 1.0 / np.sqrt(v)
-            informative[p] = var[r, p, a] > 0.0
+            exponent[p], scale[p] = rk.predictive(
+                family, parameter, reward, first[r, p, a], second[r, p, a]
+            )
+            informative[p] = rk.learns(family, second[r, p, a])
         pf.propose(
             r,
             generator,
@@ -108,18 +121,18 @@ def _arm_step(
         for u in range(updates):
             p, q = sources[u], targets[u]
             if q != p:
-                mean[r, q] = mean[r, p]
-                var[r, q] = var[r, p]
-            v = var[r, q, a]
-            mean[r, q, a] = (noise_var * mean[r, q, a] + v * reward) / (noise_var + v)
-            var[r, q, a] = v * noise_var / (noise_var + v)
+                first[r, q] = first[r, p]
+                second[r, q] = second[r, p]
+            first[r, q, a], second[r, q, a] = rk.update(
+                family, parameter, reward, first[r, q, a], second[r, q, a]
+            )
         if pf.resample(r, generator, log_weights, previous, counts, threshold, scheme, ancestors):
             resamples[r] += 1
             move_references(r, pool, ancestors)
 
 
 @jit
-def _arm_mixture(
+def _normal_mixture(
     generators: List,
     mean: np.ndarray,
     var: np.ndarray,
@@ -128,6 +141,9 @@ def _arm_mixture(
     states: np.ndarray,
     weights: np.ndarray,
 ) -> np.ndarray:
+    """``sum_m w_m mu^{i_m}(a)`` drawn from its normal law, ``N(sum_m w_m m_m, sum_m w_m^2
+    v_m)`` per arm, for statistics that are normal means and variances: ``K`` normals per
+    run."""
     R, P, K = mean.shape
     M = particles.shape[1]
     draws = np.zeros((R, K))
@@ -147,28 +163,63 @@ def _arm_mixture(
     return draws
 
 
-class ArmPosterior:
-    """Independent Gaussian posteriors of ``mu(a, s)`` per particle (multi-armed), in a pool
-    of statistics shared between particles (:mod:`nslb_cli.agents.pool`)."""
+@jit
+def _drawn_mixture(
+    generators: List,
+    family: int,
+    first: np.ndarray,
+    second: np.ndarray,
+    slot: np.ndarray,
+    particles: np.ndarray,
+    states: np.ndarray,
+    weights: np.ndarray,
+) -> np.ndarray:
+    """``sum_m w_m mu^{i_m}(a)`` with every ``mu^{i_m}(a)`` drawn: ``M · K`` draws per run,
+    particle by particle and arm by arm (none where the weight is 0)."""
+    R, _, K = first.shape
+    draws = np.zeros((R, K))
+    for r in range(R):
+        generator = generators[r]
+        for m in range(particles.shape[1]):
+            w = weights[r, m]
+            if w == 0.0:
+                continue
+            p = slot[r, particles[r, m], states[r, m]]
+            for a in range(K):
+                draws[r, a] += w * rk.draw(family, generator, first[r, p, a], second[r, p, a])
+    return draws
 
-    def __init__(self, model: OfflineModel, n_particles: int, noise_var: float) -> None:
+
+class ArmPosterior:
+    """Independent conjugate posteriors of ``mu(a, s)`` per particle (multi-armed), in the
+    reward model's statistics, in a pool shared between particles
+    (:mod:`nslb_cli.agents.pool`)."""
+
+    def __init__(self, model: OfflineModel, n_particles: int, reward_model: RewardModel) -> None:
         R, S, K = model.means.shape
+        self.reward_model = reward_model
         self.pool = SlotPool(R, n_particles, S)
-        self.pool_mean = np.empty((R, n_particles * S, K))
-        self.pool_var = np.empty((R, n_particles * S, K))
-        self.pool_mean[:, :S] = model.means
-        self.pool_var[:, :S] = model.mean_sd**2
-        self.noise_var = noise_var
+        self.pool_first = np.empty((R, n_particles * S, K))
+        self.pool_second = np.empty((R, n_particles * S, K))
+        self.pool_first[:, :S], self.pool_second[:, :S] = reward_model.prior(
+            model.means, model.mean_sd
+        )
+
+    @property
+    def statistics(self) -> Statistics:
+        """The reward model's statistics of every particle, state and arm, two
+        ``(R, N, S, K)`` arrays (copies)."""
+        return self.pool.gather(self.pool_first), self.pool.gather(self.pool_second)
 
     @property
     def mean(self) -> np.ndarray:
         """The posterior mean of every particle, state and arm, ``(R, N, S, K)`` (a copy)."""
-        return self.pool.gather(self.pool_mean)
+        return self.pool.gather(self.pool_first)
 
     @property
     def var(self) -> np.ndarray:
         """The posterior variance of every particle, state and arm, ``(R, N, S, K)``."""
-        return self.pool.gather(self.pool_var)
+        return self.reward_model.variance(self.statistics)
 
     def step(
         self,
@@ -190,12 +241,12 @@ class ArmPosterior:
             rng.typed(),
             log_weights,
             *latent,
-            self.pool_mean,
-            self.pool_var,
+            self.pool_first,
+            self.pool_second,
             self.pool.arrays,
             actions,
             rewards,
-            self.noise_var,
+            *self.reward_model.kernel,
             threshold,
             scheme,
             resamples,
@@ -210,15 +261,27 @@ class ArmPosterior:
         contexts: np.ndarray | None,
     ) -> np.ndarray:
         """A draw of ``sum_m w_m mu^{i_m}(a)`` with ``i_m = particles[r, m]`` in state
-        ``states[r, m]`` and ``w_m = weights[r, m]``: ``(R, K)``, ``K`` normals per run."""
-        return _arm_mixture(
-            rng.typed(), self.pool_mean, self.pool_var, self.pool.slot, particles, states, weights
-        )
+        ``states[r, m]`` and ``w_m = weights[r, m]``: ``(R, K)``; ``K`` normals per run when
+        the posteriors are normal, else a draw per particle and arm (module docstring)."""
+        first, second, slot = self.pool_first, self.pool_second, self.pool.slot
+        if self.reward_model.normal_sums:
+            return _normal_mixture(rng.typed(), first, second, slot, particles, states, weights)
+        family = self.reward_model.kernel[0]
+        return _drawn_mixture(rng.typed(), family, first, second, slot, particles, states, weights)
 
 
 def reward_posterior(
-    model: OfflineModel, n_particles: int, noise_var: float
+    model: OfflineModel, n_particles: int, reward_model: RewardModel
 ) -> ArmPosterior | LinearPosterior:
-    """The posterior family that matches the offline model's reward model."""
-    family = LinearPosterior if model.linear else ArmPosterior
-    return family(model, n_particles, noise_var)
+    """The posterior family that matches the offline model: Bayesian linear regression for a
+    linear model (Gaussian rewards only), else per-arm posteriors of the reward model.
+
+    Raises:
+        ValueError: for a linear model with non-Gaussian rewards, which has no conjugate
+            posterior.
+    """
+    if not model.linear:
+        return ArmPosterior(model, n_particles, reward_model)
+    if not isinstance(reward_model, Gaussian):
+        raise ValueError("umTS with contexts (Bayesian linear regression) needs Gaussian rewards")
+    return LinearPosterior(model, n_particles, reward_model.sigma**2)
