@@ -24,16 +24,18 @@ import tempfile
 import zlib
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pa_csv
 import yaml
 
 from nslb_cli import provenance
 from nslb_cli.trace import NO_BELIEF, Trace
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 COLUMNS = (
     "t",
@@ -131,6 +133,8 @@ def seed_columns(trace: Trace, run: int) -> dict[str, np.ndarray]:
 
 def seed_frame(trace: Trace, run: int) -> pd.DataFrame:
     """The CSV table of one run as pandas: ``belief`` nullable ``Int64``, NA without a belief."""
+    import pandas as pd  # here: a run writes with pyarrow and need not import pandas
+
     columns = seed_columns(trace, run)
     belief = columns["belief"]
     columns["belief"] = pd.array(np.where(belief == NO_BELIEF, None, belief), dtype="Int64")
