@@ -2,10 +2,12 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-# make paper: which presets, how their jobs are launched, extra overrides for every run
-# (e.g. PAPER_ARGS='agent=mts,umts' for a subset of the agents, or run.n_seeds=20).
+# make paper: which presets, how many run at once (each is one process running its jobs one
+# after another), how their jobs are launched, extra overrides for every run (e.g.
+# PAPER_ARGS='agent=mts,umts' for a subset of the agents, or run.n_seeds=20).
 PAPER_PRESETS ?= fixed known prior
-PAPER_LAUNCH ?= hydra/launcher=joblib hydra.launcher.n_jobs=2
+PAPER_PARALLEL ?= 3
+PAPER_LAUNCH ?=
 PAPER_ARGS ?=
 # make bench-data: e.g. BENCH_DATA_ARGS='--folder /tmp/ml25m-like --repeat 1' keeps the release
 BENCH_DATA_ARGS ?=
@@ -15,7 +17,7 @@ BENCH_BASELINE ?= fa9f062
 BENCH_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help install lint test test-full bench bench-data paper clean
+.PHONY: help install lint test test-full bench bench-data paper paper-runs clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  %-10s %s\n", $$1, $$2}'
@@ -42,12 +44,16 @@ bench: bench-data ## speed targets, this tree vs BENCH_BASELINE in one run (BENC
 bench-data: ## prepare a generated ML-25M-sized release (25M ratings): seconds and peak memory
 	$(BIN)/python -m nslb_cli.data.bench $(BENCH_DATA_ARGS)
 
-paper: ## the paper's synthetic experiments (100 seeds per agent), then figures (figure2, figure3, …) + tables in outputs/paper/figures
-	@for preset in $(PAPER_PRESETS); do \
-	  echo "nslb run experiment=paper/$$preset $(PAPER_LAUNCH) $(PAPER_ARGS)"; \
-	  $(BIN)/nslb run experiment=paper/$$preset $(PAPER_LAUNCH) $(PAPER_ARGS) || exit 1; \
-	done
+paper: paper-runs ## the paper's synthetic experiments (100 seeds per agent), then figures (figure2, figure3, …) + tables in outputs/paper/figures
 	$(BIN)/nslb plot outputs/paper --out outputs/paper/figures --paper
+
+paper-runs: ## only the simulations of make paper: its presets, PAPER_PARALLEL at a time
+	@$(MAKE) --no-print-directory -j$(PAPER_PARALLEL) --output-sync=target \
+	  $(addprefix paper/,$(PAPER_PRESETS))
+
+.PHONY: $(addprefix paper/,$(PAPER_PRESETS))
+paper/%:
+	$(BIN)/nslb run experiment=paper/$* $(PAPER_LAUNCH) $(PAPER_ARGS)
 
 clean: ## remove caches and build files (outputs/ is kept)
 	rm -rf build dist *.egg-info .pytest_cache .ruff_cache

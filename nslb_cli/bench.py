@@ -32,6 +32,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -45,7 +46,6 @@ DEFAULT_BASELINE = "fa9f062"  # main before the speed work
 SEEDS = 100
 PRESETS = ("fixed", "known", "prior")
 PAPER_AGENTS_QUICK = "cd_ucb,cd_ts,exp4s,mts,random"  # the presets' agents, umts -> random
-LAUNCH = ("hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
 LONG = 20.0  # seconds: a run this long is not repeated (its noise is small next to it)
 REPO = Path(__file__).resolve().parents[1]
 MOVIELENS = REPO.parent / "shared" / "data" / "movielens" / "ml-100k"
@@ -158,20 +158,38 @@ def simulate(env: Any, agent: Any, n_seeds: int = SEEDS) -> Any:
 
 def nslb(ctx: Context, *args: str) -> tuple[float, float]:
     """Run ``nslb args`` of this tree; return its wall seconds and peak RSS (MiB) over the
-    process and the children it waited for (Hydra's joblib workers included)."""
+    process and the children it waited for (a launcher's workers included)."""
+    ((seconds, rss),) = nslb_together(ctx, [args])
+    return seconds, rss
+
+
+def nslb_together(ctx: Context, commands: Sequence[Sequence[str]]) -> list[tuple[float, float]]:
+    """Start ``nslb args`` of this tree for every ``args`` of ``commands`` at once and wait
+    for all; return each one's wall seconds (from the common start) and peak RSS (MiB)."""
     log = ctx.scratch / "nslb.log"
     with log.open("ab") as out:
-        out.write(f"\n$ nslb {' '.join(args)}\n".encode())
-        out.flush()
         start = time.perf_counter()
-        process = subprocess.Popen([*ctx.cli, *args], stdout=out, stderr=subprocess.STDOUT)
-        _, status, usage = os.wait4(process.pid, 0)
-        seconds = time.perf_counter() - start
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode != 0:
-        tail = log.read_text(errors="replace").strip().splitlines()[-1:]
-        raise RuntimeError(f"nslb {args[0]} failed ({process.returncode}): {' '.join(tail)}")
-    return seconds, usage.ru_maxrss / 1024  # Linux: KiB
+        running: dict[int, Sequence[str]] = {}
+        order = []
+        for args in commands:
+            out.write(f"\n$ nslb {' '.join(args)}\n".encode())
+            out.flush()
+            process = subprocess.Popen([*ctx.cli, *args], stdout=out, stderr=subprocess.STDOUT)
+            running[process.pid] = args
+            order.append(process.pid)
+        finished: dict[int, tuple[float, float]] = {}
+        while running:
+            pid, status, usage = os.wait4(-1, 0)
+            if pid not in running:
+                continue
+            args = running.pop(pid)
+            if os.waitstatus_to_exitcode(status) != 0:
+                for other in running:
+                    os.kill(other, signal.SIGTERM)
+                tail = log.read_text(errors="replace").strip().splitlines()[-1:]
+                raise RuntimeError(f"nslb {args[0]} failed: {' '.join(tail)}")
+            finished[pid] = (time.perf_counter() - start, usage.ru_maxrss / 1024)  # Linux: KiB
+    return [finished[pid] for pid in order]
 
 
 def fresh(folder: Path) -> Path:
@@ -198,18 +216,14 @@ def movielens_env(ctx: Context) -> dict[str, Any]:
 
 
 def paper(ctx: Context) -> Values:
-    """make paper's simulation: the three synthetic presets, two joblib workers, CSVs written."""
-    values: Values = {}
-    total = 0.0
+    """make paper's simulation: the three synthetic presets at once, CSVs written."""
     out = fresh(ctx.scratch / "paper")
-    for preset in PRESETS:
-        seconds, rss = nslb(
-            ctx, "run", f"experiment=paper/{preset}", *LAUNCH, f"hydra.sweep.dir={out / preset}"
-        )
-        total += seconds
-        values[f"peak RSS paper/{preset}"] = rss
+    runs = nslb_together(
+        ctx, [("run", f"experiment=paper/{p}", f"hydra.sweep.dir={out / p}") for p in PRESETS]
+    )
     (ctx.scratch / "paper.done").touch()
-    return {"make paper: simulate fixed, known, prior": total, **values}
+    values: Values = {f"peak RSS paper/{p}": rss for p, (_, rss) in zip(PRESETS, runs, strict=True)}
+    return {"make paper: simulate fixed, known, prior": max(s for s, _ in runs), **values}
 
 
 def synthetic_umts(particles: int) -> Callable[[Context], Values]:
@@ -237,9 +251,14 @@ def plot(ctx: Context) -> Values:
     results = ctx.scratch / "paper"
     if not (ctx.scratch / "paper.done").exists():
         fresh(results)
-        for preset in PRESETS:
-            sweep = (f"experiment=paper/{preset}", f"agent={PAPER_AGENTS_QUICK}")
-            nslb(ctx, "run", *sweep, *LAUNCH, f"hydra.sweep.dir={results / preset}")
+        nslb_together(
+            ctx,
+            [
+                ("run", f"experiment=paper/{p}", f"agent={PAPER_AGENTS_QUICK}",
+                 f"hydra.sweep.dir={results / p}")
+                for p in PRESETS
+            ],
+        )  # fmt: skip
         ctx.notes.append("nslb plot read the presets run with random in place of umts")
     n_files = sum(1 for _ in results.rglob("seed=*.csv"))
     if n_files != len(PRESETS) * 5 * SEEDS:
@@ -263,13 +282,11 @@ def movielens_agent(row: str, agent: str, **agent_values: Any) -> Callable[[Cont
 
 
 def movielens_preset(ctx: Context) -> Values:
-    """nslb run experiment=paper/movielens (5 agents) with two joblib workers."""
+    """nslb run experiment=paper/movielens (5 agents, one after another)."""
     env = [f"env.{key}={value}" for key, value in movielens_env(ctx).items()]
     nslb(ctx, "data", "prepare", *env)  # not timed
     out = fresh(ctx.scratch / "movielens")
-    seconds, rss = nslb(
-        ctx, "run", "experiment=paper/movielens", *env, *LAUNCH, f"hydra.sweep.dir={out}"
-    )
+    seconds, rss = nslb(ctx, "run", "experiment=paper/movielens", *env, f"hydra.sweep.dir={out}")
     return {"MovieLens preset paper/movielens": seconds, "peak RSS paper/movielens": rss}
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
@@ -27,6 +29,7 @@ from nslb_cli.results import (
 from nslb_cli.rng import BatchRNG
 from nslb_cli.simulate import build_agent, simulate
 from nslb_cli.trace import Trace
+from nslb_cli.world import World
 
 log = logging.getLogger("nslb")
 
@@ -35,9 +38,41 @@ DATA_FILE = "data.json"
 
 def simulate_seeds(config: RunConfig, seeds: np.ndarray) -> Trace:
     """Build the world and the agent for ``seeds`` and play the whole horizon."""
-    world = ENVIRONMENTS[config.env.name].build(config.env, seeds)
+    world = build_world(config.env, seeds)
     agent = build_agent(AGENTS[config.agent.name], config.agent, world, BatchRNG(seeds))
     return simulate(world, agent, progress=config.run.progress)
+
+
+_last_world: tuple[str, bytes, World] | None = None
+
+
+def build_world(env: Any, seeds: np.ndarray) -> World:
+    """The world of environment params ``env`` for ``seeds``, built once for consecutive
+    jobs that share it.
+
+    A world depends on the environment's params and the seeds only (SPEC §2), and the jobs
+    of a sweep over agents, run one after another in one process, share it: the last world
+    built is kept (one world: memory stays bounded) and handed out again. Its arrays are
+    made read-only, so no agent can change what the next job sees.
+    """
+    global _last_world
+    key = repr(env), np.asarray(seeds, dtype=np.int64).tobytes()
+    if _last_world is not None and _last_world[:2] == key:
+        return _last_world[2]
+    _last_world = None  # free the previous world before building the next
+    world = ENVIRONMENTS[env.name].build(env, seeds)
+    _read_only(world)
+    _last_world = (*key, world)
+    return world
+
+
+def _read_only(value: Any) -> None:
+    """Make every array of ``value`` (a dataclass, and those inside it) read-only."""
+    if isinstance(value, np.ndarray):
+        value.flags.writeable = False
+    elif dataclasses.is_dataclass(value):
+        for field in dataclasses.fields(value):
+            _read_only(getattr(value, field.name))
 
 
 def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> list[int]:

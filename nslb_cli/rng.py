@@ -63,9 +63,9 @@ class BatchRNG:
         runs (built once; drawing through it advances the generators above). numba is
         imported here, on first use: agents without kernels never load it."""
         if self._typed is None:
-            from numba.typed import List
+            from nslb_cli.generator_list import generator_list
 
-            self._typed = List(self.generators)
+            self._typed = generator_list(self.generators)
         return self._typed
 
     def beta(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -118,7 +118,8 @@ def test_list_and_help(tmp_path: Path) -> None:
 
 def test_interrupted_run_keeps_finished_seeds_and_resumes(tmp_path: Path) -> None:
     folder = tmp_path / "r"
-    args = [NSLB, "run", "agent=umts", "env.horizon=400", "run.n_seeds=10", "run.batch_size=1",
+    # 20 seeds of 2,000 rounds, one a batch: seconds of work left when the first CSV lands
+    args = [NSLB, "run", "agent=umts", "env.horizon=2000", "run.n_seeds=20", "run.batch_size=1",
             "run.progress=false", f"hydra.run.dir={folder}"]  # fmt: skip
     process = subprocess.Popen(args, cwd=tmp_path, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
@@ -129,12 +130,12 @@ def test_interrupted_run_keeps_finished_seeds_and_resumes(tmp_path: Path) -> Non
     assert process.returncode == 130
     assert "interrupted" in stderr and "re-run the same command" in stderr
     finished = {p.name: p.stat().st_mtime_ns for p in folder.glob("seed=*.csv")}
-    assert 1 <= len(finished) < 10
+    assert 1 <= len(finished) < 20
     assert not list(folder.glob(".*.tmp")), "no half-written file left behind"
     for name in finished:
-        assert len(pd.read_csv(folder / name)) == 400
+        assert len(pd.read_csv(folder / name)) == 2000
     resumed = nslb(*args[1:], cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
-    assert len(list(folder.glob("seed=*.csv"))) == 10
+    assert len(list(folder.glob("seed=*.csv"))) == 20
     for name, mtime in finished.items():
         assert (folder / name).stat().st_mtime_ns == mtime
