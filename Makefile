@@ -48,11 +48,11 @@ paper: paper-runs ## the paper's synthetic experiments (100 seeds per agent), th
 	$(BIN)/nslb plot outputs/paper --out outputs/paper/figures --paper
 
 paper-runs: ## only the simulations of make paper: its presets, PAPER_PARALLEL at a time
-	@$(MAKE) --no-print-directory -j$(PAPER_PARALLEL) --output-sync=target \
-	  $(addprefix paper/,$(PAPER_PRESETS))
+	@$(MAKE) --no-print-directory -j$(PAPER_PARALLEL) --output-sync=target $(PAPER_TARGETS)
 
-.PHONY: $(addprefix paper/,$(PAPER_PRESETS))
-paper/%:
+PAPER_TARGETS := $(addprefix paper/,$(PAPER_PRESETS))
+.PHONY: $(PAPER_TARGETS)
+$(PAPER_TARGETS): paper/%:
 	$(BIN)/nslb run experiment=paper/$* $(PAPER_LAUNCH) $(PAPER_ARGS)
 
 clean: ## remove caches and build files (outputs/ is kept)

@@ -22,6 +22,37 @@ import numba
 import numpy as np
 
 jit = numba.njit(cache=True)
+inline = numba.njit(cache=True, inline="always")
+
+
+@inline
+def standard_gamma(generator: np.random.Generator, shape: float) -> float:
+    """A ``Gamma(shape, 1)`` draw, the very number ``generator.standard_gamma(shape)`` gives.
+
+    numpy's algorithm, written out so that numba inlines it into the caller's loop: the
+    library call costs ~18 ns a draw against ~7 ns inlined, most of it the generator's
+    reference counting on every call. ``shape = 1``: a standard exponential. ``shape > 1``:
+    Marsaglia and Tsang (2000), ``d = shape - 1/3``, ``c = 1 / sqrt(9 d)``; draw
+    ``x ~ N(0, 1)`` until ``v = (1 + c x)^3 > 0``, then ``u ~ U(0, 1)``, and accept ``d v``
+    if ``u < 1 - 0.0331 x^4`` or ``log u < x^2 / 2 + d (1 - v + log v)``. ``shape < 1``
+    (rare here: Dirichlet counts start at the prior's) goes to the library.
+    """
+    if shape == 1.0:
+        return generator.standard_exponential()
+    if shape < 1.0:
+        return generator.standard_gamma(shape)
+    d = shape - 1.0 / 3.0
+    c = 1.0 / np.sqrt(9.0 * d)
+    while True:
+        x = generator.standard_normal()
+        v = 1.0 + c * x
+        if v <= 0.0:
+            continue
+        v = v * v * v
+        u = generator.random()
+        x2 = x * x
+        if u < 1.0 - 0.0331 * x2 * x2 or np.log(u) < 0.5 * x2 + d * (1.0 - v + np.log(v)):
+            return d * v
 
 
 @jit

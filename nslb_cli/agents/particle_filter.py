@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba.typed import List
 
-from nslb_cli.agents.jit import draw_each, jit, normalise
+from nslb_cli.agents.jit import draw_each, jit, normalise, standard_gamma
 from nslb_cli.agents.resampling import draw_ancestors
 
 HALF_LOG_TWO_PI = 0.5 * np.log(2.0 * np.pi)
@@ -225,7 +225,7 @@ def propose(
     if counts is not None and started:
         for i in range(N):
             for s in range(S):
-                q[i, s] = generator.standard_gamma(counts[r, i, previous[r, i], s])
+                q[i, s] = standard_gamma(generator, counts[r, i, previous[r, i], s])
     else:
         _transition_rows(r, previous, counts, started, initial, transitions, q)
     tops = np.full(N, -np.inf)
