@@ -14,6 +14,7 @@ from hydra import compose, initialize_config_module
 
 from nslb_cli.config import CONFIG_MODULE, CONFIG_NAME, check_command_line
 from nslb_cli.plot.labels import display_name
+from tests.conftest import REPO
 from tests.movielens_data import ML_100K, needs_ml_100k
 from tests.test_cli import nslb
 
@@ -116,3 +117,17 @@ def test_movielens_smoke_preset_runs_and_plots(tmp_path: Path) -> None:
     ok("run", "experiment=paper/smoke/movielens", *data, cwd=tmp_path)
     ok("plot", "outputs", "--out", "figures", "--format", "png", cwd=tmp_path)
     check_plotted(tmp_path, ["movielens"], MOVIELENS_AGENTS)
+
+
+def test_make_paper_runs_each_preset_with_the_extra_overrides_then_plots() -> None:
+    """``make -n`` prints what ``make paper`` would run (the preset targets run at once in a
+    sub-make, which ``-n`` still enters): one ``nslb run`` per preset, then one plot."""
+    dry = subprocess.run(
+        ["make", "-n", "paper", "PAPER_PRESETS=fixed prior", "PAPER_ARGS=run.n_seeds=2"],
+        cwd=REPO, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    commands = [line.split() for line in dry.stdout.splitlines() if "/nslb " in line]
+    runs = [c for c in commands if c[1] == "run"]
+    assert sorted(c[2] for c in runs) == ["experiment=paper/fixed", "experiment=paper/prior"]
+    assert all(c[-1] == "run.n_seeds=2" for c in runs)
+    assert commands[-1][1:3] == ["plot", "outputs/paper"], "the plot comes after the runs"
