@@ -15,19 +15,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numba
 import numpy as np
 from numba.typed import List
 
+from nslb_cli.compiled import jit
 
-@numba.njit(cache=True)
+
+@jit
 def _first(generator: np.random.Generator) -> Any:
     generators = List()
     generators.append(generator)
     return generators
 
 
-@numba.njit(cache=True)
+@jit
 def _append(generators: Any, generator: np.random.Generator) -> None:
     generators.append(generator)
 

@@ -1,9 +1,23 @@
-"""Output folders: whether one can be written, checked before any work is done."""
+"""Folders: nslb's user cache, and whether an output folder can be written (checked before
+any work is done)."""
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
+
+import platformdirs
+
+CACHE_ENV = "NSLB_CACHE"
+
+
+def user_cache() -> Path:
+    """nslb's cache folder: ``$NSLB_CACHE``, else the platform's user cache folder for
+    ``nslb`` (e.g. ``~/.cache/nslb``)."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV]).expanduser()
+    return Path(platformdirs.user_cache_dir("nslb"))
 
 
 def unwritable(folder: Path) -> str | None:

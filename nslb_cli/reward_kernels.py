@@ -14,20 +14,16 @@ Statistics are the models' own (:data:`nslb_cli.rewards.Statistics`), one entry:
 Each function computes exactly what its numpy twin computes (tested), with the same
 arithmetic for Gaussian rewards as umTS's kernels had before reward models existed. The
 family is a runtime argument, so each call branches on it; measured, the Gaussian kernels
-run as fast as with the formulas written inline. numba recompiles a cached kernel when its
-own file changes, not when a function it calls from this one does: after editing this
-module, ``make clean`` (as for :mod:`nslb_cli.agents.jit`).
+run as fast as with the formulas written inline.
 """
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from nslb_cli.compiled import jit
 from nslb_cli.rewards import GAUSSIAN_KERNEL as GAUSSIAN
 from nslb_cli.rewards import SMALLEST_PROBABILITY
-
-jit = numba.njit(cache=True)
 
 
 @jit

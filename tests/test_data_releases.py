@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from nslb_cli import paths
 from nslb_cli.data import DataError, releases
 from nslb_cli.data.ratings import read_release
 from nslb_cli.envs.movielens import MovieLens, MovieLensParams
@@ -124,10 +125,10 @@ def test_pinned_releases() -> None:
 
 
 def test_cache_root_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(releases.CACHE_ENV, raising=False)
+    monkeypatch.delenv(paths.CACHE_ENV, raising=False)
     default = releases.cache_root(None)
     assert default.name == "nslb"
-    monkeypatch.setenv(releases.CACHE_ENV, str(tmp_path / "env"))
+    monkeypatch.setenv(paths.CACHE_ENV, str(tmp_path / "env"))
     assert releases.cache_root(None) == tmp_path / "env"
     assert releases.cache_root(str(tmp_path / "setting")) == tmp_path / "setting"
 

@@ -6,9 +6,8 @@ of ``numpy.random.Generator``, :meth:`nslb_cli.rng.BatchRNG.typed`) and sums onl
 numbers, in the order written (no ``fastmath``), so its results do not depend on the
 other runs of the batch (SPEC §2).
 
-* Compiled code is cached on disk next to the modules (``cache=True``): the compile cost
-  is paid once. numba recompiles a function when its own file changes, not when a helper
-  it calls from another file does: after editing this module, ``make clean``.
+* Compiled code is cached on disk (:mod:`nslb_cli.compiled`): the compile cost is paid
+  once per version of the kernels.
 * Passing an array to a compiled function (or taking a view of one) costs two atomic
   reference-count updates that numba does not always remove: helpers are called once per
   run, never per particle, and particle loops index whole arrays.
@@ -18,11 +17,9 @@ other runs of the batch (SPEC §2).
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
-jit = numba.njit(cache=True)
-inline = numba.njit(cache=True, inline="always")
+from nslb_cli.compiled import inline, jit
 
 
 @inline

@@ -15,11 +15,12 @@ that runs which need none of it do not pay for it.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from nslb_cli.compiled import jit
 
-@numba.njit(cache=True)
+
+@jit
 def dot(x: np.ndarray, y: np.ndarray) -> float:
     """``x' y``."""
     total = 0.0
@@ -28,7 +29,7 @@ def dot(x: np.ndarray, y: np.ndarray) -> float:
     return total
 
 
-@numba.njit(cache=True)
+@jit
 def symmetric_matvec(m: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
     """``out = m x`` for a symmetric ``m``."""
     out[:] = 0.0
@@ -38,7 +39,7 @@ def symmetric_matvec(m: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
             out[j] += xi * m[i, j]
 
 
-@numba.njit(cache=True)
+@jit
 def add_outer(m: np.ndarray, x: np.ndarray, scale: float) -> None:
     """``m += scale · x x'`` (exactly symmetric: ``x_i x_j = x_j x_i``)."""
     for i in range(len(x)):
@@ -46,14 +47,14 @@ def add_outer(m: np.ndarray, x: np.ndarray, scale: float) -> None:
             m[i, j] += x[i] * x[j] * scale
 
 
-@numba.njit(cache=True)
+@jit
 def add_scaled(v: np.ndarray, x: np.ndarray, scale: float) -> None:
     """``v += scale · x``."""
     for i in range(len(x)):
         v[i] += x[i] * scale
 
 
-@numba.njit(cache=True)
+@jit
 def cholesky(m: np.ndarray, shift: float, factor: np.ndarray) -> None:
     """Lower-triangular ``factor`` with ``factor factor' = m + shift I`` (``m`` symmetric
     positive definite; only its lower triangle is read)."""
@@ -71,7 +72,7 @@ def cholesky(m: np.ndarray, shift: float, factor: np.ndarray) -> None:
             factor[i, j] = total / factor[j, j]
 
 
-@numba.njit(cache=True)
+@jit
 def cholesky_solve(factor: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     """``out = (L L')^-1 b`` for the lower-triangular ``factor`` ``L``."""
     d = len(b)

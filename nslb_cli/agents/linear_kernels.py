@@ -9,7 +9,6 @@ give the equations. Imported where first used (numba is slow to import and load,
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from nslb_cli.agents.linalg import (
@@ -20,9 +19,10 @@ from nslb_cli.agents.linalg import (
     dot,
     symmetric_matvec,
 )
+from nslb_cli.compiled import jit
 
 
-@numba.njit(cache=True)
+@jit
 def sherman_morrison(inverse: np.ndarray, x: np.ndarray) -> None:
     """``A^-1 <- A^-1 - u u' / (1 + x' u)`` with ``u = A^-1 x``, for every run, in place."""
     u = np.empty(inverse.shape[-1])
@@ -31,7 +31,7 @@ def sherman_morrison(inverse: np.ndarray, x: np.ndarray) -> None:
         add_outer(inverse[r], u, -1.0 / (1.0 + dot(x[r], u)))
 
 
-@numba.njit(cache=True)
+@jit
 def ucb_arms(x: np.ndarray, inverse: np.ndarray, moment: np.ndarray, alpha: float) -> np.ndarray:
     """LinUCB's arm per run: ``argmax_a x_a' theta_hat + alpha sqrt(x_a' A^-1 x_a)``, the
     lowest index among ties."""
@@ -51,7 +51,7 @@ def ucb_arms(x: np.ndarray, inverse: np.ndarray, moment: np.ndarray, alpha: floa
     return arms
 
 
-@numba.njit(cache=True)
+@jit
 def thompson_arms(
     x: np.ndarray,
     inverse: np.ndarray,
@@ -80,7 +80,7 @@ def thompson_arms(
     return arms
 
 
-@numba.njit(cache=True)
+@jit
 def record_round(
     x: np.ndarray,
     y: np.ndarray,
@@ -125,7 +125,7 @@ def record_round(
             weights[r, c % half] = w
 
 
-@numba.njit(cache=True)
+@jit
 def _sigma_distance(
     w: np.ndarray, w_old: np.ndarray, gram: np.ndarray, gram_old: np.ndarray
 ) -> float:

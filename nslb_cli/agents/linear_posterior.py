@@ -24,7 +24,6 @@ import numpy as np
 from numba.typed import List
 
 from nslb_cli.agents import particle_filter as pf
-from nslb_cli.agents.jit import jit
 from nslb_cli.agents.pool import (
     Arrays,
     SlotPool,
@@ -33,6 +32,7 @@ from nslb_cli.agents.pool import (
     move_references,
     plan_updates,
 )
+from nslb_cli.compiled import jit
 from nslb_cli.models import OfflineModel
 from nslb_cli.rng import BatchRNG
 

@@ -16,8 +16,9 @@ from __future__ import annotations
 import numpy as np
 from numba.typed import List
 
-from nslb_cli.agents.jit import draw_each, jit, normalise, standard_gamma
+from nslb_cli.agents.jit import draw_each, normalise, standard_gamma
 from nslb_cli.agents.resampling import draw_ancestors
+from nslb_cli.compiled import jit
 
 HALF_LOG_TWO_PI = 0.5 * np.log(2.0 * np.pi)
 UNDERFLOW = 600.0  # exp(-600) ~ 1e-261: far from underflow, even times phi and the scale

@@ -48,7 +48,6 @@ from numba.typed import List
 
 from nslb_cli import reward_kernels as rk
 from nslb_cli.agents import particle_filter as pf
-from nslb_cli.agents.jit import jit
 from nslb_cli.agents.linear_posterior import LinearPosterior
 from nslb_cli.agents.pool import (
     Arrays,
@@ -58,6 +57,7 @@ from nslb_cli.agents.pool import (
     move_references,
     plan_updates,
 )
+from nslb_cli.compiled import jit
 from nslb_cli.models import OfflineModel
 from nslb_cli.rewards import Gaussian, RewardModel, Statistics
 from nslb_cli.rng import BatchRNG

@@ -11,7 +11,6 @@ Only releases whose archive checksum is pinned here are downloaded; any other re
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from collections.abc import Callable
@@ -20,9 +19,9 @@ from pathlib import Path
 import pooch
 
 from nslb_cli.data import DataError
+from nslb_cli.paths import user_cache
 
 BASE_URL = "https://files.grouplens.org/datasets/movielens"
-CACHE_ENV = "NSLB_CACHE"
 
 # MD5 of each archive as published beside it (<release>.zip.md5). Pin a release here only
 # after checking its published checksum: an unpinned release is used from a local folder.
@@ -39,9 +38,7 @@ def cache_root(cache_dir: str | None = None) -> Path:
     """The cache folder: ``cache_dir``, else ``$NSLB_CACHE``, else the user cache folder."""
     if cache_dir:
         return Path(cache_dir).expanduser()
-    if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV]).expanduser()
-    return Path(pooch.os_cache("nslb"))
+    return user_cache()
 
 
 def url(release: str) -> str:
