@@ -7,7 +7,8 @@ nslb) it would run the old code, silently. So nslb's compiled code is cached in 
 its own, named after a hash of every module holding compiled functions
 (:data:`KERNEL_MODULES`) and of numba's version: any change to any of them starts from an
 empty cache (compiling everything takes ~15 s once), and switching back to a version
-already compiled finds its cache again.
+already compiled finds its cache again. A new version's first import keeps the
+:data:`KEEP` - 1 folders written last and removes older ones (~8 MB each).
 
 The folder is ``<cache>/numba/<hash>``, with ``<cache>`` the user cache folder of
 :mod:`nslb_cli.data.releases` (``$NSLB_CACHE`` or the platform's, e.g. ``~/.cache/nslb``).
@@ -20,6 +21,7 @@ Import this module only from modules that compile: importing numba costs 0.3–0
 from __future__ import annotations
 
 import hashlib
+import shutil
 from pathlib import Path
 
 import numba
@@ -41,6 +43,8 @@ KERNEL_MODULES = (
     "agents/resampling.py",
 )
 """Every module of the package with compiled functions, relative to the package folder."""
+KEEP = 8
+"""Versions of compiled code kept in the cache, the current one included."""
 
 
 def sources_hash() -> str:
@@ -51,7 +55,22 @@ def sources_hash() -> str:
     return digest.hexdigest()[:16]
 
 
+def prune(root: Path, keep: int) -> None:
+    """Remove every version folder of ``root`` but the ``keep`` written last (best effort:
+    another process may be removing them too)."""
+    versions = []
+    for folder in root.glob("*/"):
+        try:
+            versions.append((folder.stat().st_mtime, folder))
+        except OSError:
+            continue
+    for _, old in sorted(versions, reverse=True)[keep:]:
+        shutil.rmtree(old, ignore_errors=True)
+
+
 CACHE = user_cache() / "numba" / sources_hash()
+if not CACHE.is_dir():
+    prune(CACHE.parent, KEEP - 1)
 numba.config.CACHE_DIR = str(CACHE)
 
 jit = numba.njit(cache=True)

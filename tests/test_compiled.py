@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from pathlib import Path
@@ -54,3 +55,16 @@ def test_editing_any_kernel_module_changes_the_cache_folder(
     assert compiled.sources_hash() == original, "undoing the edit finds the old cache again"
     monkeypatch.setattr(numba, "__version__", "0.0.0")
     assert compiled.sources_hash() != original, "another numba compiles again"
+
+
+def test_pruning_keeps_the_versions_written_last(tmp_path: Path) -> None:
+    for age in range(12):
+        folder = tmp_path / f"version{age}"
+        (folder / "agents").mkdir(parents=True)
+        os.utime(folder, (1e9 - age, 1e9 - age))
+    (tmp_path / "a file").write_text("not a version")
+    compiled.prune(tmp_path, 7)
+    left = sorted(p.name for p in tmp_path.iterdir() if p.is_dir())
+    assert left == [f"version{age}" for age in range(7)]
+    assert (tmp_path / "a file").exists()
+    compiled.prune(tmp_path / "missing", 7)  # no cache yet: nothing to do
