@@ -32,7 +32,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -165,31 +164,31 @@ def nslb(ctx: Context, *args: str) -> tuple[float, float]:
 
 def nslb_together(ctx: Context, commands: Sequence[Sequence[str]]) -> list[tuple[float, float]]:
     """Start ``nslb args`` of this tree for every ``args`` of ``commands`` at once and wait
-    for all; return each one's wall seconds (from the common start) and peak RSS (MiB)."""
-    log = ctx.scratch / "nslb.log"
-    with log.open("ab") as out:
-        start = time.perf_counter()
-        running: dict[int, Sequence[str]] = {}
-        order = []
-        for args in commands:
+    for all; return each one's wall seconds (from the common start to when it was reaped,
+    in order: the last is the time of the whole) and peak RSS (MiB). Each writes its own
+    log, ``nslb-<k>.log``."""
+    start = time.perf_counter()
+    running: list[tuple[subprocess.Popen[bytes], Path, Sequence[str]]] = []
+    for k, args in enumerate(commands):
+        log = ctx.scratch / f"nslb-{k}.log"
+        with log.open("ab") as out:
             out.write(f"\n$ nslb {' '.join(args)}\n".encode())
             out.flush()
-            process = subprocess.Popen([*ctx.cli, *args], stdout=out, stderr=subprocess.STDOUT)
-            running[process.pid] = args
-            order.append(process.pid)
-        finished: dict[int, tuple[float, float]] = {}
-        while running:
-            pid, status, usage = os.wait4(-1, 0)
-            if pid not in running:
-                continue
-            args = running.pop(pid)
-            if os.waitstatus_to_exitcode(status) != 0:
-                for other in running:
-                    os.kill(other, signal.SIGTERM)
-                tail = log.read_text(errors="replace").strip().splitlines()[-1:]
-                raise RuntimeError(f"nslb {args[0]} failed: {' '.join(tail)}")
-            finished[pid] = (time.perf_counter() - start, usage.ru_maxrss / 1024)  # Linux: KiB
-    return [finished[pid] for pid in order]
+            process = subprocess.Popen([*ctx.cli, *args], stdout=out, stderr=out)
+            running.append((process, log, args))
+    finished = []
+    for process, log, args in running:
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
+        finished.append((time.perf_counter() - start, usage.ru_maxrss / 1024))  # Linux: KiB
+        if process.returncode != 0:
+            for other, _, _ in running:
+                if other.returncode is None:
+                    other.kill()
+                    other.wait()
+            tail = log.read_text(errors="replace").strip().splitlines()[-1:]
+            raise RuntimeError(f"nslb {args[0]} failed: {' '.join(tail)}")
+    return finished
 
 
 def fresh(folder: Path) -> Path:

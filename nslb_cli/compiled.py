@@ -1,30 +1,40 @@
 """numba for nslb: the decorators of every compiled function, and where their code is cached.
 
 numba caches a compiled function on disk and compiles it again only when *its own* source
-file changes. A kernel that calls a function of another module keeps, in its cache, the
-code of that callee as it was: after an edit of the callee (or a ``git pull`` of a new
-nslb) it would run the old code, silently. So nslb's compiled code is cached in a folder of
-its own, named after a hash of every module holding compiled functions
-(:data:`KERNEL_MODULES`) and of numba's version: any change to any of them starts from an
-empty cache (compiling everything takes ~15 s once), and switching back to a version
+file changes. A kernel that calls a function of another module (or reads one of its
+constants) keeps, in its cache, that callee as it was: after an edit of the callee (or a
+``git pull`` of a new nslb) it would run the old code, silently. So nslb's compiled code is
+cached in a folder of its own, named after a hash of numba's version and of every module
+that compiled code depends on (:data:`KERNEL_MODULES`: the modules with compiled functions
+and every nslb module they import). Any change to any of them starts from an empty cache
+(compiling the multi-armed umTS kernels takes ~15 s), and switching back to a version
 already compiled finds its cache again. A new version's first import keeps the
-:data:`KEEP` - 1 folders written last and removes older ones (~8 MB each).
+:data:`KEEP` - 1 folders used last and removes older ones (~8 MB each).
 
-The folder is ``<cache>/numba/<hash>``, with ``<cache>`` the user cache folder of
-:mod:`nslb_cli.data.releases` (``$NSLB_CACHE`` or the platform's, e.g. ``~/.cache/nslb``).
-It is set in numba's config when this module is imported, before any of nslb's functions is
-decorated; it is numba's cache folder for the whole process.
+The folder is ``<root>/<hash>``: ``<root>`` is ``$NUMBA_CACHE_DIR/nslb`` when that is set,
+else ``<cache>/numba`` with ``<cache>`` nslb's user cache folder (``$NSLB_CACHE`` or the
+platform's, e.g. ``~/.cache/nslb``). A cache locator that numba asks first handles nslb's
+own functions only: other numba code in the process is cached where numba would cache it.
+If the folder cannot be written, nslb's kernels are cached in a temporary folder for the
+process (compiled again by every process, never stale) and a one-line warning says so.
 
 Import this module only from modules that compile: importing numba costs 0.3–0.6 s.
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import hashlib
+import os
 import shutil
+import sys
+import tempfile
 from pathlib import Path
+from typing import Any
 
 import numba
+from numba.core import caching
 
 from nslb_cli.paths import user_cache
 
@@ -32,7 +42,11 @@ PACKAGE = Path(__file__).resolve().parent
 KERNEL_MODULES = (
     "compiled.py",
     "generator_list.py",
+    "models.py",
+    "paths.py",
     "reward_kernels.py",
+    "rewards.py",
+    "rng.py",
     "agents/jit.py",
     "agents/linalg.py",
     "agents/linear_kernels.py",
@@ -42,9 +56,13 @@ KERNEL_MODULES = (
     "agents/posteriors.py",
     "agents/resampling.py",
 )
-"""Every module of the package with compiled functions, relative to the package folder."""
+"""The modules compiled code depends on, relative to the package folder: those with compiled
+functions and every nslb module they import (a test keeps the list complete)."""
 KEEP = 8
 """Versions of compiled code kept in the cache, the current one included."""
+# numba's caching classes, public names since 0.6x (underscored before)
+_LOCATOR = getattr(caching, "UserProvidedCacheLocator", None) or caching._UserProvidedCacheLocator
+_IMPL = getattr(caching, "CacheImpl", None) or caching._CacheImpl
 
 
 def sources_hash() -> str:
@@ -55,8 +73,15 @@ def sources_hash() -> str:
     return digest.hexdigest()[:16]
 
 
+def cache_root() -> Path:
+    """The folder that holds one cache folder per version of the kernels."""
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return Path(os.environ["NUMBA_CACHE_DIR"]).expanduser().absolute() / "nslb"
+    return user_cache() / "numba"
+
+
 def prune(root: Path, keep: int) -> None:
-    """Remove every version folder of ``root`` but the ``keep`` written last (best effort:
+    """Remove every version folder of ``root`` but the ``keep`` used last (best effort:
     another process may be removing them too)."""
     versions = []
     for folder in root.glob("*/"):
@@ -68,10 +93,51 @@ def prune(root: Path, keep: int) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-CACHE = user_cache() / "numba" / sources_hash()
-if not CACHE.is_dir():
+CACHE = cache_root() / sources_hash()
+_scratch: list[Path] = []  # the process's temporary cache, when CACHE cannot be written
+
+
+def _temporary_cache(reason: OSError) -> Path:
+    """A cache folder for this process only (removed at exit), after saying why once."""
+    if not _scratch:
+        _scratch.append(Path(tempfile.mkdtemp(prefix="nslb-numba-")))
+        atexit.register(shutil.rmtree, _scratch[0], ignore_errors=True)
+        print(
+            f"nslb: warning: cannot write the compiled-code cache {CACHE} "
+            f"({reason.strerror or reason}): kernels are compiled again in every process; "
+            "set NSLB_CACHE to a writable folder",
+            file=sys.stderr,
+        )
+    return _scratch[0]
+
+
+class VersionedLocator(_LOCATOR):
+    """numba's cache locator for nslb's own compiled functions: :data:`CACHE`."""
+
+    def __init__(self, py_func: Any, py_file: str) -> None:
+        self._py_file = py_file
+        self._lineno = py_func.__code__.co_firstlineno
+        self._cache_path = str(CACHE / self.get_suitable_cache_subpath(py_file))
+
+    @classmethod
+    def from_function(cls, py_func: Any, py_file: str) -> VersionedLocator | None:
+        if not Path(py_file).resolve().is_relative_to(PACKAGE):
+            return None  # not nslb's: numba's own locators decide
+        locator = cls(py_func, py_file)
+        try:
+            locator.ensure_cache_path()
+        except OSError as err:
+            locator._cache_path = str(_temporary_cache(err))
+        return locator
+
+
+if VersionedLocator not in _IMPL._locator_classes:
+    _IMPL._locator_classes.insert(0, VersionedLocator)
+if CACHE.is_dir():
+    with contextlib.suppress(OSError):
+        os.utime(CACHE)  # in use: the last folder that pruning would remove
+else:
     prune(CACHE.parent, KEEP - 1)
-numba.config.CACHE_DIR = str(CACHE)
 
 jit = numba.njit(cache=True)
 """Compile a function, cached on disk (the default for nslb's kernels)."""

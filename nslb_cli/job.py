@@ -56,7 +56,9 @@ def build_world(env: Any, seeds: np.ndarray) -> World:
     made read-only, so no agent can change what the next job sees.
     """
     global _last_world
-    key = repr(env), np.asarray(seeds, dtype=np.int64).tobytes()
+    kind = type(env)
+    values = repr(dataclasses.asdict(env))  # every field, whatever the class's own repr shows
+    key = f"{kind.__module__}.{kind.__qualname__}{values}", np.asarray(seeds, np.int64).tobytes()
     if _last_world is not None and _last_world[:2] == key:
         return _last_world[2]
     _last_world = None  # free the previous world before building the next

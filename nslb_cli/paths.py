@@ -16,7 +16,7 @@ def user_cache() -> Path:
     """nslb's cache folder: ``$NSLB_CACHE``, else the platform's user cache folder for
     ``nslb`` (e.g. ``~/.cache/nslb``)."""
     if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV]).expanduser()
+        return Path(os.environ[CACHE_ENV]).expanduser().absolute()
     return Path(platformdirs.user_cache_dir("nslb"))
 
 

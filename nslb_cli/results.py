@@ -164,9 +164,12 @@ def _arrow(values: np.ndarray, null: np.ndarray | None = None) -> pa.Array:
     """A numeric numpy column as an Arrow array over the same memory, null where ``null``.
 
     Built from buffers because ``pyarrow.array`` imports pandas on its first call (0.3 s a
-    process); a run never needs pandas.
+    process), which a run never needs otherwise. Values in a foreign byte order are
+    converted first; columns other than numbers (booleans) go through ``pyarrow.array``.
     """
-    values = np.ascontiguousarray(values)
+    values = np.ascontiguousarray(values, dtype=values.dtype.newbyteorder("="))
+    if values.dtype.kind not in "iuf":
+        return pa.array(values, mask=null)
     validity = None
     if null is not None and null.any():
         validity = pa.py_buffer(np.packbits(~null, bitorder="little"))

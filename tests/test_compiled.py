@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import ast
+import inspect
 import os
-import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numba
+import numpy as np
 import pytest
 
 from nslb_cli import compiled
-
-USES_COMPILED = re.compile(r"^from nslb_cli\.compiled import|^import nslb_cli\.compiled", re.M)
+from nslb_cli.agents.jit import draw_each
 
 
 def package_modules() -> dict[str, str]:
@@ -22,18 +25,50 @@ def package_modules() -> dict[str, str]:
     }
 
 
-def test_every_module_that_compiles_is_hashed_and_compiles_through_nslb_compiled() -> None:
+def module_file(name: str) -> str | None:
+    """``nslb_cli.a.b`` -> ``a/b.py`` (or ``a/b/__init__.py``), None if not a module."""
+    parts = name.split(".")[1:]
+    for candidate in ("/".join(parts) + ".py", "/".join([*parts, "__init__.py"])):
+        if (compiled.PACKAGE / candidate).is_file():
+            return candidate
+    return None
+
+
+def nslb_imports(source: str) -> set[str]:
+    """The package's modules that ``source`` imports at module level."""
+    found = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("nslb_cli"):
+            for alias in node.names:
+                found.add(module_file(f"{node.module}.{alias.name}") or module_file(node.module))
+        elif isinstance(node, ast.Import):
+            found |= {module_file(a.name) for a in node.names if a.name.startswith("nslb_cli")}
+    return found - {None}
+
+
+def test_the_hashed_modules_are_those_that_compile_and_everything_they_import() -> None:
     modules = package_modules()
-    compiling = {name for name, text in modules.items() if USES_COMPILED.search(text)}
-    assert compiling, "the kernels import their decorators from nslb_cli.compiled"
-    assert compiling | {"compiled.py"} == set(compiled.KERNEL_MODULES)
+    compiling = {name for name, text in modules.items() if "nslb_cli.compiled import" in text}
+    closure, todo = set(), [*compiling, "compiled.py"]
+    while todo:
+        name = todo.pop()
+        if name not in closure:
+            closure.add(name)
+            todo.extend(nslb_imports(modules[name]))
+    assert {"reward_kernels.py", "rewards.py", "agents/particle_filter.py"} <= closure
+    assert closure == set(compiled.KERNEL_MODULES)
     direct = {name for name, text in modules.items() if "njit" in text and name != "compiled.py"}
     assert not direct, f"call numba through nslb_cli.compiled, not directly: {direct}"
 
 
-def test_numba_caches_nslb_code_in_the_folder_of_this_version_of_the_sources() -> None:
-    assert str(compiled.CACHE) == numba.config.CACHE_DIR
+def test_nslb_kernels_are_cached_in_the_versioned_folder_and_no_other_code_is() -> None:
+    locator = compiled.VersionedLocator.from_function(
+        draw_each.py_func, inspect.getfile(draw_each.py_func)
+    )
+    assert Path(locator.get_cache_path()).parent == compiled.CACHE
     assert compiled.CACHE.name == compiled.sources_hash()
+    assert compiled.VersionedLocator.from_function(np.sum, np.__file__) is None
+    assert os.environ.get("NUMBA_CACHE_DIR", "") == numba.config.CACHE_DIR, "left alone"
 
 
 def test_editing_any_kernel_module_changes_the_cache_folder(
@@ -57,7 +92,43 @@ def test_editing_any_kernel_module_changes_the_cache_folder(
     assert compiled.sources_hash() != original, "another numba compiles again"
 
 
-def test_pruning_keeps_the_versions_written_last(tmp_path: Path) -> None:
+def test_the_cache_root_follows_numba_cache_dir_then_nslb_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
+    assert compiled.cache_root() == tmp_path / "numba" / "nslb"
+    monkeypatch.delenv("NUMBA_CACHE_DIR")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NSLB_CACHE", "relative")
+    assert compiled.cache_root() == tmp_path / "relative" / "numba", "made absolute"
+
+
+def test_an_unwritable_cache_compiles_in_a_temporary_folder_with_one_warning(
+    tmp_path: Path,
+) -> None:
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the cache folder would go")
+    program = (
+        "import numpy as np\n"
+        "from nslb_cli.agents.jit import draw_each\n"
+        "from nslb_cli import compiled\n"
+        "out = np.empty(2, np.int64)\n"
+        "draw_each(np.ones((2, 3)), np.random.default_rng(0), out)\n"
+        "print(compiled._scratch[0])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program],
+        env={**os.environ, "NSLB_CACHE": str(blocked)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("nslb: warning")]
+    assert len(warnings) == 1 and "NSLB_CACHE" in warnings[0], done.stderr
+    assert not Path(done.stdout.strip()).exists(), "the temporary cache is removed at exit"
+
+
+def test_pruning_keeps_the_versions_used_last(tmp_path: Path) -> None:
     for age in range(12):
         folder = tmp_path / f"version{age}"
         (folder / "agents").mkdir(parents=True)

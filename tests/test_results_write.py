@@ -120,3 +120,28 @@ def test_the_loader_reads_what_is_written(tmp_path: Path, traces) -> None:
     found, skipped = read_run(seeds, ["cum_regret", "p_true_state"], horizon=H)
     assert skipped == [] and sorted(found) == [3, 4]
     np.testing.assert_allclose(found[4]["cum_regret"], np.cumsum(trace.regret[1]), rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        np.arange(-3, 9, dtype=np.int64)[::2],  # a strided view
+        np.arange(6, dtype=np.int32),
+        np.arange(6, dtype=np.uint8),
+        np.array([0.1, -0.0, np.inf, 5e-324, 1e300, 2.5]),
+        np.linspace(0, 1, 6, dtype=np.float32),
+        np.arange(6, dtype=">i8"),  # foreign byte order
+        np.array([0.5, 1.5, 2.5, 3.5, 4.5, 5.5], dtype=">f8"),
+        np.array([True, False, False, True, True, False]),
+    ],
+    ids=lambda v: f"{v.dtype.str}{'' if v.flags.c_contiguous else '-strided'}",
+)
+def test_columns_go_to_arrow_as_pyarrow_array_would_put_them(values: np.ndarray) -> None:
+    import pyarrow as pa
+
+    from nslb_cli.results import _arrow
+
+    for null in (None, np.arange(len(values)) % 3 == 1, np.ones(len(values), bool)):
+        ours = _arrow(values, null)
+        native = values.astype(values.dtype.newbyteorder("="))  # pyarrow refuses others
+        assert ours.to_pylist() == pa.array(native, mask=null).to_pylist()

@@ -58,3 +58,16 @@ def test_an_agent_after_others_on_the_shared_world_plays_as_on_its_own(agent: st
     assert isinstance(build_world(ENV, np.asarray(seeds)), World)
     for field in ("action", "reward", "belief", "p_true_state"):
         np.testing.assert_array_equal(getattr(after, field), getattr(alone, field), err_msg=field)
+
+
+class QuietParams(SyntheticParams):
+    """Environment params whose repr hides their values (a plugin's may)."""
+
+    def __repr__(self) -> str:
+        return "QuietParams()"
+
+
+def test_the_key_holds_every_field_whatever_the_params_repr_shows() -> None:
+    short = build_world(QuietParams(horizon=50), np.arange(2))
+    assert build_world(QuietParams(horizon=60), np.arange(2)).states.shape == (2, 60)
+    assert short.states.shape == (2, 50)
