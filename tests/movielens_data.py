@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from nslb_cli.data.prepare import Settings
 from nslb_cli.envs.movielens import MovieLensParams
 from tests.conftest import SHARED
 
@@ -140,6 +141,18 @@ def write_generic(
         ]
         (folder / "items.csv").write_text("".join(rows))
     return folder
+
+
+TINY = Settings(
+    min_user_ratings=20,
+    min_item_ratings=30,
+    rank=3,
+    als_reg=1.0,
+    als_iterations=15,
+    n_states=3,
+    data_seed=0,
+)
+"""Preparation settings for :func:`tiny_release` (those of :func:`tiny_env_params`)."""
 
 
 def tiny_env_params(root: Path, horizon: int) -> MovieLensParams:

@@ -11,25 +11,16 @@ import numpy as np
 import pytest
 
 from nslb_cli.data import DataError
-from nslb_cli.data.prepare import GRID, Settings, load_or_prepare, prepare
+from nslb_cli.data.prepare import GRID, load_or_prepare, prepare
 from nslb_cli.data.ratings import detect, read_release
 from nslb_cli.envs.movielens import ALL_MOVIES, Catalogue, MovieLens, load
 from tests.movielens_data import (
     GENRES,
+    TINY,
     tiny_env_params,
     tiny_release,
     write_csv,
     write_generic,
-)
-
-TINY = Settings(
-    min_user_ratings=20,
-    min_item_ratings=30,
-    rank=3,
-    als_reg=1.0,
-    als_iterations=15,
-    n_states=3,
-    data_seed=0,
 )
 
 

@@ -21,6 +21,7 @@ from nslb_cli.data.prepare import (
     start_index,
 )
 from nslb_cli.data.ratings import read_release
+from tests.movielens_data import TINY as TINY_FIXED
 from tests.movielens_data import tiny_release, write_csv
 
 SEARCH = Settings(
@@ -97,15 +98,7 @@ def ratings(tmp_path_factory: pytest.TempPathFactory):
     return read_release(write_csv(tiny_release(), tmp_path_factory.mktemp("release")))
 
 
-TINY = Settings(
-    min_user_ratings=20,
-    min_item_ratings=30,
-    rank=3,
-    als_reg=AUTO,
-    als_iterations=15,
-    n_states=3,
-    data_seed=0,
-)
+TINY = replace(TINY_FIXED, als_reg=AUTO)  # the tiny release's settings, penalty searched
 
 
 def test_auto_refits_the_whole_half_at_the_chosen_penalty(ratings) -> None:

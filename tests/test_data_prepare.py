@@ -12,19 +12,9 @@ import pytest
 from nslb_cli.data import DataError
 from nslb_cli.data.als import als
 from nslb_cli.data.clusters import agreement, gaussian_priors, match, overlap
-from nslb_cli.data.prepare import Settings, filter_ratings, load_or_prepare, prepare, split
+from nslb_cli.data.prepare import filter_ratings, load_or_prepare, prepare, split
 from nslb_cli.data.ratings import read_release
-from tests.movielens_data import ML_100K, needs_ml_100k, tiny_release, write_csv, write_ml1m
-
-TINY = Settings(
-    min_user_ratings=20,
-    min_item_ratings=30,
-    rank=3,
-    als_reg=1.0,
-    als_iterations=15,
-    n_states=3,
-    data_seed=0,
-)
+from tests.movielens_data import ML_100K, TINY, needs_ml_100k, tiny_release, write_csv, write_ml1m
 
 
 def test_filter_keeps_exactly_the_ratings_of_frequent_users_and_movies() -> None:
