@@ -12,7 +12,7 @@ PAPER_ARGS ?=
 # make bench-data: e.g. BENCH_DATA_ARGS='--folder /tmp/ml25m-like --repeat 1' keeps the release
 BENCH_DATA_ARGS ?=
 # make bench: the commit to compare against (main before the speed work), extra arguments
-# (--quick, --only REGEX, --repeats N; see python -m nslb_cli.bench --help).
+# (--quick, --only REGEX, --repeats N; see python -m benchmarks.speed --help).
 BENCH_BASELINE ?= fa9f062
 BENCH_ARGS ?=
 
@@ -28,8 +28,8 @@ install: ## create .venv and install nslb with its dev tools (editable)
 	$(BIN)/pip install -e '.[dev]'
 
 lint: ## ruff (lint and format check) and import-linter (the architecture's import rules)
-	$(BIN)/ruff check nslb_cli tests examples
-	$(BIN)/ruff format --check nslb_cli tests examples
+	$(BIN)/ruff check nslb_cli tests examples benchmarks
+	$(BIN)/ruff format --check nslb_cli tests examples benchmarks
 	$(BIN)/lint-imports
 
 test: ## the fast test suite (what CI runs)
@@ -39,10 +39,10 @@ test-full: ## every test, slow statistical and end-to-end ones included
 	$(BIN)/python -m pytest -n 2 -q -m ''
 
 bench: bench-data ## speed targets, this tree vs BENCH_BASELINE in one run (BENCH_ARGS=--quick: skip slow rows)
-	$(BIN)/python -m nslb_cli.bench --baseline $(BENCH_BASELINE) $(BENCH_ARGS)
+	$(BIN)/python -m benchmarks.speed --baseline $(BENCH_BASELINE) $(BENCH_ARGS)
 
 bench-data: ## prepare a generated ML-25M-sized release (25M ratings): seconds and peak memory
-	$(BIN)/python -m nslb_cli.data.bench $(BENCH_DATA_ARGS)
+	$(BIN)/python -m benchmarks.movielens_prepare $(BENCH_DATA_ARGS)
 
 paper: paper-runs ## the paper's synthetic experiments (100 seeds per agent), then figures (figure2, figure3, …) + tables in outputs/paper/figures
 	$(BIN)/nslb plot outputs/paper --out outputs/paper/figures --paper

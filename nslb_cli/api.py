@@ -59,7 +59,7 @@ Each round ``t`` (0-based) nslb calls, in this order:
 After the last round, ``summary() -> dict[str, array (R,)]`` (optional; default empty):
 per-run statistics written to ``seed=K.json`` beside the CSVs.
 
-The rules (``nslb check agent=NAME`` tests them; see :mod:`nslb_cli.conformance`):
+The rules (``nslb check agent=NAME`` tests them; see :mod:`nslb_cli.runner.conformance`):
 
 1. Batched, runs independent: arrays carry the runs axis first, and what run ``r`` does
    depends only on its own observations and its own generator. Seed ``k`` must give the
@@ -91,14 +91,13 @@ for its arrays.
 
 from __future__ import annotations
 
-from nslb_cli import params as check
 from nslb_cli.agents.base import Agent, Belief
-from nslb_cli.models import OfflineModel, Problem
-from nslb_cli.params import ConfigError
-from nslb_cli.rewards import Bernoulli, Gaussian, RewardModel
-from nslb_cli.rng import BatchRNG, Stream, generator
-from nslb_cli.truth import Truth
-from nslb_cli.world import World
+from nslb_cli.config import validators as check
+from nslb_cli.config.validators import ConfigError
+from nslb_cli.core.problem import OfflineModel, Problem, Truth
+from nslb_cli.core.rewards import Bernoulli, Gaussian, RewardModel
+from nslb_cli.core.rng import BatchRNG, Stream, generator
+from nslb_cli.core.world import World
 
 __all__ = [
     "Agent",

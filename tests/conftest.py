@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from nslb_cli.agents import AGENTS
-from nslb_cli.config import RunConfig, RunSettings
 from nslb_cli.envs.synthetic import Synthetic, SyntheticParams
-from nslb_cli.job import simulate_seeds
-from nslb_cli.simulate import Trace
+from nslb_cli.runner.compose import RunConfig, RunSettings
+from nslb_cli.runner.job import simulate_seeds
+from nslb_cli.runner.simulate import Trace
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"

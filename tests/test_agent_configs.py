@@ -14,8 +14,8 @@ import pytest
 import yaml
 
 from nslb_cli.agents import AGENTS
+from nslb_cli.config.registry import Registry
 from nslb_cli.envs import ENVIRONMENTS
-from nslb_cli.registry import Registry
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 OWN = "nslb-cli"

@@ -10,7 +10,7 @@ import pytest
 from nslb_cli.agents import AGENTS
 from nslb_cli.agents.base import Agent, Belief
 from nslb_cli.agents.reference import UniformRandom
-from nslb_cli.conformance import CHECKS, Setting, default_settings, run_checks
+from nslb_cli.runner.conformance import CHECKS, Setting, default_settings, run_checks
 
 
 def bernoulli_settings() -> list[Setting]:

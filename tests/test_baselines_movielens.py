@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nslb_cli.config import RunConfig, RunSettings
+from nslb_cli.config.validators import ConfigError
 from nslb_cli.envs.movielens import MovieLensParams
-from nslb_cli.job import simulate_seeds
-from nslb_cli.params import ConfigError
-from nslb_cli.results import seed_frame
+from nslb_cli.runner.compose import RunConfig, RunSettings
+from nslb_cli.runner.job import simulate_seeds
+from nslb_cli.store.results import seed_frame
 from tests.conftest import agent_params
 from tests.movielens_data import tiny_env_params
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from nslb_cli import bench
+from benchmarks import speed as bench
 from tests.conftest import REPO
 
 
@@ -91,12 +91,14 @@ def test_an_exported_tree_is_imported_through_pythonpath(head_tree: Path, tmp_pa
     bench.imported_from(REPO)
 
 
-def test_the_cli_command_runs_the_trees_nslb(head_tree: Path, tmp_path: Path) -> None:
+def test_the_cli_command_runs_the_trees_nslb_with_its_own_entry_points(
+    head_tree: Path, tmp_path: Path
+) -> None:
     command = bench.cli_command(head_tree)
     done = subprocess.run(
         [*command, "list"],
         cwd=tmp_path,
-        env={"PYTHONPATH": str(head_tree)},
+        env=bench.tree_environment(head_tree, tmp_path / "metadata"),
         capture_output=True,
         text=True,
     )

@@ -10,10 +10,10 @@ import pytest
 from nslb_cli.agents import AGENTS
 from nslb_cli.agents.detectors import cao_threshold
 from nslb_cli.agents.tuning import cao_exploration
+from nslb_cli.config.validators import ConfigError
+from nslb_cli.core.rng import BatchRNG
 from nslb_cli.envs.synthetic import SyntheticParams
-from nslb_cli.params import ConfigError
-from nslb_cli.rng import BatchRNG
-from nslb_cli.simulate import build_agent
+from nslb_cli.runner.simulate import build_agent
 from tests.conftest import agent_params, run_agent, synthetic_world
 from tests.worlds import hand_made_world
 

@@ -1,4 +1,4 @@
-"""Compiled code is cached per version of the kernels' sources (nslb_cli.compiled)."""
+"""Compiled code is cached per version of the kernels' sources (nslb_cli.core.compiled)."""
 
 from __future__ import annotations
 
@@ -14,51 +14,77 @@ import numba
 import numpy as np
 import pytest
 
-from nslb_cli import compiled
-from nslb_cli.agents.jit import draw_each
+from nslb_cli.agents.umts.sampling import draw_each
+from nslb_cli.core import compiled
 
 
-def package_modules() -> dict[str, str]:
-    return {
-        path.relative_to(compiled.PACKAGE).as_posix(): path.read_text()
-        for path in compiled.PACKAGE.rglob("*.py")
-    }
-
-
-def module_file(name: str) -> str | None:
+def module_file(package: Path, name: str) -> str | None:
     """``nslb_cli.a.b`` -> ``a/b.py`` (or ``a/b/__init__.py``), None if not a module."""
     parts = name.split(".")[1:]
     for candidate in ("/".join(parts) + ".py", "/".join([*parts, "__init__.py"])):
-        if (compiled.PACKAGE / candidate).is_file():
+        if (package / candidate).is_file():
             return candidate
     return None
 
 
-def nslb_imports(source: str) -> set[str]:
+def module_level_imports(package: Path, source: str) -> set[str]:
     """The package's modules that ``source`` imports at module level."""
     found = set()
     for node in ast.parse(source).body:
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("nslb_cli"):
             for alias in node.names:
-                found.add(module_file(f"{node.module}.{alias.name}") or module_file(node.module))
+                name = f"{node.module}.{alias.name}"
+                found.add(module_file(package, name) or module_file(package, node.module))
         elif isinstance(node, ast.Import):
-            found |= {module_file(a.name) for a in node.names if a.name.startswith("nslb_cli")}
+            found |= {module_file(package, a.name) for a in node.names if "nslb_cli" in a.name}
     return found - {None}
 
 
-def test_the_hashed_modules_are_those_that_compile_and_everything_they_import() -> None:
-    modules = package_modules()
-    compiling = {name for name, text in modules.items() if "nslb_cli.compiled import" in text}
-    closure, todo = set(), [*compiling, "compiled.py"]
-    while todo:
-        name = todo.pop()
-        if name not in closure:
-            closure.add(name)
-            todo.extend(nslb_imports(modules[name]))
-    assert {"reward_kernels.py", "rewards.py", "agents/particle_filter.py"} <= closure
-    assert closure == set(compiled.KERNEL_MODULES)
-    direct = {name for name, text in modules.items() if "njit" in text and name != "compiled.py"}
-    assert not direct, f"call numba through nslb_cli.compiled, not directly: {direct}"
+def test_the_hashed_modules_hold_every_compiled_function_and_what_they_import() -> None:
+    package = compiled.PACKAGE
+    listed = set(compiled.KERNEL_MODULES)
+    decorated = {
+        path.relative_to(package).as_posix()
+        for path in package.rglob("*.py")
+        if any(
+            isinstance(d, ast.Name) and d.id in ("jit", "inline")
+            for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.FunctionDef)
+            for d in node.decorator_list
+        )
+    }
+    assert {"core/reward_kernels.py", "agents/umts/latent.py", "agents/linalg.py"} <= decorated
+    assert decorated <= listed
+    for name in listed:
+        imported = module_level_imports(package, (package / name).read_text())
+        assert imported <= listed, f"{name} imports {imported - listed}, not hashed"
+    direct = {path.name for path in package.rglob("*.py") if "njit" in path.read_text()} - {
+        "compiled.py"
+    }
+    assert not direct, f"call numba through nslb_cli.core.compiled, not directly: {direct}"
+
+
+def test_a_new_kernel_module_and_what_it_imports_join_the_hash(tmp_path: Path) -> None:
+    package = tmp_path / "nslb_cli"
+    shutil.copytree(compiled.PACKAGE, package, ignore=shutil.ignore_patterns("__pycache__"))
+    (package / "agents" / "helper.py").write_text("X = 1\n")
+    (package / "agents" / "new_kernel.py").write_text(
+        "from nslb_cli.core.compiled import jit\nfrom nslb_cli.agents.helper import X\n"
+    )
+    found = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from nslb_cli.core import compiled; print(*compiled.KERNEL_MODULES)",
+        ],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(tmp_path), "NSLB_CACHE": str(tmp_path / "cache")},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert {"agents/new_kernel.py", "agents/helper.py"} <= set(found)
+    assert set(found) - {"agents/new_kernel.py", "agents/helper.py"} == set(compiled.KERNEL_MODULES)
 
 
 def test_nslb_kernels_are_cached_in_the_versioned_folder_and_no_other_code_is() -> None:
@@ -110,8 +136,8 @@ def test_an_unwritable_cache_compiles_in_a_temporary_folder_with_one_warning(
     blocked.write_text("a file where the cache folder would go")
     program = (
         "import numpy as np\n"
-        "from nslb_cli.agents.jit import draw_each\n"
-        "from nslb_cli import compiled\n"
+        "from nslb_cli.agents.umts.sampling import draw_each\n"
+        "from nslb_cli.core import compiled\n"
         "out = np.empty(2, np.int64)\n"
         "draw_each(np.ones((2, 3)), np.random.default_rng(0), out)\n"
         "print(compiled._scratch[0])\n"

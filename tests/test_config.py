@@ -8,9 +8,9 @@ import pytest
 from hydra import compose, initialize_config_module
 
 from nslb_cli.agents import AGENTS
-from nslb_cli.config import CONFIG_MODULE, check_command_line, folder_name, validate
+from nslb_cli.config.validators import ConfigError
 from nslb_cli.envs import ENVIRONMENTS
-from nslb_cli.params import ConfigError
+from nslb_cli.runner.compose import CONFIG_MODULE, check_command_line, folder_name, validate
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 

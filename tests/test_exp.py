@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from nslb_cli.agents import AGENTS
-from nslb_cli.params import ConfigError
-from nslb_cli.rng import BatchRNG
-from nslb_cli.simulate import build_agent, simulate
+from nslb_cli.config.validators import ConfigError
+from nslb_cli.core.rng import BatchRNG
+from nslb_cli.runner.simulate import build_agent, simulate
 from tests.conftest import agent_params, synthetic_world
 from tests.worlds import hand_made_world
 

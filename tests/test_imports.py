@@ -17,13 +17,15 @@ def _imported(code: str) -> list[str]:
 
 
 def test_the_command_line_imports_no_plotting_or_data_libraries() -> None:
-    assert _imported("import nslb_cli.cli, nslb_cli.cli.run, nslb_cli.job, nslb_cli.api") == []
+    assert (
+        _imported("import nslb_cli.cli, nslb_cli.cli.run, nslb_cli.runner.job, nslb_cli.api") == []
+    )
 
 
 def test_a_synthetic_run_imports_no_plotting_or_data_libraries() -> None:
     code = (
-        "import nslb_cli.cli, nslb_cli.cli.run, nslb_cli.job, nslb_cli.api\n"
-        "from nslb_cli.config import register_options\n"
+        "import nslb_cli.cli, nslb_cli.cli.run, nslb_cli.runner.job, nslb_cli.api\n"
+        "from nslb_cli.runner.compose import register_options\n"
         "register_options()\n"
         "from nslb_cli.agents import AGENTS\n"
         "from nslb_cli.envs import ENVIRONMENTS\n"
@@ -51,7 +53,7 @@ def test_the_registries_import_nothing_until_asked() -> None:
         "import sys\n"
         "from nslb_cli.agents import AGENTS\n"
         "from nslb_cli.envs import ENVIRONMENTS\n"
-        "from nslb_cli.config import register_options\n"
+        "from nslb_cli.runner.compose import register_options\n"
         "register_options()\n"
         "print(sorted(AGENTS) and sorted(ENVIRONMENTS) and "
         "' '.join(m for m in sys.modules if m.startswith(('nslb_cli.envs.', 'nslb_cli.agents.'))))"

@@ -6,7 +6,7 @@ import numba
 import numpy as np
 import pytest
 
-from nslb_cli.agents.jit import standard_gamma
+from nslb_cli.agents.umts.sampling import standard_gamma
 
 
 @numba.njit

@@ -7,10 +7,10 @@ import pytest
 
 from nslb_cli.agents import AGENTS
 from nslb_cli.agents.detectors import LinearShiftDetector
-from nslb_cli.models import OfflineModel, Problem
-from nslb_cli.rng import BatchRNG
-from nslb_cli.simulate import build_agent
-from nslb_cli.world import World
+from nslb_cli.core.problem import OfflineModel, Problem
+from nslb_cli.core.rng import BatchRNG
+from nslb_cli.core.world import World
+from nslb_cli.runner.simulate import build_agent
 from tests.conftest import agent_params
 from tests.worlds import hand_made_world
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nslb_cli.config import RunConfig, RunSettings
+from nslb_cli.config.validators import ConfigError
+from nslb_cli.core.rng import Stream, categorical, generator
 from nslb_cli.envs.movielens import (
     Catalogue,
     MovieLens,
@@ -19,10 +20,9 @@ from nslb_cli.envs.movielens import (
     superusers,
     transition_matrix,
 )
-from nslb_cli.job import simulate_seeds
-from nslb_cli.params import ConfigError
-from nslb_cli.results import seed_frame
-from nslb_cli.rng import Stream, categorical, generator
+from nslb_cli.runner.compose import RunConfig, RunSettings
+from nslb_cli.runner.job import simulate_seeds
+from nslb_cli.store.results import seed_frame
 from tests.conftest import agent_params
 from tests.movielens_data import ML_100K, needs_ml_100k, tiny_env_params
 

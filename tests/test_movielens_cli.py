@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 
 from nslb_cli.cli import main
-from nslb_cli.config import RunConfig, RunSettings
 from nslb_cli.envs.synthetic import SyntheticParams
-from nslb_cli.job import data_record
+from nslb_cli.runner.compose import RunConfig, RunSettings
+from nslb_cli.runner.job import data_record
 from tests.conftest import agent_params
 from tests.movielens_data import ML_100K, needs_ml_100k, tiny_release, write_csv, write_generic
 from tests.test_cli import NSLB

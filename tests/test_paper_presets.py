@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 from hydra import compose, initialize_config_module
 
-from nslb_cli.config import CONFIG_MODULE, CONFIG_NAME, check_command_line
 from nslb_cli.plot.labels import display_name
+from nslb_cli.runner.compose import CONFIG_MODULE, CONFIG_NAME, check_command_line
 from tests.conftest import REPO
 from tests.movielens_data import ML_100K, needs_ml_100k
 from tests.test_cli import nslb

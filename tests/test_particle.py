@@ -7,15 +7,15 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from nslb_cli.agents import particle_filter
-from nslb_cli.agents.particle import UMTSParams, UncertainModelThompsonSampling
-from nslb_cli.agents.resampling import SCHEMES, draw_ancestors
 from nslb_cli.agents.thompson import ModelThompsonSampling, MTSParams
+from nslb_cli.agents.umts import latent as particle_filter
+from nslb_cli.agents.umts.agent import UMTSParams, UncertainModelThompsonSampling
+from nslb_cli.agents.umts.resampling import SCHEMES, draw_ancestors
+from nslb_cli.core.problem import OfflineModel
+from nslb_cli.core.rewards import gaussian_log_likelihood
+from nslb_cli.core.rng import BatchRNG
+from nslb_cli.core.world import World
 from nslb_cli.envs.synthetic import Synthetic, SyntheticParams
-from nslb_cli.models import OfflineModel
-from nslb_cli.rewards import gaussian_log_likelihood
-from nslb_cli.rng import BatchRNG
-from nslb_cli.world import World
 from tests.test_posteriors import linear_world
 
 PARTICLES = 1000

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from nslb_cli.agents import AGENTS
-from nslb_cli.agents.pool import SlotPool
+from nslb_cli.agents.umts.pool import SlotPool
+from nslb_cli.core.rng import BatchRNG
 from nslb_cli.envs.synthetic import Synthetic, SyntheticParams
-from nslb_cli.rng import BatchRNG
-from nslb_cli.simulate import build_agent
+from nslb_cli.runner.simulate import build_agent
 from tests.test_posteriors import linear_world
 
 

@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 
 from nslb_cli.agents import AGENTS, Agent
-from nslb_cli.agents.linear_posterior import LinearPosterior
-from nslb_cli.agents.posteriors import ArmPosterior, reward_posterior
+from nslb_cli.agents.umts.arm_posterior import ArmPosterior, reward_posterior
+from nslb_cli.agents.umts.linear_posterior import LinearPosterior
+from nslb_cli.core.problem import OfflineModel, Problem
+from nslb_cli.core.rewards import Bernoulli
+from nslb_cli.core.rng import BatchRNG
+from nslb_cli.core.world import World
 from nslb_cli.envs.synthetic import uniform_switching
-from nslb_cli.models import OfflineModel, Problem
-from nslb_cli.rewards import Bernoulli
-from nslb_cli.rng import BatchRNG
-from nslb_cli.simulate import build_agent, simulate
-from nslb_cli.world import World
+from nslb_cli.runner.simulate import build_agent, simulate
 
 
 def linear_world(

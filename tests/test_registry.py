@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from nslb_cli.agents import AGENTS, GROUP, check_agent_class
+from nslb_cli.config.registry import PluginError, Registry
 from nslb_cli.envs import GROUP as ENV_GROUP
 from nslb_cli.envs import check_environment_class
-from nslb_cli.registry import PluginError, Registry
 from tests.plugins import fake_distribution
 
 PLUGIN = """

@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nslb_cli.plot.cache import CACHE_FILE
 from nslb_cli.plot.csvread import read_seed
+from nslb_cli.plot.parse_cache import CACHE_FILE
 from nslb_cli.plot.tidy import load
-from nslb_cli.results import COLUMNS
+from nslb_cli.store.results import COLUMNS
 from tests.results_tree import (
     SMALL,
     edited_by_hand,

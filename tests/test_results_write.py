@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from nslb_cli.core.trace import NO_BELIEF
 from nslb_cli.plot.csvread import read_run
-from nslb_cli.results import (
+from nslb_cli.store.results import (
     COLUMNS,
     HEADER,
     seed_columns,
@@ -18,7 +19,6 @@ from nslb_cli.results import (
     seed_frame,
     write_trace,
 )
-from nslb_cli.trace import NO_BELIEF
 from tests.conftest import run_agent
 from tests.results_tree import SMALL
 
@@ -139,7 +139,7 @@ def test_the_loader_reads_what_is_written(tmp_path: Path, traces) -> None:
 def test_columns_go_to_arrow_as_pyarrow_array_would_put_them(values: np.ndarray) -> None:
     import pyarrow as pa
 
-    from nslb_cli.results import _arrow
+    from nslb_cli.store.results import _arrow
 
     for null in (None, np.arange(len(values)) % 3 == 1, np.ones(len(values), bool)):
         ours = _arrow(values, null)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from nslb_cli.envs.synthetic import Synthetic, SyntheticParams
-from nslb_cli.results import seed_frame
+from nslb_cli.store.results import seed_frame
 from tests.conftest import run_agent
 
 FIXED_KNOWN = SyntheticParams(dynamics="fixed", model="known")

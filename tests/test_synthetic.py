@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from nslb_cli.config.validators import ConfigError
 from nslb_cli.envs.synthetic import Synthetic, SyntheticParams, _draw_parameters
-from nslb_cli.params import ConfigError
 
 SEEDS = np.arange(40)
 

@@ -8,9 +8,9 @@ import numpy as np
 from scipy.stats import norm
 
 from nslb_cli.agents.thompson import ModelThompsonSampling, MTSParams
-from nslb_cli.models import OfflineModel, Problem
-from nslb_cli.rewards import Bernoulli
-from nslb_cli.rng import BatchRNG
+from nslb_cli.core.problem import OfflineModel, Problem
+from nslb_cli.core.rewards import Bernoulli
+from nslb_cli.core.rng import BatchRNG
 
 
 def tiny_chain(seed: int, n_states: int = 3, n_arms: int = 2):

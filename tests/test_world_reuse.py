@@ -7,9 +7,9 @@ import dataclasses
 import numpy as np
 import pytest
 
+from nslb_cli.core.world import World
 from nslb_cli.envs.synthetic import Synthetic, SyntheticParams
-from nslb_cli.job import build_world
-from nslb_cli.world import World
+from nslb_cli.runner.job import build_world
 from tests.conftest import run_agent
 
 ENV = SyntheticParams(horizon=120, period=40, model="prior")

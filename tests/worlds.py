@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from nslb_cli.core.problem import OfflineModel, Problem
+from nslb_cli.core.world import World
 from nslb_cli.envs.synthetic import uniform_switching
-from nslb_cli.models import OfflineModel, Problem
-from nslb_cli.world import World
 
 
 def hand_made_world(

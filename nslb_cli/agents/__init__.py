@@ -28,13 +28,13 @@ from __future__ import annotations
 import inspect
 
 from nslb_cli.agents.base import Agent, Belief
-from nslb_cli.registry import InvalidEntry, Registry, require_params
+from nslb_cli.config.registry import InvalidEntry, Registry, require_params
 
 GROUP = "nslb.agents"
 
 
 def check_agent_class(name: str, cls: object) -> None:
-    """Raise :class:`~nslb_cli.registry.InvalidEntry` unless ``cls`` is a concrete
+    """Raise :class:`~nslb_cli.config.registry.InvalidEntry` unless ``cls`` is a concrete
     :class:`Agent` with a valid ``Params`` dataclass for the name ``name``."""
     if not (isinstance(cls, type) and issubclass(cls, Agent)):
         raise InvalidEntry(f"{cls!r} is not a subclass of nslb_cli.api.Agent")

@@ -1,10 +1,11 @@
 """The one agent interface every agent implements.
 
 An agent is built from ``(params, problem, offline_model, rng)``: its parameters, the
-:class:`~nslb_cli.models.Problem`, the :class:`~nslb_cli.models.OfflineModel` (model-free
-agents ignore it) and its own random streams. Nothing else about the environment reaches an
-agent, except for reference agents that declare ``sees_truth`` (the oracle): they also get a
-:class:`~nslb_cli.truth.Truth` (see :func:`nslb_cli.simulate.build_agent`).
+:class:`~nslb_cli.core.problem.Problem`, the :class:`~nslb_cli.core.problem.OfflineModel`
+(model-free agents ignore it) and its own random streams. Nothing else about the environment
+reaches an agent, except for reference agents that declare ``sees_truth`` (the oracle): they
+also get a :class:`~nslb_cli.core.problem.Truth` (see
+:func:`nslb_cli.runner.simulate.build_agent`).
 
 Each round the simulator calls ``act`` then ``update``; ``belief`` reports what the agent
 believes about the latent state, where it has such a belief.
@@ -20,8 +21,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from nslb_cli.models import OfflineModel, Problem
-from nslb_cli.rng import BatchRNG
+from nslb_cli.core.problem import OfflineModel, Problem
+from nslb_cli.core.rng import BatchRNG
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ deviation of Gaussian rewards, ``1/2`` for Bernoulli ones: ``Problem.sigma``) an
   ``[0, 1]``, this is UCB1's ``sqrt(2 log m / n_a)``.
 * ``cd_ts``: Thompson sampling, ``theta_a`` drawn from each mean's posterior given its
   ``n_a`` rewards summing to ``Y_a`` under the reward model's default prior
-  (:meth:`~nslb_cli.rewards.RewardModel.sample_given_sums`), ``A_t = argmax_a theta_a``:
+  (:meth:`~nslb_cli.core.rewards.RewardModel.sample_given_sums`), ``A_t = argmax_a theta_a``:
   Gaussian rewards, ``theta_a ~ N(Y_a / (n_a + 1), sigma^2 / (n_a + 1))`` (a ``N(0,
   sigma^2)`` prior, known noise); Bernoulli rewards, ``theta_a ~ Beta(1 + Y_a, 1 + n_a -
   Y_a)`` (a uniform prior); both from Agrawal & Goyal.
@@ -42,12 +42,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nslb_cli import params as check
 from nslb_cli.agents.detectors import MeanShiftDetector, cao_threshold
 from nslb_cli.agents.restarting import Restarting
 from nslb_cli.agents.tuning import cao_exploration
-from nslb_cli.models import OfflineModel, Problem
-from nslb_cli.rng import BatchRNG
+from nslb_cli.config import validators as check
+from nslb_cli.core.problem import OfflineModel, Problem
+from nslb_cli.core.rng import BatchRNG
 
 
 @dataclass

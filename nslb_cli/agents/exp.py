@@ -38,12 +38,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nslb_cli import params as check
 from nslb_cli.agents.base import Agent, Belief
-from nslb_cli.agents.draws import RoundDraws
+from nslb_cli.agents.round_draws import RoundDraws
 from nslb_cli.agents.tuning import exp3s_tuning
-from nslb_cli.models import OfflineModel, Problem
-from nslb_cli.rng import BatchRNG, categorical
+from nslb_cli.config import validators as check
+from nslb_cli.core.problem import OfflineModel, Problem
+from nslb_cli.core.rng import BatchRNG, categorical
 
 #: The default reward range extends the model's means by this many noise deviations.
 RANGE_SIGMAS = 2.0

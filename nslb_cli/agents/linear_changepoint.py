@@ -50,12 +50,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nslb_cli import params as check
 from nslb_cli.agents.detectors import LinearShiftDetector
-from nslb_cli.agents.draws import RoundDraws
 from nslb_cli.agents.restarting import Restarting
-from nslb_cli.models import OfflineModel, Problem
-from nslb_cli.rng import BatchRNG
+from nslb_cli.agents.round_draws import RoundDraws
+from nslb_cli.config import validators as check
+from nslb_cli.core.problem import OfflineModel, Problem
+from nslb_cli.core.rng import BatchRNG
 
 JITTER = 1e-12  # relative diagonal jitter before the Cholesky factor of A^-1
 

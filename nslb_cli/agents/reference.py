@@ -7,9 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from nslb_cli.agents.base import Agent, Belief
-from nslb_cli.models import OfflineModel, Problem
-from nslb_cli.rng import BatchRNG
-from nslb_cli.truth import Truth
+from nslb_cli.core.problem import OfflineModel, Problem, Truth
+from nslb_cli.core.rng import BatchRNG
 
 
 @dataclass

@@ -14,8 +14,8 @@ import numpy as np
 
 from nslb_cli.agents.base import Agent
 from nslb_cli.agents.detectors import ChangeDetector
-from nslb_cli.models import OfflineModel, Problem
-from nslb_cli.rng import BatchRNG
+from nslb_cli.core.problem import OfflineModel, Problem
+from nslb_cli.core.rng import BatchRNG
 
 
 class Restarting(Agent):

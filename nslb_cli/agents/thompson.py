@@ -8,13 +8,13 @@ emissions are the rewards. Each round:
 
        P_{t+1}(s') ∝ sum_s P_t(s) · p(R_t | mu(A_t, X_t, s)) · phi(s, s')
 
-   with ``p(r | mu)`` the problem's reward likelihood (:mod:`nslb_cli.rewards`):
+   with ``p(r | mu)`` the problem's reward likelihood (:mod:`nslb_cli.core.rewards`):
    ``N(r; mu, sigma^2)`` for Gaussian rewards, ``mu^r (1 - mu)^(1 - r)`` for Bernoulli ones.
 
 ``P_1`` is the model's initial distribution. The reported belief is the sampled ``B_t`` and
 ``p_true_state`` is ``P_t(S_t)``. The predicted means ``mu(·, X_t, ·)`` are computed once per
 round and shared by ``act`` and ``update``; the uniforms behind ``B_t`` are drawn in blocks of
-rounds (:class:`~nslb_cli.agents.draws.RoundDraws`, the same numbers).
+rounds (:class:`~nslb_cli.agents.round_draws.RoundDraws`, the same numbers).
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from nslb_cli.agents.base import Agent, Belief
-from nslb_cli.agents.draws import RoundDraws
-from nslb_cli.models import OfflineModel, Problem
-from nslb_cli.numerics import shifted_exp
-from nslb_cli.rng import BatchRNG, categorical
+from nslb_cli.agents.round_draws import RoundDraws
+from nslb_cli.core.numerics import shifted_exp
+from nslb_cli.core.problem import OfflineModel, Problem
+from nslb_cli.core.rng import BatchRNG, categorical
 
 
 def filter_step(

@@ -34,11 +34,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nslb_cli import params as check
 from nslb_cli.agents.base import Agent, Belief
-from nslb_cli.models import OfflineModel, Problem
-from nslb_cli.params import ConfigError
-from nslb_cli.rng import BatchRNG
+from nslb_cli.config import validators as check
+from nslb_cli.config.validators import ConfigError
+from nslb_cli.core.problem import OfflineModel, Problem
+from nslb_cli.core.rng import BatchRNG
 
 
 @dataclass

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 
 from nslb_cli.cli.errors import fail
-from nslb_cli.params import ConfigError
+from nslb_cli.config.validators import ConfigError
 
 USAGE = """usage: nslb <command> [arguments]
 

@@ -1,7 +1,7 @@
 """``nslb check agent=NAME [key=value ...]``: the conformance checks of one agent, one line each.
 
 The overrides are composed and validated as for ``nslb run`` (same one-line errors). Without
-``env=NAME`` the agent is checked on :data:`nslb_cli.conformance.DEFAULT_ENVS` (short
+``env=NAME`` the agent is checked on :data:`nslb_cli.runner.conformance.DEFAULT_ENVS` (short
 synthetic runs), with any ``env.key=value`` applied to each; with ``env=NAME`` on that
 environment alone. ``run.*`` settings are ignored: the checks choose their seeds.
 
@@ -18,10 +18,10 @@ from hydra.errors import HydraException
 
 from nslb_cli.agents import AGENTS
 from nslb_cli.cli.errors import fail, warn
-from nslb_cli.config import load, register_options
-from nslb_cli.conformance import ALONE, DEFAULT_ENVS, SEEDS, Setting, run_checks
+from nslb_cli.config.validators import ConfigError
 from nslb_cli.envs import ENVIRONMENTS
-from nslb_cli.params import ConfigError
+from nslb_cli.runner.compose import load, register_options
+from nslb_cli.runner.conformance import ALONE, DEFAULT_ENVS, SEEDS, Setting, run_checks
 
 
 def _keys(overrides: Sequence[str]) -> list[str]:

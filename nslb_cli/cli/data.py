@@ -17,7 +17,10 @@ from hydra import compose, initialize_config_module
 from hydra.errors import HydraException
 from omegaconf.errors import OmegaConfBaseException
 
-from nslb_cli.config import (
+from nslb_cli.config.validators import ConfigError
+from nslb_cli.data import releases
+from nslb_cli.envs.movielens import MovieLensParams, describe, load
+from nslb_cli.runner.compose import (
     CONFIG_MODULE,
     CONFIG_NAME,
     expand_home,
@@ -25,9 +28,6 @@ from nslb_cli.config import (
     parse_overrides,
     validate,
 )
-from nslb_cli.data import releases
-from nslb_cli.envs.movielens import MovieLensParams, describe, load
-from nslb_cli.params import ConfigError
 
 USAGE = """usage: nslb data <command> [--json] [env.key=value ...]
 

@@ -14,9 +14,9 @@ from typing import Any
 
 from nslb_cli.agents import AGENTS
 from nslb_cli.cli.errors import warn
-from nslb_cli.config import CONFIG_MODULE
+from nslb_cli.config.registry import Registry
 from nslb_cli.envs import ENVIRONMENTS
-from nslb_cli.registry import Registry
+from nslb_cli.runner.compose import CONFIG_MODULE
 
 OWN_PACKAGE = "nslb-cli"
 WIDTH = 100

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from matplotlib.backend_bases import FigureCanvasBase
 
-from nslb_cli.paths import unwritable
+from nslb_cli.config.paths import unwritable
 from nslb_cli.plot.aggregate import METRICS
 from nslb_cli.plot.report import (
     DEFAULT_FORMATS,

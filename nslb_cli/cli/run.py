@@ -18,10 +18,9 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
-from nslb_cli import provenance
 from nslb_cli.cli.errors import fail, warn
-from nslb_cli.cli.failures import Failures
-from nslb_cli.config import (
+from nslb_cli.config.validators import ConfigError
+from nslb_cli.runner.compose import (
     CONFIG_MODULE,
     CONFIG_NAME,
     CommandLine,
@@ -30,8 +29,9 @@ from nslb_cli.config import (
     register_options,
     validate,
 )
-from nslb_cli.params import ConfigError
-from nslb_cli.results import OutputConflict
+from nslb_cli.runner.failures import Failures
+from nslb_cli.store import provenance
+from nslb_cli.store.results import OutputConflict
 
 MULTIRUN_FLAGS = ("-m", "--multirun")
 USER_ERRORS = (ConfigError, OutputConflict, OSError, MemoryError)
@@ -40,7 +40,7 @@ USER_ERRORS = (ConfigError, OutputConflict, OSError, MemoryError)
 @hydra.main(version_base="1.3", config_path=f"pkg://{CONFIG_MODULE}", config_name=CONFIG_NAME)
 def hydra_job(cfg: DictConfig) -> None:
     """One job of ``nslb run``: simulate into Hydra's output folder."""
-    from nslb_cli.job import run_job
+    from nslb_cli.runner.job import run_job
 
     hydra_cfg = HydraConfig.get()
     folder = Path(hydra_cfg.runtime.output_dir)

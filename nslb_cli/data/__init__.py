@@ -9,7 +9,7 @@
   per-cluster Gaussian priors;
 * :mod:`~nslb_cli.data.prepare` — filter, split, choose the ALS penalty, factorise, cluster,
   and cache the result;
-* :mod:`~nslb_cli.data.bench` — ``make bench-data``: preparing a generated release of
+* :mod:`~benchmarks.movielens_prepare` — ``make bench-data``: preparing a generated release of
   ML-25M's size (25 million ratings), timed.
 
 The command line over it, ``nslb data prepare|path``, is :mod:`nslb_cli.cli.data`. This
@@ -21,14 +21,14 @@ was expected.
 
 from __future__ import annotations
 
-from nslb_cli.params import ConfigError
+from nslb_cli.config.validators import ConfigError
 
 
 class DataError(ConfigError):
     """The MovieLens data cannot be found, downloaded, verified or parsed.
 
-    A :class:`~nslb_cli.params.ConfigError` whose key is the setting to fix (``env.data_dir``
-    or ``env.release``), so the CLI reports it in one line like any bad setting.
+    A :class:`~nslb_cli.config.validators.ConfigError` whose key is the setting to fix
+    (``env.data_dir`` or ``env.release``), so the CLI reports it in one line like any bad setting.
     """
 
 

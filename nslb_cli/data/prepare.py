@@ -56,7 +56,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from nslb_cli.data import DataError, cache
+from nslb_cli.data import DataError, prepared_cache
 from nslb_cli.data.als import Factors, als
 from nslb_cli.data.clusters import agreement, gaussian_priors, kmeans, match
 from nslb_cli.data.ratings import Ratings, detect, read_release
@@ -531,11 +531,13 @@ def load_or_prepare(folder: Path, settings: Settings, root: Path) -> Loaded:
     """The prepared data of the release in ``folder``: from the cache, or built and cached."""
     start = time.perf_counter()
     layout = detect(folder)
-    files = {f.name: cache.file_digest(f) for f in layout.files}
+    files = {f.name: prepared_cache.file_digest(f) for f in layout.files}
     identity = {"format": layout.format, "fingerprint": files[layout.ratings.name], "files": files}
-    key = cache.digest({"version": VERSION, "source": identity, "settings": settings.key()})
+    key = prepared_cache.digest(
+        {"version": VERSION, "source": identity, "settings": settings.key()}
+    )
     path = cache_path(root, key)
-    stored = cache.load(path, key, Prepared.fields())
+    stored = prepared_cache.load(path, key, Prepared.fields())
     if stored is not None:
         data = Prepared.from_arrays(stored)
         return Loaded(data, path, True, time.perf_counter() - start, Path(folder))
@@ -543,5 +545,5 @@ def load_or_prepare(folder: Path, settings: Settings, root: Path) -> Loaded:
     data = prepare(read_release(folder, layout), settings)
     data.diagnostics["source"] = {"folder": str(folder), **identity}
     data.diagnostics["settings"] = settings.key()
-    cache.save(path, key, data.to_arrays())
+    prepared_cache.save(path, key, data.to_arrays())
     return Loaded(data, path, False, time.perf_counter() - start, Path(folder))

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pooch
 
+from nslb_cli.config.paths import user_cache
 from nslb_cli.data import DataError
-from nslb_cli.paths import user_cache
 
 BASE_URL = "https://files.grouplens.org/datasets/movielens"
 

@@ -1,4 +1,4 @@
-"""Environments: each builds a :class:`~nslb_cli.world.World` from its parameters and seeds.
+"""Environments: each builds a :class:`~nslb_cli.core.world.World` from its parameters and seeds.
 
 ``ENVIRONMENTS`` is the one registry that maps the config's ``env.name`` to a builder: every
 environment, built-in (``synthetic``, ``movielens``) or from another installed package, is an
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from nslb_cli.registry import InvalidEntry, Registry, require_params
+from nslb_cli.config.registry import InvalidEntry, Registry, require_params
 
 GROUP = "nslb.envs"
 
@@ -19,7 +19,7 @@ SIZES = ("n_arms", "n_states", "horizon")  # Params fields every environment has
 
 
 def check_environment_class(name: str, cls: object) -> None:
-    """Raise :class:`~nslb_cli.registry.InvalidEntry` unless ``cls`` has a callable
+    """Raise :class:`~nslb_cli.config.registry.InvalidEntry` unless ``cls`` has a callable
     ``build(params, seeds)``, a boolean ``contextual`` and a valid ``Params`` dataclass for
     the name ``name`` with the fields :data:`SIZES`."""
     if not isinstance(cls, type):

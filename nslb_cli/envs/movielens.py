@@ -51,14 +51,14 @@ from typing import Any
 
 import numpy as np
 
-from nslb_cli import params as check
+from nslb_cli.config import validators as check
+from nslb_cli.core.numerics import normalised_exp
+from nslb_cli.core.problem import OfflineModel, Problem
+from nslb_cli.core.rng import Stream, generator
+from nslb_cli.core.world import World
 from nslb_cli.data import releases
 from nslb_cli.data.prepare import AUTO, Loaded, Prepared, Settings, load_or_prepare
 from nslb_cli.envs.synthetic import MIN_CONCENTRATION, MIN_SIGMA
-from nslb_cli.models import OfflineModel, Problem
-from nslb_cli.numerics import normalised_exp
-from nslb_cli.rng import Stream, generator
-from nslb_cli.world import World
 
 log = logging.getLogger("nslb")
 
@@ -301,7 +301,7 @@ class MovieLens:
 
     Params = MovieLensParams
     contextual = True  # each round's arms are different movies
-    provenance = staticmethod(provenance)  # data.json of a run folder (nslb_cli.job)
+    provenance = staticmethod(provenance)  # data.json of a run folder (nslb_cli.runner.job)
 
     @staticmethod
     def build(p: MovieLensParams, seeds: np.ndarray) -> World:
@@ -352,7 +352,7 @@ def true_means(
 
 def latent_path(seeds: np.ndarray, phi: np.ndarray, n: int) -> np.ndarray:
     """``S_1..S_n`` per seed, ``(R, n)``: ``S_1`` uniform, then ``S_t ~ phi[S_{t-1}]``, the
-    inverse-CDF draw (:func:`~nslb_cli.rng.categorical`) with the run's ``t``-th uniform.
+    inverse-CDF draw (:func:`~nslb_cli.core.rng.categorical`) with the run's ``t``-th uniform.
 
     All uniforms are drawn first, so :func:`successors` takes every draw at once; the loop
     over rounds only follows each run's path through them.

@@ -3,7 +3,7 @@
 The pipeline runs one way, one module a step:
 
 * :mod:`~nslb_cli.plot.tidy` — load the per-seed CSVs (parsed by
-  :mod:`~nslb_cli.plot.csvread`, cached beside them by :mod:`~nslb_cli.plot.cache`) and the
+  :mod:`~nslb_cli.plot.csvread`, cached beside them by :mod:`~nslb_cli.plot.parse_cache`) and the
   config beside them; runs are resolved configs, their data named by
   :mod:`~nslb_cli.plot.identity`;
 * :mod:`~nslb_cli.plot.labels` — name groups (experiment, environment and data) and agents;
@@ -15,6 +15,6 @@ The pipeline runs one way, one module a step:
   through :mod:`~nslb_cli.plot.render`;
 * :mod:`~nslb_cli.plot.report` — the whole report of ``nslb plot DIR``.
 
-It depends on :mod:`nslb_cli.results` (the file layout) and never on the simulator, the
+It depends on :mod:`nslb_cli.store.results` (the file layout) and never on the simulator, the
 agents or the environments (an import-linter contract in pyproject.toml checks this).
 """

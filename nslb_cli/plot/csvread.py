@@ -1,6 +1,6 @@
 """Parse seed CSVs into checked, compact columns (pyarrow's multithreaded CSV reader).
 
-Any valid CSV with the columns of :data:`nslb_cli.results.COLUMNS` is accepted: any column
+Any valid CSV with the columns of :data:`nslb_cli.store.results.COLUMNS` is accepted: any column
 order, quoted or unquoted header, ``\\n`` or ``\\r\\n`` line ends, floats in any notation,
 empty fields (or ``nan``) in the columns that may be empty. A file is *checked complete*:
 exactly one row per round ``1 … n`` (``n = env.horizon`` when the config gives it) and no
@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pa_csv
 
-from nslb_cli.results import damaged
+from nslb_cli.store.results import damaged
 
 NULLABLE = frozenset({"belief", "p_true_state"})  # empty for agents without a belief
 Columns = dict[str, np.ndarray]  # "t" (int32) and value columns (float32) of one seed

@@ -24,11 +24,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from nslb_cli import provenance
 from nslb_cli.plot import aggregate, figures, paper, render, tables, tidy
 from nslb_cli.plot import labels as lab
 from nslb_cli.plot.aggregate import METRICS, PAIRED_METRIC, SUMMARY_METRICS
 from nslb_cli.plot.styles import Style, style_map
+from nslb_cli.store import provenance
 
 DEFAULT_METRICS = ("cum_regret", "avg_reward")
 DEFAULT_FORMATS = ("png", "pdf")

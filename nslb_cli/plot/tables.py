@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from nslb_cli.plot.aggregate import METRICS, PAIRED_METRIC, SUMMARY_METRICS
-from nslb_cli.results import atomic_write_text
+from nslb_cli.store.atomic import atomic_write_text
 
 MAX_DECIMALS = 6
 

@@ -1,6 +1,6 @@
 """Load an outputs tree into one tidy DataFrame: one row per (run, seed, round).
 
-:func:`load` walks a folder for ``seed=K.csv`` files (see :mod:`nslb_cli.results`), reads
+:func:`load` walks a folder for ``seed=K.csv`` files (see :mod:`nslb_cli.store.results`), reads
 only the columns asked for, with compact dtypes, checks that each file is complete (see
 :mod:`~nslb_cli.plot.csvread`), and joins its run's resolved ``config.yaml`` onto its rows as
 categorical columns (``name``, ``env.dynamics``, ``agent.name``, ``agent.num_particles``,
@@ -12,7 +12,7 @@ A *run* is a resolved configuration, not a folder: run folders whose configs are
 run with the seeds of both. A seed present in both is taken from the first folder (in
 sorted order); the other file is reported as skipped.
 
-Each run folder's parse is cached beside its CSVs (:mod:`~nslb_cli.plot.cache`), so loading
+Each run folder's parse is cached beside its CSVs (:mod:`~nslb_cli.plot.parse_cache`), so loading
 the same results again reads a few arrays instead of parsing text.
 
 Nothing is re-simulated and one bad file never stops the rest from loading. Skipped, each
@@ -38,11 +38,11 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from nslb_cli.plot import cache, csvread
+from nslb_cli.plot import csvread, parse_cache
 from nslb_cli.plot.csvread import Columns, MalformedResult, Skipped
 from nslb_cli.plot.identity import identity, with_data
 from nslb_cli.plot.labels import seed_ranges
-from nslb_cli.results import COLUMNS, CONFIG_FILE, SEED_FILE, flatten
+from nslb_cli.store.results import COLUMNS, CONFIG_FILE, SEED_FILE, flatten
 
 SKIPPED_SECTIONS = ("run.",)
 YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -122,16 +122,16 @@ def read_folder(
     A parse stores every column the old cache held as well, so that alternating between
     metrics does not parse the CSVs each time.
     """
-    current = cache.key(cache.stamps([path for _, path in seeds]), horizon)
+    current = parse_cache.key(parse_cache.stamps([path for _, path in seeds]), horizon)
     held: list[str] = []
     if use_cache:
-        cached, held = cache.read(folder, current, columns)
+        cached, held = parse_cache.read(folder, current, columns)
         if cached is not None:
             return cached
     wanted = list(dict.fromkeys([*columns, *(c for c in held if c in COLUMNS and c != "t")]))
     found, skipped = csvread.read_run(seeds, wanted, horizon)
     if use_cache:
-        cache.write(folder, current, wanted, found, skipped)
+        parse_cache.write(folder, current, wanted, found, skipped)
     kept = ("t", *columns)
     return {seed: {k: values[k] for k in kept} for seed, values in found.items()}, skipped
 

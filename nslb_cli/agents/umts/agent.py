@@ -1,6 +1,6 @@
 """umTS: uncertainty-aware model-based Thompson sampling by particle filtering (Algorithm 3).
 
-Model. Rewards follow the problem's reward model (:mod:`nslb_cli.rewards`) around their
+Model. Rewards follow the problem's reward model (:mod:`nslb_cli.core.rewards`) around their
 mean ``mu(A_t, X_t, S_t)``: Gaussian, ``R_t ~ N(mu, sigma^2)`` with known ``sigma``, or
 Bernoulli, ``R_t ~ Bernoulli(mu)`` (multi-armed only). The reward parameters have the
 reward model's conjugate prior with the offline model's means and spreads: per arm and
@@ -12,7 +12,7 @@ Gaussian prior on ``theta_s`` in the linear case; each transition row
 Particles. Particle ``i`` carries a latent trajectory, summarised by its last state
 ``B_{t-1}^i``, its Dirichlet posterior counts ``alpha_s + #{transitions s -> s'}``, and the
 conjugate posterior of the reward parameters of every state given the rewards its
-trajectory assigns to that state (:mod:`nslb_cli.agents.posteriors`, which gives the
+trajectory assigns to that state (:mod:`nslb_cli.agents.umts.arm_posterior`, which gives the
 updates). The posterior predictive of the next reward in state ``s``, ``p(R_t | s)``, is
 ``N(R_t; m_s, v_s + sigma^2)`` with ``m_s`` and ``v_s`` the posterior mean and variance of
 ``mu(A_t, X_t, s)`` (Gaussian), or ``m_s`` for a click and ``1 - m_s`` otherwise, with
@@ -46,20 +46,20 @@ In both modes ``p_true_state`` is the particle posterior's mass on the true stat
 ``P(S_t = s | H_t) ≈ sum_i w_i P(B_t^i = s | B_{t-1}^i)`` (:meth:`state_posterior`).
 
 With Gaussian rewards the sum ``sum_i w_i mu^i(a)`` is drawn from its exact Gaussian law
-given the ``B_t^i`` (:mod:`nslb_cli.agents.posteriors`): the same distribution as drawing
+given the ``B_t^i`` (:mod:`nslb_cli.agents.umts.arm_posterior`): the same distribution as drawing
 every ``mu^i`` and summing, at the cost of one draw per arm instead of ``N``; with Bernoulli
 rewards every ``mu^i(a)`` is drawn from its Beta posterior. In ``sample`` mode only the
 chosen particle's ``B_t^j`` and ``mu^j`` are drawn: the others' would not change the play.
 
-All weights are kept in log space. The work is done by compiled kernels that loop over
-runs and particles (:mod:`nslb_cli.agents.particle_filter` for the latent states and
-weights, :mod:`nslb_cli.agents.posteriors` and :mod:`nslb_cli.agents.linear_posterior` for
-the rewards). Each run draws only from its own generator, in this order per round: acting
-(``mean``: ``N`` uniforms for the ``B_t^i``; ``sample``: one for ``j``, one for ``B_t^j``),
-then ``K`` (multi-armed) or ``d`` (linear) normals for the reward draw (Bernoulli: a Beta
-draw per particle of positive weight and arm whose mean is not known); updating, ``N · S``
-gammas for the ``phi`` when transitions are learnt, ``N`` uniforms for the ``B_t^i``, then
-the resampling scheme's uniforms if the run resamples.
+All weights are kept in log space. The work is done by compiled kernels that loop over runs
+and particles (:mod:`nslb_cli.agents.umts.latent` for the latent states and weights,
+:mod:`~nslb_cli.agents.umts.arm_posterior` and :mod:`~nslb_cli.agents.umts.linear_posterior`
+for the rewards). Each run draws only from its own generator, in this order per round:
+acting (``mean``: ``N`` uniforms for the ``B_t^i``; ``sample``: one for ``j``, one for
+``B_t^j``), then ``K`` (multi-armed) or ``d`` (linear) normals for the reward draw
+(Bernoulli: a Beta draw per particle of positive weight and arm whose mean is not known);
+updating, ``N · S`` gammas for the ``phi`` when transitions are learnt, ``N`` uniforms for
+the ``B_t^i``, then the resampling scheme's uniforms if the run resamples.
 """
 
 from __future__ import annotations
@@ -68,13 +68,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nslb_cli import params as check
-from nslb_cli.agents import particle_filter as pf
 from nslb_cli.agents.base import Agent, Belief
-from nslb_cli.agents.posteriors import reward_posterior
-from nslb_cli.agents.resampling import SCHEMES
-from nslb_cli.models import OfflineModel, Problem
-from nslb_cli.rng import BatchRNG
+from nslb_cli.agents.umts import latent as pf
+from nslb_cli.agents.umts.arm_posterior import reward_posterior
+from nslb_cli.agents.umts.resampling import SCHEMES
+from nslb_cli.config import validators as check
+from nslb_cli.core.problem import OfflineModel, Problem
+from nslb_cli.core.rng import BatchRNG
 
 
 @dataclass

@@ -12,24 +12,23 @@ from typing import Any
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
-from nslb_cli import provenance
 from nslb_cli.agents import AGENTS
-from nslb_cli.config import RunConfig
+from nslb_cli.core.rng import BatchRNG
+from nslb_cli.core.trace import Trace
+from nslb_cli.core.world import World
 from nslb_cli.envs import ENVIRONMENTS
-from nslb_cli.results import (
+from nslb_cli.runner.compose import RunConfig
+from nslb_cli.runner.simulate import build_agent, simulate
+from nslb_cli.store import provenance
+from nslb_cli.store.atomic import atomic_write_text, remove_stale_temporaries
+from nslb_cli.store.results import (
     OutputConflict,
-    atomic_write_text,
     check_claim,
     claim_folder,
     clear_results,
     finished_seeds,
-    remove_stale_temporaries,
     write_trace,
 )
-from nslb_cli.rng import BatchRNG
-from nslb_cli.simulate import build_agent, simulate
-from nslb_cli.trace import Trace
-from nslb_cli.world import World
 
 log = logging.getLogger("nslb")
 

@@ -3,10 +3,10 @@
 Every particle ``i`` of every run keeps, for every latent state ``s``, the posterior of the
 reward parameters given the rewards its trajectory assigns to ``s``. Two families share one
 interface: :class:`ArmPosterior` here and
-:class:`~nslb_cli.agents.linear_posterior.LinearPosterior`.
+:class:`~nslb_cli.agents.umts.linear_posterior.LinearPosterior`.
 
 :class:`ArmPosterior` (multi-armed): an independent conjugate posterior of each mean
-``mu(a, s)``, in the statistics of the problem's reward model (:mod:`nslb_cli.rewards`):
+``mu(a, s)``, in the statistics of the problem's reward model (:mod:`nslb_cli.core.rewards`):
 Gaussian rewards ``R = mu + N(0, sigma^2)``, ``mu ~ N(m, v)``; one reward ``r`` of arm ``a``::
 
     m <- (sigma^2 m + v r) / (sigma^2 + v),   v <- v sigma^2 / (sigma^2 + v)
@@ -17,14 +17,14 @@ n (1 - m))`` kept as mean ``m`` and strength ``n``; one click ``r``::
     m <- m + (r - m) / (n + 1),   n <- n + 1      (i.e. a += r, b += 1 - r)
 
 with predictive ``P(r = 1) = a / (a + b) = m``. The compiled kernels call the reward
-model's compiled twins (:mod:`nslb_cli.reward_kernels`) for these formulas, and never ask
+model's compiled twins (:mod:`nslb_cli.core.reward_kernels`) for these formulas, and never ask
 which model it is.
 
 ``step`` is the whole particle-filter update of a round, compiled and fused per run so a
 run's statistics are read once from memory: the predictive of every particle and state, the
-latent-state proposal and weights (:func:`nslb_cli.agents.particle_filter.propose`), the
+latent-state proposal and weights (:func:`nslb_cli.agents.umts.latent.propose`), the
 update of state ``B_t^i``'s statistics, and resampling. Both families keep their statistics
-in a pool shared by the particles (:mod:`nslb_cli.agents.pool`): predictives and updates are
+in a pool shared by the particles (:mod:`nslb_cli.agents.umts.pool`): predictives and updates are
 computed once per distinct set of statistics; a reward on an arm whose mean is known (a
 zero prior spread) changes nothing and is skipped.
 
@@ -46,10 +46,9 @@ from __future__ import annotations
 import numpy as np
 from numba.typed import List
 
-from nslb_cli import reward_kernels as rk
-from nslb_cli.agents import particle_filter as pf
-from nslb_cli.agents.linear_posterior import LinearPosterior
-from nslb_cli.agents.pool import (
+from nslb_cli.agents.umts import latent as pf
+from nslb_cli.agents.umts.linear_posterior import LinearPosterior
+from nslb_cli.agents.umts.pool import (
     Arrays,
     SlotPool,
     gather_weights,
@@ -57,10 +56,11 @@ from nslb_cli.agents.pool import (
     move_references,
     plan_updates,
 )
-from nslb_cli.compiled import jit
-from nslb_cli.models import OfflineModel
-from nslb_cli.rewards import Gaussian, RewardModel, Statistics
-from nslb_cli.rng import BatchRNG
+from nslb_cli.core import reward_kernels as rk
+from nslb_cli.core.compiled import jit
+from nslb_cli.core.problem import OfflineModel
+from nslb_cli.core.rewards import Gaussian, RewardModel, Statistics
+from nslb_cli.core.rng import BatchRNG
 
 
 @jit
@@ -193,7 +193,7 @@ def _drawn_mixture(
 class ArmPosterior:
     """Independent conjugate posteriors of ``mu(a, s)`` per particle (multi-armed), in the
     reward model's statistics, in a pool shared between particles
-    (:mod:`nslb_cli.agents.pool`)."""
+    (:mod:`nslb_cli.agents.umts.pool`)."""
 
     def __init__(self, model: OfflineModel, n_particles: int, reward_model: RewardModel) -> None:
         R, S, K = model.means.shape
@@ -234,7 +234,7 @@ class ArmPosterior:
         resamples: np.ndarray,
     ) -> None:
         """One update with ``(A_t, R_t)``, in place: the weights, the latent states
-        (:mod:`nslb_cli.agents.particle_filter`) and the statistics; resampling with
+        (:mod:`nslb_cli.agents.umts.latent`) and the statistics; resampling with
         ``SCHEMES[scheme]`` when the ESS is below ``threshold · N``, counted in
         ``resamples``."""
         _arm_step(

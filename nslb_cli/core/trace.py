@@ -1,6 +1,6 @@
 """The trace of a simulation: what happened in every round of every run (numpy only).
 
-The simulator produces it, :mod:`nslb_cli.results` writes it and the plot package reads
+The simulator produces it, :mod:`nslb_cli.store.results` writes it and the plot package reads
 what was written; none of them needs the other's imports, so this module depends on numpy
 alone.
 """

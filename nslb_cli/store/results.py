@@ -18,9 +18,7 @@ agents without a belief.
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -31,8 +29,9 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 import yaml
 
-from nslb_cli import provenance
-from nslb_cli.trace import NO_BELIEF, Trace
+from nslb_cli.core.trace import NO_BELIEF, Trace
+from nslb_cli.store import provenance
+from nslb_cli.store.atomic import atomic_write_bytes, atomic_write_text, fsync_folder
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -53,8 +52,6 @@ COLUMNS = (
 CONFIG_FILE = "config.yaml"
 SEED_FILE = re.compile(r"^seed=(\d+)\.csv$")
 SEED_STATS = re.compile(r"^seed=(\d+)\.json$")
-TMP = ".tmp"
-TEMPORARY = re.compile(r"^\..+?\.(\d+)\.[^.]+\.tmp$")  # .<name>.<pid>.<random>.tmp
 HEADER = (",".join(COLUMNS) + "\n").encode()
 # Arrow quotes every name of the header it writes; ours is written by hand, unquoted.
 _CSV_OPTIONS = pa_csv.WriteOptions(include_header=False)
@@ -74,40 +71,6 @@ def finished_seeds(folder: Path) -> set[int]:
     if not folder.is_dir():
         return set()
     return {int(m.group(1)) for p in folder.iterdir() if (m := SEED_FILE.match(p.name))}
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder: written,
-    fsynced, then renamed into place, so ``path`` is either absent or complete.
-
-    The rename itself becomes durable when the folder is fsynced (:func:`fsync_folder`);
-    until then a crash may lose the file, never leave half of it.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=TMP)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """:func:`atomic_write_bytes` of ``text`` in UTF-8 (newlines written as given)."""
-    atomic_write_bytes(path, text.encode())
-
-
-def fsync_folder(folder: Path) -> None:
-    """Make the renames into ``folder`` durable (POSIX: fsync the directory itself)."""
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def seed_columns(trace: Trace, run: int) -> dict[str, np.ndarray]:
@@ -276,32 +239,6 @@ def clear_results(folder: Path) -> None:
             )
         ):
             path.unlink()
-
-
-def remove_stale_temporaries(folder: Path) -> list[Path]:
-    """Remove the temporary files of :func:`atomic_write_bytes` whose writer is gone."""
-    if not folder.is_dir():
-        return []
-    removed = []
-    for path in folder.glob(f".*{TMP}"):
-        match = TEMPORARY.match(path.name)
-        if match and _alive(int(match.group(1))):
-            continue
-        path.unlink(missing_ok=True)
-        removed.append(path)
-    return removed
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:

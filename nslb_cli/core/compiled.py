@@ -23,10 +23,12 @@ Import this module only from modules that compile: importing numba costs 0.3–0
 
 from __future__ import annotations
 
+import ast
 import atexit
 import contextlib
 import hashlib
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -36,28 +38,50 @@ from typing import Any
 import numba
 from numba.core import caching
 
-from nslb_cli.paths import user_cache
+from nslb_cli.config.paths import user_cache
 
-PACKAGE = Path(__file__).resolve().parent
-KERNEL_MODULES = (
-    "compiled.py",
-    "generator_list.py",
-    "models.py",
-    "paths.py",
-    "reward_kernels.py",
-    "rewards.py",
-    "rng.py",
-    "agents/jit.py",
-    "agents/linalg.py",
-    "agents/linear_kernels.py",
-    "agents/linear_posterior.py",
-    "agents/particle_filter.py",
-    "agents/pool.py",
-    "agents/posteriors.py",
-    "agents/resampling.py",
-)
-"""The modules compiled code depends on, relative to the package folder: those with compiled
-functions and every nslb module they import (a test keeps the list complete)."""
+PACKAGE = Path(__file__).resolve().parents[1]
+"""The ``nslb_cli`` folder; module paths below are relative to it."""
+_COMPILES = re.compile(r"^\s*from nslb_cli\.core(\.compiled import| import compiled\b)", re.M)
+
+
+def _nslb_imports(source: str) -> set[str]:
+    """The files of the package that ``source`` imports (anywhere in it)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("nslb_cli"):
+            names = [f"{node.module}.{alias.name}" for alias in node.names]
+            found |= {_module_file(name) or _module_file(str(node.module)) for name in names}
+        elif isinstance(node, ast.Import):
+            found |= {_module_file(a.name) for a in node.names if a.name.startswith("nslb_cli")}
+    return {name for name in found if name is not None}
+
+
+def _module_file(name: str) -> str | None:
+    """``nslb_cli.a.b`` -> ``a/b.py`` or ``a/b/__init__.py``; ``None`` for a name in a module."""
+    parts = name.split(".")[1:]
+    for candidate in ("/".join(parts) + ".py", "/".join([*parts, "__init__.py"])):
+        if (PACKAGE / candidate).is_file():
+            return candidate
+    return None
+
+
+def kernel_modules() -> tuple[str, ...]:
+    """The modules compiled code depends on: those that import this module (they hold
+    compiled functions) and every nslb module they import, directly or not; sorted paths
+    relative to :data:`PACKAGE`."""
+    sources = {p.relative_to(PACKAGE).as_posix(): p for p in sorted(PACKAGE.rglob("*.py"))}
+    todo = [name for name, path in sources.items() if _COMPILES.search(path.read_text())]
+    closure: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name not in closure:
+            closure.add(name)
+            todo.extend(_nslb_imports(sources[name].read_text()))
+    return tuple(sorted(closure))
+
+
+KERNEL_MODULES = kernel_modules()
 KEEP = 8
 """Versions of compiled code kept in the cache, the current one included."""
 # numba's caching classes, public names since 0.6x (underscored before)

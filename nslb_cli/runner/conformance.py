@@ -37,12 +37,12 @@ from typing import Any
 import numpy as np
 
 from nslb_cli.agents.base import Agent, Belief
+from nslb_cli.config.registry import first_line
+from nslb_cli.core.rng import BatchRNG
+from nslb_cli.core.trace import Trace
+from nslb_cli.core.world import World
 from nslb_cli.envs import ENVIRONMENTS
-from nslb_cli.registry import first_line
-from nslb_cli.rng import BatchRNG
-from nslb_cli.simulate import build_agent, simulate
-from nslb_cli.trace import Trace
-from nslb_cli.world import World
+from nslb_cli.runner.simulate import build_agent, simulate
 
 SEEDS = (2, 7, 11, 30)
 ALONE = 7

@@ -1,4 +1,5 @@
-"""The offline model: what an agent is told about the environment, for a batch of runs.
+"""What an agent is told: the problem's shape, the offline model, and (reference agents only)
+the truth; for a batch of runs.
 
 All arrays carry a leading runs axis ``R``; ``S`` latent states, ``K`` arms.
 
@@ -16,7 +17,7 @@ uncertain, Dirichlet concentrations ``alpha`` whose mean is ``phi``.
 How a reward scatters around its mean (Gaussian noise, a Bernoulli click) is the
 :class:`Problem`'s ``reward_model``; an uncertain mean's prior is given by its mean and
 standard deviation (``means``, ``mean_sd``), which the reward model turns into its
-conjugate prior (:meth:`nslb_cli.rewards.RewardModel.prior`).
+conjugate prior (:meth:`nslb_cli.core.rewards.RewardModel.prior`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nslb_cli.rewards import Gaussian, RewardModel
+from nslb_cli.core.rewards import Gaussian, RewardModel
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ class Problem:
         sigma: the sub-Gaussian scale of the reward noise, ``reward_model.scale``: the noise
             standard deviation of Gaussian rewards, ``1/2`` for rewards in ``[0, 1]``.
         reward_model: the reward likelihood and its conjugate prior
-            (:mod:`nslb_cli.rewards`); Gaussian with standard deviation ``sigma`` when not
+            (:mod:`nslb_cli.core.rewards`); Gaussian with standard deviation ``sigma`` when not
             given.
     """
 
@@ -95,3 +96,20 @@ class OfflineModel:
         if contexts is None:
             return self.means
         return self.means @ np.swapaxes(contexts, -1, -2)
+
+
+@dataclass(frozen=True)
+class Truth:
+    """The one narrow view of a world's truth that an agent may be given.
+
+    Agents are built from the problem, the offline model and their random streams only. The
+    oracle, a reference for plots, is the exception: it declares ``sees_truth`` and receives
+    a :class:`Truth`, never the world itself.
+
+    Attributes:
+        states: ``(R, n)`` the true latent state ``S_t``.
+        mean_rewards: ``(R, n, K)`` ``mu(a, X_t, S_t; theta*)`` of every arm.
+    """
+
+    states: np.ndarray
+    mean_rewards: np.ndarray

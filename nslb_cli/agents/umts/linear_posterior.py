@@ -9,13 +9,13 @@ Kalman / recursive least-squares step, with ``y = C x``)::
 ``C`` stays exactly symmetric: ``y_j y_k`` is computed once for both ``(j, k)`` and
 ``(k, j)``. The predictive of the reward in state ``s`` is ``N(x' m_s, x' C_s x + sigma^2)``.
 
-The statistics live in a pool shared by the particles (:mod:`nslb_cli.agents.pool`): the
+The statistics live in a pool shared by the particles (:mod:`nslb_cli.agents.umts.pool`): the
 predictive is computed once per live slot, and a reward with ``x' C x = 0`` (a known
 model) changes nothing and is skipped.
 
 Acting draws ``M(a) = X[a] · theta`` with ``theta ~ N(sum_m w_m m_m, sum_m w_m^2 C_m)``, the
 exact law of ``sum_m w_m X[a] · theta^{i_m}`` for independent particle draws (see
-:mod:`nslb_cli.agents.posteriors`): ``d`` normals per run.
+:mod:`nslb_cli.agents.umts.arm_posterior`): ``d`` normals per run.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from __future__ import annotations
 import numpy as np
 from numba.typed import List
 
-from nslb_cli.agents import particle_filter as pf
-from nslb_cli.agents.pool import (
+from nslb_cli.agents.umts import latent as pf
+from nslb_cli.agents.umts.pool import (
     Arrays,
     SlotPool,
     gather_weights,
@@ -32,9 +32,9 @@ from nslb_cli.agents.pool import (
     move_references,
     plan_updates,
 )
-from nslb_cli.compiled import jit
-from nslb_cli.models import OfflineModel
-from nslb_cli.rng import BatchRNG
+from nslb_cli.core.compiled import jit
+from nslb_cli.core.problem import OfflineModel
+from nslb_cli.core.rng import BatchRNG
 
 JITTER = 1e-10  # added to covariance diagonals before a Cholesky factorisation
 
@@ -163,7 +163,7 @@ def _linear_mixture(
 
 class LinearPosterior:
     """Bayesian linear regression posteriors of ``theta_s`` per particle (contextual), in a
-    pool of statistics shared between particles (:mod:`nslb_cli.agents.pool`)."""
+    pool of statistics shared between particles (:mod:`nslb_cli.agents.umts.pool`)."""
 
     def __init__(self, model: OfflineModel, n_particles: int, noise_var: float) -> None:
         assert model.covariance is not None

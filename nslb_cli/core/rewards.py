@@ -34,12 +34,12 @@ from typing import ClassVar
 
 import numpy as np
 
-from nslb_cli.rng import BatchRNG
+from nslb_cli.core.rng import BatchRNG
 
 Statistics = tuple[np.ndarray, np.ndarray]
 """A conjugate posterior per entry: two arrays of one shape (see the module docstring)."""
 
-#: Family codes of the compiled twins of these formulas (:mod:`nslb_cli.reward_kernels`).
+#: Family codes of the compiled twins of these formulas (:mod:`nslb_cli.core.reward_kernels`).
 GAUSSIAN_KERNEL, BERNOULLI_KERNEL = 0, 1
 
 #: Probabilities below this are treated as this in logarithms, so that a reward impossible
@@ -70,7 +70,7 @@ class RewardModel(ABC):
     @abstractmethod
     def kernel(self) -> tuple[int, float]:
         """``(family, parameter)``: what compiled code passes to this model's compiled twins
-        in :mod:`nslb_cli.reward_kernels`."""
+        in :mod:`nslb_cli.core.reward_kernels`."""
 
     @property
     @abstractmethod

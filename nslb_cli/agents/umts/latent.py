@@ -5,7 +5,7 @@ Arrays (``R`` runs, ``N`` particles, ``S`` states): ``log_weights`` ``(R, N)``; 
 posterior counts, or ``None`` when the transition matrix ``transitions`` ``(R, S, S)`` is
 known; ``initial`` ``(R, S)`` is ``P_1``, used while ``started`` is false (first round).
 The reward part (the predictive and the statistics' updates) lives in
-:mod:`nslb_cli.agents.posteriors` and :mod:`nslb_cli.agents.linear_posterior`. The act
+:mod:`nslb_cli.agents.umts.arm_posterior` and :mod:`nslb_cli.agents.umts.linear_posterior`. The act
 kernels loop over runs; the update is a kernel of each reward family that calls
 :func:`propose` and :func:`resample` for every run, between its own steps (see
 :mod:`.jit`).
@@ -16,9 +16,9 @@ from __future__ import annotations
 import numpy as np
 from numba.typed import List
 
-from nslb_cli.agents.jit import draw_each, normalise, standard_gamma
-from nslb_cli.agents.resampling import draw_ancestors
-from nslb_cli.compiled import jit
+from nslb_cli.agents.umts.resampling import draw_ancestors
+from nslb_cli.agents.umts.sampling import draw_each, normalise, standard_gamma
+from nslb_cli.core.compiled import jit
 
 HALF_LOG_TWO_PI = 0.5 * np.log(2.0 * np.pi)
 UNDERFLOW = 600.0  # exp(-600) ~ 1e-261: far from underflow, even times phi and the scale
@@ -204,7 +204,8 @@ def propose(
     ``phi_{p,s} = g_s / sum g``; ``P_1`` or the known row otherwise), then with the reward
     predictive ``p(R_t | s)`` of state ``s``, whose statistics are in pool slot
     ``k = slot[r, i, s]`` (:mod:`.pool`), given for the run's ``live`` slots as
-    ``p(R_t | s) = c · scale[k] · exp(exponent[k])`` (:func:`nslb_cli.reward_kernels.predictive`:
+    ``p(R_t | s) = c · scale[k] · exp(exponent[k])``
+    (:func:`~nslb_cli.core.reward_kernels.predictive`:
     for Gaussian rewards ``exponent[k] = -(R_t - m)^2 / (2 v)``, ``scale[k] = 1 / sqrt(v)``,
     ``v`` including ``sigma^2``, and ``c = 1 / sqrt(2 pi)``, which is subtracted below; for
     other reward models ``c`` is 1, and the subtraction a constant common to every particle,

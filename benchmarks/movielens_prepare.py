@@ -1,6 +1,6 @@
 """Benchmark: preparing a release of ML-25M's size (``make bench-data``; not a test).
 
-``python -m nslb_cli.data.bench`` writes a synthetic release in the ML-25M format, then
+``python -m benchmarks.movielens_prepare`` writes a synthetic release in the ML-25M format, then
 times ``nslb data prepare`` on it with the default settings of ``env=movielens`` (a fresh
 process and an empty cache each time, best of ``--repeat``) and reports the wall time and
 the peak resident memory of each run. The target (issue 11): 60 s and 4 GB or less.
@@ -140,7 +140,9 @@ def prepare_once(folder: Path, cache: Path, overrides: list[str]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m nslb_cli.data.bench", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.movielens_prepare", description=__doc__
+    )
     parser.add_argument("--ratings", type=int, default=N_RATINGS, help="ratings to generate")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs (best is reported)")
     parser.add_argument("--folder", type=Path, help="keep the release here (reused if present)")

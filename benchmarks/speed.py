@@ -1,7 +1,7 @@
 """``make bench``: the speed targets, each measured on this tree and on a baseline commit in
 the same run (the machine is shared: only numbers taken side by side compare).
 
-    python -m nslb_cli.bench [--baseline fa9f062] [--quick] [--only REGEX] [--repeats 3]
+    python -m benchmarks.speed [--baseline fa9f062] [--quick] [--only REGEX] [--repeats 3]
 
 Prints one table — target, measured (this tree), target, baseline, baseline / measured — and
 writes its rows to ``.bench/bench-<commit>.csv``. Times are wall seconds, best of
@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
+import importlib
 import json
 import os
 import re
@@ -35,6 +36,7 @@ import shutil
 import subprocess
 import sys
 import time
+import tomllib
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -129,6 +131,17 @@ def best_of(task: Callable[[int], object], repeats: int) -> float:
     return min(times)
 
 
+def module(*names: str) -> Any:
+    """The first of ``names`` that the tree on ``PYTHONPATH`` has (trees before and after
+    nslb_cli's subpackages name one module differently)."""
+    for name in names:
+        try:
+            return importlib.import_module(name)
+        except ModuleNotFoundError:
+            continue
+    raise Skip(f"none of {', '.join(names)}")
+
+
 def params(kind: str, name: str, **values: Any) -> Any:
     """The ``Params`` of agent or env ``name`` with ``values``; Skip if the tree lacks them."""
     if kind == "agent":
@@ -148,9 +161,9 @@ def simulate(env: Any, agent: Any, n_seeds: int = SEEDS) -> Any:
     """``simulate_seeds`` of a one-batch RunConfig, seeds 0 … n_seeds - 1."""
     import numpy as np
 
-    from nslb_cli.config import RunConfig, RunSettings
-    from nslb_cli.job import simulate_seeds
-
+    compose = module("nslb_cli.runner.compose", "nslb_cli.config")
+    simulate_seeds = module("nslb_cli.runner.job", "nslb_cli.job").simulate_seeds
+    RunConfig, RunSettings = compose.RunConfig, compose.RunSettings
     settings = RunSettings(n_seeds=n_seeds, batch_size=n_seeds, progress=False)
     return simulate_seeds(RunConfig("bench", env, agent, settings), np.arange(n_seeds))
 
@@ -237,8 +250,7 @@ def synthetic_umts(particles: int) -> Callable[[Context], Values]:
 
 def write_csvs(ctx: Context) -> Values:
     """write_trace of mTS's trace (it has a belief) on the synthetic env, 100 x 2000."""
-    from nslb_cli.results import write_trace
-
+    write_trace = module("nslb_cli.store.results", "nslb_cli.results").write_trace
     trace = simulate(params("env", "synthetic", **SYNTHETIC_ENV), params("agent", "mts"))
     folders = [fresh(ctx.scratch / f"write/{i}") for i in range(ctx.repeats)]
     seconds = best_of(lambda i: write_trace(folders[i], trace), ctx.repeats)
@@ -324,8 +336,9 @@ def cli_command(tree: Path) -> tuple[str, ...]:
 
 def imported_from(tree: Path) -> None:
     """Fail unless ``nslb_cli`` and its configs are this tree's (PYTHONPATH must win)."""
-    import nslb_cli
     import nslb_cli.conf
+
+    import nslb_cli
 
     for module in (nslb_cli, nslb_cli.conf):
         where = Path(next(iter(module.__path__))).resolve()
@@ -390,6 +403,29 @@ def export_tree(ref: str, trees: Path) -> tuple[Path, str]:
     return tree, sha[:7]
 
 
+def tree_environment(tree: Path, folder: Path) -> dict[str, str]:
+    """What a process needs to run ``tree`` as installed: ``PYTHONPATH`` with the tree and a
+    ``nslb_cli`` distribution of its own pyproject.toml's entry points (in ``folder``).
+
+    Agents and environments are entry points, read from the installed package's metadata:
+    without this, a tree would find the modules the editable install declares, which another
+    layout of ``nslb_cli`` may not have. The first distribution of a name on ``sys.path``
+    wins, so the tree's shadows the installed one.
+    """
+    project = tomllib.loads((tree / "pyproject.toml").read_text())["project"]
+    info = folder / f"nslb_cli-{project['version']}.dist-info"
+    info.mkdir(parents=True, exist_ok=True)
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n"
+    )
+    groups = {"console_scripts": project.get("scripts", {}), **project.get("entry-points", {})}
+    lines = []
+    for group, points in groups.items():
+        lines += [f"[{group}]", *(f"{name} = {value}" for name, value in points.items()), ""]
+    (info / "entry_points.txt").write_text("\n".join(lines))
+    return {"PYTHONPATH": os.pathsep.join([str(tree), str(folder)])}
+
+
 def measure(
     workload: Workload, tree: Path, scratch: Path, args: argparse.Namespace, cache: Path
 ) -> dict[str, Any]:
@@ -403,7 +439,7 @@ def measure(
         *("--cache", str(cache), "--movielens", str(args.movielens)),
         *("--repeats", str(args.repeats)),
     ]
-    env = {**os.environ, "PYTHONPATH": str(tree)}
+    env = {**os.environ, **tree_environment(tree, scratch / "metadata")}
     with (scratch / f"{workload.key}.log").open("wb") as log:
         subprocess.run(command, cwd=scratch, env=env, stdout=log, stderr=subprocess.STDOUT)
     if not result.exists():

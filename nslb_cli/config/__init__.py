@@ -1,0 +1,12 @@
+"""The vocabulary of settings that every other package shares (the bottom layer).
+
+* :mod:`~nslb_cli.config.validators` — :class:`ConfigError` and the range checks every
+  ``Params`` dataclass calls, so a bad value is refused in one line naming its key;
+* :mod:`~nslb_cli.config.registry` — registries from a config name (``agent=umts``) to the
+  class behind it, found as Python entry points (nslb's own and plugins');
+* :mod:`~nslb_cli.config.paths` — nslb's user cache folder, and whether a folder can be
+  written.
+
+May import: nothing of ``nslb_cli``. (Composing ``conf/`` with Hydra into a validated
+``RunConfig`` needs the registries' entries and lives in :mod:`nslb_cli.runner.compose`.)
+"""

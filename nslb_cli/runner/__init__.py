@@ -1,0 +1,16 @@
+"""From a command line's overrides to results on disk.
+
+* :mod:`~nslb_cli.runner.compose` — compose ``conf/`` with Hydra and validate it into a
+  :class:`~nslb_cli.runner.compose.RunConfig`; check every job of a sweep before any starts;
+* :mod:`~nslb_cli.runner.memory` — how much memory a batch needs, estimated up front;
+* :mod:`~nslb_cli.runner.job` — one Hydra job: the seeds not yet done, simulated in batches
+  and written;
+* :mod:`~nslb_cli.runner.simulate` — the round loop, the only code that touches both a world
+  and an agent;
+* :mod:`~nslb_cli.runner.failures` — keep-going sweeps: failed jobs recorded, a summary;
+* :mod:`~nslb_cli.runner.conformance` — the checks every agent must pass (``nslb check``).
+
+May import: :mod:`nslb_cli.envs`, :mod:`nslb_cli.agents`, :mod:`nslb_cli.data`,
+:mod:`nslb_cli.store`, :mod:`nslb_cli.core`, :mod:`nslb_cli.config`. Never the command line
+or the plots.
+"""

@@ -1,0 +1,77 @@
+"""Files written whole or not at all, and the temporaries a killed writer leaves behind.
+
+A file is written to a temporary name in its own folder (``.<name>.<pid>.<random>.tmp``),
+flushed and fsynced, then renamed over its final name: a reader sees the old file or the
+new one, never half of one. A process killed before the rename leaves its temporary, which
+:func:`remove_stale_temporaries` deletes once its writer (the pid in its name) is gone.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from pathlib import Path
+
+TMP = ".tmp"
+TEMPORARY = re.compile(r"^\..+?\.(\d+)\.[^.]+\.tmp$")  # .<name>.<pid>.<random>.tmp
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder: written,
+    fsynced, then renamed into place, so ``path`` is either absent or complete.
+
+    The rename itself becomes durable when the folder is fsynced (:func:`fsync_folder`);
+    until then a crash may lose the file, never leave half of it.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=TMP)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """:func:`atomic_write_bytes` of ``text`` in UTF-8 (newlines written as given)."""
+    atomic_write_bytes(path, text.encode())
+
+
+def fsync_folder(folder: Path) -> None:
+    """Make the renames into ``folder`` durable (POSIX: fsync the directory itself)."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def remove_stale_temporaries(folder: Path) -> list[Path]:
+    """Remove the temporary files of :func:`atomic_write_bytes` whose writer is gone."""
+    if not folder.is_dir():
+        return []
+    removed = []
+    for path in folder.glob(f".*{TMP}"):
+        match = TEMPORARY.match(path.name)
+        if match and _alive(int(match.group(1))):
+            continue
+        path.unlink(missing_ok=True)
+        removed.append(path)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
