@@ -1,4 +1,4 @@
-"""The offline model's predicted means: the definition, and batch invariance (SPEC §2)."""
+"""The offline model's predicted means: the definition, batch invariance (docs/design.md §2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""env=movielens (SPEC §3.2): the world a seed gets, its randomness rules, and agents on it."""
+"""env=movielens (docs/design.md §3.2): the world a seed gets, its randomness, agents on it."""
 
 from __future__ import annotations
 
@@ -197,7 +197,7 @@ def test_offline_model_is_the_train_clusters(params: MovieLensParams) -> None:
 
 
 def test_batch_invariance(params: MovieLensParams) -> None:
-    """Seed 7's world is identical alone and inside a batch (SPEC §2)."""
+    """Seed 7's world is identical alone and inside a batch (docs/design.md §2)."""
     alone = MovieLens.build(params, np.array([7]))
     batch = MovieLens.build(params, np.array([2, 7, 11, 30]))
     for name in ("states", "items", "mean_rewards", "noise"):
@@ -282,7 +282,7 @@ def test_unpinned_release_is_fine_from_a_local_folder(tmp_path: Path) -> None:
 
 @needs_ml_100k
 def test_ml100k_at_100_100(tmp_path: Path) -> None:
-    """The real data: sizes after filtering, weak latent structure as SPEC §3.2 expects."""
+    """The real data: sizes after filtering, weak latent structure (docs/design.md §3.2)."""
     folders = {"data_dir": str(ML_100K), "cache_dir": str(tmp_path)}
     p = MovieLensParams(**folders, min_user_ratings=100, min_item_ratings=100, horizon=50)
     loaded = load(p)

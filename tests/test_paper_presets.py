@@ -1,4 +1,4 @@
-"""The paper's presets (SPEC §5): their settings, a sweep with or without -m, run -> plot.
+"""The paper's presets (docs/design.md §5): their settings, a sweep with or without -m, run -> plot.
 
 That every job of every preset validates is checked by tests/test_config.py.
 """

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from nslb_cli.agents import AGENTS, Agent
-from nslb_cli.agents.umts.arm_posterior import ArmPosterior, reward_posterior
+from nslb_cli.agents.umts.agent import reward_posterior
+from nslb_cli.agents.umts.arm_posterior import ArmPosterior
 from nslb_cli.agents.umts.linear_posterior import LinearPosterior
 from nslb_cli.core.problem import OfflineModel, Problem
 from nslb_cli.core.rewards import Bernoulli

@@ -1,4 +1,4 @@
-"""The synthetic environment (SPEC §3.1) and its randomness rules (SPEC §2)."""
+"""The synthetic environment (docs/design.md §3.1) and its randomness (§2)."""
 
 from __future__ import annotations
 

@@ -3,24 +3,31 @@
 Every agent, built-in or from another installed package, is an entry point of the group
 ``nslb.agents`` (nslb's own are declared in its ``pyproject.toml``; how to add one:
 :mod:`nslb_cli.api`). Where the built-ins live (config name -> module, class; the paper's
-algorithm):
+algorithm; docs/design.md §4):
 
-=============  ============================  ===========================================
-``mts``        ``thompson``                  ModelThompsonSampling (Algorithm 1)
-``umts``       ``particle``                  UncertainModelThompsonSampling (Algorithm 3)
-``sw_mucb``    ``ucb``                       SlidingWindowModelUCB (Algorithm 4)
-``sw_umucb``   ``ucb``                       SlidingWindowUncertainModelUCB (appendix)
-``exp3s``      ``exp``                       Exp3S (Auer et al. 2002)
-``exp4s``      ``exp``                       Exp4S (the paper's Exp.S)
-``cd_ucb``     ``changepoint``               CDUCB (Cao et al. 2019)
-``cd_ts``      ``changepoint``               CDTS
-``cd_linucb``  ``linear_changepoint``        CDLinUCB (the paper's section 5.2)
-``cd_lints``   ``linear_changepoint``        CDLinTS
-``oracle``     ``reference``                 Oracle
-``random``     ``reference``                 UniformRandom
-=============  ============================  ===========================================
+=============  ======================  ===============================================
+``mts``        ``thompson``            ModelThompsonSampling (Algorithm 1)
+``umts``       ``umts/`` (a package)   UncertainModelThompsonSampling (Algorithm 3)
+``sw_mucb``    ``ucb``                 SlidingWindowModelUCB (Algorithm 4)
+``sw_umucb``   ``ucb``                 SlidingWindowUncertainModelUCB (appendix)
+``exp3s``      ``exp``                 Exp3S (Auer et al. 2002)
+``exp4s``      ``exp``                 Exp4S (the paper's Exp.S)
+``cd_ucb``     ``changepoint``         CDUCB (Cao et al. 2019)
+``cd_ts``      ``changepoint``         CDTS
+``cd_linucb``  ``linear_changepoint``  CDLinUCB (the paper's section 5.2)
+``cd_lints``   ``linear_changepoint``  CDLinTS
+``oracle``     ``reference``           Oracle
+``random``     ``reference``           UniformRandom
+=============  ======================  ===============================================
 
-Change detectors (used only by agents) are in :mod:`nslb_cli.agents.detectors`.
+What they share: :mod:`.base` (the interface), :mod:`.detectors` and :mod:`.restarting`
+(change detectors and the agents they restart), :mod:`.tuning` (defaults computed from the
+horizon and the offline model), :mod:`.round_draws` (per-round draws in blocks), and the
+compiled linear algebra of the linear agents (:mod:`.linalg`, :mod:`.linear_kernels`).
+
+May import: :mod:`nslb_cli.core` and :mod:`nslb_cli.config`. Never the world (an agent is told
+the problem and the offline model; the oracle, a :class:`~nslb_cli.core.problem.Truth`), the
+environments, the data or the runner.
 """
 
 from __future__ import annotations

@@ -58,7 +58,7 @@ class ModelThompsonSampling(Agent):
     """mTS (Algorithm 1): exact HMM filter + Thompson sampling of the latent state.
 
     With an uncertain offline model, mTS uses the point estimates (prior means) as if they
-    were true (SPEC §3.1).
+    were true (docs/design.md §3.1).
     """
 
     Params = MTSParams

@@ -9,6 +9,8 @@
 Each subcommand's module is imported only when it is used: matplotlib (plot) and Hydra's
 composition (run) are slow to import. (The functions here are private: a public ``run``
 would be shadowed by the submodule of the same name once it is imported.)
+
+May import every other package: it is the top layer. Nothing imports it.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ class InvalidEntry(TypeError):
     """Raised by a registry's check: the loaded object breaks the interface (one-line reason)."""
 
 
-def first_line(err: BaseException) -> str:
+def describe_error(err: BaseException) -> str:
     """``Type: message`` of an exception, on one line."""
     lines = str(err).strip().splitlines()
     return f"{type(err).__name__}: {lines[0]}" if lines else type(err).__name__
@@ -103,7 +103,7 @@ class Registry(Mapping[str, Any]):
             loaded = point.load()
             self._check(name, loaded)
         except Exception as err:  # a plugin's import may raise anything: report it, go on
-            reason = str(err) if isinstance(err, InvalidEntry) else first_line(err)
+            reason = str(err) if isinstance(err, InvalidEntry) else describe_error(err)
             self._failed[name] = f"{self.describe(name)}: cannot use {point.value}: {reason}"
             raise PluginError(self._failed[name]) from None
         self._loaded[name] = loaded

@@ -60,7 +60,7 @@ class Problem:
 
 @dataclass(frozen=True)
 class OfflineModel:
-    """What the model-based agents are given (SPEC §3).
+    """What the model-based agents are given (docs/design.md §3).
 
     Attributes:
         means: ``(R, S, K)`` point estimate of ``mu(a, s)`` (the prior mean); for a linear

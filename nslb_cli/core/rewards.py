@@ -12,7 +12,7 @@ model's name.
 * :class:`Bernoulli`: ``r ~ Bernoulli(mu)``, ``r in {0, 1}`` (a click); conjugate prior
   ``mu ~ Beta(a, b)``.
 
-Common random numbers (SPEC §2). An environment draws one number per round and seed,
+Common random numbers (docs/design.md §2). An environment draws one number per round and seed,
 :meth:`RewardModel.noise`, whatever the agent does; the reward of the arm pulled is a
 function of its mean and that number, :meth:`RewardModel.realise`: ``mu + eps_t`` with
 ``eps_t ~ N(0, sigma^2)``, or ``1[u_t < mu]`` with ``u_t ~ U(0, 1)`` (so

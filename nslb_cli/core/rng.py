@@ -1,4 +1,4 @@
-"""Random streams: common random numbers and batch invariance (SPEC §2).
+"""Random streams: common random numbers and batch invariance (docs/design.md §2).
 
 Every seed owns independent streams derived with :class:`numpy.random.SeedSequence`:
 

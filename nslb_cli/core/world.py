@@ -2,7 +2,7 @@
 
 A world is built from an environment config and seeds only (never from the agent), so all
 agents run with the same seed face the same latent path, the same reward noise and the
-same true parameters (common random numbers, SPEC §2).
+same true parameters (common random numbers, docs/design.md §2).
 """
 
 from __future__ import annotations

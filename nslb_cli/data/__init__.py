@@ -1,4 +1,4 @@
-"""MovieLens data for ``env=movielens`` (SPEC §3.2), one job per module.
+"""MovieLens data for ``env=movielens`` (docs/design.md §3.2), one job per module.
 
 * :mod:`~nslb_cli.data.releases` — where the data lives: the cache folder, and known
   GroupLens releases downloaded once and verified against a pinned MD5;
@@ -9,11 +9,11 @@
   per-cluster Gaussian priors;
 * :mod:`~nslb_cli.data.prepare` — filter, split, choose the ALS penalty, factorise, cluster,
   and cache the result;
-* :mod:`~benchmarks.movielens_prepare` — ``make bench-data``: preparing a generated release of
-  ML-25M's size (25 million ratings), timed.
+* :mod:`~nslb_cli.data.prepared_cache` — the cache of prepared arrays, keyed by a hash.
 
-The command line over it, ``nslb data prepare|path``, is :mod:`nslb_cli.cli.data`. This
-package knows nothing of agents, environments or the run config.
+The command line over it, ``nslb data prepare|path``, is :mod:`nslb_cli.cli.data`. May
+import: :mod:`nslb_cli.store` and :mod:`nslb_cli.config`; it knows nothing of agents,
+environments or the run config.
 
 Every problem with the data is a :class:`DataError`: one line naming the file and what
 was expected.

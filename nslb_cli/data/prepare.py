@@ -1,4 +1,4 @@
-"""From a MovieLens release to what ``env=movielens`` needs (SPEC §3.2, steps 2–6).
+"""From a MovieLens release to what ``env=movielens`` needs (docs/design.md §3.2, steps 2–6).
 
 1. **Filter** in one simultaneous pass: keep the ratings of users with at least
    ``min_user_ratings`` ratings and of movies with at least ``min_item_ratings`` ratings,

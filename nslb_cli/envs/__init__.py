@@ -4,6 +4,12 @@
 environment, built-in (``synthetic``, ``movielens``) or from another installed package, is an
 entry point of the group ``nslb.envs`` (see :mod:`nslb_cli.api`). An environment's module
 (and MovieLens' data dependencies) is imported only when it is used.
+
+* :mod:`~nslb_cli.envs.synthetic` — the paper's section 5.1 (docs/design.md §3.1);
+* :mod:`~nslb_cli.envs.movielens` — the paper's section 5.2 (docs/design.md §3.2).
+
+May import: :mod:`nslb_cli.data`, :mod:`nslb_cli.core` and :mod:`nslb_cli.config`. Never the
+agents (a world is the same whoever plays it) or the runner.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The MovieLens non-stationary latent contextual bandit of the paper's section 5.2 (SPEC §3.2).
+"""The MovieLens non-stationary latent contextual bandit of the paper's section 5.2
+(docs/design.md §3.2).
 
 Data (prepared once and cached, :mod:`nslb_cli.data.prepare`): ratings of a MovieLens
 release, filtered, split 50/50; ALS factors ``Û, V̂`` (train half) and ``U, V`` (test half);
@@ -28,7 +29,7 @@ model as known.
 Transitions (``transitions``), for points ``p_1..p_S`` (user vectors or cluster means) and
 ``D(s, s') = ||p_s' - p_s||^2``:
 
-* ``structured`` (SPEC, default): stay with probability ``stay``; otherwise move to
+* ``structured`` (default): stay with probability ``stay``; otherwise move to
   ``s' != s`` with probability ``(1 - stay) · [0.9 / (S - 1) + 0.1 · K(s, s')]``,
   ``K(s, ·) ∝ exp(-D(s, ·))`` over ``s' != s``. A change every ``1 / (1 - stay)`` rounds on
   average, similar states the likelier destinations.
@@ -36,8 +37,8 @@ Transitions (``transitions``), for points ``p_1..p_S`` (user vectors or cluster 
   ``J(s, s') = p / (S - 1)``, ``p = stay``, and ``K(s, ·) ∝ exp(+D(s, ·))`` over all states
   including ``s``. With ``p = 0.9975`` this chain leaves its state in almost every round.
 
-Randomness (SPEC §2): each seed's user draw, path, slates and noise come from its own
-streams, computed seed by seed without BLAS, so seed ``k``'s world does not depend on its
+Randomness (docs/design.md §2): each seed's user draw, path, slates and noise come from its
+own streams, computed seed by seed without BLAS, so seed ``k``'s world does not depend on its
 batch.
 """
 
@@ -70,7 +71,7 @@ CHANGE_DRAWS = 100  # superuser draws (seeds 0..99) averaged in expected_changes
 
 @dataclass
 class MovieLensParams:
-    """Parameters of ``env=movielens``; defaults are the paper's (SPEC §3.2)."""
+    """Parameters of ``env=movielens``; defaults are the paper's (docs/design.md §3.2)."""
 
     name: str = "movielens"
     release: str = "ml-1m"

@@ -1,4 +1,5 @@
-"""The synthetic non-stationary multi-armed latent bandit of the paper's section 5.1 (SPEC §3.1).
+"""The synthetic non-stationary multi-armed latent bandit of the paper's section 5.1
+(docs/design.md §3.1).
 
 ``K`` arms, ``S`` latent states. Rewards (``reward``, :mod:`nslb_cli.core.rewards`):
     * ``gaussian``: ``R_t = mu(A_t, S_t) + eps_t`` with ``eps_t ~ N(0, sigma^2)``;

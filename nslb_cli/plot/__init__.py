@@ -15,6 +15,7 @@ The pipeline runs one way, one module a step:
   through :mod:`~nslb_cli.plot.render`;
 * :mod:`~nslb_cli.plot.report` — the whole report of ``nslb plot DIR``.
 
-It depends on :mod:`nslb_cli.store.results` (the file layout) and never on the simulator, the
-agents or the environments (an import-linter contract in pyproject.toml checks this).
+May import: :mod:`nslb_cli.store` (the files and their layout) and :mod:`nslb_cli.config`;
+never the runner, the agents, the environments or the data (the layers contract in
+pyproject.toml checks this).
 """

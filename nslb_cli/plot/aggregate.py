@@ -6,7 +6,7 @@ writes. The standard error is the sample standard deviation (``ddof=1``) over se
 by the square root of the number of seeds: undefined (NaN) for a single seed.
 
 Differences to a reference agent are *paired*: every agent faces the same world for the
-same seed (SPEC §2), so the difference of final regrets is taken seed by seed, over the
+same seed (docs/design.md §2), so the difference of final regrets is taken seed by seed, over the
 seeds both agents have, and its standard error is that of those differences — usually
 much smaller than the two agents' standard errors combined.
 """

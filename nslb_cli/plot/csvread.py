@@ -56,9 +56,9 @@ def read_seed(path: Path, columns: Sequence[str], horizon: int | None) -> Column
     except (pa.ArrowException, OSError) as err:
         if _cut_off(path):
             raise MalformedResult(
-                f"truncated: its last line is cut off ({first_line(err)})"
+                f"truncated: its last line is cut off ({message_line(err)})"
             ) from None
-        raise MalformedResult(f"unreadable CSV: {first_line(err)}") from None
+        raise MalformedResult(f"unreadable CSV: {message_line(err)}") from None
     return _checked(_arrays(table), horizon)
 
 
@@ -101,7 +101,7 @@ def read_run(
     return dict(sorted(found.items())), sorted(skipped, key=lambda s: str(s.path))
 
 
-def first_line(err: BaseException) -> str:
+def message_line(err: BaseException) -> str:
     """The first line of an exception's message (its type when it has none)."""
     text = str(err).strip().strip("'\"")
     return text.splitlines()[0] if text else type(err).__name__
@@ -119,7 +119,7 @@ def _read_joined(
     try:
         table = pa_csv.read_csv(pa.py_buffer(body), convert_options=_convert(columns))
     except pa.ArrowException as err:
-        raise MalformedResult(first_line(err)) from None
+        raise MalformedResult(message_line(err)) from None
     lengths = [rows for _, rows in texts.values()]
     if table.num_rows != sum(lengths):  # blank or multi-line rows: parse the files alone
         raise MalformedResult("row count differs from line count")

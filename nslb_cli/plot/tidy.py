@@ -99,7 +99,7 @@ def read_config(folder: Path) -> dict[str, Any]:
     try:
         tree = yaml.load(path.read_text(), Loader=YAML_LOADER)
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
-        raise MalformedResult(f"unreadable {CONFIG_FILE}: {csvread.first_line(err)}") from None
+        raise MalformedResult(f"unreadable {CONFIG_FILE}: {csvread.message_line(err)}") from None
     if not isinstance(tree, dict):
         raise MalformedResult(f"{CONFIG_FILE} is not a mapping; its seeds are skipped")
     config = {

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from nslb_cli.agents.base import Agent, Belief
-from nslb_cli.config.registry import first_line
+from nslb_cli.config.registry import describe_error
 from nslb_cli.core.rng import BatchRNG
 from nslb_cli.core.trace import Trace
 from nslb_cli.core.world import World
@@ -217,7 +217,7 @@ def _play(cls: type[Agent], params: Any, setting: Setting, seeds: Sequence[int],
             recorder = _Recorder(build_agent(cls, params, world, BatchRNG(seeds_array)))
             trace = simulate(world, recorder, progress=False)
     except Exception as err:  # the agent's code may raise anything: that is the finding
-        return _Play(world, recorder, None, first_line(err))
+        return _Play(world, recorder, None, describe_error(err))
     return _Play(world, recorder, trace, None)
 
 

@@ -14,6 +14,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from nslb_cli.config.registry import describe_error
+
 FOLDER = ".nslb-failures"
 STOP = "stop"
 
@@ -39,9 +41,7 @@ class Failures:
     def record(self, job: int, overrides: list[str], error: BaseException, stop: bool) -> None:
         """Record that job number ``job`` failed; ``stop``: ask later jobs to skip."""
         self.folder.mkdir(parents=True, exist_ok=True)
-        first_line = (str(error).strip().splitlines() or [""])[0]
-        message = f"{type(error).__name__}: {first_line}" if first_line else type(error).__name__
-        entry = {"overrides": overrides, "error": message}
+        entry = {"overrides": overrides, "error": describe_error(error)}
         (self.folder / f"{job}.json").write_text(json.dumps(entry), encoding="utf-8")
         if stop:
             (self.folder / STOP).touch()

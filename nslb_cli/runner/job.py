@@ -49,10 +49,10 @@ def build_world(env: Any, seeds: np.ndarray) -> World:
     """The world of environment params ``env`` for ``seeds``, built once for consecutive
     jobs that share it.
 
-    A world depends on the environment's params and the seeds only (SPEC §2), and the jobs
-    of a sweep over agents, run one after another in one process, share it: the last world
-    built is kept (one world: memory stays bounded) and handed out again. Its arrays are
-    made read-only, so no agent can change what the next job sees.
+    A world depends on the environment's params and the seeds only (docs/design.md §2), and
+    the jobs of a sweep over agents, run one after another in one process, share it: the
+    last world built is kept (one world: memory stays bounded) and handed out again. Its
+    arrays are made read-only, so no agent can change what the next job sees.
     """
     global _last_world
     kind = type(env)

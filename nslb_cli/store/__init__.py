@@ -1,4 +1,4 @@
-"""The files nslb writes into a run folder, and how they are read back (docs/design.md §5).
+"""The files nslb writes into a run folder, and how they are read back (docs/design.md §6).
 
 * :mod:`~nslb_cli.store.results` — the run folder's layout (``seed=K.csv``, ``seed=K.json``,
   ``config.yaml``), writing a trace's CSVs, integrity records, claims of a folder;

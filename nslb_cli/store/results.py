@@ -74,7 +74,7 @@ def finished_seeds(folder: Path) -> set[int]:
 
 
 def seed_columns(trace: Trace, run: int) -> dict[str, np.ndarray]:
-    """The SPEC §1 columns of one run of a trace, in :data:`COLUMNS` order.
+    """The columns (docs/design.md §1) of one run of a trace, in :data:`COLUMNS` order.
 
     ``belief`` holds ``NO_BELIEF`` and ``p_true_state`` NaN where the agent has no belief.
     """

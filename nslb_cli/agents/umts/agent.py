@@ -69,12 +69,31 @@ from dataclasses import dataclass
 import numpy as np
 
 from nslb_cli.agents.base import Agent, Belief
-from nslb_cli.agents.umts import latent as pf
-from nslb_cli.agents.umts.arm_posterior import reward_posterior
+from nslb_cli.agents.umts import latent
+from nslb_cli.agents.umts.arm_posterior import ArmPosterior
+from nslb_cli.agents.umts.linear_posterior import LinearPosterior
 from nslb_cli.agents.umts.resampling import SCHEMES
 from nslb_cli.config import validators as check
 from nslb_cli.core.problem import OfflineModel, Problem
+from nslb_cli.core.rewards import Gaussian, RewardModel
 from nslb_cli.core.rng import BatchRNG
+
+
+def reward_posterior(
+    model: OfflineModel, n_particles: int, reward_model: RewardModel
+) -> ArmPosterior | LinearPosterior:
+    """The posterior family that matches the offline model: Bayesian linear regression for a
+    linear model (Gaussian rewards only), else per-arm posteriors of the reward model.
+
+    Raises:
+        ValueError: for a linear model with non-Gaussian rewards, which has no conjugate
+            posterior.
+    """
+    if not model.linear:
+        return ArmPosterior(model, n_particles, reward_model)
+    if not isinstance(reward_model, Gaussian):
+        raise ValueError("umTS with contexts (Bayesian linear regression) needs Gaussian rewards")
+    return LinearPosterior(model, n_particles, reward_model.sigma**2)
 
 
 @dataclass
@@ -116,7 +135,7 @@ class UncertainModelThompsonSampling(Agent):
         self._all_particles = np.repeat(np.arange(N)[None], R, axis=0)
         self._belief: Belief | None = None
 
-    def _latent(self) -> pf.Latent:
+    def _filter_state(self) -> latent.Latent:
         """The particles' latent states, as the kernels take them."""
         initial = np.ascontiguousarray(self.model.initial, dtype=float)
         transitions = np.ascontiguousarray(self.model.transitions, dtype=float)
@@ -125,21 +144,21 @@ class UncertainModelThompsonSampling(Agent):
     def state_posterior(self) -> np.ndarray:
         """The particle estimate of ``P(S_t = s | H_t)`` before ``R_t``, shape ``(R, S)``
         (the posterior that ``act`` reports)."""
-        return pf.state_posterior(self.log_weights, *self._latent())
+        return latent.state_posterior(self.log_weights, *self._filter_state())
 
     def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
         generators = self.rng.typed()
         if self.params.action_selection == "mean":
-            weights, posterior, states = pf.act_states(
-                generators, self.log_weights, *self._latent()
+            weights, posterior, states = latent.act_states(
+                generators, self.log_weights, *self._filter_state()
             )
             draws = self.rewards.sample_mixture(
                 self.rng, self._all_particles, states, weights, contexts
             )
             believed = posterior.argmax(axis=1)
         else:
-            posterior, chosen, believed = pf.act_particle(
-                generators, self.log_weights, *self._latent()
+            posterior, chosen, believed = latent.act_particle(
+                generators, self.log_weights, *self._filter_state()
             )
             draws = self.rewards.sample_mixture(
                 self.rng, chosen[:, None], believed[:, None], np.ones((len(chosen), 1)), contexts
@@ -153,7 +172,7 @@ class UncertainModelThompsonSampling(Agent):
         self.rewards.step(
             self.rng,
             self.log_weights,
-            self._latent(),
+            self._filter_state(),
             contexts,
             actions,
             np.ascontiguousarray(rewards, dtype=float),

@@ -20,12 +20,10 @@ with predictive ``P(r = 1) = a / (a + b) = m``. The compiled kernels call the re
 model's compiled twins (:mod:`nslb_cli.core.reward_kernels`) for these formulas, and never ask
 which model it is.
 
-``step`` is the whole particle-filter update of a round, compiled and fused per run so a
-run's statistics are read once from memory: the predictive of every particle and state, the
-latent-state proposal and weights (:func:`nslb_cli.agents.umts.latent.propose`), the
-update of state ``B_t^i``'s statistics, and resampling. Both families keep their statistics
-in a pool shared by the particles (:mod:`nslb_cli.agents.umts.pool`): predictives and updates are
-computed once per distinct set of statistics; a reward on an arm whose mean is known (a
+The round's update (predictives, latent proposal, the statistics' updates, resampling) is
+:mod:`~nslb_cli.agents.umts.step`'s, shared with the linear family; this module gives it the
+statistics and the reward model's compiled formulas. The statistics live in a pool shared by
+the particles (:mod:`~nslb_cli.agents.umts.pool`): a reward on an arm whose mean is known (a
 zero prior spread) changes nothing and is skipped.
 
 Acting needs draws of ``M(a) = sum_m w_m mu^{i_m}(a)``, a weighted sum over particles
@@ -46,89 +44,13 @@ from __future__ import annotations
 import numpy as np
 from numba.typed import List
 
-from nslb_cli.agents.umts import latent as pf
-from nslb_cli.agents.umts.linear_posterior import LinearPosterior
-from nslb_cli.agents.umts.pool import (
-    Arrays,
-    SlotPool,
-    gather_weights,
-    live_slots,
-    move_references,
-    plan_updates,
-)
+from nslb_cli.agents.umts.pool import SlotPool, gather_weights
+from nslb_cli.agents.umts.step import PooledPosterior
 from nslb_cli.core import reward_kernels as rk
 from nslb_cli.core.compiled import jit
 from nslb_cli.core.problem import OfflineModel
-from nslb_cli.core.rewards import Gaussian, RewardModel, Statistics
+from nslb_cli.core.rewards import RewardModel, Statistics
 from nslb_cli.core.rng import BatchRNG
-
-
-@jit
-def _arm_step(
-    generators: List,
-    log_weights: np.ndarray,
-    previous: np.ndarray,
-    counts: np.ndarray | None,
-    started: bool,
-    initial: np.ndarray,
-    transitions: np.ndarray,
-    first: np.ndarray,
-    second: np.ndarray,
-    pool: Arrays,
-    actions: np.ndarray,
-    rewards: np.ndarray,
-    family: int,
-    parameter: float,
-    threshold: float,
-    scheme: int,
-    resamples: np.ndarray,
-) -> None:
-    R, P, _ = first.shape
-    slot, refs = pool[0], pool[1]
-    N = slot.shape[1]
-    live, exponent, scale, likelihood = np.empty(P, np.int64), np.empty(P), np.empty(P), np.empty(P)
-    informative = np.empty(P, np.bool_)
-    moving, moved = np.zeros(P, np.int64), np.full(P, -1)
-    sources, targets, ancestors = (
-        np.empty(N, np.int64),
-        np.empty(N, np.int64),
-        np.empty(N, np.int64),
-    )
-    for r in range(R):
-        generator, a, reward = generators[r], actions[r], rewards[r]
-        n_live = live_slots(r, refs, live)
-        for p in live[:n_live]:
-            exponent[p], scale[p] = rk.predictive(
-                family, parameter, reward, first[r, p, a], second[r, p, a]
-            )
-            informative[p] = rk.learns(family, second[r, p, a])
-        pf.propose(
-            r,
-            generator,
-            log_weights,
-            previous,
-            counts,
-            started,
-            initial,
-            transitions,
-            slot,
-            live[:n_live],
-            exponent,
-            scale,
-            likelihood,
-        )
-        updates = plan_updates(r, pool, previous, informative, moving, moved, sources, targets)
-        for u in range(updates):
-            p, q = sources[u], targets[u]
-            if q != p:
-                first[r, q] = first[r, p]
-                second[r, q] = second[r, p]
-            first[r, q, a], second[r, q, a] = rk.update(
-                family, parameter, reward, first[r, q, a], second[r, q, a]
-            )
-        if pf.resample(r, generator, log_weights, previous, counts, threshold, scheme, ancestors):
-            resamples[r] += 1
-            move_references(r, pool, ancestors)
 
 
 @jit
@@ -190,7 +112,7 @@ def _drawn_mixture(
     return draws
 
 
-class ArmPosterior:
+class ArmPosterior(PooledPosterior):
     """Independent conjugate posteriors of ``mu(a, s)`` per particle (multi-armed), in the
     reward model's statistics, in a pool shared between particles
     (:mod:`nslb_cli.agents.umts.pool`)."""
@@ -204,6 +126,8 @@ class ArmPosterior:
         self.pool_first[:, :S], self.pool_second[:, :S] = reward_model.prior(
             model.means, model.mean_sd
         )
+        self.stats = (self.pool_first, self.pool_second)
+        self.model = reward_model.kernel
 
     @property
     def statistics(self) -> Statistics:
@@ -221,37 +145,6 @@ class ArmPosterior:
         """The posterior variance of every particle, state and arm, ``(R, N, S, K)``."""
         return self.reward_model.variance(self.statistics)
 
-    def step(
-        self,
-        rng: BatchRNG,
-        log_weights: np.ndarray,
-        latent: pf.Latent,
-        contexts: np.ndarray | None,
-        actions: np.ndarray,
-        rewards: np.ndarray,
-        threshold: float,
-        scheme: int,
-        resamples: np.ndarray,
-    ) -> None:
-        """One update with ``(A_t, R_t)``, in place: the weights, the latent states
-        (:mod:`nslb_cli.agents.umts.latent`) and the statistics; resampling with
-        ``SCHEMES[scheme]`` when the ESS is below ``threshold · N``, counted in
-        ``resamples``."""
-        _arm_step(
-            rng.typed(),
-            log_weights,
-            *latent,
-            self.pool_first,
-            self.pool_second,
-            self.pool.arrays,
-            actions,
-            rewards,
-            *self.reward_model.kernel,
-            threshold,
-            scheme,
-            resamples,
-        )
-
     def sample_mixture(
         self,
         rng: BatchRNG,
@@ -268,20 +161,3 @@ class ArmPosterior:
             return _normal_mixture(rng.typed(), first, second, slot, particles, states, weights)
         family = self.reward_model.kernel[0]
         return _drawn_mixture(rng.typed(), family, first, second, slot, particles, states, weights)
-
-
-def reward_posterior(
-    model: OfflineModel, n_particles: int, reward_model: RewardModel
-) -> ArmPosterior | LinearPosterior:
-    """The posterior family that matches the offline model: Bayesian linear regression for a
-    linear model (Gaussian rewards only), else per-arm posteriors of the reward model.
-
-    Raises:
-        ValueError: for a linear model with non-Gaussian rewards, which has no conjugate
-            posterior.
-    """
-    if not model.linear:
-        return ArmPosterior(model, n_particles, reward_model)
-    if not isinstance(reward_model, Gaussian):
-        raise ValueError("umTS with contexts (Bayesian linear regression) needs Gaussian rewards")
-    return LinearPosterior(model, n_particles, reward_model.sigma**2)

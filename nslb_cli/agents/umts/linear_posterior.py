@@ -9,9 +9,10 @@ Kalman / recursive least-squares step, with ``y = C x``)::
 ``C`` stays exactly symmetric: ``y_j y_k`` is computed once for both ``(j, k)`` and
 ``(k, j)``. The predictive of the reward in state ``s`` is ``N(x' m_s, x' C_s x + sigma^2)``.
 
-The statistics live in a pool shared by the particles (:mod:`nslb_cli.agents.umts.pool`): the
-predictive is computed once per live slot, and a reward with ``x' C x = 0`` (a known
-model) changes nothing and is skipped.
+The round's update is :mod:`~nslb_cli.agents.umts.step`'s, shared with the per-arm family,
+which computes these formulas. The statistics live in a pool shared by the particles
+(:mod:`~nslb_cli.agents.umts.pool`): the predictive is computed once per live slot, and a
+reward with ``x' C x = 0`` (a known model) changes nothing and is skipped.
 
 Acting draws ``M(a) = X[a] · theta`` with ``theta ~ N(sum_m w_m m_m, sum_m w_m^2 C_m)``, the
 exact law of ``sum_m w_m X[a] · theta^{i_m}`` for independent particle draws (see
@@ -23,102 +24,14 @@ from __future__ import annotations
 import numpy as np
 from numba.typed import List
 
-from nslb_cli.agents.umts import latent as pf
-from nslb_cli.agents.umts.pool import (
-    Arrays,
-    SlotPool,
-    gather_weights,
-    live_slots,
-    move_references,
-    plan_updates,
-)
+from nslb_cli.agents.umts.pool import SlotPool, gather_weights
+from nslb_cli.agents.umts.step import PooledPosterior
 from nslb_cli.core.compiled import jit
 from nslb_cli.core.problem import OfflineModel
+from nslb_cli.core.rewards import GAUSSIAN_KERNEL
 from nslb_cli.core.rng import BatchRNG
 
 JITTER = 1e-10  # added to covariance diagonals before a Cholesky factorisation
-
-
-@jit
-def _linear_step(
-    generators: List,
-    log_weights: np.ndarray,
-    previous: np.ndarray,
-    counts: np.ndarray | None,
-    started: bool,
-    initial: np.ndarray,
-    transitions: np.ndarray,
-    mean: np.ndarray,
-    cov: np.ndarray,
-    pool: Arrays,
-    contexts: np.ndarray,
-    actions: np.ndarray,
-    rewards: np.ndarray,
-    noise_var: float,
-    threshold: float,
-    scheme: int,
-    resamples: np.ndarray,
-) -> None:
-    R, P, d = mean.shape
-    slot, refs = pool[0], pool[1]
-    N = slot.shape[1]
-    live, exponent, scale, likelihood = np.empty(P, np.int64), np.empty(P), np.empty(P), np.empty(P)
-    y, centre, spread = np.empty((P, d)), np.empty(P), np.empty(P)
-    informative = np.empty(P, np.bool_)
-    moving, moved = np.zeros(P, np.int64), np.full(P, -1)
-    sources, targets, ancestors = (
-        np.empty(N, np.int64),
-        np.empty(N, np.int64),
-        np.empty(N, np.int64),
-    )
-    for r in range(R):
-        generator, x, reward = generators[r], contexts[r, actions[r]], rewards[r]
-        # the predictive of every live slot; y = C x, as sum_k x_k C[k, :] (C symmetric)
-        n_live = live_slots(r, refs, live)
-        for p in live[:n_live]:
-            y[p] = 0.0
-            for k in range(d):
-                for j in range(d):
-                    y[p, j] += x[k] * cov[r, p, k, j]
-            centre[p] = 0.0
-            spread[p] = 0.0
-            for j in range(d):
-                centre[p] += x[j] * mean[r, p, j]
-                spread[p] += x[j] * y[p, j]
-            v = spread[p] + noise_var
-            exponent[p] = -0.5 * (reward - centre[p]) * (reward - centre[p]) / v
-            scale[p] = 1.0 / np.sqrt(v)
-            informative[p] = spread[p] > 0.0
-        pf.propose(
-            r,
-            generator,
-            log_weights,
-            previous,
-            counts,
-            started,
-            initial,
-            transitions,
-            slot,
-            live[:n_live],
-            exponent,
-            scale,
-            likelihood,
-        )
-        updates = plan_updates(r, pool, previous, informative, moving, moved, sources, targets)
-        for u in range(updates):
-            p, q = sources[u], targets[u]
-            if q != p:
-                mean[r, q] = mean[r, p]
-                cov[r, q] = cov[r, p]
-            gain = 1.0 / (spread[p] + noise_var)
-            step = (reward - centre[p]) * gain
-            for j in range(d):
-                mean[r, q, j] += y[p, j] * step
-                for k in range(d):
-                    cov[r, q, j, k] -= y[p, j] * y[p, k] * gain
-        if pf.resample(r, generator, log_weights, previous, counts, threshold, scheme, ancestors):
-            resamples[r] += 1
-            move_references(r, pool, ancestors)
 
 
 @jit
@@ -161,7 +74,7 @@ def _linear_mixture(
     return draws
 
 
-class LinearPosterior:
+class LinearPosterior(PooledPosterior):
     """Bayesian linear regression posteriors of ``theta_s`` per particle (contextual), in a
     pool of statistics shared between particles (:mod:`nslb_cli.agents.umts.pool`)."""
 
@@ -174,6 +87,8 @@ class LinearPosterior:
         self.pool_mean[:, :S] = model.means
         self.pool_cov[:, :S] = 0.5 * (model.covariance + np.swapaxes(model.covariance, -1, -2))
         self.noise_var = noise_var
+        self.stats = (self.pool_mean, self.pool_cov)
+        self.model = (GAUSSIAN_KERNEL, noise_var)
 
     @property
     def mean(self) -> np.ndarray:
@@ -184,35 +99,6 @@ class LinearPosterior:
     def cov(self) -> np.ndarray:
         """``C`` of every particle and state, ``(R, N, S, d, d)`` (a copy)."""
         return self.pool.gather(self.pool_cov)
-
-    def step(
-        self,
-        rng: BatchRNG,
-        log_weights: np.ndarray,
-        latent: pf.Latent,
-        contexts: np.ndarray | None,
-        actions: np.ndarray,
-        rewards: np.ndarray,
-        threshold: float,
-        scheme: int,
-        resamples: np.ndarray,
-    ) -> None:
-        """One update with ``(A_t, X_t, R_t)``; see :meth:`.ArmPosterior.step`."""
-        _linear_step(
-            rng.typed(),
-            log_weights,
-            *latent,
-            self.pool_mean,
-            self.pool_cov,
-            self.pool.arrays,
-            contexts,
-            actions,
-            rewards,
-            self.noise_var,
-            threshold,
-            scheme,
-            resamples,
-        )
 
     def sample_mixture(
         self,

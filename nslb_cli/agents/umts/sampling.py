@@ -4,7 +4,7 @@ Kernels (functions called from Python) loop over the runs of a batch inside comp
 code. Run ``r`` draws only from its own generator ``generators[r]`` (a ``numba.typed.List``
 of ``numpy.random.Generator``, :meth:`nslb_cli.core.rng.BatchRNG.typed`) and sums only its own
 numbers, in the order written (no ``fastmath``), so its results do not depend on the
-other runs of the batch (SPEC §2).
+other runs of the batch (docs/design.md §2).
 
 * Compiled code is cached on disk (:mod:`nslb_cli.core.compiled`): the compile cost is paid
   once per version of the kernels.
