@@ -14,20 +14,25 @@ Per run, after observing ``(A_t, X_t, R_t)``:
    (:func:`~nslb_cli.agents.umts.latent.resample`), the pool's references following.
 
 Steps 1 and 3 are the family's: :func:`predictives` and :func:`learn` (with :func:`observe`
-and :func:`scratch`), which have one implementation per family, chosen by numba from the
-type of the statistics (``numba.extending.overload``: 4-D covariances mean the linear
-family). numba compiles :func:`step` once per family, with that
-family's code in place (the same machine code as two hand-written loops), and caches both on
-disk; passing the family's functions as arguments instead would not be cached (numba
-recompiles kernels that take functions in every process). The families:
+and :func:`work_arrays`), which have one implementation per family, chosen by numba from the
+type of the statistics (``numba.extending.overload``: 4-D ``second``, covariance matrices,
+means the linear family) and inlined into :func:`step`. numba compiles :func:`step` once per
+family, with that family's code in place (the same machine code as two hand-written loops),
+and caches both on disk; passing the family's functions as arguments instead would not be
+cached (numba recompiles kernels that take functions in every process). The families:
 
 * per-arm conjugate posteriors (:mod:`~nslb_cli.agents.umts.arm_posterior`; no contexts):
-  ``stats = (first, second)``, two ``(R, P, K)`` arrays in the reward model's
-  parameterisation; ``model = (family, parameter)``, the reward model's compiled twin
+  statistics ``first`` and ``second``, two ``(R, P, K)`` arrays in the reward model's
+  parameterisation; ``(family, parameter)`` select the reward model's compiled formulas
   (:mod:`nslb_cli.core.reward_kernels`); the observation is the arm ``a``;
 * Bayesian linear regression (:mod:`~nslb_cli.agents.umts.linear_posterior`; contexts):
-  ``stats = (mean, cov)``, ``(R, P, d)`` and ``(R, P, d, d)``; ``model = (family,
-  sigma^2)``; the observation is the pulled arm's features ``x = X_t[A_t]``.
+  ``first`` the means ``(R, P, d)`` and ``second`` the covariances ``(R, P, d, d)``;
+  ``parameter`` is ``sigma^2``; the observation is the pulled arm's features ``x =
+  X_t[A_t]``, and ``y = C x``, ``x' m`` and ``x' C x`` per slot are kept from step 1 for
+  step 3 (the work arrays ``y``, ``centre``, ``spread``).
+
+The family's arrays are passed one by one, not as tuples: a tuple of arrays passed to
+compiled code costs reference counting on every call (measured: 4 % of the update).
 """
 
 from __future__ import annotations
@@ -46,27 +51,31 @@ from nslb_cli.core.compiled import jit
 from nslb_cli.core.rng import BatchRNG
 
 Statistics = tuple[np.ndarray, np.ndarray]
-"""A family's statistics per run and slot: ``(first, second)`` or ``(mean, cov)``."""
+"""A family's statistics per run and slot: ``(first, second)``."""
 
 
-def observe(stats: Statistics, contexts: Any, actions: np.ndarray, r: int) -> Any:
+def observe(second: np.ndarray, contexts: Any, actions: np.ndarray, r: int) -> Any:
     """What run ``r`` observed of its pull: the arm, or the arm's features ``X_t[A_t]``."""
     raise NotImplementedError("compiled only")
 
 
-def scratch(stats: Statistics) -> Any:
-    """Per-slot work arrays of the family, ``(y, centre, spread)``."""
+def work_arrays(first: np.ndarray, second: np.ndarray) -> Any:
+    """The family's per-slot work arrays ``(y, centre, spread)`` (empty for arms)."""
     raise NotImplementedError("compiled only")
 
 
 def predictives(
-    stats: Statistics,
-    work: Any,
+    first: np.ndarray,
+    second: np.ndarray,
+    y: np.ndarray,
+    centre: np.ndarray,
+    spread: np.ndarray,
     r: int,
     slots: np.ndarray,
     seen: Any,
     reward: float,
-    model: tuple[int, float],
+    family: int,
+    parameter: float,
     exponent: np.ndarray,
     scale: np.ndarray,
     informative: np.ndarray,
@@ -77,162 +86,215 @@ def predictives(
 
 
 def learn(
-    stats: Statistics,
-    work: Any,
+    first: np.ndarray,
+    second: np.ndarray,
+    y: np.ndarray,
+    centre: np.ndarray,
+    spread: np.ndarray,
     r: int,
-    p: int,
-    q: int,
+    sources: np.ndarray,
+    targets: np.ndarray,
     seen: Any,
     reward: float,
-    model: tuple[int, float],
+    family: int,
+    parameter: float,
 ) -> None:
-    """Step 3 for run ``r``: slot ``q`` (a copy of slot ``p``) takes the reward."""
+    """Step 3 for run ``r``: each slot ``targets[u]``, a copy of slot ``sources[u]`` (the
+    same slot when updated in place), takes the reward."""
     raise NotImplementedError("compiled only")
 
 
-def _linear(stats: types.BaseTuple) -> bool:
-    """Whether numba type ``stats`` is the linear family's (covariance matrices per slot)."""
-    return bool(stats.types[1].ndim == 4)
+def _linear(second: types.Array) -> bool:
+    """Whether numba type ``second`` is the linear family's (covariance matrices per slot)."""
+    return bool(second.ndim == 4)
 
 
-@overload(observe)
-def _observe(stats: Any, contexts: Any, actions: Any, r: Any) -> Any:
-    if _linear(stats):
+@overload(observe, inline="always")
+def _observe(second: Any, contexts: Any, actions: Any, r: Any) -> Any:
+    if _linear(second):
 
-        def features(stats: Any, contexts: Any, actions: Any, r: Any) -> Any:
+        def features(second: Any, contexts: Any, actions: Any, r: Any) -> Any:
             return contexts[r, actions[r]]
 
         return features
 
-    def arm(stats: Any, contexts: Any, actions: Any, r: Any) -> Any:
+    def arm(second: Any, contexts: Any, actions: Any, r: Any) -> Any:
         return actions[r]
 
     return arm
 
 
-@overload(scratch)
-def _scratch(stats: Any) -> Any:
-    if not _linear(stats):
+@overload(work_arrays)
+def _work_arrays(first: Any, second: Any) -> Any:
+    if _linear(second):
 
-        def none(stats: Any) -> Any:
-            return np.empty((0, 0)), np.empty(0), np.empty(0)
+        def linear(first: Any, second: Any) -> Any:
+            P, d = first.shape[1], first.shape[2]
+            return np.empty((P, d)), np.empty(P), np.empty(P)
 
-        return none
+        return linear
 
-    def linear(stats: Any) -> Any:
-        P, d = stats[0].shape[1], stats[0].shape[2]
-        return np.empty((P, d)), np.empty(P), np.empty(P)
+    def arm(first: Any, second: Any) -> Any:
+        return np.empty((0, 0)), np.empty(0), np.empty(0)
 
-    return linear
+    return arm
 
 
-@overload(predictives)
+@overload(predictives, inline="always")
 def _predictives(
-    stats: Any,
-    work: Any,
+    first: Any,
+    second: Any,
+    y: Any,
+    centre: Any,
+    spread: Any,
     r: Any,
     slots: Any,
     seen: Any,
     reward: Any,
-    model: Any,
+    family: Any,
+    parameter: Any,
     exponent: Any,
     scale: Any,
     informative: Any,
 ) -> Any:
-    if not _linear(stats):
+    if _linear(second):
 
-        def arm(
-            stats: Any,
-            work: Any,
+        def linear(
+            first: Any,
+            second: Any,
+            y: Any,
+            centre: Any,
+            spread: Any,
             r: Any,
             slots: Any,
             seen: Any,
             reward: Any,
-            model: Any,
+            family: Any,
+            parameter: Any,
             exponent: Any,
             scale: Any,
             informative: Any,
         ) -> Any:
-            """The reward model's predictive of arm ``a = seen`` (reward_kernels)."""
-            first, second = stats
-            family, parameter = model
+            """``N(R_t; x' m, x' C x + sigma^2)`` with ``x = seen``; ``y = C x`` is computed
+            as ``sum_k x_k C[k, :]`` (``C`` symmetric)."""
+            d = first.shape[2]
             for p in slots:
-                exponent[p], scale[p] = rk.predictive(
-                    family, parameter, reward, first[r, p, seen], second[r, p, seen]
-                )
-                informative[p] = rk.learns(family, second[r, p, seen])
+                y[p] = 0.0
+                for k in range(d):
+                    for j in range(d):
+                        y[p, j] += seen[k] * second[r, p, k, j]
+                centre[p] = 0.0
+                spread[p] = 0.0
+                for j in range(d):
+                    centre[p] += seen[j] * first[r, p, j]
+                    spread[p] += seen[j] * y[p, j]
+                v = spread[p] + parameter
+                exponent[p] = -0.5 * (reward - centre[p]) * (reward - centre[p]) / v
+                scale[p] = 1.0 / np.sqrt(v)
+                informative[p] = spread[p] > 0.0
 
-        return arm
+        return linear
 
-    def linear(
-        stats: Any,
-        work: Any,
+    def arm(
+        first: Any,
+        second: Any,
+        y: Any,
+        centre: Any,
+        spread: Any,
         r: Any,
         slots: Any,
         seen: Any,
         reward: Any,
-        model: Any,
+        family: Any,
+        parameter: Any,
         exponent: Any,
         scale: Any,
         informative: Any,
     ) -> Any:
-        """``N(R_t; x' m, x' C x + sigma^2)`` with ``x = seen``; ``y = C x`` is computed as
-        ``sum_k x_k C[k, :]`` (``C`` symmetric) and kept for :func:`learn`."""
-        mean, cov = stats
-        y, centre, spread = work
-        noise_var = model[1]
-        d = mean.shape[2]
+        """The reward model's predictive of arm ``a = seen`` (reward_kernels)."""
         for p in slots:
-            y[p] = 0.0
-            for k in range(d):
-                for j in range(d):
-                    y[p, j] += seen[k] * cov[r, p, k, j]
-            centre[p] = 0.0
-            spread[p] = 0.0
-            for j in range(d):
-                centre[p] += seen[j] * mean[r, p, j]
-                spread[p] += seen[j] * y[p, j]
-            v = spread[p] + noise_var
-            exponent[p] = -0.5 * (reward - centre[p]) * (reward - centre[p]) / v
-            scale[p] = 1.0 / np.sqrt(v)
-            informative[p] = spread[p] > 0.0
+            exponent[p], scale[p] = rk.predictive(
+                family, parameter, reward, first[r, p, seen], second[r, p, seen]
+            )
+            informative[p] = rk.learns(family, second[r, p, seen])
 
-    return linear
+    return arm
 
 
-@overload(learn)
+@overload(learn, inline="always")
 def _learn(
-    stats: Any, work: Any, r: Any, p: Any, q: Any, seen: Any, reward: Any, model: Any
+    first: Any,
+    second: Any,
+    y: Any,
+    centre: Any,
+    spread: Any,
+    r: Any,
+    sources: Any,
+    targets: Any,
+    seen: Any,
+    reward: Any,
+    family: Any,
+    parameter: Any,
 ) -> Any:
-    if not _linear(stats):
+    if _linear(second):
 
-        def arm(
-            stats: Any, work: Any, r: Any, p: Any, q: Any, seen: Any, reward: Any, model: Any
+        def linear(
+            first: Any,
+            second: Any,
+            y: Any,
+            centre: Any,
+            spread: Any,
+            r: Any,
+            sources: Any,
+            targets: Any,
+            seen: Any,
+            reward: Any,
+            family: Any,
+            parameter: Any,
         ) -> Any:
-            """The reward model's conjugate update of arm ``a = seen`` (reward_kernels)."""
-            first, second = stats
-            family, parameter = model
+            """``m += y (r - x' m) / (x' y + sigma^2)``, ``C -= y y' / (x' y + sigma^2)``
+            with the ``y``, ``x' m`` and ``x' y`` of the source slot (:func:`predictives`);
+            ``C`` stays exactly symmetric (``y_j y_k`` is the same product both ways)."""
+            d = first.shape[2]
+            for u in range(len(sources)):
+                p, q = sources[u], targets[u]
+                if q != p:
+                    first[r, q] = first[r, p]
+                    second[r, q] = second[r, p]
+                gain = 1.0 / (spread[p] + parameter)
+                step = (reward - centre[p]) * gain
+                for j in range(d):
+                    first[r, q, j] += y[p, j] * step
+                    for k in range(d):
+                        second[r, q, j, k] -= y[p, j] * y[p, k] * gain
+
+        return linear
+
+    def arm(
+        first: Any,
+        second: Any,
+        y: Any,
+        centre: Any,
+        spread: Any,
+        r: Any,
+        sources: Any,
+        targets: Any,
+        seen: Any,
+        reward: Any,
+        family: Any,
+        parameter: Any,
+    ) -> Any:
+        """The reward model's conjugate update of arm ``a = seen`` (reward_kernels)."""
+        for u in range(len(sources)):
+            p, q = sources[u], targets[u]
+            if q != p:
+                first[r, q] = first[r, p]
+                second[r, q] = second[r, p]
             first[r, q, seen], second[r, q, seen] = rk.update(
                 family, parameter, reward, first[r, q, seen], second[r, q, seen]
             )
 
-        return arm
-
-    def linear(
-        stats: Any, work: Any, r: Any, p: Any, q: Any, seen: Any, reward: Any, model: Any
-    ) -> Any:
-        """``m += y (r - x' m) / (x' y + sigma^2)``, ``C -= y y' / (x' y + sigma^2)`` with the
-        ``y``, ``x' m`` and ``x' y`` of slot ``p`` (:func:`predictives`)."""
-        mean, cov = stats
-        y, centre, spread = work
-        gain = 1.0 / (spread[p] + model[1])
-        step = (reward - centre[p]) * gain
-        for j in range(mean.shape[2]):
-            mean[r, q, j] += y[p, j] * step
-            for k in range(mean.shape[2]):
-                cov[r, q, j, k] -= y[p, j] * y[p, k] * gain
-
-    return linear
+    return arm
 
 
 @jit
@@ -244,18 +306,20 @@ def step(
     started: bool,
     initial: np.ndarray,
     transitions: np.ndarray,
-    stats: Statistics,
+    first: np.ndarray,
+    second: np.ndarray,
     pool: Arrays,
     contexts: np.ndarray | None,
     actions: np.ndarray,
     rewards: np.ndarray,
-    model: tuple[int, float],
+    family: int,
+    parameter: float,
     threshold: float,
     scheme: int,
     resamples: np.ndarray,
 ) -> None:
     """Steps 1-4 of the module docstring for every run, in place."""
-    R, P = stats[0].shape[0], stats[0].shape[1]
+    R, P = first.shape[0], first.shape[1]
     slot, refs = pool[0], pool[1]
     N = slot.shape[1]
     live, exponent, scale, likelihood = np.empty(P, np.int64), np.empty(P), np.empty(P), np.empty(P)
@@ -266,11 +330,26 @@ def step(
         np.empty(N, np.int64),
         np.empty(N, np.int64),
     )
-    work = scratch(stats)
+    y, centre, spread = work_arrays(first, second)
     for r in range(R):
-        generator, seen, reward = generators[r], observe(stats, contexts, actions, r), rewards[r]
+        generator, seen, reward = generators[r], observe(second, contexts, actions, r), rewards[r]
         slots = live[: live_slots(r, refs, live)]
-        predictives(stats, work, r, slots, seen, reward, model, exponent, scale, informative)
+        predictives(
+            first,
+            second,
+            y,
+            centre,
+            spread,
+            r,
+            slots,
+            seen,
+            reward,
+            family,
+            parameter,
+            exponent,
+            scale,
+            informative,
+        )
         latent.propose(
             r,
             generator,
@@ -287,12 +366,20 @@ def step(
             likelihood,
         )
         updates = plan_updates(r, pool, previous, informative, moving, moved, sources, targets)
-        for u in range(updates):
-            p, q = sources[u], targets[u]
-            if q != p:
-                stats[0][r, q] = stats[0][r, p]
-                stats[1][r, q] = stats[1][r, p]
-            learn(stats, work, r, p, q, seen, reward, model)
+        learn(
+            first,
+            second,
+            y,
+            centre,
+            spread,
+            r,
+            sources[:updates],
+            targets[:updates],
+            seen,
+            reward,
+            family,
+            parameter,
+        )
         if latent.resample(
             r, generator, log_weights, previous, counts, threshold, scheme, ancestors
         ):
@@ -304,9 +391,9 @@ class PooledPosterior:
     """What every family of umTS's reward posteriors shares: the pool of statistics slots and
     the round's update.
 
-    Subclasses set ``stats`` (their statistics per run and slot, the module docstring's
-    ``(first, second)`` or ``(mean, cov)``) and ``model`` (the ``(family, parameter)`` pair
-    their compiled formulas take), and draw the acting mixture (``sample_mixture``).
+    Subclasses set ``stats`` (their statistics per run and slot, ``(first, second)`` of the
+    module docstring) and ``model`` (the ``(family, parameter)`` pair their compiled formulas
+    take), and draw the acting mixture (``sample_mixture``).
     """
 
     pool: SlotPool
@@ -333,12 +420,12 @@ class PooledPosterior:
             rng.typed(),
             log_weights,
             *filter_state,
-            self.stats,
+            *self.stats,
             self.pool.arrays,
             contexts,
             actions,
             rewards,
-            self.model,
+            *self.model,
             threshold,
             scheme,
             resamples,
