@@ -28,9 +28,9 @@ Defaults: ``tau = 100`` and ``threshold = sigma sqrt(tau log(2 K n^2) / 2)`` (th
 :func:`~nslb_cli.detectors.cao_threshold`, when ``null``; for Bernoulli rewards
 ``sigma = 1/2``). ``gamma = 0``: no forced
 exploration. The paper's description of these baselines has none, and at the paper's
-scale it cannot help: Cao et al.'s ``gamma = sqrt(K L log n / n)`` is about 0.44 for n = 2000
+scale it cannot help: Cao et al.'s ``gamma = sqrt(K L log n / n)`` is about 0.46 for n = 2000
 and 10 changes (``null`` computes it, :func:`~nslb_cli.agents.tuning.cao_exploration`),
-spending 45 % of the rounds on uniform play, while an arm explored at rate ``gamma / K``
+spending 46 % of the rounds on uniform play, while an arm explored at rate ``gamma / K``
 collects ``gamma / K · 200 < tau / 2`` rewards in a 200-round segment, too few for its
 detector to see a change of that arm.
 """
