@@ -379,10 +379,37 @@ def squared_distances(points: np.ndarray, labels: np.ndarray, k: int) -> dict[st
     }
 
 
-def prepare(ratings: Ratings, settings: Settings) -> Prepared:
-    """Run steps 1–6 of the module docstring on parsed ratings."""
-    start = time.perf_counter()
-    s = settings
+@dataclass(frozen=True)
+class Kept:
+    """Step 1's result: the kept ratings indexed ``0..n-1`` by user and movie, the raw ids
+    behind the indices, and the sizes before filtering."""
+
+    user_ids: np.ndarray
+    movie_ids: np.ndarray
+    users: np.ndarray
+    items: np.ndarray
+    values: np.ndarray
+    raw: dict[str, int]
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return len(self.user_ids), len(self.movie_ids)
+
+    def sizes(self) -> dict[str, int]:
+        """The diagnostics' ``filtered`` entry."""
+        return {
+            "ratings": len(self.values),
+            "users": self.shape[0],
+            "movies": self.shape[1],
+            "fewest_ratings_of_a_user": int(np.bincount(self.users).min()),
+            "fewest_ratings_of_a_movie": int(np.bincount(self.items).min()),
+        }
+
+
+def keep_frequent(ratings: Ratings, s: Settings) -> Kept:
+    """Step 1: the ratings of users and movies with enough ratings in the whole release, and
+    the refusals of settings the kept data cannot support (too few users for the states, a
+    rank too large to factorise a half, a movie rated twice by one user)."""
     raw_users, user_codes = encode(ratings.users)
     raw_items, item_codes = encode(ratings.items)
     keep = frequent(user_codes, s.min_user_ratings) & frequent(item_codes, s.min_item_ratings)
@@ -396,102 +423,139 @@ def prepare(ratings: Ratings, settings: Settings) -> Prepared:
     kept_items, items = encode(item_codes[keep])
     user_ids, movie_ids = raw_users[kept_users], raw_items[kept_items]
     del user_codes, item_codes
-    values = ratings.values[keep]
+    raw = {"ratings": len(ratings.values), "users": len(raw_users), "movies": len(raw_items)}
+    kept = Kept(user_ids, movie_ids, users, items, ratings.values[keep], raw)
     if len(user_ids) < s.n_states:
         raise DataError(
             "env.n_states",
             f"only {len(user_ids)} users left after filtering, fewer than {s.n_states} states",
         )
-    if s.rank >= min(len(user_ids), len(movie_ids)) // 2:
+    if s.rank >= min(kept.shape) // 2:
         raise DataError(
             "env.rank",
-            f"rank {s.rank} is too large for the {len(user_ids)} users x {len(movie_ids)} "
+            f"rank {s.rank} is too large for the {kept.shape[0]} users x {kept.shape[1]} "
             f"movies left after filtering (each half must be factorised): use "
-            f"env.rank < {min(len(user_ids), len(movie_ids)) // 2}",
+            f"env.rank < {min(kept.shape) // 2}",
         )
-    shape = (len(user_ids), len(movie_ids))
-    _refuse_duplicates(users, items, shape[1])
-    train = split(len(values), stream(s.data_seed, Purpose.SPLIT))
-    halves = (
-        Half(users[train], items[train], values[train]),
-        Half(users[~train], items[~train], values[~train]),
+    _refuse_duplicates(users, items, kept.shape[1])
+    return kept
+
+
+def split_halves(kept: Kept, s: Settings) -> tuple[Half, Half]:
+    """Step 2: the train and test halves."""
+    train = split(len(kept.values), stream(s.data_seed, Purpose.SPLIT))
+    return (
+        Half(kept.users[train], kept.items[train], kept.values[train]),
+        Half(kept.users[~train], kept.items[~train], kept.values[~train]),
     )
-    scale = rating_scale(values)
-    filtered = {
-        "ratings": len(values),
-        "users": shape[0],
-        "movies": shape[1],
-        "fewest_ratings_of_a_user": int(np.bincount(users).min()),
-        "fewest_ratings_of_a_movie": int(np.bincount(items).min()),
-    }
-    del users, items, values
-    penalty = (
-        {"mode": "fixed"}
-        if s.als_reg != AUTO
-        else {"mode": AUTO, **choose_penalty(halves, s, scale["max"] - scale["min"])}
-    )
-    reg = float(penalty.get("chosen", s.als_reg))
-    train_fit, test_fit = _both(
-        lambda h: halves[h].fit(shape, s, reg, (Purpose.ALS_TRAIN, Purpose.ALS_TEST)[h])
-    )
-    test_seed = int(stream(s.data_seed, Purpose.KMEANS_TEST).integers(2**31 - 1))
-    train_seed = int(stream(s.data_seed, Purpose.KMEANS_TRAIN).integers(2**31 - 1))
-    test_labels = kmeans(test_fit.users, s.n_states, test_seed)
-    train_labels = kmeans(train_fit.users, s.n_states, train_seed)
-    train_of = match(train_labels, test_labels, s.n_states)
-    prior_means, prior_covariances = gaussian_priors(train_fit.users, train_labels, train_of)
-    genres = ratings.genres_of(movie_ids)
+
+
+def penalty_of(halves: tuple[Half, Half], s: Settings, scale: dict[str, float]) -> dict[str, Any]:
+    """Step 3: the penalty, fixed or chosen (the diagnostics' ``penalty`` entry)."""
+    if s.als_reg != AUTO:
+        return {"mode": "fixed", "value": float(s.als_reg)}
+    chosen = choose_penalty(halves, s, scale["max"] - scale["min"])
+    return {"mode": AUTO, **chosen, "value": float(chosen["chosen"])}
+
+
+@dataclass(frozen=True)
+class Clusters:
+    """Step 5's result: k-means labels of both halves' users and the matching."""
+
+    test_labels: np.ndarray
+    train_labels: np.ndarray
+    train_of: np.ndarray
+
+    @classmethod
+    def of(cls, train_fit: Factors, test_fit: Factors, s: Settings) -> Clusters:
+        test_seed = int(stream(s.data_seed, Purpose.KMEANS_TEST).integers(2**31 - 1))
+        train_seed = int(stream(s.data_seed, Purpose.KMEANS_TRAIN).integers(2**31 - 1))
+        test_labels = kmeans(test_fit.users, s.n_states, test_seed)
+        train_labels = kmeans(train_fit.users, s.n_states, train_seed)
+        return cls(test_labels, train_labels, match(train_labels, test_labels, s.n_states))
+
+    def sizes(self, s: Settings) -> dict[str, Any]:
+        """The diagnostics' ``clusters`` entry."""
+        return {
+            "test_sizes": np.bincount(self.test_labels, minlength=s.n_states).tolist(),
+            "train_sizes": np.bincount(self.train_labels, minlength=s.n_states)[
+                self.train_of
+            ].tolist(),
+            "agreement": round(agreement(self.train_labels, self.test_labels, self.train_of), 4),
+        }
+
+
+def fit_diagnostics(
+    halves: tuple[Half, Half], train_fit: Factors, test_fit: Factors
+) -> dict[str, Any]:
+    """How well the factors fit: held-out RMSEs against the train mean, ALS' objective."""
     train_half, test_half = halves
-    diagnostics = {
-        "raw": {"ratings": len(ratings.values), "users": len(raw_users), "movies": len(raw_items)},
-        "filtered": filtered,
-        "scale": scale,
-        "split": {"train": len(train_half.values), "test": len(test_half.values)},
-        "genres": {n: int(c) for n, c in zip(ratings.genre_names, genres.sum(axis=0), strict=True)},
-        "movies_without_genre": int((~genres.any(axis=1)).sum()),
-        "penalty": {**penalty, "value": reg},
+    baseline = np.mean((test_half.values - train_half.values.mean(dtype=np.float64)) ** 2)
+    return {
         "rmse": {
             "train_factors_on_train": train_half.rmse(train_fit),
             "train_factors_on_test": test_half.rmse(train_fit),
             "test_factors_on_test": test_half.rmse(test_fit),
             "test_factors_on_train": train_half.rmse(test_fit),
-            "mean_rating_baseline_on_test": round(
-                float(
-                    np.sqrt(
-                        np.mean((test_half.values - train_half.values.mean(dtype=np.float64)) ** 2)
-                    )
-                ),
-                4,
-            ),
+            "mean_rating_baseline_on_test": round(float(np.sqrt(baseline)), 4),
         },
         "als_objective_decrease": {
             half: [round(float(f.objective[0]), 2), round(float(f.objective[-1]), 2)]
             for half, f in (("train", train_fit), ("test", test_fit))
         },
-        "clusters": {
-            "test_sizes": np.bincount(test_labels, minlength=s.n_states).tolist(),
-            "train_sizes": np.bincount(train_labels, minlength=s.n_states)[train_of].tolist(),
-            "agreement": round(agreement(train_labels, test_labels, train_of), 4),
-        },
+    }
+
+
+def state_distances(
+    test_fit: Factors, train_fit: Factors, clusters: Clusters, prior_means: np.ndarray, k: int
+) -> dict[str, Any]:
+    """How far apart the states are (the diagnostics' ``squared_distance`` and
+    ``mean_norm`` entries)."""
+    pairs = [np.sum((a - b) ** 2) for i, a in enumerate(prior_means) for b in prior_means[i + 1 :]]
+    return {
         "squared_distance": {
-            "test_users": squared_distances(test_fit.users, test_labels, s.n_states),
-            "prior_means": round(
-                float(
-                    np.mean(
-                        [
-                            np.sum((a - b) ** 2)
-                            for i, a in enumerate(prior_means)
-                            for b in prior_means[i + 1 :]
-                        ]
-                    )
-                ),
-                4,
-            ),
+            "test_users": squared_distances(test_fit.users, clusters.test_labels, k),
+            "prior_means": round(float(np.mean(pairs)), 4),
         },
         "mean_norm": {
             "test_users": round(float(np.linalg.norm(test_fit.users, axis=1).mean()), 4),
             "train_users": round(float(np.linalg.norm(train_fit.users, axis=1).mean()), 4),
         },
+    }
+
+
+def prepare(ratings: Ratings, settings: Settings) -> Prepared:
+    """Run steps 1–6 of the module docstring on parsed ratings."""
+    start = time.perf_counter()
+    s = settings
+    kept = keep_frequent(ratings, s)
+    halves = split_halves(kept, s)
+    scale = rating_scale(kept.values)
+    filtered, shape, user_ids, movie_ids = kept.sizes(), kept.shape, kept.user_ids, kept.movie_ids
+    raw = kept.raw
+    del kept  # the halves hold the ratings from here on
+    penalty = penalty_of(halves, s, scale)
+    train_fit, test_fit = _both(
+        lambda h: halves[h].fit(
+            shape, s, penalty["value"], (Purpose.ALS_TRAIN, Purpose.ALS_TEST)[h]
+        )
+    )
+    clusters = Clusters.of(train_fit, test_fit, s)
+    prior_means, prior_covariances = gaussian_priors(
+        train_fit.users, clusters.train_labels, clusters.train_of
+    )
+    genres = ratings.genres_of(movie_ids)
+    diagnostics = {
+        "raw": raw,
+        "filtered": filtered,
+        "scale": scale,
+        "split": {"train": len(halves[0].values), "test": len(halves[1].values)},
+        "genres": {n: int(c) for n, c in zip(ratings.genre_names, genres.sum(axis=0), strict=True)},
+        "movies_without_genre": int((~genres.any(axis=1)).sum()),
+        "penalty": penalty,
+        **fit_diagnostics(halves, train_fit, test_fit),
+        "clusters": clusters.sizes(s),
+        **state_distances(test_fit, train_fit, clusters, prior_means, s.n_states),
         "build_seconds": round(time.perf_counter() - start, 2),
     }
     return Prepared(
@@ -501,9 +565,9 @@ def prepare(ratings: Ratings, settings: Settings) -> Prepared:
         test_items=test_fit.items,
         train_users=train_fit.users,
         train_items=train_fit.items,
-        test_labels=test_labels,
-        train_labels=train_labels,
-        train_of=train_of,
+        test_labels=clusters.test_labels,
+        train_labels=clusters.train_labels,
+        train_of=clusters.train_of,
         prior_means=prior_means,
         prior_covariances=prior_covariances,
         genres=genres,

@@ -325,64 +325,23 @@ def step(
     live, exponent, scale, likelihood = np.empty(P, np.int64), np.empty(P), np.empty(P), np.empty(P)
     informative = np.empty(P, np.bool_)
     moving, moved = np.zeros(P, np.int64), np.full(P, -1)
-    sources, targets, ancestors = (
-        np.empty(N, np.int64),
-        np.empty(N, np.int64),
-        np.empty(N, np.int64),
-    )
+    sources, targets = np.empty(N, np.int64), np.empty(N, np.int64)
+    ancestors = np.empty(N, np.int64)
     y, centre, spread = work_arrays(first, second)
     for r in range(R):
         generator, seen, reward = generators[r], observe(second, contexts, actions, r), rewards[r]
         slots = live[: live_slots(r, refs, live)]
-        predictives(
-            first,
-            second,
-            y,
-            centre,
-            spread,
-            r,
-            slots,
-            seen,
-            reward,
-            family,
-            parameter,
-            exponent,
-            scale,
-            informative,
-        )
-        latent.propose(
-            r,
-            generator,
-            log_weights,
-            previous,
-            counts,
-            started,
-            initial,
-            transitions,
-            slot,
-            slots,
-            exponent,
-            scale,
-            likelihood,
-        )
+        predictives(first, second, y, centre, spread, r, slots, seen, reward, family, parameter,
+                    exponent, scale, informative)  # fmt: skip
+        latent.propose(r, generator, log_weights, previous, counts, started, initial, transitions,
+                       slot, slots, exponent, scale, likelihood)  # fmt: skip
         updates = plan_updates(r, pool, previous, informative, moving, moved, sources, targets)
-        learn(
-            first,
-            second,
-            y,
-            centre,
-            spread,
-            r,
-            sources[:updates],
-            targets[:updates],
-            seen,
-            reward,
-            family,
-            parameter,
-        )
-        if latent.resample(
+        learn(first, second, y, centre, spread, r, sources[:updates], targets[:updates], seen,
+              reward, family, parameter)  # fmt: skip
+        moved_particles = latent.resample(
             r, generator, log_weights, previous, counts, threshold, scheme, ancestors
-        ):
+        )
+        if moved_particles:
             resamples[r] += 1
             move_references(r, pool, ancestors)
 
