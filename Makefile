@@ -27,9 +27,10 @@ install: ## create .venv and install nslb with its dev tools (editable)
 	$(BIN)/pip install --upgrade pip
 	$(BIN)/pip install -e '.[dev]'
 
-lint: ## ruff (lint and format check) and import-linter (the architecture's import rules)
+lint: ## ruff (lint and format check), mypy (types) and import-linter (the layers' import rules)
 	$(BIN)/ruff check nslb_cli tests examples benchmarks
 	$(BIN)/ruff format --check nslb_cli tests examples benchmarks
+	$(BIN)/mypy
 	$(BIN)/lint-imports
 
 test: ## the fast test suite (what CI runs)

@@ -31,6 +31,7 @@ true state is consistent, 0 otherwise).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -66,7 +67,7 @@ class SlidingWindowModelUCB(Agent):
     """SW-mUCB (Algorithm 4): elimination of latent states inconsistent with the last ``tau``
     rounds, then optimism over the consistent ones (module docstring)."""
 
-    Params = SWMUCBParams
+    Params: ClassVar[type] = SWMUCBParams
 
     def __init__(
         self, params: SWMUCBParams, problem: Problem, model: OfflineModel, rng: BatchRNG

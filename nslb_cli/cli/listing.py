@@ -10,13 +10,16 @@ from __future__ import annotations
 import textwrap
 from dataclasses import MISSING, fields
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nslb_cli.agents import AGENTS
 from nslb_cli.cli.errors import warn
 from nslb_cli.config.registry import Registry
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner.compose import CONFIG_MODULE
+
+if TYPE_CHECKING:
+    from importlib.abc import Traversable  # importlib.resources.abc from Python 3.11
 
 OWN_PACKAGE = "nslb-cli"
 WIDTH = 100
@@ -34,7 +37,7 @@ def _parameters(params: type) -> str:
     shown = []
     for f in fields(params):
         if f.name != "name":
-            default = f.default if f.default is not MISSING else f.default_factory()
+            default = f.default if f.default_factory is MISSING else f.default_factory()
             shown.append(f"{f.name}={_value(default)}")
     return " ".join(shown) or "(no parameters)"
 
@@ -60,7 +63,7 @@ def _group(registry: Registry) -> list[str]:
     return lines
 
 
-def _presets(folder: resources.abc.Traversable, prefix: str = "") -> list[str]:
+def _presets(folder: Traversable, prefix: str = "") -> list[str]:
     if not folder.is_dir():
         return []
     found = []

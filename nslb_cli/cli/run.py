@@ -94,6 +94,6 @@ def main(arguments: Sequence[str]) -> None:
         failures.clear()
     sys.argv = [f"{Path(sys.argv[0]).name} run", *arguments]
     hydra_job()
-    if failures is not None and failures.collect():
+    if plan is not None and failures is not None and failures.collect():
         print(failures.summary(plan.jobs), file=sys.stderr)
         raise SystemExit(1)

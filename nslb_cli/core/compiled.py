@@ -47,7 +47,7 @@ _COMPILES = re.compile(r"^\s*from nslb_cli\.core(\.compiled import| import compi
 
 def _nslb_imports(source: str) -> set[str]:
     """The files of the package that ``source`` imports (anywhere in it)."""
-    found: set[str] = set()
+    found: set[str | None] = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("nslb_cli"):
             names = [f"{node.module}.{alias.name}" for alias in node.names]
@@ -85,8 +85,9 @@ KERNEL_MODULES = kernel_modules()
 KEEP = 8
 """Versions of compiled code kept in the cache, the current one included."""
 # numba's caching classes, public names since 0.6x (underscored before)
-_LOCATOR = getattr(caching, "UserProvidedCacheLocator", None) or caching._UserProvidedCacheLocator
-_IMPL = getattr(caching, "CacheImpl", None) or caching._CacheImpl
+_LOCATOR: Any = getattr(caching, "UserProvidedCacheLocator", None)
+_LOCATOR = _LOCATOR or caching._UserProvidedCacheLocator  # type: ignore[attr-defined]
+_IMPL: Any = getattr(caching, "CacheImpl", None) or caching._CacheImpl  # type: ignore[attr-defined]
 
 
 def sources_hash() -> str:

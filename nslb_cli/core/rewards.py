@@ -47,7 +47,7 @@ GAUSSIAN_KERNEL, BERNOULLI_KERNEL = 0, 1
 SMALLEST_PROBABILITY = float(np.finfo(float).tiny)
 
 
-def gaussian_log_likelihood(x: np.ndarray, mean: np.ndarray, var: np.ndarray) -> np.ndarray:
+def gaussian_log_likelihood(x: np.ndarray, mean: np.ndarray, var: np.ndarray | float) -> np.ndarray:
     """``log N(x; mean, var)``, broadcasting."""
     return -0.5 * (np.log(2.0 * np.pi * var) + (x - mean) ** 2 / var)
 

@@ -14,7 +14,7 @@ numbers seed ``k`` sees do not depend on which other seeds share its batch.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 from enum import IntEnum
 from typing import Any
 
@@ -39,7 +39,7 @@ def generator(seed: int, stream: Stream) -> np.random.Generator:
 class BatchRNG:
     """One agent generator per seed; every method returns arrays with a leading runs axis."""
 
-    def __init__(self, seeds: Sequence[int]) -> None:
+    def __init__(self, seeds: Iterable[int]) -> None:
         self.generators = [generator(s, Stream.AGENT) for s in seeds]
         self._typed: Any = None  # numba.typed.List, built on first use
 

@@ -54,13 +54,13 @@ def load(path: Path, key: str, fields: Iterable[str]) -> dict[str, np.ndarray] |
         return None
 
 
-def save(path: Path, key: str, arrays: dict[str, np.ndarray]) -> None:
+def save(path: Path, key: str, arrays: dict[str, Any]) -> None:
     """Store ``arrays`` at ``path`` under ``key``, atomically."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
-            np.savez_compressed(handle, **arrays, **{KEY_FIELD: np.array(key)})
+            np.savez_compressed(handle, **{**arrays, KEY_FIELD: np.array(key)})
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

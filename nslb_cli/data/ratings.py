@@ -30,6 +30,7 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -138,10 +139,12 @@ def read_release(folder: Path, layout: Layout | None = None) -> Ratings:
     """Parse the release in ``folder``; :class:`DataError` naming the file on any problem."""
     layout = layout or detect(folder)
     if layout.format == "ml-100k":
+        assert layout.movies is not None  # detect() finds u.item beside u.data
         frame = _table(layout.ratings, "\t", 4, "user, item, rating, timestamp", "latin-1")
         users, items, values = _ratings(layout.ratings, frame[0], frame[1], frame[2])
         movie_ids, genres, names = _ml100k_movies(layout.movies, layout.extra[0])
     elif layout.format == "ml-1m":
+        assert layout.movies is not None  # detect() finds movies.dat beside ratings.dat
         frame = _table(layout.ratings, "::", 4, "user::item::rating::timestamp", "latin-1")
         users, items, values = _ratings(layout.ratings, frame[0], frame[1], frame[2])
         movies = _table(layout.movies, "::", 3, "item::title::genres", "latin-1", str)
@@ -248,7 +251,7 @@ def _csv(path: Path, needed: tuple[str, ...], ids: str) -> dict[str, np.ndarray]
     return {c: _numpy(table.column(c)) for c in needed}
 
 
-def _numpy(column) -> np.ndarray:  # a pyarrow ChunkedArray
+def _numpy(column: Any) -> np.ndarray:  # a pyarrow ChunkedArray
     array = column.to_numpy()
     return array.astype(str) if array.dtype == object else array
 
@@ -285,7 +288,7 @@ def _compact(ids: np.ndarray) -> np.ndarray:
 
 def _ml100k_movies(items: Path, genre_file: Path) -> tuple[np.ndarray, np.ndarray, tuple]:
     """``u.item`` genre flags, named by ``u.genre``."""
-    names = []
+    names: list[str] = []
     for number, line in enumerate(_read_text(genre_file, "latin-1").splitlines(), 1):
         if not line.strip():
             continue

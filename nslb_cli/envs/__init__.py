@@ -35,9 +35,10 @@ def check_environment_class(name: str, cls: object) -> None:
     if not isinstance(getattr(cls, "contextual", None), bool):
         raise InvalidEntry(f"{cls.__name__}.contextual must be True or False")
     require_params(name, cls)
-    missing = [key for key in SIZES if key not in {f.name for f in fields(cls.Params)}]
+    params: type = getattr(cls, "Params")  # noqa: B009  (a dataclass: checked just above)
+    missing = [key for key in SIZES if key not in {f.name for f in fields(params)}]
     if missing:
-        raise InvalidEntry(f"{cls.Params.__name__} has no field {', '.join(missing)}")
+        raise InvalidEntry(f"{params.__name__} has no field {', '.join(missing)}")
 
 
 ENVIRONMENTS = Registry("env", GROUP, check_environment_class)

@@ -200,11 +200,12 @@ def provenance(p: MovieLensParams) -> dict[str, Any]:
     the ratings file), ``release`` (the release, or the name of the ``data_dir`` folder),
     ``source`` (its download address, or the folder) and the :func:`describe` diagnostics."""
     diagnostics = describe(p)
-    local = p.data_dir is not None
     return {
         "fingerprint": diagnostics["source"]["fingerprint"],
-        "release": Path(p.data_dir).expanduser().name if local else p.release,
-        "source": diagnostics["source"]["folder"] if local else releases.url(p.release),
+        "release": Path(p.data_dir).expanduser().name if p.data_dir is not None else p.release,
+        "source": (
+            diagnostics["source"]["folder"] if p.data_dir is not None else releases.url(p.release)
+        ),
         "diagnostics": diagnostics,
     }
 

@@ -127,9 +127,7 @@ class Synthetic:
             means=np.stack([m.means for m in models]),
             mean_sd=np.stack([m.mean_sd for m in models]),
             transitions=np.stack([m.transitions for m in models]),
-            concentration=None
-            if models[0].concentration is None
-            else np.stack([m.concentration for m in models]),
+            concentration=_stacked([m.concentration for m in models]),
             initial=np.full((len(seeds), S), 1.0 / S),
         )
         problem = Problem(
@@ -141,6 +139,12 @@ class Synthetic:
             reward_model=reward,
         )
         return World(problem, seeds, states, mean_rewards, noise, offline)
+
+
+def _stacked(arrays: list[np.ndarray | None]) -> np.ndarray | None:
+    """The seeds' arrays stacked, or ``None`` when the model has none (known transitions)."""
+    present = [a for a in arrays if a is not None]
+    return np.stack(present) if present else None
 
 
 def _draw_parameters(p: SyntheticParams, seed: int) -> _Realisation:

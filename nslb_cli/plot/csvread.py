@@ -31,7 +31,7 @@ from nslb_cli.store.results import damaged
 
 NULLABLE = frozenset({"belief", "p_true_state"})  # empty for agents without a belief
 Columns = dict[str, np.ndarray]  # "t" (int32) and value columns (float32) of one seed
-COMPACT = defaultdict(lambda: np.float32, t=np.int32)
+COMPACT: defaultdict[str, type[np.number]] = defaultdict(lambda: np.float32, t=np.int32)
 
 
 class MalformedResult(ValueError):

@@ -14,14 +14,16 @@ import textwrap
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import wraps
 from pathlib import Path
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 import matplotlib
 import numpy as np
 import pandas as pd
+from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.legend import Legend
+from matplotlib.typing import RcKeyType
 from natsort import natsorted
 
 from nslb_cli.plot.layout import arrange, new_figure
@@ -34,7 +36,7 @@ LEGEND_WIDTH = 30  # characters; longer legend labels wrap
 TITLE_WIDTH = 70  # characters; longer titles wrap
 BOX_LINE, BOX_GAP = 0.16, 0.14  # inches per line of an agent's name in a box plot, and between
 BAND_ALPHA = 0.2
-THEME = {
+THEME: dict[RcKeyType, Any] = {
     "font.size": 9,
     "axes.titlesize": 10,
     "axes.labelsize": 9,
@@ -217,7 +219,7 @@ def figure_legend(
 ) -> Legend | None:
     """One legend for ``panels`` (each label once; labels in ``order`` first, in that
     order), for :func:`~layout.arrange` to place."""
-    entries: dict[str, object] = {}
+    entries: dict[str, Artist] = {}
     for axes in panels:
         for handle, label in zip(*axes.get_legend_handles_labels(), strict=True):
             entries.setdefault(label, handle)

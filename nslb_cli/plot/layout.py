@@ -11,8 +11,10 @@ as they were asked to be; the figure gets wider or taller instead.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from matplotlib.axes import Axes
+from matplotlib.backend_bases import RendererBase
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.legend import Legend
@@ -48,11 +50,12 @@ def arrange(
     are moved to their place here.
     """
     width, height = panel
-    renderer = figure.canvas.get_renderer()
+    renderer = cast(FigureCanvasAgg, figure.canvas).get_renderer()
     dpi = figure.dpi
     margins = []  # (left, bottom, right, top) decorations of each panel, inches
     for axes in panels:
         tight, box = axes.get_tightbbox(renderer), axes.get_window_extent(renderer)
+        assert tight is not None  # visible axes always have a box
         margins.append(
             (
                 (box.x0 - tight.x0) / dpi,
@@ -94,7 +97,7 @@ def arrange(
         title.set_position((PAD / total_width, (total_height - PAD) / total_height))
 
 
-def _size(artist: Legend | Text | None, renderer: object, dpi: float) -> tuple[float, float]:
+def _size(artist: Legend | Text | None, renderer: RendererBase, dpi: float) -> tuple[float, float]:
     """Width and height of an artist in inches (zero for none)."""
     if artist is None:
         return 0.0, 0.0

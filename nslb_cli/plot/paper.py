@@ -118,6 +118,6 @@ def draw(
     counts = sorted(int(n) for n in runs if n > 0)
     shown = str(counts[-1]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
     caption = wrap(figure_spec.caption.format(n=shown), 60 * len(panels))
-    title = figure.text(0, 1, caption, ha="left", va="top", fontsize=10)
-    arrange(figure, axes, PANEL, legend=figure_legend(figure, axes), title=title)
+    heading = figure.text(0, 1, caption, ha="left", va="top", fontsize=10)
+    arrange(figure, axes, PANEL, legend=figure_legend(figure, axes), title=heading)
     return figure

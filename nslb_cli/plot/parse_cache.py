@@ -20,6 +20,7 @@ import tempfile
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -105,7 +106,8 @@ def write(
         return
     try:
         with contextlib.suppress(OSError), os.fdopen(fd, "wb") as handle:
-            np.savez(handle, **index, **arrays)
+            payload: dict[str, Any] = {**index, **arrays}
+            np.savez(handle, **payload)
             handle.close()
             os.replace(tmp, folder / CACHE_FILE)
     finally:

@@ -218,11 +218,11 @@ def _join(runs: list[_Run], columns: Sequence[str], keys: Sequence[str]) -> pd.D
         key: np.concatenate(arrays) if arrays else np.array([], dtype=empty.get(key, np.float32))
         for key, arrays in parts.items()
     }
-    run = rows["run"].astype(np.intp)
+    run_of_row = rows["run"].astype(np.intp)
     joined: dict[str, Any] = {}
     for key in keys:
         per_run = pd.Categorical([r.config.get(key) for r in runs])
-        joined[key] = pd.Categorical.from_codes(per_run.codes[run], per_run.categories)
+        joined[key] = pd.Categorical.from_codes(per_run.codes[run_of_row], per_run.categories)
     return pd.DataFrame({**joined, **rows}, copy=False)  # copy=False: no consolidation copy
 
 

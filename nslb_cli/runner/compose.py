@@ -110,7 +110,7 @@ def _parameters(schema: type, node: Any, section: str) -> Any:
 
 def _registered(node: Any, section: str, registry: Registry) -> Any:
     name = node.get("name") if isinstance(node, DictConfig) else None
-    if name not in registry and (not isinstance(name, str) or registry.problem(name) is None):
+    if not isinstance(name, str) or (name not in registry and registry.problem(name) is None):
         raise ConfigError(
             f"{section}.name", f"unknown {section} '{name}'; available: {', '.join(registry)}"
         )
@@ -120,8 +120,15 @@ def _registered(node: Any, section: str, registry: Registry) -> Any:
         raise ConfigError(f"{section}.name", str(err)) from None
 
 
+def container(cfg: DictConfig) -> dict[str, Any]:
+    """A mapping config as plain Python values, interpolations resolved."""
+    values = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(values, dict)
+    return {str(key): value for key, value in values.items()}
+
+
 def _has_yaml(group: str, name: str) -> bool:
-    return resources.files(CONFIG_MODULE).joinpath(group, f"{name}.yaml").is_file()
+    return resources.files(CONFIG_MODULE).joinpath(group).joinpath(f"{name}.yaml").is_file()
 
 
 def _option(registry: Registry, name: str) -> dict[str, Any]:
@@ -131,7 +138,7 @@ def _option(registry: Registry, name: str) -> dict[str, Any]:
         schema = OmegaConf.structured(registry[name].Params)
     except (PluginError, OmegaConfBaseException):
         return {"name": name}
-    return OmegaConf.to_container(schema)  # untyped: validate() checks, as for YAML options
+    return dict(container(schema))  # untyped: validate() checks, as for YAML options
 
 
 @functools.cache
@@ -152,7 +159,7 @@ def register_options() -> tuple[str, ...]:
 
 def validate(cfg: DictConfig) -> RunConfig:
     """Check a composed config and build its :class:`RunConfig`; raise :class:`ConfigError`."""
-    unknown = sorted(set(cfg.keys()) - set(SECTIONS) - {"hydra"})
+    unknown = sorted(set(map(str, cfg.keys())) - set(SECTIONS) - {"hydra"})
     if unknown:
         raise ConfigError(unknown[0], f"unknown top-level key; valid: {', '.join(SECTIONS)}")
     name = str(cfg.get("name"))
@@ -228,11 +235,12 @@ def parse_overrides(overrides: list[str]) -> list[Override]:
         key = override.get_key_element()
         if not override.key_or_group:
             raise ConfigError("overrides", f"'{override.input_line}' has no key: write key=value")
-        if key in GROUPS and isinstance(override.value(), list):
+        value = override.value()
+        if key in GROUPS and isinstance(value, list):
             raise ConfigError(
                 key,
                 f"'{override.input_line}' chooses several; a run has one {key}: to run "
-                f"each, sweep with -m {key}={','.join(map(str, override.value()))}",
+                f"each, sweep with -m {key}={','.join(map(str, value))}",
             )
     return parsed
 
@@ -256,10 +264,11 @@ def _swept_group_hint(overrides: list[str]) -> str:
     for override in parsed:
         key = override.get_key_element()
         group = key.split(".")[0]
-        if "." in key and group in swept and not override.input_line.startswith("+"):
+        line = override.input_line or ""
+        if "." in key and group in swept and not line.startswith("+"):
             return (
                 f" (the sweep over {group} applies {key} to the default {group} first: "
-                f"write ++{override.input_line} to set it in each swept {group})"
+                f"write ++{line} to set it in each swept {group})"
             )
     return ""
 

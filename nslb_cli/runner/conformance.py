@@ -32,7 +32,7 @@ import contextlib
 import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -55,11 +55,17 @@ DEFAULT_ENVS: tuple[dict[str, Any], ...] = (
 )
 
 
+class Environment(Protocol):
+    """An environment class: ``build(params, seeds)`` makes a world."""
+
+    def build(self, params: Any, seeds: np.ndarray) -> World: ...
+
+
 @dataclass(frozen=True)
 class Setting:
     """An environment to check an agent on: its class (with ``build``) and parameters."""
 
-    env: type
+    env: Environment
     params: Any
 
     @property
@@ -179,6 +185,18 @@ class _Play:
     trace: Trace | None
     error: str | None
 
+    @property
+    def played(self) -> Trace:
+        """The trace of a play that finished (the checks that read it run only then)."""
+        assert self.trace is not None, self.error
+        return self.trace
+
+    @property
+    def agent(self) -> _Recorder:
+        """The recorded agent of a play that built one."""
+        assert self.recorder is not None, self.error
+        return self.recorder
+
 
 @dataclass(frozen=True)
 class _Runs:
@@ -261,19 +279,19 @@ def _valid_actions(r: _Runs) -> str | None:
 
 def _deterministic(r: _Runs) -> str | None:
     for i in range(len(SEEDS)):
-        difference = _row_difference(r.batch.trace, i, r.again.trace, i)
+        difference = _row_difference(r.batch.played, i, r.again.played, i)
         if difference is not None:
             return f"two runs of the same seeds differ: {difference}"
     return None
 
 
 def _batch_invariant(r: _Runs) -> str | None:
-    difference = _row_difference(r.alone.trace, 0, r.batch.trace, SEEDS.index(ALONE))
+    difference = _row_difference(r.alone.played, 0, r.batch.played, SEEDS.index(ALONE))
     return None if difference is None else f"alone, then in a batch: {difference}"
 
 
 def _common_random_numbers(r: _Runs) -> str | None:
-    trace, fresh = r.batch.trace, r.fresh
+    trace, fresh = r.batch.played, r.fresh
     pulled = np.take_along_axis(fresh.mean_rewards, trace.action[:, :, None], axis=2)[:, :, 0]
     world_checks = (
         ("latent path", trace.state, fresh.states),
@@ -301,7 +319,7 @@ def _common_random_numbers(r: _Runs) -> str | None:
 
 def _non_negative_regret(r: _Runs) -> str | None:
     for play in r.plays:
-        trace = play.trace
+        trace = play.played
         if not np.isfinite(trace.reward).all():
             return "a reward is not finite"
         negative = np.argwhere(trace.regret < 0)
@@ -313,19 +331,19 @@ def _non_negative_regret(r: _Runs) -> str | None:
 
 def _valid_beliefs(r: _Runs) -> str | None:
     for play in r.plays:
-        rounds = play.recorder.belief_rounds
+        rounds = play.agent.belief_rounds
         if any(rounds) and not all(rounds):
             first, missing = rounds.index(True) + 1, rounds.index(False) + 1
             return f"a belief in round {first}, none in round {missing}"
-        if play.recorder.belief_error is not None:
-            return play.recorder.belief_error
+        if play.agent.belief_error is not None:
+            return play.agent.belief_error
     return None
 
 
 def _valid_summary(r: _Runs) -> str | None:
     for play in r.plays:
-        runs = len(play.trace.seeds)
-        for key, values in play.trace.summary.items():
+        runs = len(play.played.seeds)
+        for key, values in play.played.summary.items():
             shape = np.shape(values)
             if not isinstance(values, np.ndarray) or shape != (runs,):
                 kind = type(values).__name__

@@ -10,14 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
 from nslb_cli.agents import AGENTS
 from nslb_cli.core.rng import BatchRNG
 from nslb_cli.core.trace import Trace
 from nslb_cli.core.world import World
 from nslb_cli.envs import ENVIRONMENTS
-from nslb_cli.runner.compose import RunConfig
+from nslb_cli.runner.compose import RunConfig, container
 from nslb_cli.runner.simulate import build_agent, simulate
 from nslb_cli.store import provenance
 from nslb_cli.store.atomic import atomic_write_text, remove_stale_temporaries
@@ -83,7 +83,7 @@ def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> list[int]:
     a job that fails before leaves nothing that blocks the next one. Temporary files left
     by killed processes are removed; ``run.overwrite`` first removes the finished results.
     """
-    settings = OmegaConf.to_container(resolved, resolve=True)
+    settings = container(resolved)
     remove_stale_temporaries(folder)
     if config.run.overwrite:
         clear_results(folder)

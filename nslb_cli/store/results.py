@@ -98,7 +98,7 @@ def seed_frame(trace: Trace, run: int) -> pd.DataFrame:
     """The CSV table of one run as pandas: ``belief`` nullable ``Int64``, NA without a belief."""
     import pandas as pd  # here: a run writes with pyarrow and need not import pandas
 
-    columns = seed_columns(trace, run)
+    columns: dict[str, Any] = seed_columns(trace, run)
     belief = columns["belief"]
     columns["belief"] = pd.array(np.where(belief == NO_BELIEF, None, belief), dtype="Int64")
     return pd.DataFrame(columns, columns=COLUMNS)

@@ -110,6 +110,7 @@ class LinearPosterior(PooledPosterior):
     ) -> np.ndarray:
         """A draw of ``X_t[a] · sum_m w_m theta^{i_m}`` (see the module docstring):
         ``(R, K)``, ``d`` normals per run."""
+        assert contexts is not None, "a linear model has contexts"
         return _linear_mixture(
             rng.typed(),
             self.pool_mean,
