@@ -2,18 +2,62 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
+import numpy as np
 import pytest
 import tomllib
 
 import nslb_cli.api
+from nslb_cli.agents.base import Agent, Belief
 from nslb_cli.cli import main
-from tests.conftest import REPO
-from tests.plugins import EXAMPLE, example_entry_points
+from nslb_cli.config import validators
+from nslb_cli.core import problem, rewards, rng, world
+from tests.helpers.paths import EXAMPLE, REPO
+from tests.helpers.plugins import example_entry_points
 
 README = (REPO / "README.md").read_text()
 SECTION = README.split("## Add your own agent")[1].split("\n## ")[0]
+
+
+# What nslb_cli/api.py's docstring promises of each public name: the very objects nslb's own
+# code uses (nslb's agents derive from the same Agent, its environments build the same World,
+# the registry checks plugins against them) ...
+PROMISED = {
+    "Agent": Agent,
+    "BatchRNG": rng.BatchRNG,
+    "Belief": Belief,
+    "Bernoulli": rewards.Bernoulli,
+    "ConfigError": validators.ConfigError,
+    "Gaussian": rewards.Gaussian,
+    "OfflineModel": problem.OfflineModel,
+    "Problem": problem.Problem,
+    "RewardModel": rewards.RewardModel,
+    "Stream": rng.Stream,
+    "Truth": problem.Truth,
+    "World": world.World,
+    "check": validators,
+    "generator": rng.generator,
+}
+# ... with the members it names
+DOCUMENTED = {
+    "Agent": ["act", "update", "belief", "summary", "fixed_arms", "sees_truth"],
+    "BatchRNG": ["random", "normal", "integers", "beta"],
+    "OfflineModel": ["expected_rewards"],
+    "RewardModel": [
+        "log_likelihood", "prior", "update", "predictive_log_likelihood", "sample", "noise",
+        "realise",
+    ],
+    "Stream": ["PARAMETERS", "PATH", "NOISE", "CONTEXTS"],
+    "check": ["positive", "probability", "one_of"],
+}  # fmt: skip
+FIELDS = {
+    "Problem": {"n_arms", "n_states", "horizon", "n_runs", "reward_model", "sigma"},
+    "OfflineModel": {"means", "mean_sd", "transitions", "concentration", "initial", "covariance"},
+    "Belief": {"state", "posterior"},
+    "Truth": {"states", "mean_rewards"},
+}
 
 
 def blocks(language: str) -> list[str]:
@@ -26,8 +70,18 @@ def test_the_public_names_are_stable() -> None:
         "Agent", "BatchRNG", "Belief", "Bernoulli", "ConfigError", "Gaussian", "OfflineModel",
         "Problem", "RewardModel", "Stream", "Truth", "World", "check", "generator",
     ]  # fmt: skip
-    for name in nslb_cli.api.__all__:
-        assert getattr(nslb_cli.api, name) is not None
+    api = nslb_cli.api
+    for name in api.__all__:
+        assert getattr(api, name) is PROMISED[name], f"nslb_cli.api.{name}"
+    for name, members in DOCUMENTED.items():
+        missing = [m for m in members if not hasattr(getattr(api, name), m)]
+        assert not missing, f"nslb_cli.api.{name} lacks {missing}"
+    for name, fields in FIELDS.items():
+        assert fields <= {f.name for f in dataclasses.fields(getattr(api, name))}, name
+    assert issubclass(api.Gaussian, api.RewardModel) and issubclass(api.Bernoulli, api.RewardModel)
+    assert issubclass(api.ConfigError, ValueError)
+    generators = [*api.BatchRNG([3, 4]).generators, api.generator(3, api.Stream.NOISE)]
+    assert all(isinstance(g, np.random.Generator) for g in generators)
 
 
 def test_the_readme_example_is_the_example_plugin_the_tests_run() -> None:

@@ -17,7 +17,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.plugins import EXAMPLE, nslb_with
+from tests.helpers.paths import EXAMPLE
+from tests.helpers.plugins import nslb_with
 
 
 @pytest.mark.slow

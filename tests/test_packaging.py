@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import tomllib
 
-from tests.conftest import REPO
+from tests.helpers.paths import REPO
 
 
 def test_every_conf_folder_is_a_listed_package() -> None:

@@ -1,6 +1,6 @@
 """The paper's presets (docs/design.md §5): their settings, a sweep with or without -m, run -> plot.
 
-That every job of every preset validates is checked by tests/test_config.py.
+That every job of every preset validates is checked by tests/runner/test_compose.py.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from hydra import compose, initialize_config_module
 
 from nslb_cli.plot.labels import display_name
 from nslb_cli.runner.compose import CONFIG_MODULE, CONFIG_NAME, check_command_line
-from tests.conftest import REPO
-from tests.movielens_data import ML_100K, needs_ml_100k
-from tests.test_cli import nslb
+from tests.helpers.cli import nslb
+from tests.helpers.movielens import needs_ml_100k
+from tests.helpers.paths import ML_100K, REPO
 
 PAPER_AGENTS = ["cd_ucb", "cd_ts", "exp4s", "mts", "umts"]
 MOVIELENS_AGENTS = ["cd_linucb", "cd_lints", "exp4s", "mts", "umts"]

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from nslb_cli.agents import GROUP
-from tests.plugins import fake_distribution, fake_example_install, nslb_with
+from tests.helpers.plugins import fake_distribution, fake_example_install, nslb_with
 
 QUICK = ["env.horizon=60", "run.progress=false"]
 

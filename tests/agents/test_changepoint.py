@@ -14,8 +14,8 @@ from nslb_cli.config.validators import ConfigError
 from nslb_cli.core.rng import BatchRNG
 from nslb_cli.envs.synthetic import SyntheticParams
 from nslb_cli.runner.simulate import build_agent
-from tests.conftest import agent_params, run_agent, synthetic_world
-from tests.worlds import hand_made_world
+from tests.helpers.agents import agent_params, run_agent
+from tests.helpers.worlds import hand_made_world, synthetic_world
 
 
 @pytest.mark.parametrize("name", ["cd_ucb", "cd_ts"])

@@ -9,8 +9,8 @@ from nslb_cli.agents import AGENTS
 from nslb_cli.config.validators import ConfigError
 from nslb_cli.core.rng import BatchRNG
 from nslb_cli.runner.simulate import build_agent, simulate
-from tests.conftest import agent_params, synthetic_world
-from tests.worlds import hand_made_world
+from tests.helpers.agents import agent_params
+from tests.helpers.worlds import hand_made_world, synthetic_world
 
 
 @pytest.mark.parametrize("overrides", [{}, {"gamma": 0.05, "alpha": 0.01}], ids=["auto", "set"])

@@ -11,8 +11,8 @@ from nslb_cli.core.problem import OfflineModel, Problem
 from nslb_cli.core.rng import BatchRNG
 from nslb_cli.core.world import World
 from nslb_cli.runner.simulate import build_agent
-from tests.conftest import agent_params
-from tests.worlds import hand_made_world
+from tests.helpers.agents import agent_params
+from tests.helpers.worlds import hand_made_world
 
 SIGMA, TAU, DIM = 0.5, 100, 4
 

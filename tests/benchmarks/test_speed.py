@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import speed as bench
-from tests.conftest import REPO
+from tests.helpers.paths import REPO
 
 
 def test_table_shows_ratio_and_dashes_for_what_was_not_measured() -> None:

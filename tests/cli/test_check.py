@@ -9,8 +9,8 @@ import pytest
 
 from nslb_cli.agents import GROUP
 from nslb_cli.cli import main
-from tests.conftest import REPO
-from tests.plugins import fake_distribution, nslb_with
+from tests.helpers.paths import REPO
+from tests.helpers.plugins import fake_distribution, nslb_with
 
 
 def test_check_prints_one_line_per_check(capsys: pytest.CaptureFixture[str]) -> None:
@@ -64,7 +64,7 @@ def test_bad_input_is_one_line_with_status_2(
 
 def test_a_failing_agent_exits_with_status_1(tmp_path: Path) -> None:
     """A plugin whose agent draws from NumPy's global generator (tests' faulty agents)."""
-    faulty = {"faulty": "tests.test_agents_conformance:GlobalRandom"}
+    faulty = {"faulty": "tests.helpers.faulty_agents:GlobalRandom"}
     fake_distribution(tmp_path / "site", "faulty-plugin", "0.1", {GROUP: faulty})
     path = os.pathsep.join([str(tmp_path / "site"), str(REPO)])
     checked = nslb_with(path, "check", "agent=faulty", cwd=tmp_path)

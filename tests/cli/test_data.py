@@ -15,9 +15,10 @@ from nslb_cli.cli import main
 from nslb_cli.envs.synthetic import SyntheticParams
 from nslb_cli.runner.compose import RunConfig, RunSettings
 from nslb_cli.runner.job import data_record
-from tests.conftest import agent_params
-from tests.movielens_data import ML_100K, needs_ml_100k, tiny_release, write_csv, write_generic
-from tests.test_cli import NSLB
+from tests.helpers.agents import agent_params
+from tests.helpers.cli import NSLB
+from tests.helpers.movielens import needs_ml_100k, tiny_release, write_csv, write_generic
+from tests.helpers.paths import ML_100K
 
 
 def nslb(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess[str]:

@@ -8,14 +8,16 @@ from pathlib import Path
 import pytest
 
 from nslb_cli.cli import main
-from tests.movielens_data import tiny_env_params
-from tests.test_cli import nslb
+from tests.helpers.cli import nslb
+from tests.helpers.movielens import tiny_env_params
 
 HOME_MISSING = "~/surely-not-a-folder-of-nslb"
 
 
 def cases(tmp: Path) -> list[tuple[list[str], str]]:
-    """(arguments, a fragment the one line must contain); ``tmp`` holds a file and a folder."""
+    """(arguments, a fragment the one line must contain); ``tmp`` holds a file and a folder.
+
+    Each row ends with the argument at fault (see :func:`named_key`)."""
     a_file, empty = tmp / "a_file", tmp / "empty"
     ml = ["env=movielens", f"env.data_dir={empty}", f"env.cache_dir={tmp / 'cache'}"]
     return [
@@ -30,9 +32,9 @@ def cases(tmp: Path) -> list[tuple[list[str], str]]:
         (["run", "agent=umts", "agent.num_particles=10000000000000"], "lower agent.num_particles"),
         (["run", "env.horizon=100000000000"], "lower env.horizon"),
         (["run", "agent=[mts,umts]"], "sweep with -m agent=mts,umts"),
-        (["run", "agent=cd_ucb", *ml], "cd_ucb learns each arm's rewards"),
-        (["run", "agent=cd_ts", *ml], "cd_ts learns each arm's rewards"),
-        (["run", "agent=exp3s", *ml], "exp3s learns each arm's rewards"),
+        (["run", *ml, "agent=cd_ucb"], "cd_ucb learns each arm's rewards"),
+        (["run", *ml, "agent=cd_ts"], "cd_ts learns each arm's rewards"),
+        (["run", *ml, "agent=exp3s"], "exp3s learns each arm's rewards"),
         (["run", "agent=mts", *ml, "env.n_arms=100000"], "lower env.horizon, env.n_arms"),
         (["run", "env=movielens", "env.release=ml-7m"], "env.release"),
         (["run", "env=nowhere"], "Could not find 'env/nowhere'"),
@@ -58,8 +60,34 @@ def cases(tmp: Path) -> list[tuple[list[str], str]]:
     ]
 
 
-def test_the_table_has_at_least_thirty_cases(tmp_path: Path) -> None:
-    assert len(cases(tmp_path)) >= 30
+def named_key(arguments: list[str]) -> str:
+    """What the one line must name: the key of the row's last argument, the one at fault
+    (``+agent.typo=1`` -> ``agent.typo``); a command word, or ``=5``, which has no key, as
+    it is."""
+    key = arguments[-1].split("=", 1)[0].lstrip("+")
+    return key if "=" in arguments[-1] and key else arguments[-1]
+
+
+def test_the_tables_thirty_bad_inputs_are_each_refused_naming_the_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's promise for each of the table's (at least thirty, distinct) bad inputs:
+    refused before anything runs, in one line (``nslb: error: …``, exit status 2) that names
+    the key at fault, as in ``nslb: error: agent.num_particles: must be > 0, got -5``."""
+    (tmp_path / "a_file").write_text("")
+    (tmp_path / "empty").mkdir()
+    monkeypatch.chdir(tmp_path)
+    table = cases(tmp_path)
+    assert len(table) >= 30
+    assert len({tuple(arguments) for arguments, _ in table}) == len(table), "no row twice"
+    for arguments, _ in table:
+        with pytest.raises(SystemExit) as stopped:
+            main(arguments)
+        err = capsys.readouterr().err
+        assert stopped.value.code == 2 and err.count("\n") == 1, (arguments, err)
+        assert err.startswith("nslb: error: "), (arguments, err)
+        assert named_key(arguments) in err.removeprefix("nslb: error: "), (arguments, err)
+    assert not (tmp_path / "outputs").exists(), "refused before any job started"
 
 
 @pytest.mark.parametrize("index", range(len(cases(Path("/x")))))

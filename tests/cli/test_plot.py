@@ -14,7 +14,7 @@ from nslb_cli.plot.figures import curves
 from nslb_cli.plot.report import PlotError
 from nslb_cli.plot.styles import style_map
 from nslb_cli.plot.tables import format_pm
-from tests.results_tree import SMALL, write_run
+from tests.helpers.results_tree import SMALL, write_run
 
 H = SMALL.horizon
 

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -13,14 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
-NSLB = shutil.which("nslb", path=str(Path(sys.executable).parent)) or "nslb"
-QUICK = ["env.horizon=60", "run.progress=false"]
-
-
-def nslb(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [NSLB, *args], cwd=cwd, capture_output=True, text=True, timeout=300, check=False
-    )
+from tests.helpers.cli import NSLB, QUICK, nslb
 
 
 def test_run_writes_one_complete_csv_per_seed(tmp_path: Path) -> None:

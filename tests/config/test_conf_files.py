@@ -8,7 +8,6 @@ Params). These tests keep the two from drifting apart.
 from __future__ import annotations
 
 from dataclasses import fields
-from pathlib import Path
 
 import pytest
 import yaml
@@ -16,8 +15,8 @@ import yaml
 from nslb_cli.agents import AGENTS
 from nslb_cli.config.registry import Registry
 from nslb_cli.envs import ENVIRONMENTS
+from tests.helpers.paths import CONF
 
-CONF = Path(__file__).resolve().parents[1] / "conf"
 OWN = "nslb-cli"
 GROUPS = {"agent": AGENTS, "env": ENVIRONMENTS}
 BUILT_IN = [

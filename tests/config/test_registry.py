@@ -11,7 +11,7 @@ from nslb_cli.agents import AGENTS, GROUP, check_agent_class
 from nslb_cli.config.registry import PluginError, Registry
 from nslb_cli.envs import GROUP as ENV_GROUP
 from nslb_cli.envs import check_environment_class
-from tests.plugins import fake_distribution
+from tests.helpers.plugins import fake_distribution
 
 PLUGIN = """
 from dataclasses import dataclass

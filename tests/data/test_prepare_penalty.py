@@ -21,8 +21,8 @@ from nslb_cli.data.prepare import (
     start_index,
 )
 from nslb_cli.data.ratings import read_release
-from tests.movielens_data import TINY as TINY_FIXED
-from tests.movielens_data import tiny_release, write_csv
+from tests.helpers.movielens import TINY as TINY_FIXED
+from tests.helpers.movielens import tiny_release, write_csv
 
 SEARCH = Settings(
     min_user_ratings=1,

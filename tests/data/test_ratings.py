@@ -10,15 +10,15 @@ import pytest
 
 from nslb_cli.data import DataError
 from nslb_cli.data.ratings import detect, read_release
-from tests.movielens_data import (
+from tests.helpers.movielens import (
     GENRES,
-    ML_100K,
     needs_ml_100k,
     tiny_release,
     write_csv,
     write_ml1m,
     write_ml100k,
 )
+from tests.helpers.paths import ML_100K
 
 
 @needs_ml_100k

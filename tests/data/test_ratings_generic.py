@@ -14,7 +14,7 @@ from nslb_cli.data import DataError
 from nslb_cli.data.prepare import GRID, load_or_prepare, prepare
 from nslb_cli.data.ratings import detect, read_release
 from nslb_cli.envs.movielens import ALL_MOVIES, Catalogue, MovieLens, load
-from tests.movielens_data import (
+from tests.helpers.movielens import (
     GENRES,
     TINY,
     tiny_env_params,

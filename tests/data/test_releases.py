@@ -18,7 +18,7 @@ from nslb_cli.config import paths
 from nslb_cli.data import DataError, releases
 from nslb_cli.data.ratings import read_release
 from nslb_cli.envs.movielens import MovieLens, MovieLensParams
-from tests.movielens_data import tiny_release, write_ml100k
+from tests.helpers.movielens import tiny_release, write_ml100k
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):

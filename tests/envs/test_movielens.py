@@ -23,8 +23,9 @@ from nslb_cli.envs.movielens import (
 from nslb_cli.runner.compose import RunConfig, RunSettings
 from nslb_cli.runner.job import simulate_seeds
 from nslb_cli.store.results import seed_frame
-from tests.conftest import agent_params
-from tests.movielens_data import ML_100K, needs_ml_100k, tiny_env_params
+from tests.helpers.agents import agent_params
+from tests.helpers.movielens import needs_ml_100k, tiny_env_params
+from tests.helpers.paths import ML_100K
 
 
 @pytest.fixture(scope="module")

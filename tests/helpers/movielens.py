@@ -17,9 +17,8 @@ import pytest
 
 from nslb_cli.data.prepare import Settings
 from nslb_cli.envs.movielens import MovieLensParams
-from tests.conftest import SHARED
+from tests.helpers.paths import ML_100K
 
-ML_100K = SHARED / "data/movielens/ml-100k"
 needs_ml_100k = pytest.mark.skipif(
     not (ML_100K / "u.data").is_file(),
     reason=f"the ML-100K release is not in {ML_100K} (the repository's ../shared)",

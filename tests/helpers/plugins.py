@@ -13,10 +13,8 @@ from pathlib import Path
 
 import tomllib
 
-from tests.conftest import REPO
-from tests.test_cli import NSLB
-
-EXAMPLE = REPO / "examples" / "epsilon_greedy"
+from tests.helpers.cli import NSLB
+from tests.helpers.paths import EXAMPLE
 
 
 def fake_distribution(

@@ -18,7 +18,7 @@ import yaml
 
 from nslb_cli.envs.synthetic import SyntheticParams
 from nslb_cli.store.results import COLUMNS, claim_folder, write_trace
-from tests.conftest import agent_params, run_agent
+from tests.helpers.agents import agent_params, run_agent
 
 SMALL = SyntheticParams(horizon=60, period=20, switch_prob=0.05)
 MOVIELENS_ENV = {

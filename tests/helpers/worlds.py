@@ -1,4 +1,5 @@
-"""Hand-made worlds for agent tests: chosen true means, latent path and offline model."""
+"""Worlds for agent tests: hand-made ones (chosen true means, latent path and offline model),
+a linear contextual one, and synthetic ones built as the environment builds them."""
 
 from __future__ import annotations
 
@@ -6,7 +7,12 @@ import numpy as np
 
 from nslb_cli.core.problem import OfflineModel, Problem
 from nslb_cli.core.world import World
-from nslb_cli.envs.synthetic import uniform_switching
+from nslb_cli.envs.synthetic import Synthetic, SyntheticParams, uniform_switching
+
+
+def synthetic_world(seeds: list[int], **env: object) -> World:
+    """The synthetic environment's world for ``seeds``, with ``env`` settings."""
+    return Synthetic.build(SyntheticParams(**env), np.asarray(seeds))
 
 
 def hand_made_world(
@@ -38,3 +44,30 @@ def hand_made_world(
     problem = Problem(n_arms=K, n_states=S, horizon=n, sigma=sigma, n_runs=R)
     noise = np.random.default_rng(seed).normal(0.0, sigma, (R, n))
     return World(problem, np.arange(R), states, true_means[states], noise, model)
+
+
+def linear_world(
+    horizon: int = 50, prior_scale: float = 0.3, n_states: int = 3, dim: int = 4, arms: int = 6
+) -> World:
+    """A one-run contextual world with linear rewards, built by hand (independent of envs/)."""
+    rng = np.random.default_rng(42)
+    theta = rng.normal(0, 1, (n_states, dim))
+    features = rng.normal(0, 1, (40, dim))
+    items = rng.integers(0, 40, (1, horizon, arms))
+    transitions = uniform_switching(n_states, 0.05)
+    states = np.zeros(horizon, dtype=np.int64)
+    for t in range(1, horizon):
+        states[t] = rng.choice(n_states, p=transitions[states[t - 1]])
+    mean_rewards = (features[items[0]] @ theta.T)[np.arange(horizon), :, states][None]
+    covariance = np.repeat((prior_scale**2 * np.eye(dim))[None], n_states, axis=0)
+    model = OfflineModel(
+        means=theta[None],
+        mean_sd=np.zeros((1, n_states, 1)),
+        transitions=transitions[None],
+        concentration=None,
+        initial=np.full((1, n_states), 1 / n_states),
+        covariance=covariance[None],
+    )
+    problem = Problem(n_arms=arms, n_states=n_states, horizon=horizon, sigma=0.5, n_runs=1)
+    noise = rng.normal(0, 0.5, (1, horizon))
+    return World(problem, np.array([0]), states[None], mean_rewards, noise, model, items, features)

@@ -16,7 +16,7 @@ from nslb_cli.plot import aggregate, paper, report
 from nslb_cli.plot.figures import curves, final_distribution, sweep
 from nslb_cli.plot.styles import FIXED, style_map
 from nslb_cli.plot.tidy import load
-from tests.results_tree import MOVIELENS_ENV, fake_config, write_fake_run
+from tests.helpers.results_tree import MOVIELENS_ENV, fake_config, write_fake_run
 
 SIXTEEN = [
     *(f"CD-UCB (tau={tau})" for tau in (20, 50, 100, 200)),

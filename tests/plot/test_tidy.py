@@ -13,7 +13,7 @@ from nslb_cli.plot.csvread import read_seed
 from nslb_cli.plot.parse_cache import CACHE_FILE
 from nslb_cli.plot.tidy import load
 from nslb_cli.store.results import COLUMNS
-from tests.results_tree import (
+from tests.helpers.results_tree import (
     SMALL,
     edited_by_hand,
     fake_config,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from hydra import compose, initialize_config_module
 
@@ -11,8 +9,7 @@ from nslb_cli.agents import AGENTS
 from nslb_cli.config.validators import ConfigError
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner.compose import CONFIG_MODULE, check_command_line, folder_name, validate
-
-CONF = Path(__file__).resolve().parents[1] / "conf"
+from tests.helpers.paths import CONF
 
 
 def options(group: str) -> list[str]:

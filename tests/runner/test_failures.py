@@ -10,8 +10,8 @@ from pathlib import Path
 
 import yaml
 
-from tests.movielens_data import tiny_env_params
-from tests.test_cli import NSLB, QUICK, nslb
+from tests.helpers.cli import NSLB, QUICK, nslb
+from tests.helpers.movielens import tiny_env_params
 
 
 def movielens_args(tmp_path: Path) -> list[str]:

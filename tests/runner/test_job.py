@@ -10,7 +10,7 @@ import pytest
 from nslb_cli.core.world import World
 from nslb_cli.envs.synthetic import Synthetic, SyntheticParams
 from nslb_cli.runner.job import build_world
-from tests.conftest import run_agent
+from tests.helpers.agents import run_agent
 
 ENV = SyntheticParams(horizon=120, period=40, model="prior")
 

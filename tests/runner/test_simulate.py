@@ -6,7 +6,7 @@ import numpy as np
 
 from nslb_cli.envs.synthetic import Synthetic, SyntheticParams
 from nslb_cli.store.results import seed_frame
-from tests.conftest import run_agent
+from tests.helpers.agents import run_agent
 
 FIXED_KNOWN = SyntheticParams(dynamics="fixed", model="known")
 

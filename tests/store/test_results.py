@@ -19,8 +19,8 @@ from nslb_cli.store.results import (
     seed_frame,
     write_trace,
 )
-from tests.conftest import run_agent
-from tests.results_tree import SMALL
+from tests.helpers.agents import run_agent
+from tests.helpers.results_tree import SMALL
 
 H = SMALL.horizon
 FLOATS = ("reward", "expected_reward", "optimal_reward", "regret", "cum_regret", "cum_reward")

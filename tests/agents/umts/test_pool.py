@@ -10,7 +10,7 @@ from nslb_cli.agents.umts.pool import SlotPool
 from nslb_cli.core.rng import BatchRNG
 from nslb_cli.envs.synthetic import Synthetic, SyntheticParams
 from nslb_cli.runner.simulate import build_agent
-from tests.test_posteriors import linear_world
+from tests.helpers.worlds import linear_world
 
 
 def assert_consistent(pool: SlotPool) -> None:

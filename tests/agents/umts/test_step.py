@@ -71,13 +71,18 @@ def exact_predictive(
 
 
 def particle_filters(
-    replicates: int, particles: int, reward_model: RewardModel | None = None
+    replicates: int, particles: int, reward_model: RewardModel | None = None, known: bool = False
 ) -> UncertainModelThompsonSampling:
+    """``replicates`` runs of umTS on the tiny problem; ``known``: the means are known
+    (``mean_sd = 0``, a point mass on ``PRIOR_MEAN``) instead of drawn from the prior."""
+
     def rep(x: np.ndarray) -> np.ndarray:
         return np.repeat(np.asarray(x, dtype=float)[None], replicates, axis=0)
 
     reward_model = reward_model or Gaussian(SIGMA)
     sd = BETA_SD if isinstance(reward_model, Bernoulli) else np.full((S, K), PRIOR_SD)
+    if known:
+        sd = np.zeros((S, K))
     model = OfflineModel(
         means=rep(PRIOR_MEAN),
         mean_sd=rep(sd),
@@ -110,22 +115,31 @@ def test_uncertain_model_particles_match_exact_enumeration(data_seed: int) -> No
 
 
 def test_mean_action_is_the_weighted_average_of_particle_samples() -> None:
-    """With a known model, ``mean`` plays argmax_a sum_i w_i mu(a, B_t^i)."""
-    agent = particle_filters(1, 6)
-    agent.rewards.var[:] = 0.0  # a known model: every sampled mu equals its prior mean
+    """With a known model, ``mean`` plays argmax_a sum_i w_i mu(a, B_t^i), in every run.
+
+    The model is known through the offline model (``mean_sd = 0``): every sampled mu equals
+    its prior mean, so each of the 200 runs must play the best arm. With the prior sd of the
+    tests above (0.5) the weighted draws would pick the other arm in about a fifth of them."""
+    runs = 200
+    agent = particle_filters(runs, 6, known=True)
+    np.testing.assert_array_equal(agent.rewards.var, 0.0)  # a known model
     agent.started = True
     agent.counts = None
     agent.model = OfflineModel(
-        agent.model.means, agent.model.mean_sd, np.eye(S)[None], None, agent.model.initial
+        agent.model.means,
+        agent.model.mean_sd,
+        np.repeat(np.eye(S)[None], runs, axis=0),
+        None,
+        agent.model.initial,
     )  # deterministic transitions: B_t^i = B_{t-1}^i
-    agent.previous = np.array([[0, 0, 0, 1, 1, 1]])
+    agent.previous = np.tile([0, 0, 0, 1, 1, 1], (runs, 1))
     for heavy, best in ((1, 0), (0, 1)):
         # Particles in the `heavy` state carry 0.9 of the weight: its best arm must be played.
         weights = np.where(agent.previous[0] == heavy, 0.3, 0.1 / 3)
-        agent.log_weights = np.log(weights)[None]
+        agent.log_weights = np.tile(np.log(weights), (runs, 1))
         expected = int(np.argmax((weights[:, None] * PRIOR_MEAN[agent.previous[0]]).sum(0)))
         assert expected == int(np.argmax(PRIOR_MEAN[heavy])) == best
-        assert agent.act(5, None)[0] == best
+        np.testing.assert_array_equal(agent.act(5, None), best)
 
 
 def beta_log_marginal(

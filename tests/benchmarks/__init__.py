@@ -1,0 +1,1 @@
+"""Tests of the benchmarks (``benchmarks/`` at the top of the repository)."""
