@@ -2,8 +2,13 @@
 
 A file is written to a temporary name in its own folder (``.<name>.<pid>.<random>.tmp``),
 flushed and fsynced, then renamed over its final name: a reader sees the old file or the
-new one, never half of one. A process killed before the rename leaves its temporary, which
-:func:`remove_stale_temporaries` deletes once its writer (the pid in its name) is gone.
+new one, never half of one, and two writers of one file each leave it whole (the last
+rename wins). A process killed before the rename leaves its temporary, which
+:func:`remove_stale_temporaries` deletes once its writer (the pid in its name) is gone; a
+write that fails (a full disk, say) removes its temporary and raises.
+
+Files get the permissions the user's umask allows (``0666 & ~umask``: 0644 under umask 022),
+as files written by ``open`` would: a temporary file alone would be private (0600).
 """
 
 from __future__ import annotations
@@ -11,15 +16,27 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 TMP = ".tmp"
 TEMPORARY = re.compile(r"^\..+?\.(\d+)\.[^.]+\.tmp$")  # .<name>.<pid>.<random>.tmp
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder: written,
-    fsynced, then renamed into place, so ``path`` is either absent or complete.
+def _file_mode() -> int:
+    """``0666`` less the process's umask (read without changing it for good)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+FILE_MODE = _file_mode()  # read once, at import: os.umask is process-wide
+
+
+def atomic_write(path: Path, write: Callable[[BinaryIO], object]) -> None:
+    """Write ``path`` whole or not at all: ``write(handle)`` fills a temporary file in the same
+    folder, which is fsynced, given the umask's permissions and renamed into place.
 
     The rename itself becomes durable when the folder is fsynced (:func:`fsync_folder`);
     until then a crash may lose the file, never leave half of it.
@@ -28,13 +45,19 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=TMP)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            write(handle)
             handle.flush()
+            os.fchmod(handle.fileno(), FILE_MODE)
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """:func:`atomic_write` of ``data``."""
+    atomic_write(path, lambda handle: handle.write(data))
 
 
 def atomic_write_text(path: Path, text: str) -> None:
