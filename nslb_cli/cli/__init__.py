@@ -15,11 +15,13 @@ May import every other package: it is the top layer. Nothing imports it.
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections.abc import Sequence
 
 from nslb_cli.cli.errors import fail
 from nslb_cli.config.validators import ConfigError
+from nslb_cli.runner.stopping import Terminated, claim_ownership, stopped_by
 
 USAGE = """usage: nslb <command> [arguments]
 
@@ -83,7 +85,13 @@ def _check(arguments: Sequence[str]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Entry point of the ``nslb`` console script."""
+    """Entry point of the ``nslb`` console script.
+
+    Ctrl-C (SIGINT) ends it with one line, ``nslb: interrupted``, and exit status 130;
+    SIGTERM with ``nslb: terminated`` and 143, after stopping the workers of a parallel
+    sweep. Results are written whole or not at all: running the same command again
+    continues where it stopped.
+    """
     arguments = list(sys.argv[1:] if argv is None else argv)
     if not arguments or arguments[0] in ("-h", "--help", "help"):
         print(USAGE, end="")
@@ -92,4 +100,34 @@ def main(argv: Sequence[str] | None = None) -> None:
     handlers = {"run": _run, "plot": _plot, "list": _list, "check": _check, "data": _data}
     if command not in handlers:
         fail(f"unknown command '{command}'; use one of: {', '.join(COMMANDS)} (see `nslb --help`)")
-    handlers[command](rest)
+    signal.signal(signal.SIGTERM, _terminate)
+    claim_ownership()
+    try:
+        handlers[command](rest)
+    except SystemExit:
+        raise
+    except BaseException as err:
+        stop = stopped_by(err)
+        if stop is None:
+            raise
+        _stop_workers()
+        terminated = isinstance(stop, Terminated)
+        print(f"nslb: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
+        raise SystemExit(143 if terminated else 130) from None
+
+
+def _terminate(signum: int, frame: object) -> None:
+    """SIGTERM: unwind like Ctrl-C (see :mod:`nslb_cli.runner.stopping`)."""
+    raise Terminated(f"signal {signum}")
+
+
+def _stop_workers() -> None:
+    """Stop the worker processes of a parallel sweep (joblib's loky workers), so none of
+    them simulates or writes after the command has ended."""
+    if "joblib" not in sys.modules:
+        return
+    from joblib.externals.loky import reusable_executor
+
+    executor = getattr(reusable_executor, "_executor", None)
+    if executor is not None:
+        executor.shutdown(wait=True, kill_workers=True)

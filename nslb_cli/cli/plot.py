@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from nslb_cli.plot.report import (
     PlotError,
     plot,
 )
+from nslb_cli.store.folder import record_plotted
 
 
 class _Parser(argparse.ArgumentParser):
@@ -148,7 +150,17 @@ def parse(argv: Sequence[str]) -> Options:
 def main(argv: Sequence[str]) -> None:
     """``nslb plot``: parse, plot, report; :class:`PlotError` for the caller to print."""
     options = parse(argv)
-    written, sections = plot(options)
+    try:
+        written, sections = plot(options)
+    except OSError as err:  # a full disk, a quota, a folder gone read-only
+        where = err.filename or options.out
+        raise PlotError(f"cannot write {where}: {err.strerror or err}") from None
+    by_folder: dict[Path, list[str]] = {}
+    for path in written:
+        by_folder.setdefault(path.parent, []).append(path.name)
+    for folder, names in by_folder.items():  # what `nslb run` may find there is nslb's
+        with contextlib.suppress(OSError):
+            record_plotted(folder, names)
     print("\n".join(sections), end="")
     n_tables = sum(path.suffix in (".md", ".csv") for path in written)
     print(

@@ -9,9 +9,11 @@ the sweep ends with a summary of the failures and exit status 1.
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
@@ -26,12 +28,14 @@ from nslb_cli.runner.compose import (
     CommandLine,
     check_command_line,
     expand_home,
+    intended_folder,
     register_options,
     validate,
 )
-from nslb_cli.runner.failures import Failures
+from nslb_cli.runner.failures import Failures, start_sweep
+from nslb_cli.runner.stopping import stopped_by
 from nslb_cli.store import provenance
-from nslb_cli.store.results import OutputConflict
+from nslb_cli.store.folder import OutputConflict
 
 MULTIRUN_FLAGS = ("-m", "--multirun")
 USER_ERRORS = (ConfigError, OutputConflict, OSError, MemoryError)
@@ -48,30 +52,40 @@ def hydra_job(cfg: DictConfig) -> None:
     if sweep is not None and sweep.stopped():
         return
     try:
+        if sweep is not None:
+            _check_job_folder(cfg, hydra_cfg, folder)
         run_job(validate(cfg), cfg, folder)
-    except KeyboardInterrupt:
-        print(
-            f"nslb: interrupted; the seeds finished so far are kept in {folder}: "
-            "re-run the same command to continue",
-            file=sys.stderr,
-        )
-        raise SystemExit(130) from None
     except Exception as err:
+        interruption = stopped_by(err)
+        if interruption is not None:  # Ctrl-C inside compiled code arrives as a SystemError
+            raise interruption from None
         if sweep is None:
             if isinstance(err, USER_ERRORS):
                 fail(_user_message(err))
             raise  # a bug: Hydra shows where
         overrides = list(hydra_cfg.overrides.task)
-        stop = bool(cfg.run.get("fail_fast", False))
-        sweep.record(hydra_cfg.job.num, overrides, err, stop)
+        sweep.record(hydra_cfg.job.num, overrides, err, bool(cfg.run.get("fail_fast", False)))
         print(f"nslb: job {' '.join(overrides)} failed: {err}", file=sys.stderr)
+
+
+def _check_job_folder(cfg: DictConfig, hydra_cfg: Any, folder: Path) -> None:
+    """Refuse a sweep job that Hydra started in a stand-in folder because a file stands
+    where its own folder goes (:func:`nslb_cli.runner.compose.job_folder`)."""
+    intended = intended_folder(
+        hydra_cfg.sweep.dir, cfg.env.name, cfg.agent.name, hydra_cfg.job.override_dirname
+    )
+    if folder.resolve() != intended.resolve():
+        raise OutputConflict(
+            f"{intended}: a file stands where this job's folder goes; move it away"
+        )
 
 
 def _user_message(err: BaseException) -> str:
     if isinstance(err, MemoryError):
         return "out of memory: lower run.batch_size (or the sizes of env and agent)"
     if isinstance(err, OSError) and not isinstance(err, ConfigError):
-        return f"cannot write results: {err.strerror or err} ({err.filename or 'output folder'})"
+        where = err.filename or "the output folder"
+        return f"cannot write results in {where}: {err.strerror or err}"
     return str(err)
 
 
@@ -89,9 +103,11 @@ def main(arguments: Sequence[str]) -> None:
             plan = check_command_line(overrides, multirun=len(overrides) < len(arguments))
         except ConfigError as err:
             fail(str(err))
+    start_sweep()
     failures = Failures(plan.output) if plan is not None and plan.multirun else None
     if failures is not None:
         failures.clear()
+    logging.raiseExceptions = False  # a full disk stops nslb.log quietly; results still report
     sys.argv = [f"{Path(sys.argv[0]).name} run", *arguments]
     hydra_job()
     if plan is not None and failures is not None and failures.collect():

@@ -63,9 +63,13 @@ def read_seed(path: Path, columns: Sequence[str], horizon: int | None) -> Column
 
 
 def read_run(
-    seeds: Sequence[tuple[int, Path]], columns: Sequence[str], horizon: int | None
+    seeds: Sequence[tuple[int, Path]],
+    columns: Sequence[str],
+    horizon: int | None,
+    key: str | None = None,
 ) -> tuple[dict[int, Columns], list[Skipped]]:
-    """The seed CSVs of one run folder: ``{seed: columns}`` (sorted) and the files skipped."""
+    """The seed CSVs of one run folder: ``{seed: columns}`` (sorted) and the files skipped
+    (unreadable, damaged, or written for another config than the folder's, result ``key``)."""
     batches: dict[bytes, dict[int, tuple[bytes, int]]] = {}  # header -> seed -> (text, rows)
     alone: list[int] = []
     skipped: list[Skipped] = []
@@ -77,7 +81,7 @@ def read_run(
         except OSError:
             alone.append(seed)
             continue
-        reason = damaged(path, text)
+        reason = damaged(path, text, key)
         if reason:
             changed[seed] = reason
         rows = _rows(text, horizon)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from functools import wraps
+from functools import partial, wraps
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
@@ -28,6 +28,7 @@ from natsort import natsorted
 
 from nslb_cli.plot.layout import arrange, new_figure
 from nslb_cli.plot.styles import Style
+from nslb_cli.store.atomic import atomic_write
 
 PANEL = (5.6, 3.4)  # inches of one plotting area
 ROUND_LABEL = "round t"
@@ -265,11 +266,12 @@ def scales(axes: Axes, log_x: bool, log_y: bool) -> None:
 
 
 def save(figure: Figure, stem: Path, formats: Iterable[str], dpi: int) -> list[Path]:
-    """Write ``stem.<format>`` for each format, return the paths."""
+    """Write ``stem.<format>`` for each format, each whole or not at all (a killed or
+    concurrent plot never leaves half a figure); return the paths."""
     paths = [stem.parent / f"{stem.name}.{fmt}" for fmt in formats]
     with matplotlib.rc_context(THEME):
         for path in paths:
-            figure.savefig(path, dpi=dpi)
+            atomic_write(path, partial(figure.savefig, format=path.suffix[1:], dpi=dpi))
     return paths
 
 

@@ -40,8 +40,9 @@ import yaml
 
 from nslb_cli.plot import csvread, parse_cache
 from nslb_cli.plot.csvread import Columns, MalformedResult, Skipped
-from nslb_cli.plot.identity import identity, with_data
+from nslb_cli.plot.identity import FINGERPRINT, identity, with_data
 from nslb_cli.plot.labels import seed_ranges
+from nslb_cli.store.folder import result_key
 from nslb_cli.store.results import COLUMNS, CONFIG_FILE, SEED_FILE, flatten
 
 SKIPPED_SECTIONS = ("run.",)
@@ -90,9 +91,10 @@ def find_seed_files(root: Path) -> dict[Path, list[tuple[int, Path]]]:
     return runs
 
 
-def read_config(folder: Path) -> dict[str, Any]:
+def read_config(folder: Path) -> tuple[dict[str, Any], str]:
     """The flattened resolved config of a run folder, without its ``run`` section, with the
-    identity of its data (:func:`~nslb_cli.plot.identity.with_data`)."""
+    identity of its data (:func:`~nslb_cli.plot.identity.with_data`); and the result key
+    its seed files must record (:func:`nslb_cli.store.folder.result_key`)."""
     path = folder / CONFIG_FILE
     if not path.is_file():
         raise MalformedResult(f"no {CONFIG_FILE} in the run folder; its seeds are skipped")
@@ -107,7 +109,9 @@ def read_config(folder: Path) -> dict[str, Any]:
         for key, value in flatten(tree).items()
         if not key.startswith(SKIPPED_SECTIONS)
     }
-    return with_data(config, folder)
+    config = with_data(config, folder)
+    fingerprint = config.get(FINGERPRINT)
+    return config, result_key(tree, None if fingerprint is None else str(fingerprint))
 
 
 def read_folder(
@@ -115,6 +119,7 @@ def read_folder(
     seeds: Sequence[tuple[int, Path]],
     columns: Sequence[str],
     horizon: int | None,
+    key: str | None = None,
     use_cache: bool = True,
 ) -> tuple[dict[int, Columns], list[Skipped]]:
     """The checked columns of a run folder's seeds, from its cache when that is current.
@@ -129,7 +134,7 @@ def read_folder(
         if cached is not None:
             return cached
     wanted = list(dict.fromkeys([*columns, *(c for c in held if c in COLUMNS and c != "t")]))
-    found, skipped = csvread.read_run(seeds, wanted, horizon)
+    found, skipped = csvread.read_run(seeds, wanted, horizon, key)
     if use_cache:
         parse_cache.write(folder, current, wanted, found, skipped)
     kept = ("t", *columns)
@@ -158,13 +163,13 @@ def load(
     for folder, seeds in find_seed_files(root).items():
         n_files += len(seeds)
         try:
-            config = read_config(folder)
+            config, key = read_config(folder)
         except MalformedResult as err:
             skipped.append(Skipped(folder / CONFIG_FILE, str(err)))
             continue
         horizon = config.get("env.horizon")
         horizon = horizon if isinstance(horizon, int) else None
-        found, bad = read_folder(folder, seeds, columns, horizon, use_cache)
+        found, bad = read_folder(folder, seeds, columns, horizon, key, use_cache)
         skipped += bad
         if found:
             run = runs.setdefault(identity(config), _Run(config))

@@ -17,6 +17,8 @@ through the same ``Params`` dataclass in :func:`validate`.
 from __future__ import annotations
 
 import functools
+import hashlib
+import os
 import re
 from dataclasses import dataclass, fields
 from importlib import resources
@@ -41,21 +43,71 @@ from nslb_cli.config.registry import PluginError, Registry
 from nslb_cli.config.validators import ConfigError
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner import memory
+from nslb_cli.store.folder import OutputConflict, refuse_foreign_files
+
+MAX_NAME = 200
+"""Bytes of a run folder's name (the filesystem allows 255): a longer list of overrides is
+shortened to a readable prefix and a hash of the whole."""
+BLOCKED = ".nslb-blocked"
+"""Where a sweep job whose folder is blocked (a file stands in its way) runs, to fail there."""
 
 
 def folder_name(override_dirname: str) -> str:
-    """Hydra's ``key=value,…`` override list as a folder name, with ``+``/``++`` prefixes
-    dropped and items re-sorted, so ``++agent.tau=5`` and ``agent.tau=5`` share a folder."""
+    """Hydra's ``key=value,…`` override list as a folder name: ``+``/``++`` prefixes dropped
+    and items re-sorted (``++agent.tau=5`` and ``agent.tau=5`` share a folder), a path value
+    shown as its last part and a hash of the whole path (``env.data_dir=ml-100k-3f2a9c1e``:
+    sweeping over folders gives a folder each), and a name longer than :data:`MAX_NAME`
+    bytes cut to a prefix and a hash of the whole name (config.yaml keeps every value)."""
     items = re.split(r",(?=[^,=]+=)", override_dirname) if override_dirname else []
-    return ",".join(sorted(item.lstrip("+") for item in items))
+    name = ",".join(sorted(_shown(item.lstrip("+")) for item in items))
+    if len(name.encode()) <= MAX_NAME:
+        return name
+    prefix = name.encode()[: MAX_NAME - 13].decode(errors="ignore").rstrip(",")
+    return f"{prefix}-{_digest(name, 12)}"
+
+
+def _shown(item: str) -> str:
+    """One ``key=value`` of a folder name; a path value becomes ``<last part>-<hash>``."""
+    key, sep, value = item.partition("=")
+    bare = value.strip("'\"")
+    if not sep or not ("/" in bare or bare.startswith("~")):
+        return item
+    path = os.path.abspath(os.path.expanduser(bare))
+    return f"{key}={Path(path).name or 'root'}-{_digest(path, 8)}"
+
+
+def _digest(text: str, digits: int) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:digits]
+
+
+def job_folder(sweep_dir: str, env: str, agent: str, override_dirname: str) -> str:
+    """A sweep job's folder below ``sweep_dir``: ``<env>/<agent>/<folder_name>``, or, when a
+    file stands where that folder must go, a hidden folder of :data:`BLOCKED` where the job
+    starts only to record that it failed (Hydra would otherwise stop the whole sweep)."""
+    relative = f"{env}/{agent}/{folder_name(override_dirname)}"
+    if _blocked(Path(sweep_dir) / relative):
+        return f"{BLOCKED}/{_digest(relative, 12)}"
+    return relative
+
+
+def intended_folder(sweep_dir: str, env: str, agent: str, override_dirname: str) -> Path:
+    """Where a sweep job's results belong (what :func:`job_folder` gives when unblocked)."""
+    return Path(sweep_dir) / env / agent / folder_name(override_dirname)
+
+
+def _blocked(folder: Path) -> bool:
+    """Whether ``folder`` or one of its parents exists and is not a folder."""
+    return any(p.exists() and not p.is_dir() for p in (folder, *folder.parents))
 
 
 OmegaConf.register_new_resolver("nslb_folder", folder_name, replace=True)
+OmegaConf.register_new_resolver("nslb_job_folder", job_folder, replace=True)
 
 NAME = re.compile(r"^[\w.-]+(/[\w.-]+)*$")
 CONFIG_MODULE = "nslb_cli.conf"
 CONFIG_NAME = "config"
 SECTIONS = ("name", "env", "agent", "run")
+MAX_SEED = 2**63 - 1
 
 
 @dataclass
@@ -73,6 +125,13 @@ class RunSettings:
         check.non_negative(self.seed, "seed")
         check.positive(self.n_seeds, "n_seeds")
         check.positive(self.batch_size, "batch_size")
+        last = self.seed + self.n_seeds - 1
+        check.require(
+            last <= MAX_SEED,
+            "seed",
+            f"seeds are 64-bit integers: run.seed + run.n_seeds - 1 must be <= 2^63 - 1, "
+            f"got {last}",
+        )
 
 
 @dataclass(frozen=True)
@@ -320,16 +379,24 @@ def check_command_line(overrides: list[str], multirun: bool) -> CommandLine:
             if reason:
                 raise _at_point(ConfigError("memory", reason), point, points)
         sweep = multirun or base.hydra.mode == RunMode.MULTIRUN
-        output = Path(str(base.hydra.sweep.dir if sweep else base.hydra.run.dir))
-    _check_writable(output, "hydra.sweep.dir" if sweep else "hydra.run.dir")
-    return CommandLine(jobs=len(points), output=output, multirun=sweep)
+        key = "hydra.sweep.dir" if sweep else "hydra.run.dir"
+        folder = str(base.hydra.sweep.dir if sweep else base.hydra.run.dir)
+    _check_output(folder, key)
+    return CommandLine(jobs=len(points), output=Path(folder), multirun=sweep)
 
 
-def _check_writable(folder: Path, key: str) -> None:
-    """Refuse an output folder that cannot be created or written."""
-    reason = unwritable(folder)
+def _check_output(folder: str, key: str) -> None:
+    """Refuse an output folder that is empty (the current folder: nslb would write among the
+    user's files), cannot be created or written, or holds files nslb did not write."""
+    if not folder.strip():
+        raise ConfigError(key, "empty; give a folder for the results (e.g. outputs/mine)")
+    reason = unwritable(Path(folder))
     if reason:
         raise ConfigError(key, reason)
+    try:
+        refuse_foreign_files(Path(folder), key)
+    except OutputConflict as err:
+        raise ConfigError(key, str(err).partition(": ")[2]) from None
 
 
 def _at_point(err: ConfigError, point: list[str], points: list[list[str]]) -> ConfigError:

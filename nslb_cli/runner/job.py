@@ -1,4 +1,10 @@
-"""One Hydra job: validate, pick the seeds not yet done, simulate them in batches, write."""
+"""One Hydra job: validate, pick the seeds not yet done, simulate them in batches, write.
+
+The job writes its run folder under the folder's lock (:mod:`nslb_cli.store.lock`), only
+after checking that the folder holds nothing but nslb's results of its own config
+(:mod:`nslb_cli.store.folder`); with ``run.overwrite`` the new results replace the old ones
+only once all are written (:mod:`nslb_cli.store.staging`).
+"""
 
 from __future__ import annotations
 
@@ -19,20 +25,14 @@ from nslb_cli.core.world import World
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner.compose import RunConfig, container
 from nslb_cli.runner.simulate import build_agent, simulate
-from nslb_cli.store import provenance
+from nslb_cli.runner.stopping import check_owner
+from nslb_cli.store import provenance, staging
 from nslb_cli.store.atomic import atomic_write_text, remove_stale_temporaries
-from nslb_cli.store.results import (
-    OutputConflict,
-    check_claim,
-    claim_folder,
-    clear_results,
-    finished_seeds,
-    write_trace,
-)
+from nslb_cli.store.folder import DATA_FILE, claim, refuse_foreign_files, result_key, scan
+from nslb_cli.store.lock import FolderLock
+from nslb_cli.store.results import write_trace
 
 log = logging.getLogger("nslb")
-
-DATA_FILE = "data.json"
 
 
 def simulate_seeds(config: RunConfig, seeds: np.ndarray) -> Trace:
@@ -79,18 +79,38 @@ def _read_only(value: Any) -> None:
 def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> list[int]:
     """Simulate the seeds of ``config`` missing from ``folder``; return the seeds written.
 
-    The folder is claimed (its ``config.yaml`` written) only when the first results are:
-    a job that fails before leaves nothing that blocks the next one. Temporary files left
-    by killed processes are removed; ``run.overwrite`` first removes the finished results.
+    Under the folder's lock: a swap of overwritten results that a killed process left is
+    finished, temporaries of killed writers are removed, a folder holding files nslb did
+    not write or results of another config is refused, damaged seeds are recomputed. The
+    folder is claimed (its ``config.yaml`` written) only with the first results: a job
+    that fails before leaves nothing that blocks the next one.
     """
     settings = container(resolved)
-    remove_stale_temporaries(folder)
-    if config.run.overwrite:
-        clear_results(folder)
-    check_claim(folder, settings)
-    data = data_record(folder, config)
-    done = finished_seeds(folder)
-    pending = np.array([s for s in config.seeds if s not in done], dtype=np.int64)
+    data = data_record(config)
+    key = result_key(settings, data["fingerprint"] if data is not None else None)
+    with FolderLock(folder, key, provenance.command()):
+        staging.recover(folder)
+        remove_stale_temporaries(folder)
+        refuse_foreign_files(folder)
+        target = staging.begin(folder) if config.run.overwrite else folder
+        written = _simulate_missing(config, settings, data, key, target)
+        if config.run.overwrite:
+            staging.commit(folder)
+    return written
+
+
+def _simulate_missing(
+    config: RunConfig,
+    settings: dict[str, Any],
+    data: dict[str, Any] | None,
+    key: str,
+    folder: Path,
+) -> list[int]:
+    """Simulate into ``folder`` the seeds of ``config`` it lacks (its damaged ones again)."""
+    state = scan(folder, key, settings)
+    for seed, problem in sorted(state.damaged.items()):
+        log.warning("%s: seed=%d.csv is %s; simulating it again", folder, seed, problem)
+    pending = np.array([s for s in config.seeds if s not in state.done], dtype=np.int64)
     label = f"{config.agent.name} on {config.env.name}"
     if len(pending) == 0:
         log.info("%s: all %d seeds already in %s", label, len(config.seeds), folder)
@@ -100,11 +120,12 @@ def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> list[int]:
     for first in range(0, len(pending), config.run.batch_size):
         batch = pending[first : first + config.run.batch_size]
         trace = simulate_seeds(config, batch)
+        check_owner()  # a worker whose command was killed writes nothing more
         if first == 0:
-            claim_folder(folder, settings)
+            claim(folder, settings)
             if data is not None:
-                atomic_write_text(folder / DATA_FILE, data)
-        write_trace(folder, trace)
+                atomic_write_text(folder / DATA_FILE, json.dumps(data, indent=1) + "\n")
+        write_trace(folder, trace, key)
         provenance.record(folder, batch.tolist())
         final_regret.append(trace.regret.sum(axis=1))
     regret = np.concatenate(final_regret)
@@ -113,7 +134,7 @@ def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> list[int]:
         "%s: %d seeds (%d already done) in %.1f s -> %s; final cum_regret %.2f ± %.2f (mean ± SE)",
         label,
         len(pending),
-        len(done & set(config.seeds.tolist())),
+        len(state.done & set(config.seeds.tolist())),
         time.perf_counter() - start,
         folder,
         regret.mean(),
@@ -122,21 +143,12 @@ def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> list[int]:
     return pending.tolist()
 
 
-def data_record(folder: Path, config: RunConfig) -> str | None:
-    """``data.json`` (the environment's ``provenance``: data fingerprint and diagnostics) for
-    an environment built from data files, else ``None``; refuses to add seeds of other data
-    to a folder (local data paths are not part of its name)."""
+def data_record(config: RunConfig) -> dict[str, Any] | None:
+    """What ``data.json`` records (the environment's ``provenance``: the data's fingerprint
+    and diagnostics) for an environment built from data files, else ``None``. The
+    fingerprint is part of the result key: results of other data never mix with these."""
     describe = getattr(ENVIRONMENTS[config.env.name], "provenance", None)
     if describe is None:
         return None
-    record = describe(config.env)
-    path = folder / DATA_FILE
-    if path.is_file() and finished_seeds(folder):
-        before = json.loads(path.read_text()).get("fingerprint")
-        if before != record["fingerprint"]:
-            raise OutputConflict(
-                f"{folder} holds results of other data (ratings file fingerprint {before}, "
-                f"now {record['fingerprint']}); pass hydra.run.dir=… (or hydra.sweep.dir=…) "
-                "to write elsewhere, or remove that folder"
-            )
-    return json.dumps(record, indent=1) + "\n"
+    record: dict[str, Any] = describe(config.env)
+    return record

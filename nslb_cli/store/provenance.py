@@ -20,6 +20,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from nslb_cli.store.atomic import atomic_write_bytes
+
 FILE = "provenance.jsonl"
 COMMAND_VARIABLE = "NSLB_COMMAND"  # the user's command line, passed on to launcher workers
 
@@ -61,16 +63,29 @@ def _git_commit() -> str | None:
     return f"{sha}+dirty" if dirty else sha
 
 
+def command() -> str:
+    """The user's command line (the one that started this job's sweep)."""
+    return os.environ.get(COMMAND_VARIABLE, shlex.join(sys.argv))
+
+
 def record(folder: Path, seeds: list[int]) -> None:
-    """Append this invocation's provenance to ``folder/provenance.jsonl``."""
+    """Add this invocation's provenance to ``folder/provenance.jsonl``: the file is written
+    anew with one more line (atomically, under the folder's lock), never appended to in
+    place, so a killed writer cannot leave half a line."""
     entry = {
         "time": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         **environment(),
-        "command": os.environ.get(COMMAND_VARIABLE, shlex.join(sys.argv)),
+        "command": command(),
         "seeds": seeds,
     }
-    with open(folder / FILE, "a", encoding="utf-8") as handle:
-        handle.write(json.dumps(entry) + "\n")
+    path = folder / FILE
+    try:
+        before = path.read_bytes()
+    except FileNotFoundError:
+        before = b""
+    if before and not before.endswith(b"\n"):
+        before += b"\n"
+    atomic_write_bytes(path, before + (json.dumps(entry) + "\n").encode())
 
 
 def versions(folder: Path) -> set[str]:

@@ -4,10 +4,14 @@ Layout of one run folder (``outputs/<name>/<env>/<agent>/<overrides>/``)::
 
     config.yaml      the resolved config (its ``run`` section is the last invocation's)
     seed=K.csv       one row per round (COLUMNS), complete or absent
-    seed=K.json      per-seed agent statistics (e.g. resamples, detected changes)
+    seed=K.json      per-seed agent statistics (e.g. resamples, detected changes), the
+                     result key of the seed's config and data, and the CSV's size and CRC-32
+    data.json        the data's fingerprint and diagnostics (environments built from data)
+    provenance.jsonl which code and command wrote which seeds
 
 A CSV is renamed into place only once fully written and fsynced, so an existing
-``seed=K.csv`` is always complete and re-running the same command skips it.
+``seed=K.csv`` is whole; its record tells whether it is still the file nslb wrote, and of
+which config (:mod:`nslb_cli.store.folder`).
 
 Floats are written in their shortest form that parses back to the same double (Arrow's CSV
 writer, e.g. ``0.1``, ``1e-7``, ``0.30000000000000004``): exact, and ~10x faster than
@@ -27,11 +31,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pa_csv
-import yaml
 
 from nslb_cli.core.trace import NO_BELIEF, Trace
-from nslb_cli.store import provenance
-from nslb_cli.store.atomic import atomic_write_bytes, atomic_write_text, fsync_folder
+from nslb_cli.store.atomic import atomic_write_bytes, fsync_folder
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -58,19 +60,8 @@ _CSV_OPTIONS = pa_csv.WriteOptions(include_header=False)
 WRITE_THREADS = 4  # threads that write and fsync the files of write_trace
 
 
-class OutputConflict(RuntimeError):
-    """A run folder already holds results of a different configuration."""
-
-
 def seed_csv(folder: Path, seed: int) -> Path:
     return folder / f"seed={seed}.csv"
-
-
-def finished_seeds(folder: Path) -> set[int]:
-    """Seeds whose CSV is complete in ``folder`` (atomic writes: present means complete)."""
-    if not folder.is_dir():
-        return set()
-    return {int(m.group(1)) for p in folder.iterdir() if (m := SEED_FILE.match(p.name))}
 
 
 def seed_columns(trace: Trace, run: int) -> dict[str, np.ndarray]:
@@ -140,9 +131,10 @@ def _arrow(values: np.ndarray, null: np.ndarray | None = None) -> pa.Array:
     return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values), [validity, data])
 
 
-def write_trace(folder: Path, trace: Trace, threads: int = WRITE_THREADS) -> None:
-    """Write every run of ``trace``: ``seed=K.json`` first, then ``seed=K.csv``, each
-    atomically (written, fsynced, renamed), then fsync the folder once for the renames.
+def write_trace(folder: Path, trace: Trace, key: str, threads: int = WRITE_THREADS) -> None:
+    """Write every run of ``trace``: ``seed=K.json`` (recording result key ``key``) first,
+    then ``seed=K.csv``, each atomically (written, fsynced, renamed), then fsync the folder
+    once for the renames.
 
     ``threads`` threads each format a run's CSV and write its two files: Arrow formats
     without holding the GIL, and an fsync mostly waits for the disk, so runs overlap.
@@ -154,17 +146,20 @@ def write_trace(folder: Path, trace: Trace, threads: int = WRITE_THREADS) -> Non
     """
     folder.mkdir(parents=True, exist_ok=True)
     with ThreadPoolExecutor(threads, thread_name_prefix="nslb-write") as pool:
-        writing = [pool.submit(_write_run, folder, trace, run) for run in range(len(trace.seeds))]
+        runs = range(len(trace.seeds))
+        writing = [pool.submit(_write_run, folder, trace, key, run) for run in runs]
         for done in writing:
             done.result()
     fsync_folder(folder)
 
 
-def _write_run(folder: Path, trace: Trace, run: int) -> None:
-    """``seed=K.json`` (with the CSV's size and CRC-32), then ``seed=K.csv``, of one run."""
+def _write_run(folder: Path, trace: Trace, key: str, run: int) -> None:
+    """``seed=K.json`` (the statistics, the result key, the CSV's size and CRC-32), then
+    ``seed=K.csv``, of one run."""
     seed = int(trace.seeds[run])
     stats = {"seed": seed, **{k: v[run].item() for k, v in trace.summary.items()}}
     csv = seed_csv_bytes(trace, run)
+    stats["config"] = key
     stats["csv"] = csv_integrity(csv)
     atomic_write_bytes(folder / f"seed={seed}.json", (json.dumps(stats, indent=1) + "\n").encode())
     atomic_write_bytes(seed_csv(folder, seed), csv)
@@ -176,69 +171,37 @@ def csv_integrity(data: bytes) -> dict[str, Any]:
     return {"bytes": len(data), "crc32": f"{zlib.crc32(data):08x}"}
 
 
-def damaged(csv_path: Path, data: bytes) -> str | None:
-    """Why ``data`` (the bytes of ``csv_path``) is not what nslb wrote, or ``None``.
-
-    Checked against the record in ``seed=K.json``; a CSV without one (written by an older
-    nslb, or by hand) is taken as it is.
-    """
-    try:
-        record = json.loads(csv_path.with_suffix(".json").read_text())["csv"]
-    except (OSError, ValueError, KeyError, TypeError):
+def integrity_problem(record: Any, data: bytes) -> str | None:
+    """Why ``data`` is not the CSV that integrity record ``record`` describes, or ``None``."""
+    if record == csv_integrity(data):
         return None
-    if record != csv_integrity(data):
-        return (
-            f"damaged: {len(data)} bytes with CRC-32 {csv_integrity(data)['crc32']}, but "
-            f"nslb wrote {record.get('bytes')} bytes with CRC-32 {record.get('crc32')}"
-        )
-    return None
+    wrote = record if isinstance(record, dict) else {}
+    return (
+        f"damaged: {len(data)} bytes with CRC-32 {csv_integrity(data)['crc32']}, but "
+        f"nslb wrote {wrote.get('bytes')} bytes with CRC-32 {wrote.get('crc32')}"
+    )
 
 
-def check_claim(folder: Path, config: dict[str, Any]) -> None:
-    """Raise :class:`OutputConflict` if ``folder`` holds results of another config.
+def damaged(csv_path: Path, data: bytes, key: str | None = None) -> str | None:
+    """Why ``data`` (the bytes of ``csv_path``) is not what nslb wrote for result key
+    ``key``, or ``None``.
 
-    The ``run`` section (seeds, batch size, progress) may differ: adding seeds to a folder
-    is how a run is extended. A ``config.yaml`` without any finished seed is no claim (a
-    run that failed before its first result): it may be replaced.
+    Checked against ``seed=K.json``: its integrity record, and (when ``key`` is given and
+    the record names one) the key of the config it was written for. A CSV without a
+    record (written by an older nslb, or by hand) is taken as it is.
     """
-    path = folder / CONFIG_FILE
-    if not path.exists() or not finished_seeds(folder):
-        return
     try:
-        existing = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError:
-        existing = {"config.yaml": "unreadable"}
-    old = flatten({k: v for k, v in existing.items() if k != "run"})
-    new = flatten({k: v for k, v in config.items() if k != "run"})
-    if old != new:
-        changed = sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
-        raise OutputConflict(
-            f"{folder} holds results of a different config (differs in: "
-            f"{', '.join(changed)}); pass hydra.run.dir=… (or hydra.sweep.dir=…) to write "
-            "elsewhere, run.overwrite=true to replace them, or remove that folder"
+        record = json.loads(csv_path.with_suffix(".json").read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict):
+        return None
+    if key is not None and record.get("config", key) != key:
+        return (
+            f"written for another config or data (result key {record.get('config')}, "
+            f"the folder's config.yaml is {key})"
         )
-
-
-def claim_folder(folder: Path, config: dict[str, Any]) -> None:
-    """Save ``config`` in ``folder`` (checked first with :func:`check_claim`)."""
-    atomic_write_text(folder / CONFIG_FILE, yaml.safe_dump(config, sort_keys=False))
-
-
-def clear_results(folder: Path) -> None:
-    """Remove the finished results of ``folder`` (``run.overwrite=true``)."""
-    if not folder.is_dir():
-        return
-    for path in folder.iterdir():
-        if (
-            SEED_FILE.match(path.name)
-            or SEED_STATS.match(path.name)
-            or path.name
-            in (
-                CONFIG_FILE,
-                provenance.FILE,
-            )
-        ):
-            path.unlink()
+    return integrity_problem(record["csv"], data) if "csv" in record else None
 
 
 def flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -152,4 +152,4 @@ def test_no_data_json_for_an_environment_without_data_files(tmp_path: Path) -> N
     config = RunConfig(
         name="t", env=SyntheticParams(), agent=agent_params("mts"), run=RunSettings()
     )
-    assert data_record(tmp_path, config) is None
+    assert data_record(config) is None

@@ -17,7 +17,8 @@ import pandas as pd
 import yaml
 
 from nslb_cli.envs.synthetic import SyntheticParams
-from nslb_cli.store.results import COLUMNS, claim_folder, write_trace
+from nslb_cli.store.folder import claim, result_key
+from nslb_cli.store.results import COLUMNS, write_trace
 from tests.helpers.agents import agent_params, run_agent
 
 SMALL = SyntheticParams(horizon=60, period=20, switch_prob=0.05)
@@ -47,8 +48,9 @@ def write_run(
         "name": name,
         "run": {"seed": min(seeds), "n_seeds": len(seeds), "batch_size": 100, "progress": None},
     }
-    claim_folder(folder, config)
-    write_trace(folder, run_agent(agent, seeds, env, **agent_overrides))
+    folder.mkdir(parents=True, exist_ok=True)
+    claim(folder, config)
+    write_trace(folder, run_agent(agent, seeds, env, **agent_overrides), result_key(config))
     return folder
 
 

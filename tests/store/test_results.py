@@ -23,6 +23,7 @@ from tests.helpers.agents import run_agent
 from tests.helpers.results_tree import SMALL
 
 H = SMALL.horizon
+KEY = "0123456789abcdef"  # a result key (store.folder.result_key)
 FLOATS = ("reward", "expected_reward", "optimal_reward", "regret", "cum_regret", "cum_reward")
 
 
@@ -35,7 +36,7 @@ def traces():
 @pytest.mark.parametrize("agent", ["mts", "random"])
 def test_written_csv_reads_back_to_the_trace(tmp_path: Path, traces, agent: str) -> None:
     trace = traces[agent]
-    write_trace(tmp_path, trace)
+    write_trace(tmp_path, trace, KEY)
     for run, seed in enumerate(trace.seeds):
         path = tmp_path / f"seed={seed}.csv"
         assert path.read_bytes().startswith(HEADER)
@@ -77,7 +78,7 @@ def test_floats_are_exact_and_missing_values_empty(traces) -> None:
 
 def test_seed_frame_is_the_csv_as_pandas(tmp_path: Path, traces) -> None:
     for trace in traces.values():
-        write_trace(tmp_path, trace)
+        write_trace(tmp_path, trace, KEY)
         frame = seed_frame(trace, 0)
         read = pd.read_csv(tmp_path / f"seed={trace.seeds[0]}.csv", dtype={"belief": "Int64"})
         pd.testing.assert_frame_equal(frame, read, check_dtype=False, rtol=1e-15)
@@ -89,7 +90,7 @@ def test_a_seed_writes_the_same_bytes_alone_or_in_a_batch(traces) -> None:
 
 
 def test_write_trace_leaves_csv_and_json_and_no_temporary_files(tmp_path: Path, traces) -> None:
-    write_trace(tmp_path / "new/folder", traces["mts"])
+    write_trace(tmp_path / "new/folder", traces["mts"], KEY)
     names = sorted(p.name for p in (tmp_path / "new/folder").iterdir())
     assert names == ["seed=3.csv", "seed=3.json", "seed=4.csv", "seed=4.json"]
     assert json.loads((tmp_path / "new/folder/seed=4.json").read_text())["seed"] == 4
@@ -97,8 +98,8 @@ def test_write_trace_leaves_csv_and_json_and_no_temporary_files(tmp_path: Path, 
 
 def test_the_writer_threads_change_nothing_in_the_files(tmp_path: Path) -> None:
     trace = run_agent("mts", np.arange(7), SMALL)
-    write_trace(tmp_path / "one", trace, threads=1)
-    write_trace(tmp_path / "two", trace, threads=2)  # more seeds than 2 * threads in flight
+    write_trace(tmp_path / "one", trace, KEY, threads=1)
+    write_trace(tmp_path / "two", trace, KEY, threads=2)  # more seeds than 2 * threads in flight
     for seed in range(7):
         for name in (f"seed={seed}.csv", f"seed={seed}.json"):
             assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
@@ -108,14 +109,14 @@ def test_the_writer_threads_change_nothing_in_the_files(tmp_path: Path) -> None:
 def test_a_failed_write_raises_and_leaves_no_partial_file(tmp_path: Path, traces) -> None:
     (tmp_path / "seed=4.csv").mkdir()  # os.replace onto a folder fails
     with pytest.raises(OSError):
-        write_trace(tmp_path, traces["mts"])
+        write_trace(tmp_path, traces["mts"], KEY)
     assert (tmp_path / "seed=3.csv").is_file() and (tmp_path / "seed=4.csv").is_dir()
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
 
 def test_the_loader_reads_what_is_written(tmp_path: Path, traces) -> None:
     trace = traces["mts"]
-    write_trace(tmp_path, trace)
+    write_trace(tmp_path, trace, KEY)
     seeds = [(int(s), tmp_path / f"seed={s}.csv") for s in trace.seeds]
     found, skipped = read_run(seeds, ["cum_regret", "p_true_state"], horizon=H)
     assert skipped == [] and sorted(found) == [3, 4]

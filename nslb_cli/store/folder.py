@@ -1,0 +1,220 @@
+"""What a run folder holds, and whether a run may add its seeds to it.
+
+A folder belongs to one *result key*: a hash of the resolved config that determines the
+results (everything but the ``run`` section) and of the data they were simulated on (the
+ratings file's fingerprint, for environments built from data). ``config.yaml`` records the
+config; every ``seed=K.json`` records the key of its seed and the size and CRC-32 of its
+CSV. So every seed knows its config, even when ``config.yaml`` is lost or edited:
+
+* a seed of this key whose CSV matches its record is *done*;
+* a seed of this key whose CSV does not match (cut short, edited, flipped bits) is
+  *damaged*: it is recomputed, with one line saying so;
+* a seed of another key, or of no known key, is *foreign*: the folder holds results of
+  another config, and the run is refused in one line — they are never adopted or relabelled.
+
+Seed files written before keys were recorded carry none; they count as this config's when
+``config.yaml`` is this config, as before.
+
+nslb never replaces a file it did not write: a folder holding files that are not nslb's
+(:func:`foreign_files`) is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from nslb_cli.store import provenance
+from nslb_cli.store.atomic import TMP, atomic_write_text
+from nslb_cli.store.results import (
+    CONFIG_FILE,
+    SEED_FILE,
+    SEED_STATS,
+    flatten,
+    integrity_problem,
+    seed_csv,
+)
+
+CONFIG_HEADER = "# nslb: the resolved config of the results in this folder\n"
+DATA_FILE = "data.json"
+LOG_FILE = "nslb.log"  # Hydra's log of the job
+SWEEP_FILE = "multirun.yaml"  # Hydra's record of a sweep, in the sweep folder
+PLOT_MANIFEST = ".nslb-plot.json"  # the files `nslb plot` wrote into a folder
+NSLB_NAMES = frozenset({CONFIG_FILE, DATA_FILE, LOG_FILE, SWEEP_FILE, provenance.FILE})
+HIDDEN = re.compile(r"^\.nslb")
+TEMPORARY_NAME = re.compile(rf"^\..+{re.escape(TMP)}$")  # what remove_stale_temporaries clears
+
+
+class OutputConflict(RuntimeError):
+    """A folder holds results of another configuration, or files nslb did not write."""
+
+
+def result_key(config: dict[str, Any], fingerprint: str | None = None) -> str:
+    """The key of results simulated with resolved ``config`` (its ``run`` section left out)
+    on data of ``fingerprint``: 16 hex digits of a SHA-256."""
+    settings = flatten({k: v for k, v in config.items() if k != "run"})
+    text = json.dumps({"config": settings, "data": fingerprint}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@dataclass
+class FolderState:
+    """The seeds of a folder for one result key: done, and damaged (to recompute)."""
+
+    done: set[int] = field(default_factory=set)
+    damaged: dict[int, str] = field(default_factory=dict)
+
+
+def read_config(folder: Path) -> dict[str, Any] | None:
+    """The config recorded in ``folder/config.yaml``; ``None`` when absent or unreadable
+    (not UTF-8, not YAML, not a mapping)."""
+    try:
+        tree = yaml.safe_load((folder / CONFIG_FILE).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None
+    return tree if isinstance(tree, dict) else None
+
+
+def read_seed_record(folder: Path, seed: int) -> dict[str, Any] | None:
+    """``seed=K.json`` of ``seed``; ``None`` when absent or unreadable."""
+    try:
+        record = json.loads((folder / f"seed={seed}.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def scan(folder: Path, key: str, config: dict[str, Any]) -> FolderState:
+    """The done and damaged seeds of result key ``key`` in ``folder``.
+
+    Raises:
+        OutputConflict: the folder holds seeds of another key (or of none known), in one
+            line saying how they differ.
+    """
+    seeds = sorted(int(m.group(1)) for m in _matches(folder, SEED_FILE))
+    state = FolderState()
+    recorded = read_config(folder)
+    same_config = recorded is not None and _differences(recorded, config) == []
+    foreign = []
+    for seed in seeds:
+        record = read_seed_record(folder, seed) or {}
+        known = record.get("config")
+        if known == key or (known is None and same_config):
+            problem = _csv_problem(folder, seed, record)
+            if problem is None:
+                state.done.add(seed)
+            else:
+                state.damaged[seed] = problem
+        else:
+            foreign.append(seed)
+    if foreign:
+        raise OutputConflict(_conflict(folder, foreign, recorded, config))
+    return state
+
+
+def _csv_problem(folder: Path, seed: int, record: dict[str, Any]) -> str | None:
+    """Why ``seed=K.csv`` is not the file nslb wrote (its record), or ``None``."""
+    try:
+        data = seed_csv(folder, seed).read_bytes()
+    except OSError as err:
+        return f"unreadable ({err.strerror or err})"
+    if "csv" not in record:
+        return None if record else "its seed=K.json is missing or unreadable"
+    return integrity_problem(record["csv"], data)
+
+
+def _conflict(
+    folder: Path, foreign: list[int], recorded: dict[str, Any] | None, config: dict[str, Any]
+) -> str:
+    listed = ", ".join(f"seed={s}" for s in foreign[:3]) + (", …" if len(foreign) > 3 else "")
+    if recorded is None:
+        what = f"seeds of an unknown config ({listed}; its {CONFIG_FILE} is missing or unreadable)"
+    elif changed := _differences(recorded, config):
+        what = f"results of a different config (differs in: {', '.join(changed)})"
+    else:
+        what = f"results of other data or another config ({listed} record another key)"
+    return (
+        f"{folder} holds {what}; pass hydra.run.dir=… (or hydra.sweep.dir=…) to write "
+        "elsewhere, run.overwrite=true to replace them, or move that folder away"
+    )
+
+
+def _differences(recorded: dict[str, Any], config: dict[str, Any]) -> list[str]:
+    old = flatten({k: v for k, v in recorded.items() if k != "run"})
+    new = flatten({k: v for k, v in config.items() if k != "run"})
+    return sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
+
+
+def claim(folder: Path, config: dict[str, Any]) -> None:
+    """Record ``config`` as the config of the results in ``folder`` (``config.yaml``)."""
+    atomic_write_text(folder / CONFIG_FILE, CONFIG_HEADER + yaml.safe_dump(config, sort_keys=False))
+
+
+def foreign_files(folder: Path) -> list[str]:
+    """The files of ``folder`` that nslb did not write (sorted names; folders are never
+    counted): anything but seed files, ``config.yaml`` (with nslb's header, or beside seed
+    files), ``data.json``, ``provenance.jsonl``, Hydra's ``nslb.log`` and ``multirun.yaml``,
+    nslb's hidden files and temporaries, and the files ``nslb plot`` recorded writing."""
+    try:
+        entries = [p for p in folder.iterdir() if not p.is_dir()]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    names = {p.name for p in entries}
+    plotted = _plotted(folder)
+    has_seeds = any(SEED_FILE.match(n) for n in names)
+    ours = [SEED_FILE, SEED_STATS, HIDDEN, TEMPORARY_NAME]
+    foreign = [
+        name
+        for name in sorted(names)
+        if not (any(p.match(name) for p in ours) or name in plotted or name in NSLB_NAMES)
+    ]
+    if CONFIG_FILE in names and not (has_seeds or _has_header(folder / CONFIG_FILE)):
+        foreign.append(CONFIG_FILE)  # a config.yaml of somebody else's, not a claim of nslb's
+    return sorted(foreign)
+
+
+def refuse_foreign_files(folder: Path, key: str = "hydra.run.dir") -> None:
+    """Raise :class:`OutputConflict` if ``folder`` holds files nslb did not write."""
+    foreign = foreign_files(folder)
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (", …" if len(foreign) > 3 else "")
+        raise OutputConflict(
+            f"{key}: {folder} holds files nslb did not write ({shown}), which it never "
+            "replaces; choose an empty folder or one of nslb's results"
+        )
+
+
+def _has_header(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(len(CONFIG_HEADER)) == CONFIG_HEADER.encode()
+    except OSError:
+        return False
+
+
+def _plotted(folder: Path) -> set[str]:
+    """The names ``nslb plot`` recorded writing into ``folder``."""
+    try:
+        files = json.loads((folder / PLOT_MANIFEST).read_text(encoding="utf-8"))["files"]
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+        return set()
+    return {str(name) for name in files} if isinstance(files, list) else set()
+
+
+def record_plotted(folder: Path, names: list[str]) -> None:
+    """Add ``names`` to the files ``nslb plot`` wrote into ``folder``."""
+    files = sorted(_plotted(folder) | set(names))
+    atomic_write_text(folder / PLOT_MANIFEST, json.dumps({"files": files}, indent=1) + "\n")
+
+
+def _matches(folder: Path, pattern: re.Pattern[str]) -> list[re.Match[str]]:
+    try:
+        return [m for p in folder.iterdir() if (m := pattern.match(p.name))]
+    except (FileNotFoundError, NotADirectoryError):
+        return []

@@ -1,0 +1,69 @@
+"""Overwriting a run folder's results atomically (``run.overwrite=true``).
+
+The new results are written beside the old ones, in ``<folder>/.nslb-overwrite/``, and swap
+in only when the job has finished: a crash, Ctrl-C or kill before leaves the old results
+whole (the next run of the folder removes the unfinished staging). The swap is a journal
+replayed until it is done: the staging folder first gets ``COMPLETE``, the list of its
+files; then each is renamed over its old namesake, the old results it does not list are
+removed, and the staging folder goes. A process killed during the swap leaves ``COMPLETE``
+behind, and the next run of the folder finishes the swap before anything else. All of it
+happens under the folder's lock (:mod:`nslb_cli.store.lock`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+from nslb_cli.store import provenance
+from nslb_cli.store.atomic import atomic_write_text, fsync_folder
+from nslb_cli.store.folder import CONFIG_FILE, DATA_FILE
+from nslb_cli.store.results import SEED_FILE, SEED_STATS
+
+STAGING = ".nslb-overwrite"
+COMPLETE = "COMPLETE"
+RESULT_FILES = frozenset({CONFIG_FILE, DATA_FILE, provenance.FILE})
+
+
+def begin(folder: Path) -> Path:
+    """A new, empty staging folder in ``folder`` for the results that will replace its own."""
+    staging = folder / STAGING
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    return staging
+
+
+def commit(folder: Path) -> None:
+    """Swap the staged results in (the module docstring's journal)."""
+    staging = folder / STAGING
+    names = sorted(p.name for p in staging.iterdir() if not p.name.startswith("."))
+    atomic_write_text(staging / COMPLETE, json.dumps(names) + "\n")
+    _replay(folder)
+
+
+def recover(folder: Path) -> None:
+    """Finish a swap a killed process left behind, or drop a staging it never finished."""
+    staging = folder / STAGING
+    if (staging / COMPLETE).is_file():
+        _replay(folder)
+    elif staging.exists():
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _replay(folder: Path) -> None:
+    staging = folder / STAGING
+    names = set(json.loads((staging / COMPLETE).read_text(encoding="utf-8")))
+    for name in sorted(names):
+        if (staging / name).exists():
+            os.replace(staging / name, folder / name)
+    for path in folder.iterdir():
+        if path.name not in names and _is_result(path.name):
+            path.unlink()
+    fsync_folder(folder)
+    shutil.rmtree(staging)
+
+
+def _is_result(name: str) -> bool:
+    return bool(SEED_FILE.match(name) or SEED_STATS.match(name) or name in RESULT_FILES)
