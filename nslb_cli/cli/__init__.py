@@ -92,7 +92,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     sweep. Results are written whole or not at all: running the same command again
     continues where it stopped.
     """
-    arguments = list(sys.argv[1:] if argv is None else argv)
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    claim_ownership()
+    try:
+        _dispatch(list(sys.argv[1:] if argv is None else argv))
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _dispatch(arguments: list[str]) -> None:
+    """Run the subcommand of ``arguments``; end an interruption in one line."""
     if not arguments or arguments[0] in ("-h", "--help", "help"):
         print(USAGE, end="")
         return
@@ -100,8 +109,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     handlers = {"run": _run, "plot": _plot, "list": _list, "check": _check, "data": _data}
     if command not in handlers:
         fail(f"unknown command '{command}'; use one of: {', '.join(COMMANDS)} (see `nslb --help`)")
-    signal.signal(signal.SIGTERM, _terminate)
-    claim_ownership()
     try:
         handlers[command](rest)
     except SystemExit:

@@ -10,6 +10,7 @@ the sweep ends with a summary of the failures and exit status 1.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -61,7 +62,7 @@ def hydra_job(cfg: DictConfig) -> None:
             raise interruption from None
         if sweep is None:
             if isinstance(err, USER_ERRORS):
-                fail(_user_message(err))
+                fail(_user_message(err, folder))
             raise  # a bug: Hydra shows where
         overrides = list(hydra_cfg.overrides.task)
         sweep.record(hydra_cfg.job.num, overrides, err, bool(cfg.run.get("fail_fast", False)))
@@ -80,12 +81,11 @@ def _check_job_folder(cfg: DictConfig, hydra_cfg: Any, folder: Path) -> None:
         )
 
 
-def _user_message(err: BaseException) -> str:
+def _user_message(err: BaseException, folder: Path) -> str:
     if isinstance(err, MemoryError):
         return "out of memory: lower run.batch_size (or the sizes of env and agent)"
     if isinstance(err, OSError) and not isinstance(err, ConfigError):
-        where = err.filename or "the output folder"
-        return f"cannot write results in {where}: {err.strerror or err}"
+        return f"cannot write results in {err.filename or folder}: {err.strerror or err}"
     return str(err)
 
 
@@ -108,8 +108,17 @@ def main(arguments: Sequence[str]) -> None:
     if failures is not None:
         failures.clear()
     logging.raiseExceptions = False  # a full disk stops nslb.log quietly; results still report
+    # A parallel sweep stopped by SIGTERM kills its workers; the resource tracker that the
+    # workers' pool starts (with this process's -W options) must not then warn of their
+    # semaphores in a second line.
+    sys.warnoptions.append("ignore::UserWarning:multiprocessing.resource_tracker")
     sys.argv = [f"{Path(sys.argv[0]).name} run", *arguments]
-    hydra_job()
+    os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra's own errors reach us, not its report
+    try:
+        hydra_job()
+    except OSError as err:  # Hydra's files (multirun.yaml, nslb.log) on a full disk, say
+        where = err.filename or (plan.output.absolute() if plan else "the output folder")
+        fail(f"cannot write {where}: {err.strerror or err}")
     if plan is not None and failures is not None and failures.collect():
         print(failures.summary(plan.jobs), file=sys.stderr)
         raise SystemExit(1)

@@ -27,8 +27,14 @@ from nslb_cli.runner.compose import RunConfig, container
 from nslb_cli.runner.simulate import build_agent, simulate
 from nslb_cli.runner.stopping import check_owner
 from nslb_cli.store import provenance, staging
-from nslb_cli.store.atomic import atomic_write_text, remove_stale_temporaries
-from nslb_cli.store.folder import DATA_FILE, claim, refuse_foreign_files, result_key, scan
+from nslb_cli.store.atomic import remove_stale_temporaries
+from nslb_cli.store.folder import (
+    claim,
+    refuse_foreign_files,
+    restore_records,
+    result_key,
+    scan,
+)
 from nslb_cli.store.lock import FolderLock
 from nslb_cli.store.results import write_trace
 
@@ -110,6 +116,8 @@ def _simulate_missing(
     state = scan(folder, key, settings)
     for seed, problem in sorted(state.damaged.items()):
         log.warning("%s: seed=%d.csv is %s; simulating it again", folder, seed, problem)
+    if state.done:  # its seeds know their config: a lost or damaged record is rewritten
+        restore_records(folder, settings, _data_text(data))
     pending = np.array([s for s in config.seeds if s not in state.done], dtype=np.int64)
     label = f"{config.agent.name} on {config.env.name}"
     if len(pending) == 0:
@@ -122,9 +130,8 @@ def _simulate_missing(
         trace = simulate_seeds(config, batch)
         check_owner()  # a worker whose command was killed writes nothing more
         if first == 0:
-            claim(folder, settings)
-            if data is not None:
-                atomic_write_text(folder / DATA_FILE, json.dumps(data, indent=1) + "\n")
+            claim(folder, settings)  # this invocation's run section
+            restore_records(folder, settings, _data_text(data))
         write_trace(folder, trace, key)
         provenance.record(folder, batch.tolist())
         final_regret.append(trace.regret.sum(axis=1))
@@ -141,6 +148,10 @@ def _simulate_missing(
         se,
     )
     return pending.tolist()
+
+
+def _data_text(data: dict[str, Any] | None) -> str | None:
+    return None if data is None else json.dumps(data, indent=1, sort_keys=True) + "\n"
 
 
 def data_record(config: RunConfig) -> dict[str, Any] | None:

@@ -156,6 +156,21 @@ def claim(folder: Path, config: dict[str, Any]) -> None:
     atomic_write_text(folder / CONFIG_FILE, CONFIG_HEADER + yaml.safe_dump(config, sort_keys=False))
 
 
+def restore_records(folder: Path, config: dict[str, Any], data: str | None) -> None:
+    """Rewrite ``config.yaml`` and ``data.json`` (text ``data``; ``None``: no data) of a
+    folder whose seeds are of this config, where they are lost, damaged or out of date."""
+    recorded = read_config(folder)
+    if recorded is None or _differences(recorded, config):
+        claim(folder, config)
+    if data is not None:
+        try:
+            current = (folder / DATA_FILE).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            current = None
+        if current != data:
+            atomic_write_text(folder / DATA_FILE, data)
+
+
 def foreign_files(folder: Path) -> list[str]:
     """The files of ``folder`` that nslb did not write (sorted names; folders are never
     counted): anything but seed files, ``config.yaml`` (with nslb's header, or beside seed

@@ -1,0 +1,93 @@
+"""A full disk (or a quota) gives one line naming where and why, and leaves nothing half
+written that looks valid: the next run, with room, completes as an undisturbed one.
+
+The disk fills through a file-size limit (RLIMIT_FSIZE: writes past it fail as on a full
+disk), and, where this machine lets the tests mount one, through a small tmpfs.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.cli import NSLB, QUICK, nslb
+from tests.helpers.faults import file_size_limit, snapshot, temporaries
+
+RUN = ["run", *QUICK, "run.n_seeds=6", "run.batch_size=2"]
+
+
+def limited(args: list[str], cwd: Path, limit: int) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [NSLB, *args], cwd=cwd, capture_output=True, text=True, timeout=300,
+        preexec_fn=file_size_limit(limit),
+    )  # fmt: skip
+
+
+def the_one_line(stderr: str) -> str:
+    lines = [line for line in stderr.strip().splitlines() if line.startswith("nslb: error:")]
+    assert len(lines) == 1 and "Traceback" not in stderr, stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize("limit", [600, 5_000, 9_000])
+def test_run_on_a_full_disk_says_where_and_resumes(limit: int, tmp_path: Path) -> None:
+    reference = nslb(*RUN, "env.horizon=300", "hydra.run.dir=ref", cwd=tmp_path)
+    assert reference.returncode == 0, reference.stderr
+    full = limited([*RUN, "env.horizon=300", "hydra.run.dir=r"], tmp_path, limit)
+    assert full.returncode == 2
+    line = the_one_line(full.stderr)
+    assert "cannot write results in" in line and str(tmp_path / "r") in line
+    assert "File too large" in line or "No space left" in line
+    assert not temporaries(tmp_path / "r")
+    written = snapshot(tmp_path / "r")
+    expected = snapshot(tmp_path / "ref")
+    assert all(written[name] == expected[name] for name in written), "only whole files"
+    again = nslb(*RUN, "env.horizon=300", "hydra.run.dir=r", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert snapshot(tmp_path / "r") == expected
+
+
+def test_plot_on_a_full_disk_says_where(tmp_path: Path) -> None:
+    assert nslb(*RUN, "hydra.run.dir=r", cwd=tmp_path).returncode == 0
+    full = limited(["plot", "r", "--out", "figures"], tmp_path, 20_000)
+    assert full.returncode == 2
+    line = the_one_line(full.stderr)
+    assert "cannot write" in line and "figures" in line
+    assert not temporaries(tmp_path / "figures")
+
+
+def test_a_sweep_on_a_full_disk_records_each_failed_job(tmp_path: Path) -> None:
+    sweep = ["run", "-m", "agent=mts,random", *QUICK, "hydra.sweep.dir=s"]
+    full = limited(sweep, tmp_path, 5_000)  # room for Hydra's multirun.yaml, not for a CSV
+    assert full.returncode == 1 and "Traceback" not in full.stderr, full.stderr
+    assert "2 of 2 sweep jobs failed" in full.stderr
+    assert full.stderr.count("File too large") >= 2
+    fuller = limited(sweep, tmp_path / "s", 600)  # not even room for multirun.yaml
+    assert fuller.returncode == 2
+    assert str(tmp_path / "s" / "s") in the_one_line(fuller.stderr)
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """A 1 MiB tmpfs at ``tmp_path / "disk"``, if this machine lets the tests mount one."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)], capture_output=True
+    )
+    if mounted.returncode != 0 or os.geteuid() != 0:
+        pytest.skip("cannot mount a small tmpfs here")
+    yield disk
+    subprocess.run(["umount", str(disk)], check=False)
+
+
+def test_a_really_full_disk(small_disk: Path, tmp_path: Path) -> None:
+    full = nslb(*RUN, "env.horizon=2000", "run.n_seeds=20", f"hydra.run.dir={small_disk}/r",
+                cwd=tmp_path)  # fmt: skip
+    assert full.returncode == 2
+    line = the_one_line(full.stderr)
+    assert "No space left on device" in line and str(small_disk / "r") in line
+    assert not temporaries(small_disk)
