@@ -4,7 +4,9 @@ sweeps into one sweep folder that keep their own failure records."""
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 from tests.helpers.cli import NSLB, nslb
@@ -32,20 +34,23 @@ def seed_keys(folder: Path) -> set[str]:
 
 def test_a_second_writer_of_another_config_is_refused_and_nothing_mixes(tmp_path: Path) -> None:
     folder = tmp_path / "r"
-    first = start(["run", *SLOW_RUN, "agent.num_particles=400", f"hydra.run.dir={folder}"],
-                  tmp_path)  # fmt: skip
-    while not (folder / ".nslb-writer.json").exists() and first.poll() is None:
-        pass
+    long_run = ["agent=umts", "agent.num_particles=1000", "env.horizon=2000", "run.n_seeds=50",
+                "run.batch_size=1", "run.progress=false"]  # fmt: skip
+    first = start(["run", *long_run, f"hydra.run.dir={folder}"], tmp_path)
+    while not (folder / "seed=0.csv").exists() and first.poll() is None:  # it writes
+        time.sleep(0.01)
     second = nslb("run", *SLOW_RUN, "agent.num_particles=300", f"hydra.run.dir={folder}",
                   cwd=tmp_path)  # fmt: skip
+    assert first.poll() is None, "the first writer still writes"
+    first.send_signal(signal.SIGTERM)
     status, stderr = finish(first)
-    assert status == 0, stderr
+    assert status == 143, stderr
     assert second.returncode == 2
     lines = second.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("nslb: error:"), second.stderr
     assert str(folder) in lines[0] and f"process {first.pid}" in lines[0]
-    assert "num_particles: 400" in (folder / "config.yaml").read_text()
-    assert len(list(folder.glob("seed=*.csv"))) == 8 and len(seed_keys(folder)) == 1
+    assert "num_particles: 1000" in (folder / "config.yaml").read_text()
+    assert len(seed_keys(folder)) == 1, "the seeds of one config only"
 
 
 def test_two_writers_of_one_config_write_each_seed_once(tmp_path: Path) -> None:
