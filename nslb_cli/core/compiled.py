@@ -18,6 +18,14 @@ own functions only: other numba code in the process is cached where numba would 
 If the folder cannot be written, nslb's kernels are cached in a temporary folder for the
 process (compiled again by every process, never stale) and a one-line warning says so.
 
+The cache heals itself (:class:`HealingCache`, which :func:`jit` and :func:`inline` give every
+compiled function in place of numba's own): each cache file ends in a CRC-32 of its contents,
+checked before numba unpickles anything from it. A file that cannot be loaded (damaged,
+truncated, garbage; any error while loading) gives one warning line, is removed, and the
+function is compiled again and saved afresh; a save that fails (a full disk, a quota) gives
+one warning line naming the cache folder, and the process goes on with the code compiled in
+memory. Never a traceback, never a folder to delete by hand.
+
 Import this module only from modules that compile: importing numba costs 0.3–0.6 s.
 """
 
@@ -27,11 +35,15 @@ import ast
 import atexit
 import contextlib
 import hashlib
+import io
 import os
+import pickle
 import re
 import shutil
 import sys
 import tempfile
+import zlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -156,6 +168,180 @@ class VersionedLocator(_LOCATOR):
         return locator
 
 
+class DamagedCacheFile(Exception):
+    """A compiled-code cache file that cannot be used (``path``, and why: ``cause``)."""
+
+    def __init__(self, path: str, cause: str) -> None:
+        super().__init__(f"{path}: {cause}")
+        self.path = path
+        self.cause = cause
+
+
+_SEAL = b"nslb-crc32:"  # the end of each cache file: this tag, then the CRC-32 of all before it
+_SEAL_SIZE = len(_SEAL) + 8
+_warned: set[str] = set()  # the warnings this process has given (each kind once)
+
+
+def _warn_once(kind: str, message: str) -> None:
+    if kind not in _warned:
+        _warned.add(kind)
+        print(f"nslb: warning: {message}", file=sys.stderr)
+
+
+def _cause(err: BaseException) -> str:
+    """One line saying what ``err`` was (its type when it says nothing more)."""
+    if isinstance(err, DamagedCacheFile):
+        return err.cause
+    text = (err.strerror if isinstance(err, OSError) else None) or str(err)
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line[:200] or type(err).__name__
+
+
+def _unsealed(raw: bytes, path: str) -> memoryview:
+    """The contents of a sealed cache file ``raw`` (read from ``path``), seal checked."""
+    if len(raw) < _SEAL_SIZE or raw[-_SEAL_SIZE:-8] != _SEAL:
+        raise DamagedCacheFile(path, "truncated or not an nslb cache file" if raw else "empty")
+    try:
+        stored = int(raw[-8:], 16)
+    except ValueError:
+        stored = -1
+    body = memoryview(raw)[:-_SEAL_SIZE]
+    if stored != zlib.crc32(_SEAL, zlib.crc32(body)):
+        raise DamagedCacheFile(path, "checksum mismatch")
+    return body
+
+
+class SealedCacheFile(caching.IndexDataCacheFile):
+    """numba's index (``.nbi``) and data (``.nbc``) files of one function, each written with a
+    seal at its end (a CRC-32 of the rest), checked before anything in it is unpickled.
+
+    Writing goes through numba's own ``_open_for_write`` (a temporary file, then a rename),
+    which this class wraps; reading the index is numba's own ``_load_index`` once the seal
+    is checked (pickle ignores the bytes after a pickle, so numba's reader reads a sealed
+    file as it is). A file that fails its check raises :class:`DamagedCacheFile`;
+    :attr:`reading` is the file read last (the one at fault when loading fails later).
+    """
+
+    reading: str | None = None
+
+    @contextlib.contextmanager
+    def _open_for_write(self, filepath: str) -> Iterator[Any]:
+        buffer = io.BytesIO()
+        yield buffer
+        body = buffer.getbuffer()
+        with super()._open_for_write(filepath) as handle:
+            handle.write(body)
+            handle.write(_SEAL + b"%08x" % zlib.crc32(_SEAL, zlib.crc32(body)))
+
+    def _load_index(self) -> Any:
+        path = self.reading = self._index_path
+        try:
+            with open(path, "rb") as handle:
+                raw = handle.read()
+        except FileNotFoundError:
+            return {}
+        _unsealed(raw, path)
+        try:
+            return super()._load_index()
+        except Exception as err:  # sealed, yet unreadable (or replaced meanwhile)
+            raise DamagedCacheFile(path, _cause(err)) from err
+
+    def _load_data(self, name: str) -> Any:
+        path = self.reading = self._data_path(name)
+        with open(path, "rb") as handle:  # OSError: gone, a cache miss (numba's own rule)
+            raw = handle.read()
+        body = _unsealed(raw, path)
+        try:
+            return pickle.loads(body)
+        except Exception as err:
+            raise DamagedCacheFile(path, _cause(err)) from err
+
+
+class HealingCache(caching.FunctionCache):
+    """numba's cache of one compiled function, healing itself.
+
+    Its files are sealed (:class:`SealedCacheFile`). Loading a compiled function that fails in
+    any way (a damaged, truncated or foreign file; any error while rebuilding it) gives one
+    warning line per process, removes the file at fault and returns ``None``: numba compiles
+    the function again and saves good files. A save that fails with ``OSError`` (a full
+    disk, a quota) gives one warning line per process naming the cache folder; the process
+    goes on with the function it compiled in memory.
+    """
+
+    _cache_file: SealedCacheFile
+
+    def __init__(self, py_func: Any) -> None:
+        super().__init__(py_func)
+        self._cache_file = SealedCacheFile(
+            cache_path=self._cache_path,
+            filename_base=self._impl.filename_base,
+            source_stamp=self._impl.locator.get_source_stamp(),
+        )
+
+    def load_overload(self, sig: Any, target_context: Any) -> Any:
+        self._cache_file.reading = None
+        try:
+            return super().load_overload(sig, target_context)
+        except Exception as err:
+            if isinstance(err, DamagedCacheFile):
+                path = err.path
+            else:  # e.g. rebuilding the compiled code failed: the file read last is at fault
+                path = self._cache_file.reading or self._index_file()
+            with contextlib.suppress(OSError):
+                os.unlink(path)  # numba writes a good one after compiling
+            _warn_once(
+                "damaged",
+                f"damaged compiled-code cache {path} ({_cause(err)}): compiling again",
+            )
+            return None
+
+    def save_overload(self, sig: Any, data: Any) -> None:
+        for attempt in range(2):
+            try:
+                super().save_overload(sig, data)
+                return
+            except DamagedCacheFile as err:  # damaged since it was loaded (another process)
+                with contextlib.suppress(OSError):
+                    os.unlink(err.path)
+                _warn_once("damaged", f"damaged compiled-code cache {err.path} ({err.cause})")
+                if attempt:
+                    return
+            except OSError as err:
+                _warn_once(
+                    "save",
+                    f"cannot save compiled code in the cache folder {self._cache_path} "
+                    f"({_cause(err)}): it is compiled again by the next process",
+                )
+                return
+
+    def _index_file(self) -> str:
+        """The function's index file (numba's name for it)."""
+        return str(getattr(self._cache_file, "_index_path", self._cache_path))
+
+
+_HEALS = all(
+    callable(getattr(caching.IndexDataCacheFile, name, None))
+    for name in ("_open_for_write", "_load_index", "_load_data", "_data_path")
+)
+"""Whether this numba's cache files have the methods :class:`SealedCacheFile` wraps."""
+
+
+def _cached(options: dict[str, Any]) -> Callable[[Callable[..., Any]], Any]:
+    """A decorator compiling a function with numba's ``options``, cached by
+    :class:`HealingCache`."""
+    compile_ = numba.njit(**options)
+
+    def decorate(func: Callable[..., Any]) -> Any:
+        dispatcher = compile_(func)
+        if _HEALS and isinstance(getattr(dispatcher, "_cache", None), caching.NullCache):
+            dispatcher._cache = HealingCache(dispatcher.py_func)  # as enable_caching() does
+        elif hasattr(dispatcher, "enable_caching"):
+            dispatcher.enable_caching()  # a numba unlike 0.60-0.68 inside: its own cache
+        return dispatcher  # the function itself under NUMBA_DISABLE_JIT
+
+    return decorate
+
+
 if VersionedLocator not in _IMPL._locator_classes:
     _IMPL._locator_classes.insert(0, VersionedLocator)
 if CACHE.is_dir():
@@ -164,8 +350,8 @@ if CACHE.is_dir():
 else:
     prune(CACHE.parent, KEEP - 1)
 
-jit = numba.njit(cache=True)
+jit = _cached({})
 """Compile a function, cached on disk (the default for nslb's kernels)."""
 
-inline = numba.njit(cache=True, inline="always")
+inline = _cached({"inline": "always"})
 """Compile a small helper that numba inlines into each compiled caller."""

@@ -1,27 +1,39 @@
 """A folder of ``.npz`` files keyed by a hash of everything that determines their contents.
 
-Writes are atomic (a temporary file in the same folder, then a rename), so a file under its
-final name is always complete. A file that cannot be read back — truncated, corrupt, or
-written by another version — counts as absent: the caller rebuilds and overwrites it.
+The cache heals itself; no file of it ever has to be deleted by hand:
+
+* Writes go through :func:`nslb_cli.store.atomic.atomic_write` (a temporary file in the same
+  folder, fsynced, given the umask's permissions, then renamed), so a file under its final
+  name is always complete. A write that fails (a full disk, a quota, a read-only cache
+  folder) says so in one warning line and the caller goes on with the data in memory.
+* Every file is *sealed*: its zip comment holds the CRC-32 of every byte before it, and a
+  manifest inside it records each array's dtype and shape. Any file that cannot be read
+  back whole and consistent — truncated, a flipped byte anywhere, a damaged header, empty,
+  random bytes, a field missing or of another dtype or shape — counts as absent: one
+  warning line names it and the cause, and the caller rebuilds and overwrites it.
+* A file of an earlier nslb (no seal, no manifest) is still used when every field reads
+  back (zip's own CRC-32 checks each array's bytes), so an upgrade does not rebuild it.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
-import logging
-import os
-import tempfile
-import zipfile
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-log = logging.getLogger("nslb")
+from nslb_cli.store.atomic import atomic_write
+from nslb_cli.store.sealed import DamagedCache, cause, sealed, write_sealed
 
 KEY_FIELD = "_cache_key"
+MANIFEST_FIELD = "_manifest"  # {name: [dtype.str, shape]} of every array stored
+AGAIN = "preparing the data again"
+UNCACHED = "it is prepared again next time"
 
 
 def digest(settings: dict[str, Any]) -> str:
@@ -39,29 +51,59 @@ def file_digest(path: Path, chunk: int = 1 << 22) -> str:
     return hasher.hexdigest()
 
 
+def warn(message: str) -> None:
+    """One warning line on stderr."""
+    print(f"nslb: warning: {message}", file=sys.stderr)
+
+
 def load(path: Path, key: str, fields: Iterable[str]) -> dict[str, np.ndarray] | None:
-    """The arrays stored at ``path`` under ``key``, or ``None`` if absent or unusable."""
-    if not path.is_file():
+    """The arrays stored at ``path`` under ``key``, or ``None`` if absent or unusable (one
+    warning line for a file that exists but cannot be used)."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except Exception as err:
+        warn(f"cannot read the prepared-data cache {path} ({cause(err)}): {AGAIN}")
         return None
     try:
-        with np.load(path, allow_pickle=False) as stored:
+        is_sealed = sealed(raw)
+        with np.load(io.BytesIO(raw), allow_pickle=False) as stored:
             if str(stored[KEY_FIELD]) != key:
-                log.warning("%s: written for other settings; rebuilding it", path)
+                warn(f"the prepared-data cache {path} was written for other settings: {AGAIN}")
                 return None
-            return {name: stored[name] for name in fields}
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:
-        log.warning("%s: unreadable (%s); rebuilding it", path, str(err).splitlines()[0])
+            arrays = {name: stored[name] for name in fields}
+            manifest = json.loads(stored[MANIFEST_FIELD].tobytes()) if is_sealed else None
+        if manifest is not None:
+            _check(arrays, manifest)
+    except Exception as err:  # anything at all: the file is rebuilt, never trusted
+        warn(f"damaged prepared-data cache {path} ({cause(err)}): {AGAIN}")
         return None
+    return arrays
 
 
-def save(path: Path, key: str, arrays: dict[str, Any]) -> None:
-    """Store ``arrays`` at ``path`` under ``key``, atomically."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+def _check(arrays: dict[str, np.ndarray], manifest: Any) -> None:
+    """Every array as the manifest written with it says (dtype and shape)."""
+    if not isinstance(manifest, dict):
+        raise DamagedCache("no manifest")
+    for name, values in arrays.items():
+        expected = manifest.get(name)
+        if expected != [values.dtype.str, list(values.shape)]:
+            raise DamagedCache(f"field {name} is {values.dtype.str} {values.shape}, not {expected}")
+
+
+def save(path: Path, key: str, arrays: dict[str, Any]) -> bool:
+    """Store ``arrays`` at ``path`` under ``key``, atomically and sealed; ``False`` (after one
+    warning line) when the file cannot be written: the caller goes on without the cache."""
+    stored: dict[str, Any] = {name: np.asarray(values) for name, values in arrays.items()}
+    manifest = {name: [values.dtype.str, list(values.shape)] for name, values in stored.items()}
+    stored[KEY_FIELD] = np.array(key)
+    stored[MANIFEST_FIELD] = np.frombuffer(json.dumps(manifest).encode(), dtype=np.uint8)
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **stored)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            np.savez_compressed(handle, **{**arrays, KEY_FIELD: np.array(key)})
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        atomic_write(path, lambda handle: write_sealed(handle, buffer.getbuffer()))
+    except OSError as err:
+        warn(f"cannot write the prepared-data cache {path} ({cause(err)}): {UNCACHED}")
+        return False
+    return True

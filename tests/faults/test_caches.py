@@ -1,0 +1,873 @@
+"""nslb's three caches heal themselves: prepared MovieLens data, parsed plot results and
+compiled code. Any failure to read an entry gives one warning line and the entry is rebuilt
+(never a traceback, never a file to delete by hand); a cache write that fails (a full disk)
+gives one warning line and the work goes on.
+
+Each cache is damaged in at least 200 ways, from fixed seeds: bytes flipped at random
+offsets, truncations at random lengths, damage to its headers (zip local headers, directory
+and end record, npy headers, pickle headers, the seal), an empty file, random bytes, and
+files that are sealed but inconsistent (a field missing or of another dtype, an npy header
+claiming 2**40 values, a manifest that is not one, a pickle of the wrong thing). For each:
+loading raises nothing and prints exactly one warning line naming the file, the rebuilt
+result equals an undamaged one, and the cache is healed (read next time with no warning).
+End to end, each cache is damaged under the real ``nslb`` command; each cache write is made
+to fail with a file-size limit (RLIMIT_FSIZE; Python ignores SIGXFSZ, so writes fail with
+EFBIG as on a full disk).
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import json
+import os
+import pickle
+import shutil
+import struct
+import subprocess
+import sys
+import zipfile
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numba
+import numpy as np
+import pandas as pd
+import pytest
+
+from nslb_cli.core import compiled
+from nslb_cli.data import prepared_cache
+from nslb_cli.data.prepare import Loaded, load_or_prepare
+from nslb_cli.plot import csvread, parse_cache
+from nslb_cli.plot.tidy import load as load_results
+from nslb_cli.store.sealed import sealed, write_sealed
+from tests.helpers.cli import NSLB
+from tests.helpers.faults import file_size_limit, temporaries
+from tests.helpers.movielens import TINY, needs_ml_100k, tiny_release, write_csv, write_ml1m
+from tests.helpers.paths import ML_100K
+from tests.helpers.results_tree import write_run
+
+HERE = Path(__file__).resolve().parent
+KINDS = ("flipped bytes", "truncated", "headers", "whole file")
+Variant = tuple[str, bytes]  # what was done, the damaged file
+
+
+# --- damage ----------------------------------------------------------------------------------
+
+
+def flipped(raw: bytes, n: int, seed: int) -> list[Variant]:
+    """``n`` copies of ``raw``, each with one byte at a random offset xor-ed with 1…255."""
+    rng = np.random.default_rng(seed)
+    found = []
+    for offset, mask in zip(rng.integers(0, len(raw), n), rng.integers(1, 256, n), strict=True):
+        damaged = bytearray(raw)
+        damaged[offset] ^= mask
+        found.append((f"byte {offset} of {len(raw)} ^ {mask:#04x}", bytes(damaged)))
+    return found
+
+
+def truncated(raw: bytes, n: int, seed: int) -> list[Variant]:
+    """``raw`` cut at ``n`` distinct random lengths (0 … len - 1)."""
+    lengths = np.random.default_rng(seed).choice(len(raw), size=min(n, len(raw)), replace=False)
+    return [(f"truncated to {k} of {len(raw)} bytes", raw[:k]) for k in sorted(lengths)]
+
+
+def in_regions(raw: bytes, regions: list[tuple[str, int, int]], n: int, seed: int) -> list[Variant]:
+    """``n`` single-byte flips spread over the named ``regions`` (start, stop) in turn, then
+    each region zeroed whole."""
+    rng = np.random.default_rng(seed)
+    found = []
+    for i in range(n):
+        name, start, stop = regions[i % len(regions)]
+        offset, mask = int(rng.integers(start, stop)), int(rng.integers(1, 256))
+        damaged = bytearray(raw)
+        damaged[offset] ^= mask
+        found.append((f"{name}: byte {offset} ^ {mask:#04x}", bytes(damaged)))
+    for name, start, stop in regions:
+        found.append((f"{name} zeroed", raw[:start] + bytes(stop - start) + raw[stop:]))
+    return found
+
+
+def whole_file(raw: bytes, seed: int, magic: bytes) -> list[Variant]:
+    """Damage to the file as a whole: empty, random bytes, doubled, extended, shortened."""
+    rng = np.random.default_rng(seed)
+    half = len(raw) // 2
+    return [
+        ("empty file", b""),
+        ("one random byte", rng.bytes(1)),
+        ("100 random bytes", rng.bytes(100)),
+        ("random bytes of the file's size", rng.bytes(len(raw))),
+        (f"{magic!r} then random bytes", magic + rng.bytes(len(raw) - len(magic))),
+        ("a text file", b"not a cache file\n"),
+        ("the file twice", raw + raw),
+        ("64 random bytes appended", raw + rng.bytes(64)),
+        ("one byte short", raw[:-1]),
+        ("one zero byte more", raw + b"\0"),
+        ("first half zeroed", bytes(half) + raw[half:]),
+        ("second half zeroed", raw[:half] + bytes(len(raw) - half)),
+    ]
+
+
+def zip_regions(raw: bytes) -> list[tuple[str, int, int]]:
+    """Where a (sealed) ``.npz`` keeps its structure: each member's local header and npy
+    header (compressed or not), the central directory, the end record and the seal."""
+    regions = []
+    with zipfile.ZipFile(io.BytesIO(raw)) as archive:
+        for info in archive.infolist():
+            start = info.header_offset
+            name_size, extra_size = struct.unpack("<HH", raw[start + 26 : start + 30])
+            data = start + 30 + name_size + extra_size
+            regions.append((f"local header of {info.filename}", start, data))
+            npy = 128 if info.compress_type == zipfile.ZIP_STORED else 16
+            regions.append(
+                (f"npy header of {info.filename}", data, data + min(npy, info.compress_size))
+            )
+    end = raw.rindex(b"PK\x05\x06")
+    directory = struct.unpack("<I", raw[end + 16 : end + 20])[0]
+    return [
+        *regions,
+        ("central directory", directory, end),
+        ("end of central directory", end, end + 22),
+        ("seal", end + 22, len(raw)),
+    ]
+
+
+def npz_variants(raw: bytes, kind: str, seed: int) -> list[Variant]:
+    """Damaged copies of a sealed ``.npz`` cache file ``raw``, of one ``kind``."""
+    return {
+        "flipped bytes": lambda: flipped(raw, 90, seed),
+        "truncated": lambda: truncated(raw, 60, seed + 1),
+        "headers": lambda: in_regions(raw, zip_regions(raw), 40, seed + 2),
+        "whole file": lambda: whole_file(raw, seed + 3, b"PK\x03\x04"),
+    }[kind]()
+
+
+def rezipped(
+    raw: bytes,
+    seal: Callable[[Any, memoryview], None],
+    members: dict[str, bytes | None],
+    compression: int = zipfile.ZIP_STORED,
+) -> bytes:
+    """The archive ``raw`` with ``members`` replaced (``None``: left out), sealed again."""
+    archive = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(raw)) as old, zipfile.ZipFile(archive, "w", compression) as new:
+        for name in old.namelist():
+            data = members.get(name, old.read(name))
+            if data is not None:
+                new.writestr(name, data)
+        for name, data in members.items():
+            if name not in old.namelist() and data is not None:
+                new.writestr(name, data)
+    out = io.BytesIO()
+    seal(out, archive.getbuffer())
+    return out.getvalue()
+
+
+def npy(values: Any) -> bytes:
+    buffer = io.BytesIO()
+    np.lib.format.write_array(buffer, np.asarray(values), allow_pickle=False)
+    return buffer.getvalue()
+
+
+def huge_npy(dtype: str) -> bytes:
+    """An npy header claiming 2**40 values (and none of them)."""
+    buffer = io.BytesIO()
+    header = {"descr": dtype, "fortran_order": False, "shape": (2**40,)}
+    np.lib.format.write_array_header_1_0(buffer, header)
+    return buffer.getvalue()
+
+
+def warning_lines(text: str) -> list[str]:
+    """The lines of ``text`` (stderr) that say something."""
+    return [line for line in text.splitlines() if line.strip()]
+
+
+# --- 1. prepared MovieLens data --------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def prepared(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Loaded, bytes]:
+    """A tiny release, its prepared data (cached) and the cache file's bytes."""
+    folder = tmp_path_factory.mktemp("prepared")
+    release = write_ml1m(tiny_release(), folder / "release")
+    first = load_or_prepare(release, TINY, folder / "cache")
+    return release, first, first.path.read_bytes()
+
+
+def same_prepared(got: Any, expected: Any) -> None:
+    for name in got.ARRAYS:
+        np.testing.assert_array_equal(getattr(got, name), getattr(expected, name), err_msg=name)
+        assert getattr(got, name).dtype == getattr(expected, name).dtype, name
+    assert got.genre_names == expected.genre_names
+    timing = ("build_seconds",)
+    assert {k: v for k, v in got.diagnostics.items() if k not in timing} == {
+        k: v for k, v in expected.diagnostics.items() if k not in timing
+    }
+
+
+def text_npy(text: bytes) -> bytes:
+    """An npy file of ``text`` as uint8 (how the caches store JSON)."""
+    return npy(np.frombuffer(text, np.uint8))
+
+
+def prepared_crafted(raw: bytes, key: str) -> list[Variant]:
+    """Sealed files (the seal matches) whose contents do not check out."""
+    with np.load(io.BytesIO(raw)) as stored:
+        users = stored["test_users"]
+    other_key = npy(np.array(key[::-1]))
+    changes: list[tuple[str, dict[str, bytes | None]]] = [
+        ("without test_users", {"test_users.npy": None}),
+        ("test_users as float32", {"test_users.npy": npy(users.astype(np.float32))}),
+        ("test_users one row short", {"test_users.npy": npy(users[:-1])}),
+        ("test_users claims 2**40 values", {"test_users.npy": huge_npy("<f8")}),
+        ("without a manifest", {"_manifest.npy": None}),
+        ("a manifest that is not JSON", {"_manifest.npy": text_npy(b"{not json")}),
+        ("a manifest that is a list", {"_manifest.npy": text_npy(b"[1, 2]")}),
+        ("without its key", {"_cache_key.npy": None}),
+        ("another key", {"_cache_key.npy": other_key}),
+    ]
+    seal = write_sealed
+    return [
+        *((f"sealed, {name}", rezipped(raw, seal, members)) for name, members in changes),
+        (
+            "sealed, deflated",
+            rezipped(raw, seal, {"_cache_key.npy": other_key}, zipfile.ZIP_DEFLATED),
+        ),
+    ]
+
+
+@pytest.mark.parametrize("kind", [*KINDS, "sealed but inconsistent"])
+def test_a_damaged_prepared_cache_is_rebuilt_after_one_warning(
+    kind: str, prepared: tuple[Path, Loaded, bytes], capsys: pytest.CaptureFixture[str]
+) -> None:
+    release, first, pristine = prepared
+    path, root = first.path, first.path.parent.parent
+    if kind == "sealed but inconsistent":
+        variants = prepared_crafted(pristine, path.stem.removeprefix("movielens-"))
+    else:
+        variants = npz_variants(pristine, kind, seed=KINDS.index(kind))
+    for name, data in variants:
+        path.write_bytes(data)
+        capsys.readouterr()
+        rebuilt = load_or_prepare(release, TINY, root)
+        lines = warning_lines(capsys.readouterr().err)
+        assert len(lines) == 1 and lines[0].startswith("nslb: warning: "), (name, lines)
+        assert str(path) in lines[0], (name, lines)
+        assert not rebuilt.hit and rebuilt.path == path, name
+        same_prepared(rebuilt.data, first.data)
+        healed = load_or_prepare(release, TINY, root)
+        assert healed.hit and capsys.readouterr().err == "", f"{name}: not healed"
+        same_prepared(healed.data, first.data)
+
+
+def test_prepared_cache_files_are_sealed_and_written_like_any_file(
+    prepared: tuple[Path, Loaded, bytes],
+) -> None:
+    _, first, pristine = prepared
+    assert sealed(pristine)
+    mask = os.umask(0)
+    os.umask(mask)
+    assert first.path.stat().st_mode & 0o777 == 0o666 & ~mask, "umask's permissions, not 0600"
+    assert not [p for p in first.path.parent.iterdir() if p.name.startswith(".")], "no temporary"
+
+
+def test_a_prepared_cache_of_an_earlier_nslb_is_used_as_it_is(
+    prepared: tuple[Path, Loaded, bytes], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Unsealed files (as nslb wrote them before) are not rebuilt: zip's CRC-32 checks each
+    array as it is read."""
+    release, first, _ = prepared
+    root = tmp_path / "cache"
+    path = root / "prepared" / first.path.name
+    path.parent.mkdir(parents=True)
+    key = first.path.stem.removeprefix("movielens-")
+    np.savez_compressed(path, **first.data.to_arrays(), _cache_key=np.array(key))
+    capsys.readouterr()
+    loaded = load_or_prepare(release, TINY, root)
+    assert loaded.hit and capsys.readouterr().err == ""
+    same_prepared(loaded.data, first.data)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        OSError(errno.ENOSPC, "No space left on device"),
+        OSError(errno.EDQUOT, "Disk quota exceeded"),
+        PermissionError(errno.EACCES, "Permission denied"),
+        OSError(errno.EROFS, "Read-only file system"),
+    ],
+    ids=["disk full", "quota", "permission", "read-only"],
+)
+def test_a_prepared_cache_that_cannot_be_written_leaves_the_data_in_memory(
+    error: OSError,
+    prepared: tuple[Path, Loaded, bytes],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    release, first, _ = prepared
+
+    def failing(path: Path, write: Any) -> None:
+        raise error
+
+    monkeypatch.setattr(prepared_cache, "atomic_write", failing)
+    capsys.readouterr()
+    loaded = load_or_prepare(release, TINY, tmp_path / "cache")
+    lines = warning_lines(capsys.readouterr().err)
+    assert len(lines) == 1 and str(loaded.path) in lines[0] and error.strerror in lines[0], lines
+    same_prepared(loaded.data, first.data)
+
+
+# --- 2. parsed plot results ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Any, bytes]:
+    """A results tree of one run folder, its parse without the cache, its cache file and the
+    file's bytes."""
+    root = tmp_path_factory.mktemp("results")
+    folder = write_run(root / "exp/synthetic/mts", "mts", [0, 1, 2])
+    fresh = load_results(root, use_cache=False)
+    load_results(root)
+    cache = folder / parse_cache.CACHE_FILE
+    return root, cache, fresh, cache.read_bytes()
+
+
+def same_results(got: Any, expected: Any) -> None:
+    for table in ("frame", "runs"):
+        if not getattr(got, table).equals(getattr(expected, table)):  # fast; then say why
+            pd.testing.assert_frame_equal(getattr(got, table), getattr(expected, table))
+        assert list(getattr(got, table).dtypes) == list(getattr(expected, table).dtypes)
+    assert [str(s) for s in got.skipped] == [str(s) for s in expected.skipped]
+
+
+def plot_crafted(raw: bytes) -> list[Variant]:
+    """Sealed caches (the seal matches, the key is current) whose contents do not check out."""
+    with np.load(io.BytesIO(raw)) as stored:
+        manifest = json.loads(stored["manifest"].tobytes())
+        t, lengths, seeds = stored["t"], stored["lengths"], stored["seeds"]
+
+    def edited(**changes: Any) -> dict[str, bytes | None]:
+        edited = {k: v for k, v in {**manifest, **changes}.items() if v is not None}
+        return {"manifest.npy": text_npy(json.dumps(edited).encode())}
+
+    longer = lengths.copy()
+    longer[0] += 1
+    changes: list[tuple[str, dict[str, bytes | None]]] = [
+        ("a manifest that is not JSON", {"manifest.npy": text_npy(b"{")}),
+        ("a manifest that is a list", {"manifest.npy": text_npy(b"[]")}),
+        ("a manifest without columns", edited(columns=None)),
+        ("a manifest without dtypes", edited(dtypes=None)),
+        ("columns that are not names", edited(columns=[1, 2])),
+        ("skipped files that are not pairs", edited(skipped=[["a"]])),
+        ("dtypes of other columns", edited(dtypes={"t": "<i4"})),
+        ("t as float64", {"t.npy": npy(t.astype(np.float64))}),
+        ("t one value short", {"t.npy": npy(t[:-1])}),
+        ("t claims 2**40 values", {"t.npy": huge_npy("<i4")}),
+        ("without t", {"t.npy": None}),
+        ("without cum_regret", {"cum_regret.npy": None}),
+        ("lengths one too long", {"lengths.npy": npy(longer)}),
+        ("a negative length", {"lengths.npy": npy(-lengths)}),
+        ("a seed twice", {"seeds.npy": npy(np.zeros_like(seeds))}),
+        ("seeds as text", {"seeds.npy": npy(seeds.astype(str))}),
+        ("without seeds", {"seeds.npy": None}),
+        ("a 2-D column", {"cum_regret.npy": npy(np.zeros((len(t), 1), np.float32))}),
+    ]
+    seal = write_sealed
+    return [(f"sealed, {name}", rezipped(raw, seal, members)) for name, members in changes]
+
+
+@pytest.mark.parametrize("kind", [*KINDS, "sealed but inconsistent"])
+def test_a_damaged_plot_cache_is_parsed_again_after_one_warning(
+    kind: str, results: tuple[Path, Path, Any, bytes], capsys: pytest.CaptureFixture[str]
+) -> None:
+    root, cache, fresh, pristine = results
+    if kind == "sealed but inconsistent":
+        variants = plot_crafted(pristine)
+    else:
+        variants = npz_variants(pristine, kind, seed=10 + KINDS.index(kind))
+    for name, data in variants:
+        cache.write_bytes(data)
+        capsys.readouterr()
+        same_results(load_results(root), fresh)
+        lines = warning_lines(capsys.readouterr().err)
+        assert len(lines) == 1 and lines[0].startswith("nslb plot: "), (name, lines)
+        assert str(cache) in lines[0], (name, lines)
+        assert cache.read_bytes() == pristine, f"{name}: not healed (rewritten as it was)"
+
+
+def test_an_undamaged_plot_cache_is_used(
+    results: tuple[Path, Path, Any, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the damaged caches are healed to: a cache that spares parsing the CSVs."""
+    root, cache, fresh, pristine = results
+    cache.write_bytes(pristine)
+
+    def no_parsing(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("parsed the CSVs")
+
+    monkeypatch.setattr(csvread, "read_run", no_parsing)
+    same_results(load_results(root), fresh)
+
+
+def test_a_plot_cache_of_an_earlier_format_is_parsed_again_silently(
+    results: tuple[Path, Path, Any, bytes], capsys: pytest.CaptureFixture[str]
+) -> None:
+    root, cache, fresh, pristine = results
+    with np.load(io.BytesIO(pristine)) as stored:
+        np.savez(cache, **{name: stored[name] for name in stored.files})  # unsealed
+    capsys.readouterr()
+    same_results(load_results(root), fresh)
+    assert capsys.readouterr().err == "" and cache.read_bytes() == pristine
+
+
+@pytest.mark.parametrize(
+    ("error", "warned"),
+    [
+        (OSError(errno.ENOSPC, "No space left on device"), True),
+        (OSError(errno.EDQUOT, "Disk quota exceeded"), True),
+        (PermissionError(errno.EACCES, "Permission denied"), False),
+        (OSError(errno.EROFS, "Read-only file system"), False),
+    ],
+    ids=["disk full", "quota", "permission", "read-only"],
+)
+def test_a_plot_cache_that_cannot_be_written(
+    error: OSError,
+    warned: bool,
+    results: tuple[Path, Path, Any, bytes],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A read-only folder is silently not cached; a full disk or quota is one warning line
+    per process, however many caches cannot be written."""
+    root, cache, fresh, pristine = results
+
+    def failing(path: Path, write: Any) -> None:
+        raise error
+
+    monkeypatch.setattr(parse_cache, "atomic_write", failing)
+    monkeypatch.setattr(parse_cache, "_warned_write", [])
+    for attempt in range(2):  # once per process
+        for old in root.rglob(parse_cache.CACHE_FILE):
+            old.unlink()
+        capsys.readouterr()
+        same_results(load_results(root), fresh)
+        lines = warning_lines(capsys.readouterr().err)
+        assert len(lines) == (1 if warned and attempt == 0 else 0), lines
+        if lines:
+            assert lines[0].startswith("nslb plot: cannot write the cache ")
+            assert error.strerror in lines[0] and str(root) in lines[0], lines
+    monkeypatch.undo()
+    load_results(root)
+    assert cache.read_bytes() == pristine
+
+
+# --- 3. compiled code ------------------------------------------------------------------------
+
+
+def kernel(x: float, y: float) -> float:
+    """The test's compiled function (compiled through ``compiled.jit``, cached in tmp)."""
+    return x * 2.0 + y
+
+
+ARGS = (1.5, 0.25)
+EXPECTED = kernel(*ARGS)
+
+
+def fresh_dispatcher(cache: Path) -> Any:
+    """A new dispatcher of :func:`kernel` whose cache folder is in ``cache`` (nslb's
+    versioned locator, pointed at this folder for the decoration only)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(compiled, "PACKAGE", HERE)
+        patch.setattr(compiled, "CACHE", cache)
+        return compiled.jit(kernel)
+
+
+@pytest.fixture(scope="module")
+def kernel_cache(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[Path, bytes]]:
+    """:func:`kernel` compiled once into a cache folder: its index and data files, and the
+    bytes of each."""
+    cache = tmp_path_factory.mktemp("numba")
+    dispatcher = fresh_dispatcher(cache)
+    assert dispatcher(*ARGS) == EXPECTED and dispatcher.stats.cache_misses
+    (index,) = cache.rglob("*.nbi")
+    (data,) = cache.rglob("*.nbc")
+    return index, data, {index: index.read_bytes(), data: data.read_bytes()}
+
+
+def seal_numba(body: bytes) -> bytes:
+    tail = compiled._SEAL
+    return body + tail + b"%08x" % zlib.crc32(tail, zlib.crc32(body))
+
+
+def compiled_variants(
+    index: Path, data: Path, pristine: dict[Path, bytes], kind: str
+) -> list[tuple[Path, str, bytes]]:
+    """Damaged copies of the index and the data file, half each, of one ``kind``."""
+    found: list[tuple[Path, str, bytes]] = []
+    for number, path in enumerate((index, data)):
+        raw = pristine[path]
+        seed = 20 + 4 * KINDS.index(kind) + number if kind in KINDS else number
+        if kind == "flipped bytes":
+            variants = flipped(raw, 40, seed)
+        elif kind == "truncated":
+            variants = truncated(raw, 25, seed)
+        elif kind == "headers":  # the pickle header (protocol, numba's version), the seal
+            size = len(raw)
+            variants = in_regions(
+                raw, [("pickle header", 0, 48), ("seal", size - 19, size)], 20, seed
+            )
+        elif kind == "whole file":
+            variants = whole_file(raw, seed, b"\x80\x05")
+        else:
+            body = raw[: -len(compiled._SEAL) - 8]
+            version = pickle.dumps(numba.__version__) if path == index else b""
+            variants = [
+                ("sealed random bytes", seal_numba(np.random.default_rng(number).bytes(len(body)))),
+                ("sealed, half of it", seal_numba(body[: len(body) // 2])),
+                ("sealed, garbage", seal_numba(version + b"garbage")),
+                ("sealed, a pickle of a number", seal_numba(version + pickle.dumps(5))),
+                (
+                    "sealed, a pickle of a tuple",
+                    seal_numba(version + pickle.dumps((1, "two", 3.0))),
+                ),
+                ("sealed, empty", seal_numba(b"")),
+            ]
+        found += [(path, f"{path.suffix}: {name}", damaged) for name, damaged in variants]
+    return found
+
+
+@pytest.mark.parametrize("kind", [*KINDS, "sealed but inconsistent"])
+def test_a_damaged_compiled_cache_is_compiled_again_after_one_warning(
+    kind: str,
+    kernel_cache: tuple[Path, Path, dict[Path, bytes]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    index, data, pristine = kernel_cache
+    cache = index.parent.parent
+    monkeypatch.setattr(compiled, "_warned", set())
+    for path, name, damaged in compiled_variants(index, data, pristine, kind):
+        for good, raw in pristine.items():
+            good.write_bytes(raw)
+        path.write_bytes(damaged)
+        compiled._warned.clear()
+        capsys.readouterr()
+        dispatcher = fresh_dispatcher(cache)
+        assert capsys.readouterr().err == "", "nothing is read before the first call"
+        assert dispatcher(*ARGS) == EXPECTED, name
+        lines = warning_lines(capsys.readouterr().err)
+        assert len(lines) == 1, (name, lines)
+        assert lines[0].startswith("nslb: warning: damaged compiled-code cache "), (name, lines)
+        assert f"{path}" in lines[0] and lines[0].endswith(": compiling again"), (name, lines)
+        assert dispatcher.stats.cache_misses and not dispatcher.stats.cache_hits, name
+        healed = fresh_dispatcher(cache)
+        assert healed(*ARGS) == EXPECTED and healed.stats.cache_hits, f"{name}: not healed"
+        assert capsys.readouterr().err == "", name
+
+
+def test_each_cache_is_damaged_in_at_least_200_ways(
+    prepared: tuple[Path, Loaded, bytes],
+    results: tuple[Path, Path, Any, bytes],
+    kernel_cache: tuple[Path, Path, dict[Path, bytes]],
+) -> None:
+    _, first, raw = prepared
+    counts = {
+        "prepared": sum(len(npz_variants(raw, kind, KINDS.index(kind))) for kind in KINDS)
+        + len(prepared_crafted(raw, "k")),
+        "plot": sum(len(npz_variants(results[3], kind, 0)) for kind in KINDS)
+        + len(plot_crafted(results[3])),
+        "compiled": sum(len(compiled_variants(*kernel_cache, kind)) for kind in [*KINDS, "sealed"]),
+    }
+    assert min(counts.values()) >= 200, counts
+
+
+def test_every_nslb_kernel_uses_the_healing_cache() -> None:
+    from nslb_cli.agents import linalg
+    from nslb_cli.agents.umts import sampling
+
+    for dispatcher in (linalg.dot, sampling.draw_each, sampling.standard_gamma):  # jit, inline
+        assert type(dispatcher._cache) is compiled.HealingCache, dispatcher
+        assert Path(dispatcher._cache.cache_path).parent == compiled.CACHE
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        OSError(errno.ENOSPC, "No space left on device"),
+        OSError(errno.EDQUOT, "Disk quota exceeded"),
+    ],
+    ids=["disk full", "quota"],
+)
+def test_a_compiled_cache_that_cannot_be_written_keeps_the_code_in_memory(
+    error: OSError,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    def failing(self: Any, name: str, data: Any) -> None:
+        raise error
+
+    monkeypatch.setattr(compiled, "_warned", set())
+    monkeypatch.setattr(compiled.SealedCacheFile, "_save_data", failing)
+    capsys.readouterr()
+    for _ in range(2):
+        dispatcher = fresh_dispatcher(tmp_path)
+        assert dispatcher(*ARGS) == EXPECTED
+    lines = warning_lines(capsys.readouterr().err)
+    assert len(lines) == 1 and error.strerror in lines[0], lines
+    assert "cannot save compiled code in the cache folder" in lines[0]
+    assert str(tmp_path) in lines[0] and "output" not in lines[0]
+
+
+# --- end to end: the nslb command, damaged caches, full disks --------------------------------
+
+
+def command(
+    args: list[str],
+    cwd: Path,
+    env: dict[str, str] | None = None,
+    file_size: int | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """``args`` run in ``cwd`` (made if missing), with files limited to ``file_size`` bytes
+    (RLIMIT_FSIZE: a write past it fails with EFBIG, as on a full disk)."""
+    cwd.mkdir(parents=True, exist_ok=True)
+    return subprocess.run(
+        args,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        preexec_fn=None if file_size is None else file_size_limit(file_size),
+    )
+
+
+def own_cache(folder: Path) -> dict[str, str]:
+    """The environment of a process whose nslb cache (compiled code included) is ``folder``."""
+    env = {**os.environ, "NSLB_CACHE": str(folder)}
+    env.pop("NUMBA_CACHE_DIR", None)
+    return env
+
+
+def one_line(done: subprocess.CompletedProcess[str], start: str) -> str:
+    """The one line on stderr of a successful command, which starts with ``start``."""
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    lines = warning_lines(done.stderr)
+    assert len(lines) == 1 and lines[0].startswith(start), done.stderr
+    return lines[0]
+
+
+def seed_files(cwd: Path) -> dict[str, bytes]:
+    """Every seed CSV under ``cwd/outputs``, by its path below it."""
+    outputs = cwd / "outputs"
+    return {str(p.relative_to(outputs)): p.read_bytes() for p in outputs.rglob("seed=*.csv")}
+
+
+TINY_RUN = [
+    "env.min_user_ratings=20",
+    "env.min_item_ratings=30",
+    "env.rank=3",
+    "env.n_states=3",
+    "env.n_arms=6",
+    "env.horizon=60",
+    "run.n_seeds=2",
+    "run.progress=false",
+]
+
+
+def test_nslb_run_rebuilds_a_damaged_prepared_cache(tmp_path: Path) -> None:
+    """A flipped byte inside a compressed array (a zlib.error before the seal): one warning,
+    the data prepared again, the results of an undamaged run."""
+    release = write_csv(tiny_release(), tmp_path / "release")
+    cache = tmp_path / "cache"
+    args = [NSLB, "run", "env=movielens", "agent=mts", f"env.data_dir={release}"]
+    args += [f"env.cache_dir={cache}", *TINY_RUN]
+    good = command(args, tmp_path / "good")
+    assert good.returncode == 0 and warning_lines(good.stderr) == [], good.stderr
+    (path,) = (cache / "prepared").glob("*.npz")
+    pristine = path.read_bytes()
+    start, stop = next(
+        r[1:] for r in zip_regions(pristine) if r[0] == "npy header of test_users.npy"
+    )
+    damaged = bytearray(pristine)
+    damaged[stop + 40] ^= 0xFF  # inside the deflate stream of test_users
+    path.write_bytes(damaged)
+    line = one_line(
+        command(args, tmp_path / "damaged"), "nslb: warning: damaged prepared-data cache "
+    )
+    assert str(path) in line and line.endswith("): preparing the data again")
+    assert seed_files(tmp_path / "damaged") == seed_files(tmp_path / "good") != {}
+    assert sealed(path.read_bytes())
+    with np.load(path) as rebuilt, np.load(io.BytesIO(pristine)) as before:
+        for name in ("test_users", "train_items", "prior_covariances", "genres"):
+            np.testing.assert_array_equal(rebuilt[name], before[name])
+
+
+def test_nslb_plot_parses_again_past_a_damaged_cache(tmp_path: Path) -> None:
+    """The cache's first bytes zeroed (a traceback on every plot before): one warning, the
+    same tables as an undamaged plot."""
+    root = tmp_path / "results"
+    folder = write_run(root / "exp/synthetic/mts", "mts", [0, 1, 2])
+    write_run(root / "exp/synthetic/random", "random", [0, 1])
+    args = [NSLB, "plot", str(root), "--format", "png", "--metric", "cum_regret"]
+    good = command([*args, "--out", str(tmp_path / "good")], tmp_path)
+    assert good.returncode == 0 and warning_lines(good.stderr) == [], good.stderr
+    cache = folder / parse_cache.CACHE_FILE
+    raw = cache.read_bytes()
+    cache.write_bytes(bytes(8) + raw[8:])
+    damaged = command([*args, "--out", str(tmp_path / "damaged")], tmp_path)
+    line = one_line(damaged, "nslb plot: damaged cache ")
+    assert str(cache) in line and "parsing the CSVs again" in line
+    for table in ("summary.csv", "summary.md"):
+        assert (tmp_path / "damaged" / table).read_text() == (tmp_path / "good" / table).read_text()
+    assert cache.read_bytes() == raw, "rewritten"
+
+
+def test_nslb_run_compiles_again_past_a_damaged_compiled_cache(tmp_path: Path) -> None:
+    """An index of random bytes and a truncated data file (an UnpicklingError and an EOFError
+    on every run before): one warning, both compiled again, the results of an undamaged run.
+
+    The process's cache starts as a copy of this checkout's compiled code, when there is one
+    (same sources, same folder name), so that only the damaged functions are compiled."""
+    env = own_cache(tmp_path / "nslb-cache")
+    versioned = tmp_path / "nslb-cache" / "numba" / compiled.CACHE.name
+    if compiled.CACHE.is_dir():
+        shutil.copytree(compiled.CACHE, versioned, ignore=shutil.ignore_patterns("*.tmp*"))
+    args = [NSLB, "run", "agent=cd_linucb", "env.horizon=60", "run.n_seeds=2", "run.progress=false"]
+    good = command(args, tmp_path / "good", env)
+    assert good.returncode == 0 and warning_lines(good.stderr) == [], good.stderr
+    (index,) = versioned.rglob("linear_kernels.ucb_arms-*.nbi")
+    (data,) = versioned.rglob("linear_kernels.sherman_morrison-*.1.nbc")
+    index.write_bytes(np.random.default_rng(0).bytes(len(index.read_bytes())))
+    data.write_bytes(data.read_bytes()[: len(data.read_bytes()) // 2])
+    line = one_line(command(args, tmp_path / "damaged", env), "nslb: warning: damaged compiled")
+    assert line.endswith(": compiling again") and str(versioned) in line
+    assert seed_files(tmp_path / "damaged") == seed_files(tmp_path / "good") != {}
+    for healed in (index, data):
+        compiled._unsealed(healed.read_bytes(), str(healed))  # rewritten whole
+
+
+def test_a_full_disk_leaves_the_prepared_data_uncached(tmp_path: Path) -> None:
+    release = write_csv(tiny_release(), tmp_path / "release")
+    cache = tmp_path / "cache"
+    args = [NSLB, "data", "prepare", f"env.data_dir={release}", f"env.cache_dir={cache}"]
+    args += [
+        a for a in TINY_RUN if a.startswith("env.") and "n_arms" not in a and "horizon" not in a
+    ]
+    done = command(args, tmp_path, file_size=2048)
+    line = one_line(done, "nslb: warning: cannot write the prepared-data cache ")
+    assert str(cache / "prepared") in line and "File too large" in line, line
+    assert "train/test agreement" in done.stdout, "prepared all the same"
+    assert list((cache / "prepared").iterdir()) == [], "no file, no temporary left"
+
+
+def test_a_full_disk_leaves_the_plot_results_uncached(tmp_path: Path) -> None:
+    root = tmp_path / "results"
+    write_run(root / "exp/synthetic/mts", "mts", [0, 1, 2])
+    write_run(root / "exp/synthetic/random", "random", [0, 1])
+    expected = load_results(root, use_cache=False).frame
+    program = (
+        "import sys\nfrom pathlib import Path\nfrom nslb_cli.plot.tidy import load\n"
+        "frame = load(Path(sys.argv[1])).frame\n"
+        "print(len(frame), repr(float(frame['cum_regret'].sum())))\n"
+    )
+    done = command([sys.executable, "-c", program, str(root)], tmp_path, file_size=1024)
+    line = one_line(done, "nslb plot: cannot write the cache ")
+    assert "File too large" in line, "one line for both folders"
+    assert done.stdout.split() == [str(len(expected)), repr(float(expected["cum_regret"].sum()))]
+    assert not list(root.rglob(parse_cache.CACHE_FILE)) and not temporaries(root)
+
+
+def test_a_full_disk_keeps_the_compiled_code_in_memory(tmp_path: Path) -> None:
+    """Data files larger than the limit: one warning naming the cache folder, right results;
+    the next process (no limit) compiles again, silently, and saves."""
+    program = (
+        "import numpy as np\nfrom nslb_cli.agents.linalg import add_scaled, dot\n"
+        "x = np.arange(4.0)\nadd_scaled(x, np.ones(4), 2.0)\nprint(dot(x, np.ones(4)))\n"
+    )
+    env = own_cache(tmp_path / "nslb-cache")
+    full = command([sys.executable, "-c", program], tmp_path, env, file_size=4096)
+    line = one_line(full, "nslb: warning: cannot save compiled code in the cache folder ")
+    assert str(tmp_path / "nslb-cache") in line and "File too large" in line
+    assert "output" not in line and full.stdout.strip() == "14.0"
+    again = command([sys.executable, "-c", program], tmp_path, env)
+    assert again.returncode == 0 and again.stderr == "" and again.stdout.strip() == "14.0"
+    assert len(list((tmp_path / "nslb-cache").rglob("*.nbc"))) == 2, "saved this time"
+
+
+# --- slow: the real MovieLens data, umTS's kernels, a full disk under nslb run ---------------
+
+ML_SMALL = [f"env.data_dir={ML_100K}", "env.min_user_ratings=100", "env.min_item_ratings=100"]
+
+
+@pytest.mark.slow
+@needs_ml_100k
+def test_ml100k_prepared_cache_damaged_under_nslb_data_prepare_and_run(tmp_path: Path) -> None:
+    cache = f"env.cache_dir={tmp_path / 'cache'}"
+    prepare = [NSLB, "data", "prepare", "--json", *ML_SMALL, cache]
+    run = [NSLB, "run", "env=movielens", "agent=mts", *ML_SMALL, cache, "env.horizon=200"]
+    run += ["run.n_seeds=2", "run.progress=false"]
+    built = command(prepare, tmp_path)
+    assert built.returncode == 0 and warning_lines(built.stderr) == [], built.stderr
+    good = command(run, tmp_path / "good")
+    assert good.returncode == 0 and warning_lines(good.stderr) == [], good.stderr
+    (path,) = (tmp_path / "cache" / "prepared").glob("*.npz")
+    pristine = path.read_bytes()
+    for name, damaged in [
+        ("truncated", pristine[: len(pristine) // 3]),
+        ("flipped", flipped(pristine, 1, seed=5)[0][1]),
+        ("garbage", np.random.default_rng(6).bytes(len(pristine))),
+    ]:
+        path.write_bytes(damaged)
+        again = command(prepare, tmp_path)
+        assert str(path) in one_line(again, "nslb: warning: damaged prepared-data cache "), name
+        report, before = json.loads(again.stdout), json.loads(built.stdout)
+        assert not report["cache"]["hit"], name
+        for key in ("clusters", "filtered", "penalty", "split", "genres"):
+            assert report[key] == before[key], (name, key)
+    path.write_bytes(flipped(pristine, 1, seed=7)[0][1])
+    line = one_line(
+        command(run, tmp_path / "damaged"), "nslb: warning: damaged prepared-data cache "
+    )
+    assert str(path) in line
+    assert seed_files(tmp_path / "damaged") == seed_files(tmp_path / "good") != {}
+
+
+@pytest.mark.slow
+def test_umts_run_compiles_again_past_a_damaged_compiled_cache(tmp_path: Path) -> None:
+    """The case that gave a traceback on every umTS run: a garbage ``.nbi`` and a truncated
+    ``.nbc``, in a cache of its own (compiled from nothing: ~15 s)."""
+    env = own_cache(tmp_path / "nslb-cache")
+    args = [NSLB, "run", "agent=umts", "env.horizon=60", "run.n_seeds=2", "run.progress=false"]
+    good = command(args, tmp_path / "good", env)
+    assert good.returncode == 0 and warning_lines(good.stderr) == [], good.stderr
+    versioned = tmp_path / "nslb-cache" / "numba" / compiled.CACHE.name
+    (index,) = versioned.rglob("step.step-*.nbi")
+    (data,) = versioned.rglob("latent.resample-*.1.nbc")
+    index.write_bytes(b"garbage" * 100)
+    data.write_bytes(data.read_bytes()[:1000])
+    line = one_line(command(args, tmp_path / "damaged", env), "nslb: warning: damaged compiled")
+    assert line.endswith(": compiling again")
+    assert seed_files(tmp_path / "damaged") == seed_files(tmp_path / "good") != {}
+    healed = command(args + ["run.overwrite=true"], tmp_path / "healed", env)
+    assert healed.returncode == 0 and healed.stderr.strip() == "", healed.stderr
+
+
+@pytest.mark.slow
+def test_a_full_disk_under_nslb_run_keeps_the_compiled_code_in_memory(tmp_path: Path) -> None:
+    """cd_linucb compiled from nothing with files limited to 64 KiB: its results (7 KiB) are
+    written, the larger compiled-code files are not; one warning line that names the cache
+    folder, not the results folder."""
+    env = own_cache(tmp_path / "nslb-cache")
+    args = [NSLB, "run", "agent=cd_linucb", "env.horizon=60", "run.n_seeds=2", "run.progress=false"]
+    full = command(args, tmp_path / "full", env, file_size=65536)
+    line = one_line(full, "nslb: warning: cannot save compiled code in the cache folder ")
+    assert str(tmp_path / "nslb-cache") in line and "File too large" in line
+    good = command(args, tmp_path / "good", own_cache(tmp_path / "other-cache"))
+    assert good.returncode == 0, good.stderr
+    assert seed_files(tmp_path / "full") == seed_files(tmp_path / "good") != {}
