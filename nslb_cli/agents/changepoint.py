@@ -60,11 +60,18 @@ class RestartedParams:
     gamma: float | None = 0.0
 
     def __post_init__(self) -> None:
+        check.int64(self.tau, "tau")
         check.even_window(self.tau, "tau")
         if self.threshold is not None:
             check.positive(self.threshold, "threshold")
         if self.gamma is not None:
             check.probability(self.gamma, "gamma")
+            check.require(
+                self.gamma == 0 or self.gamma >= MIN_GAMMA,
+                "gamma",
+                f"must be 0 (no forced exploration) or >= {MIN_GAMMA:g} (smaller ones overflow "
+                f"the exploration period K / gamma), got {self.gamma}",
+            )
 
 
 @dataclass
@@ -75,6 +82,14 @@ class CDUCBParams(RestartedParams):
 @dataclass
 class CDTSParams(RestartedParams):
     name: str = "cd_ts"
+
+
+MIN_GAMMA = 1e-9
+"""Smallest positive forced-exploration rate ``gamma``. The exploration period
+``floor(K / gamma)`` is an int64: ``gamma = 1e-300`` overflows it (numpy warns of an invalid
+cast). At 1e-9 the period is ``K · 1e9`` rounds, far beyond any horizon, and fits int64 for
+any number of arms that fits in memory (up to 9e9). The detector's ``threshold`` needs no
+upper bound: it is only compared with, and a finite one is never overflowed."""
 
 
 class DetectorRestarted(Restarting):

@@ -58,6 +58,17 @@ from nslb_cli.core.problem import OfflineModel, Problem
 from nslb_cli.core.rng import BatchRNG
 
 JITTER = 1e-12  # relative diagonal jitter before the Cholesky factor of A^-1
+MIN_RIDGE = 1e-6
+"""Smallest ``ridge`` (``lambda``). ``A^-1`` starts at ``I / lambda`` and Sherman–Morrison
+subtracts ``u u' / (1 + x' u)`` with ``u = x / lambda``, whose square overflows from
+``lambda`` of about 1e-154 (``ridge=1e-300``: ``A^-1`` turns NaN and the agent plays arm 0
+forever). 1e-6 is already plain least squares, with every product finite for features of
+up to 1e3 (MovieLens vectors of ratings at most 1e6)."""
+MAX_SCALE = 1e6
+"""Largest ``alpha`` (LinUCB's bonus) and ``v`` (LinTS' posterior scale), multiples of a
+posterior standard deviation, which is at most about 1e6 (``sqrt(x' A^-1 x)`` with
+``lambda >= MIN_RIDGE`` and features of up to 1e3): at this bound the bonus and the draws
+stay below 1e12, whereas ``v = 1e300`` overflows the draws to inf."""
 
 
 @dataclass
@@ -70,9 +81,10 @@ class LinearRestartedParams:
     ridge: float = 1.0
 
     def __post_init__(self) -> None:
+        check.int64(self.tau, "tau")
         check.even_window(self.tau, "tau")
         check.positive(self.threshold, "threshold")
-        check.positive(self.ridge, "ridge")
+        check.at_least(self.ridge, MIN_RIDGE, "ridge", "smaller ones overflow A^-1")
 
 
 @dataclass
@@ -84,6 +96,7 @@ class CDLinUCBParams(LinearRestartedParams):
         super().__post_init__()
         if self.alpha is not None:
             check.non_negative(self.alpha, "alpha")
+            check.at_most(self.alpha, MAX_SCALE, "alpha", "larger bonuses overflow")
 
 
 @dataclass
@@ -95,6 +108,7 @@ class CDLinTSParams(LinearRestartedParams):
         super().__post_init__()
         if self.v is not None:
             check.non_negative(self.v, "v")
+            check.at_most(self.v, MAX_SCALE, "v", "larger draws overflow")
 
 
 class LinearRestarted(Restarting):

@@ -41,6 +41,12 @@ from nslb_cli.config.validators import ConfigError
 from nslb_cli.core.problem import OfflineModel, Problem
 from nslb_cli.core.rng import BatchRNG
 
+MAX_EPSILON = 1e12
+"""Largest slack ``epsilon``, in reward units. ``G_t(s)`` sums ``tau`` residuals that each
+subtract ``epsilon``: ``epsilon = 1e308`` overflows the sum to -inf (numpy warns every
+round). Rewards stay within about 1e7 in magnitude (means and noise of at most 1e6), so a
+slack of 1e12 already keeps every state consistent, and ``tau · 1e12`` stays finite."""
+
 
 @dataclass
 class SWMUCBParams:
@@ -48,6 +54,7 @@ class SWMUCBParams:
     tau: int = 100
 
     def __post_init__(self) -> None:
+        check.int64(self.tau, "tau")
         check.positive(self.tau, "tau")
 
 
@@ -58,9 +65,11 @@ class SWUMUCBParams:
     epsilon: float | None = None
 
     def __post_init__(self) -> None:
+        check.int64(self.tau, "tau")
         check.positive(self.tau, "tau")
         if self.epsilon is not None:
             check.non_negative(self.epsilon, "epsilon")
+            check.at_most(self.epsilon, MAX_EPSILON, "epsilon", "larger window sums overflow")
 
 
 class SlidingWindowModelUCB(Agent):

@@ -15,13 +15,15 @@ May import every other package: it is the top layer. Nothing imports it.
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from collections.abc import Sequence
 
 from nslb_cli.cli.errors import fail
+from nslb_cli.config.stopping import Terminated, stopped_by
 from nslb_cli.config.validators import ConfigError
-from nslb_cli.runner.stopping import Terminated, claim_ownership, stopped_by
+from nslb_cli.runner.owner import claim_ownership
 
 USAGE = """usage: nslb <command> [arguments]
 
@@ -97,7 +99,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     try:
         _dispatch(list(sys.argv[1:] if argv is None else argv))
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        _stop_workers()  # idle workers of a parallel sweep: gone before the command ends
+        if argv is None:  # the console script: Python is about to shut down
+            signal.signal(signal.SIGTERM, _late)
+            signal.signal(signal.SIGINT, _late)
+        else:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def _dispatch(arguments: list[str]) -> None:
@@ -124,8 +131,17 @@ def _dispatch(arguments: list[str]) -> None:
 
 
 def _terminate(signum: int, frame: object) -> None:
-    """SIGTERM: unwind like Ctrl-C (see :mod:`nslb_cli.runner.stopping`)."""
+    """SIGTERM: unwind like Ctrl-C (see :mod:`nslb_cli.config.stopping`)."""
     raise Terminated(f"signal {signum}")
+
+
+def _late(signum: int, frame: object) -> None:
+    """A signal once the command's work is done (Python is shutting down): end at once,
+    with the same line and status as at any other moment."""
+    terminated = signum == signal.SIGTERM
+    sys.stdout.flush()
+    print(f"nslb: {'terminated' if terminated else 'interrupted'}", file=sys.stderr, flush=True)
+    os._exit(143 if terminated else 130)
 
 
 def _stop_workers() -> None:

@@ -22,6 +22,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from nslb_cli.cli.errors import fail, warn
+from nslb_cli.config.stopping import stopped_by
 from nslb_cli.config.validators import ConfigError
 from nslb_cli.runner.compose import (
     CONFIG_MODULE,
@@ -34,7 +35,6 @@ from nslb_cli.runner.compose import (
     validate,
 )
 from nslb_cli.runner.failures import Failures, start_sweep
-from nslb_cli.runner.stopping import stopped_by
 from nslb_cli.store import provenance
 from nslb_cli.store.folder import OutputConflict
 

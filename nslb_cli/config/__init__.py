@@ -5,7 +5,9 @@
 * :mod:`~nslb_cli.config.registry` — registries from a config name (``agent=umts``) to the
   class behind it, found as Python entry points (nslb's own and plugins');
 * :mod:`~nslb_cli.config.paths` — nslb's user cache folder, and whether a folder can be
-  written.
+  written;
+* :mod:`~nslb_cli.config.stopping` — requests to stop (Ctrl-C, SIGTERM), which nothing that
+  catches a plugin's or a job's errors may swallow.
 
 May import: nothing of ``nslb_cli``. (Composing ``conf/`` with Hydra into a validated
 ``RunConfig`` needs the registries' entries and lives in :mod:`nslb_cli.runner.compose`.)

@@ -11,6 +11,13 @@ What can go wrong with a plugin is reported in one line and confined to that plu
 declared by two installed packages is refused (neither is used); an entry point that cannot
 be imported, or that names something other than a valid class, fails when it is used, with a
 :class:`PluginError` that names the plugin, its package and the error.
+
+"Cannot be imported" means *any* exception at import or while checking the class: not only
+``Exception`` but ``SystemExit`` (a module that calls ``sys.exit()`` at import), the
+plugin's own ``BaseException`` subclasses, a ``Params`` whose default construction raises,
+and a class whose attribute access raises. Only a request to stop propagates
+(:func:`~nslb_cli.config.stopping.stopped_by`): the user's Ctrl-C, or SIGTERM, must still
+stop nslb. (A plugin that calls ``os._exit`` ends the process; nothing can catch that.)
 """
 
 from __future__ import annotations
@@ -20,6 +27,9 @@ from collections.abc import Callable, Iterator, Mapping
 from functools import cached_property
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
+
+from nslb_cli.config.stopping import stopped_by
+from nslb_cli.config.validators import ConfigError
 
 
 class PluginError(RuntimeError):
@@ -31,9 +41,22 @@ class InvalidEntry(TypeError):
 
 
 def describe_error(err: BaseException) -> str:
-    """``Type: message`` of an exception, on one line."""
-    lines = str(err).strip().splitlines()
+    """``Type: message`` of an exception, on one line (the type alone if its message is
+    empty or cannot be formed: a plugin's exception may break ``str`` too)."""
+    try:
+        lines = str(err).strip().splitlines()
+    except Exception:
+        lines = []
     return f"{type(err).__name__}: {lines[0]}" if lines else type(err).__name__
+
+
+def read_attributes(cls: type) -> None:
+    """Read every public attribute of ``cls``, so that one whose access raises (a raising
+    descriptor or metaclass ``__getattr__``) fails here, when the entry is loaded and can be
+    left out, rather than later in the middle of a run."""
+    for name in dir(cls):
+        if not name.startswith("_"):
+            getattr(cls, name)
 
 
 def _label(point: EntryPoint) -> str:
@@ -42,8 +65,15 @@ def _label(point: EntryPoint) -> str:
 
 
 def require_params(name: str, cls: type) -> None:
-    """Check that ``cls.Params`` is a dataclass with a default for every field, and a ``name``
-    field whose default is the entry point's ``name``; raise :class:`InvalidEntry` if not."""
+    """Check that ``cls.Params`` is a dataclass with a default for every field, a ``name``
+    field whose default is the entry point's ``name``, and that ``Params()`` can be built
+    (a run without overrides builds exactly that); raise :class:`InvalidEntry` if not.
+
+    ``Params()`` may refuse its defaults with a :class:`ConfigError`: that is a plugin's way
+    of saying a setting must be given (``agent.path: must be set``), reported in one line
+    when a run leaves it unset, so the entry stays usable. Any other exception (``SystemExit``
+    included, not a request to stop) is a broken plugin: it is left out.
+    """
     params = getattr(cls, "Params", None)
     if not (isinstance(params, type) and dataclasses.is_dataclass(params)):
         raise InvalidEntry(f"{cls.__name__}.Params must be a dataclass, got {params!r}")
@@ -61,6 +91,16 @@ def require_params(name: str, cls: type) -> None:
             f"{params.__name__} needs a field `name: str = '{name}'` (the entry point's name), "
             f"got {got!r}"
         )
+    try:
+        params()
+    except ConfigError:
+        pass
+    except BaseException as err:
+        if stopped_by(err) is not None:
+            raise
+        raise InvalidEntry(
+            f"{params.__name__}() (its defaults) raises {describe_error(err)}"
+        ) from None
 
 
 class Registry(Mapping[str, Any]):
@@ -102,7 +142,11 @@ class Registry(Mapping[str, Any]):
         try:
             loaded = point.load()
             self._check(name, loaded)
-        except Exception as err:  # a plugin's import may raise anything: report it, go on
+            if isinstance(loaded, type):
+                read_attributes(loaded)
+        except BaseException as err:  # a plugin may raise anything, SystemExit included
+            if stopped_by(err) is not None:
+                raise  # Ctrl-C or SIGTERM stops nslb, whatever the plugin was doing
             reason = str(err) if isinstance(err, InvalidEntry) else describe_error(err)
             self._failed[name] = f"{self.describe(name)}: cannot use {point.value}: {reason}"
             raise PluginError(self._failed[name]) from None

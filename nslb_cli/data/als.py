@@ -21,19 +21,31 @@ is computed from those Grams, without forming a prediction per rating. The fitte
 are returned as float64.
 
 Users and items without ratings get zero factors.
+
+Nothing non-finite leaves :func:`als`: the objective is checked after every sweep, and a
+sweep that produces ``inf`` or ``NaN`` (ratings or a penalty that overflow float32, or
+systems so ill-conditioned at a tiny penalty that the solution overflows) stops the fit
+with a one-line :class:`~nslb_cli.data.DataError` naming the setting to change
+(``env.als_reg``, or ``env.data_dir`` when the ratings exceed ``MAX_RATING``), as does a
+singular system (``LinAlgError``).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
 
+from nslb_cli.data import DataError
+from nslb_cli.data.ratings import MAX_RATING
+
 CHUNK = 1 << 20  # predictions are computed this many at a time (bounded memory)
 BLOCK_BYTES = 4 << 20  # the Gram product reads the other side's outer products in blocks
 # of columns of about this size, which stay in the CPU cache (ML-25M's 33,000 users ×
 # 210 entries × 4 bytes = 28 MB do not: a block of 4 MB makes the movies' Grams 2.5x faster)
+FLOAT32_MAX = float(np.finfo(np.float32).max)  # 3.4e38: ALS' Grams and penalty are float32
 
 
 @dataclass(frozen=True)
@@ -75,6 +87,10 @@ def als(
     ``V`` starts from ``N(0, 1/rank)`` entries drawn from ``rng``; each iteration solves for
     ``U`` then for ``V``.
     """
+    if not (math.isfinite(reg) and 0 < reg <= FLOAT32_MAX):
+        raise DataError(
+            "env.als_reg", f"ALS needs a penalty in (0, {FLOAT32_MAX:.3g}] (float32), got {reg:g}"
+        )
     values = np.asarray(values, dtype=np.float32)
     ratings = sparse.csr_matrix((values, (users, items)), shape=shape, dtype=np.float32)
     ratings_t = ratings.T.tocsr()
@@ -82,11 +98,41 @@ def als(
     total = float(np.sum(values.astype(np.float64) ** 2))
     objective = np.empty(iterations)
     for step in range(iterations):
-        user_factors = _ridge_rows(ratings, item_factors, reg)[0]
-        item_factors, gram, rhs = _ridge_rows(ratings_t, user_factors, reg)
-        penalty = reg * (_squares(user_factors) + _squares(item_factors))
-        objective[step] = total + _fit(item_factors, gram, rhs) + penalty
-    return Factors(user_factors.astype(np.float64), item_factors.astype(np.float64), objective)
+        # An overflow is detected below and reported in one line, not as numpy warnings.
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            try:
+                user_factors = _ridge_rows(ratings, item_factors, reg)[0]
+                item_factors, gram, rhs = _ridge_rows(ratings_t, user_factors, reg)
+            except np.linalg.LinAlgError as err:
+                raise DataError(
+                    "env.als_reg",
+                    f"ALS at penalty {reg:g} meets a singular system ({err}): raise it",
+                ) from None
+            penalty = reg * (_squares(user_factors) + _squares(item_factors))
+            objective[step] = total + _fit(item_factors, gram, rhs) + penalty
+        if not math.isfinite(objective[step]):
+            raise _overflow(values, reg, step)
+    fitted = Factors(user_factors.astype(np.float64), item_factors.astype(np.float64), objective)
+    if not (np.isfinite(fitted.users).all() and np.isfinite(fitted.items).all()):
+        raise _overflow(values, reg, iterations - 1)
+    return fitted
+
+
+def _overflow(values: np.ndarray, reg: float, step: int) -> DataError:
+    """The error of a sweep that produced ``inf`` or ``NaN``, naming the setting to change:
+    the data when a rating exceeds ``MAX_RATING`` (or is not finite), else the penalty (so
+    small that an ill-conditioned system overflows)."""
+    largest = float(np.max(np.abs(values))) if len(values) else 0.0
+    where = f"ALS at penalty {reg:g} gave non-finite factors in sweep {step + 1}"
+    if not largest <= MAX_RATING:
+        return DataError(
+            "env.data_dir",
+            f"{where}: ratings as large as {largest:g} overflow its float32 arithmetic "
+            f"(ratings must be at most {MAX_RATING:g} in magnitude)",
+        )
+    return DataError(
+        "env.als_reg", f"{where} (ratings up to {largest:g} in magnitude): use a larger penalty"
+    )
 
 
 def _squares(factors: np.ndarray) -> float:

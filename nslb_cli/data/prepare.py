@@ -237,13 +237,49 @@ class Half:
     def take(self, mask: np.ndarray) -> Half:
         return Half(self.users[mask], self.items[mask], self.values[mask])
 
-    def fit(self, shape: tuple[int, int], s: Settings, reg: float, purpose: int) -> Factors:
-        """ALS at penalty ``reg`` (rank and sweeps of ``s``), started from ``purpose``'s stream."""
+    def fit(
+        self, shape: tuple[int, int], s: Settings, reg: float, purpose: int, final: bool = False
+    ) -> Factors:
+        """ALS at penalty ``reg`` (rank and sweeps of ``s``), started from ``purpose``'s stream.
+
+        ALS refuses non-finite results itself (:func:`~nslb_cli.data.als.als`). A ``final``
+        fit, the one whose factors become the environment, must also explain the ratings:
+        a penalty large against them shrinks every factor towards zero (to exactly zero
+        once float32 underflows), and then every reward is about 0 and k-means, finding
+        fewer distinct user vectors than states, leaves states without a user (NaN priors).
+        Such a fit is refused (:func:`refuse_collapse`); the search's fits may collapse, which
+        only scores badly.
+        """
         rng = stream(s.data_seed, purpose)
-        return als(self.users, self.items, self.values, shape, s.rank, reg, s.als_iterations, rng)
+        fit = als(self.users, self.items, self.values, shape, s.rank, reg, s.als_iterations, rng)
+        if final:
+            refuse_collapse(fit, self.values, s.n_states, reg)
+        return fit
 
     def rmse(self, factors: Factors) -> float:
         return round(factors.rmse(self.users, self.items, self.values), 4)
+
+
+COLLAPSE = 1e-6  # a final fit whose predictions all lie below this share of the largest
+# |rating| predicts nothing: no real structure is that small against the ratings it fits
+
+
+def refuse_collapse(fit: Factors, values: np.ndarray, n_states: int, reg: float) -> None:
+    """Raise :class:`DataError` if ALS' factors at penalty ``reg`` cannot make the states:
+    every prediction ``|U_i · V_j| <= max |U_i| · max |V_j|`` below ``COLLAPSE`` times the
+    largest rating, or fewer than ``n_states`` distinct user vectors to cluster."""
+    largest = float(np.max(np.abs(values)))
+    if largest == 0.0:
+        raise DataError("env.data_dir", "every kept rating is 0: there is nothing to factorise")
+    bound = float(np.max(np.abs(fit.users))) * float(np.max(np.abs(fit.items)))
+    distinct = len(np.unique(fit.users, axis=0))
+    if bound <= COLLAPSE * largest or distinct < n_states:
+        raise DataError(
+            "env.als_reg",
+            f"ALS at penalty {reg:g} shrinks the factors to nothing (every predicted rating "
+            f"at most {bound:.3g} in magnitude, ratings up to {largest:g}; {distinct} distinct "
+            f"user vector(s) for {n_states} states): use a smaller penalty, or 'auto'",
+        )
 
 
 def _both(task: Callable[[int], Any]) -> list[Any]:
@@ -292,20 +328,35 @@ def start_index(scale: float) -> int:
 
 def hill_climb(score: Callable[[float], float], start: int) -> dict[float, float]:
     """Scores of the grid points visited from ``GRID[start]``, moving to the better
-    neighbour while the score falls; the best visited is a local minimum of the grid."""
+    neighbour while the score falls; the best visited is a local minimum of the grid.
+
+    Bounded: each grid point is scored at most once and each move goes to a strictly
+    better point, so the search ends after at most ``len(GRID)`` scores (and moves). A
+    score that is not a finite number stops it with a one-line :class:`DataError`: ``NaN``
+    compares neither better nor worse than anything: a search that kept it walked to the
+    grid's first point and then bounced between its first two points forever.
+    """
     scores: dict[int, float] = {}
 
     def at(k: int) -> float:
         if k not in scores:
-            scores[k] = score(GRID[k])
+            value = float(score(GRID[k]))
+            if not math.isfinite(value):
+                raise DataError(
+                    "env.als_reg",
+                    f"the penalty search's held-out RMSE at als_reg={GRID[k]:g} is {value}, "
+                    "not a finite number: set env.als_reg to a number instead of 'auto'",
+                )
+            scores[k] = value
         return scores[k]
 
     k = start
-    while True:
+    for _ in range(len(GRID)):
         better = min((j for j in (k - 1, k + 1) if 0 <= j < len(GRID)), key=at)
         if at(better) >= at(k):
-            return {GRID[j]: scores[j] for j in sorted(scores)}
+            break
         k = better
+    return {GRID[j]: scores[j] for j in sorted(scores)}
 
 
 def penalty_score(halves: tuple[Half, Half], s: Settings) -> tuple[Callable, int, int]:
@@ -315,6 +366,12 @@ def penalty_score(halves: tuple[Half, Half], s: Settings) -> tuple[Callable, int
         lambda h: Search.of(halves[h], stream(s.data_seed, Purpose.HOLD_OUT_TRAIN + h))
     )
     held_out = sum(len(search.held_out.values) for search in searches)
+    if held_out == 0:
+        raise DataError(
+            "env.als_reg",
+            f"too few ratings ({sum(len(h.values) for h in halves)}) to hold "
+            f"{VALIDATION_SHARE:.0%} out and choose the penalty: set env.als_reg to a number",
+        )
 
     def score(reg: float) -> float:
         errors = _both(lambda h: searches[h].squared_error(s, reg, Purpose.SEARCH_ALS_TRAIN + h))
@@ -537,7 +594,7 @@ def prepare(ratings: Ratings, settings: Settings) -> Prepared:
     penalty = penalty_of(halves, s, scale)
     train_fit, test_fit = _both(
         lambda h: halves[h].fit(
-            shape, s, penalty["value"], (Purpose.ALS_TRAIN, Purpose.ALS_TEST)[h]
+            shape, s, penalty["value"], (Purpose.ALS_TRAIN, Purpose.ALS_TEST)[h], final=True
         )
     )
     clusters = Clusters.of(train_fit, test_fit, s)
@@ -585,6 +642,7 @@ class Loaded:
     hit: bool
     seconds: float
     source: Path
+    cached: bool = True  # False: built, but the cache could not be written (a full disk)
 
 
 def cache_path(root: Path, key: str) -> Path:
@@ -609,5 +667,5 @@ def load_or_prepare(folder: Path, settings: Settings, root: Path) -> Loaded:
     data = prepare(read_release(folder, layout), settings)
     data.diagnostics["source"] = {"folder": str(folder), **identity}
     data.diagnostics["settings"] = settings.key()
-    prepared_cache.save(path, key, data.to_arrays())
-    return Loaded(data, path, False, time.perf_counter() - start, Path(folder))
+    cached = prepared_cache.save(path, key, data.to_arrays())
+    return Loaded(data, path, False, time.perf_counter() - start, Path(folder), cached)

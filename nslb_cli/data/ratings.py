@@ -38,6 +38,13 @@ import pandas as pd
 from nslb_cli.data import DataError
 
 NO_GENRE = frozenset({"(no genres listed)", "unknown"})
+MAX_RATING = 1e6
+"""The largest rating magnitude accepted. Ratings are any numbers on any scale (stars,
+points, prices), but nothing real is rated in the millions, and ALS computes in float32:
+its Gram matrices and right-hand sides hold sums of squared ratings, which overflow
+float32 (3.4e38) from ratings of about 1e17 (tested: 1e19 gives NaN factors). At 1e6 the
+factors, rewards ``U_i · V_j`` and their squares over the smallest noise variance (1e-12)
+stay far inside every range. A file beyond it is refused, naming the largest value."""
 MOVIELENS_CSV = ("userId", "movieId", "rating")
 GENERIC = ("user", "item", "rating")
 GENERIC_ITEMS = ("item", "genres")
@@ -217,17 +224,22 @@ def _table(
     return frame
 
 
-def _csv(path: Path, needed: tuple[str, ...], ids: str) -> dict[str, np.ndarray]:
+def _csv(
+    path: Path, needed: tuple[str, ...], ids: str, exact: bool = False
+) -> dict[str, np.ndarray]:
     """The ``needed`` columns of a CSV file with a header, as numpy arrays (pyarrow parser).
 
     Id columns (every column but ``rating`` and ``genres``) are read as 32-bit integers
     (``ids="int32"``), as text (``"text"``) or as whichever of integers or text fits
-    (``"infer"``); ``rating`` as float32; ``genres`` as text.
+    (``"infer"``); ``rating`` as float32 (float64 if ``exact``); ``genres`` as text. A
+    rating beyond float32's range parses as ``inf``: then the column is read again as
+    float64, so that the refusal (:func:`_check_magnitude`) names the value in the file.
     """
-    from pyarrow import ArrowInvalid, csv, float32, int32, string
+    from pyarrow import ArrowInvalid, csv, float32, float64, int32, string
 
     id_type = {"int32": int32(), "text": string(), "infer": None}[ids]
-    types = {c: {"rating": float32(), "genres": string()}.get(c, id_type) for c in needed}
+    rating = float64() if exact else float32()
+    types = {c: {"rating": rating, "genres": string()}.get(c, id_type) for c in needed}
     missing = [c for c in needed if c not in _header(path)]
     if missing:
         raise _problem(path, f"expected a header with columns {', '.join(needed)}")
@@ -248,7 +260,10 @@ def _csv(path: Path, needed: tuple[str, ...], ids: str) -> dict[str, np.ndarray]
         ) from None
     if table.num_rows == 0:
         raise _problem(path, "no rows")
-    return {c: _numpy(table.column(c)) for c in needed}
+    columns = {c: _numpy(table.column(c)) for c in needed}
+    if not exact and "rating" in columns and np.isinf(columns["rating"]).any():
+        columns["rating"] = _csv(path, ("rating",), ids, exact=True)["rating"]
+    return columns
 
 
 def _numpy(column: Any) -> np.ndarray:  # a pyarrow ChunkedArray
@@ -265,17 +280,30 @@ def _ratings(
             ids if ids.dtype.kind in "iuU" else pd.to_numeric(ids).to_numpy()
             for ids in (np.asarray(users), np.asarray(items))
         )
-        values = pd.to_numeric(np.asarray(values)).astype(np.float32)
+        numbers = np.asarray(pd.to_numeric(np.asarray(values)))
     except (ValueError, TypeError) as err:
         raise _problem(path, f"expected numeric user, movie and rating columns ({err})") from None
-    if len(values) == 0:
+    if len(numbers) == 0:
         raise _problem(path, "no ratings")
     for name, ids in (("user", users), ("movie", items)):
         if ids.dtype.kind not in "iuU":
             raise _problem(path, f"expected integer {name} ids, found {ids.dtype} values")
-    if not np.all(np.isfinite(values)):
-        raise _problem(path, "ratings must be finite numbers")
-    return _compact(users), _compact(items), values
+    _check_magnitude(path, numbers)
+    return _compact(users), _compact(items), numbers.astype(np.float32, copy=False)
+
+
+def _check_magnitude(path: Path, numbers: np.ndarray) -> None:
+    """Refuse ratings that are not finite numbers or exceed ``MAX_RATING`` in magnitude,
+    naming the largest (checked before the cast to float32, which would turn it to inf)."""
+    if numbers.dtype.kind == "f" and np.isnan(numbers).any():
+        raise _problem(path, "ratings must be finite numbers, found nan")
+    largest = max(abs(float(numbers.max())), abs(float(numbers.min())))
+    if not largest <= MAX_RATING:
+        raise _problem(
+            path,
+            f"ratings must be finite numbers at most {MAX_RATING:g} in magnitude (larger ones "
+            f"overflow the factorisation's float32 arithmetic), found {largest:g}",
+        )
 
 
 def _compact(ids: np.ndarray) -> np.ndarray:

@@ -8,6 +8,7 @@
 * :mod:`~nslb_cli.runner.simulate` — the round loop, the only code that touches both a world
   and an agent;
 * :mod:`~nslb_cli.runner.failures` — keep-going sweeps: failed jobs recorded, a summary;
+* :mod:`~nslb_cli.runner.owner` — workers whose command has gone write nothing;
 * :mod:`~nslb_cli.runner.conformance` — the checks every agent must pass (``nslb check``).
 
 May import: :mod:`nslb_cli.envs`, :mod:`nslb_cli.agents`, :mod:`nslb_cli.data`,

@@ -39,7 +39,7 @@ from omegaconf.errors import ConfigKeyError, OmegaConfBaseException
 from nslb_cli.agents import AGENTS
 from nslb_cli.config import validators as check
 from nslb_cli.config.paths import unwritable
-from nslb_cli.config.registry import PluginError, Registry
+from nslb_cli.config.registry import PluginError, Registry, describe_error
 from nslb_cli.config.validators import ConfigError
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner import memory
@@ -165,6 +165,11 @@ def _parameters(schema: type, node: Any, section: str) -> Any:
         raise ConfigError(key, str(err.msg).splitlines()[0]) from None
     except ConfigError as err:
         raise err.within(section) from None
+    except (ArithmeticError, ValueError, TypeError) as err:  # e.g. a 400-digit float
+        raise ConfigError(section, f"a value cannot be used: {describe_error(err)}") from None
+    except Exception as err:  # a plugin's __post_init__ may raise anything for a value
+        raise ConfigError(section, f"{node.get('name')} refuses these values: "
+                          f"{describe_error(err)}") from None  # fmt: skip
 
 
 def _registered(node: Any, section: str, registry: Registry) -> Any:

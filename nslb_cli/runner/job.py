@@ -24,8 +24,8 @@ from nslb_cli.core.trace import Trace
 from nslb_cli.core.world import World
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner.compose import RunConfig, container
+from nslb_cli.runner.owner import check_owner
 from nslb_cli.runner.simulate import build_agent, simulate
-from nslb_cli.runner.stopping import check_owner
 from nslb_cli.store import provenance, staging
 from nslb_cli.store.atomic import remove_stale_temporaries
 from nslb_cli.store.folder import (

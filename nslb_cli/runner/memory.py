@@ -8,7 +8,9 @@ agents without particles):
 * world: mean rewards of every arm ``R n K``, plus path, noise and (contexts) items;
 * trace: about ten ``R n`` arrays (the simulator's record and the CSV columns);
 * agent: ``R N S (2K + S)`` for per-arm particle statistics and transition counts, or
-  ``R N S (d^2 + d)`` for Bayesian linear regression per particle and state.
+  ``R N S (d^2 + d)`` for Bayesian linear regression per particle and state;
+* window: ``2 R tau max(K, d + 1)`` for agents that keep their last ``tau`` observations
+  (``agent.tau``: the change detectors, the sliding windows).
 
 The estimate is a lower bound of the peak (temporaries come on top); a job whose batch
 cannot fit in the machine's memory is refused with the key to lower.
@@ -31,7 +33,10 @@ def batch_bytes(env: Any, agent: Any, batch: int) -> dict[str, int]:
     world = batch * n * (K + (K if d else 0) + 3) * FLOAT
     trace = batch * n * TRACE_ARRAYS * FLOAT
     per_particle = S * (d * d + d) if d else S * (2 * K + S)
-    return {"world": world, "trace": trace, "agent": batch * N * per_particle * FLOAT}
+    tau = getattr(agent, "tau", 0)
+    window = 2 * batch * tau * max(K, d + 1) * FLOAT
+    agent_bytes = batch * N * per_particle * FLOAT
+    return {"world": world, "trace": trace, "agent": agent_bytes, "window": window}
 
 
 def physical_memory() -> int:
@@ -48,6 +53,7 @@ def too_large(env: Any, agent: Any, batch: int) -> str | None:
     largest = max(parts, key=parts.__getitem__)
     keys = {
         "agent": "agent.num_particles or run.batch_size",
+        "window": "agent.tau or run.batch_size",
         "world": "env.horizon, env.n_arms or run.batch_size",
         "trace": "env.horizon or run.batch_size",
     }[largest]

@@ -156,8 +156,10 @@ def overwrite_moments(duration: float, count: int) -> list[tuple[float, int]]:
     ]
 
 
-@pytest.mark.parametrize("count", [pytest.param(3, id="fast"),
-                                   pytest.param(20, id="twenty", marks=pytest.mark.slow)])  # fmt: skip
+TWENTY = pytest.param(20, id="twenty", marks=pytest.mark.slow)
+
+
+@pytest.mark.parametrize("count", [pytest.param(3, id="fast"), TWENTY])
 def test_an_interrupted_overwrite_leaves_the_old_results_whole(count: int, tmp_path: Path) -> None:
     old_args = [*RUN, "run.n_seeds=12", "run.batch_size=2", "hydra.run.dir=r"]
     new_args = [*RUN, "run.n_seeds=12", "run.batch_size=2", "env.horizon=400",

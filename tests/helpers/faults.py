@@ -34,7 +34,8 @@ def stop_after(
     cwd: Path,
     env: dict[str, str] | None = None,
 ) -> Stopped:
-    """Run ``nslb args…``, send ``signum`` after ``delay`` seconds (if it still runs) and
+    """Run ``nslb args…``, send ``signum`` after ``delay`` seconds (if it still runs; never
+    before the process handles the signal: Python's own start-up runs no nslb code) and
     wait for it to end."""
     process = subprocess.Popen(
         [NSLB, *args],
@@ -45,6 +46,8 @@ def stop_after(
         text=True,
     )
     deadline = time.monotonic() + delay
+    while process.poll() is None and not (catches(process.pid, signum) or signum == signal.SIGKILL):
+        time.sleep(0.005)  # Python starting: no handler (none of nslb's code runs yet)
     while process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)
     signalled = process.poll() is None
@@ -52,6 +55,19 @@ def stop_after(
         process.send_signal(signum)
     _, stderr = process.communicate(timeout=120)
     return Stopped(process.returncode, stderr, signalled)
+
+
+def catches(pid: int, signum: int) -> bool:
+    """Whether process ``pid`` has a handler for ``signum`` (Linux: ``SigCgt`` in
+    ``/proc/<pid>/status``); on other systems, assume it does."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return True
+    for line in status.splitlines():
+        if line.startswith("SigCgt:"):
+            return bool(int(line.split()[1], 16) >> (signum - 1) & 1)
+    return True
 
 
 def expected_exit(signum: int) -> int:

@@ -1,0 +1,41 @@
+"""Jobs whose command has gone stop instead of writing.
+
+Jobs may run in other processes (Hydra's launchers). Each knows the process that started
+the command (:data:`OWNER`, inherited through the environment) and checks, before it writes,
+that its owner is still there: a worker orphaned by a killed command raises
+:class:`~nslb_cli.config.stopping.Terminated` instead of writing (:func:`check_owner`).
+"""
+
+from __future__ import annotations
+
+import os
+
+from nslb_cli.config.stopping import Terminated
+
+OWNER = "NSLB_OWNER_PID"
+"""The environment variable naming the pid of the ``nslb`` command a job belongs to."""
+
+
+def claim_ownership() -> None:
+    """Make this process the owner of the jobs it starts (unless a command above it is)."""
+    os.environ.setdefault(OWNER, str(os.getpid()))
+
+
+def owner_alive() -> bool:
+    """Whether the command that owns this process's jobs still runs."""
+    owner = os.environ.get(OWNER)
+    if owner is None or int(owner) == os.getpid():
+        return True
+    try:
+        os.kill(int(owner), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def check_owner() -> None:
+    """Raise :class:`Terminated` if the command that owns this job has gone."""
+    if not owner_alive():
+        raise Terminated(f"the nslb command (pid {os.environ.get(OWNER)}) has gone")

@@ -1,0 +1,252 @@
+"""Plugins that fail in any way are disabled with one warning line; nslb goes on.
+
+A plugin module that calls ``sys.exit()`` at import, raises ``SystemExit`` or its own
+``BaseException`` subclass, raises an ordinary exception (one whose message cannot even be
+printed, too), a ``Params`` whose default construction raises, a class whose attribute
+access raises: ``nslb list`` and ``nslb run agent=mts`` still work and print exactly one
+warning line naming the plugin; choosing it is one error line. A ``KeyboardInterrupt`` (or
+nslb's own SIGTERM exception) during a plugin's import still stops nslb. Fake
+distributions are dist-info folders on ``PYTHONPATH`` (:mod:`tests.helpers.plugins`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+
+import pytest
+
+from nslb_cli.agents import GROUP, check_agent_class
+from nslb_cli.config.registry import PluginError, Registry, describe_error
+from nslb_cli.config.stopping import Terminated, stopped_by
+from nslb_cli.envs import GROUP as ENV_GROUP
+from tests.helpers.plugins import fake_distribution, nslb_with
+
+QUICK = ["env.horizon=60", "run.n_seeds=1", "run.progress=false"]
+BUILT_IN_AGENTS = (
+    "cd_lints", "cd_linucb", "cd_ts", "cd_ucb", "exp3s", "exp4s", "mts", "oracle", "random",
+    "sw_mucb", "sw_umucb", "umts",
+)  # fmt: skip
+BUILT_IN_ENVS = ("movielens", "synthetic")
+
+AGENT_BASE = """
+from dataclasses import dataclass
+
+import numpy as np
+
+from nslb_cli.api import Agent
+
+
+class Base(Agent):
+    fixed_arms = True
+
+    def act(self, t, contexts):
+        return np.zeros(self.problem.n_runs, dtype=np.int64)
+
+    def update(self, t, contexts, actions, rewards):
+        pass
+"""
+
+# name -> (module source, the warning's reason after "cannot use <module>:Agent: ")
+BROKEN = {
+    "exits": ("import sys\nsys.exit(3)\n", "SystemExit: 3"),
+    "exits_quietly": ("raise SystemExit\n", "SystemExit"),
+    "exits_with_text": ("import sys\nsys.exit('no GPU here')\n", "SystemExit: no GPU here"),
+    "odd": (
+        "class Odd(BaseException):\n    pass\n\nraise Odd('an odd failure')\n",
+        "Odd: an odd failure",
+    ),
+    "generator_exit": ("raise GeneratorExit('closed')\n", "GeneratorExit: closed"),
+    "runtime": ("raise RuntimeError('broken at import\\nsecond line')\n",
+                "RuntimeError: broken at import"),
+    "unprintable": (
+        "class Unprintable(Exception):\n    def __str__(self):\n        raise ValueError\n\n"
+        "raise Unprintable()\n",
+        "Unprintable",
+    ),
+    "params_exit": (
+        AGENT_BASE
+        + "\n@dataclass\nclass P:\n    name: str = 'params_exit'\n\n"
+        "    def __post_init__(self):\n        raise SystemExit('no defaults')\n\n\n"
+        "class Agent(Base):\n    Params = P\n",
+        "P() (its defaults) raises SystemExit: no defaults",
+    ),
+    "params_error": (
+        AGENT_BASE
+        + "\n@dataclass\nclass P:\n    name: str = 'params_error'\n\n"
+        "    def __post_init__(self):\n        raise ZeroDivisionError('defaults')\n\n\n"
+        "class Agent(Base):\n    Params = P\n",
+        "P() (its defaults) raises ZeroDivisionError: defaults",
+    ),
+    "attribute": (
+        AGENT_BASE
+        + "\n\nclass Raising:\n    def __get__(self, obj, owner):\n"
+        "        raise SystemExit('attribute access')\n\n\n"
+        "@dataclass\nclass P:\n    name: str = 'attribute'\n\n\n"
+        "class Agent(Base):\n    Params = P\n    fixed_arms = Raising()\n",
+        "SystemExit: attribute access",
+    ),
+}  # fmt: skip
+
+
+def install(site: Path, name: str, source: str, group: str = GROUP) -> str:
+    """A distribution ``broken-<name> 1.0`` whose entry point ``name`` is ``<module>:Agent``
+    of a module with ``source``; returns the PYTHONPATH."""
+    module = f"plugin_{name}"
+    site.mkdir(parents=True, exist_ok=True)
+    (site / f"{module}.py").write_text(source)
+    fake_distribution(site, f"broken-{name}", "1.0", {group: {name: f"{module}:Agent"}})
+    return str(site)
+
+
+def warnings_of(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("nslb: warning:")]
+
+
+@pytest.mark.parametrize("name", list(BROKEN))
+def test_a_plugin_failing_in_any_way_is_one_warning_and_the_rest_works(
+    tmp_path: Path, name: str
+) -> None:
+    source, reason = BROKEN[name]
+    path = install(tmp_path / "site", name, source)
+    warning = (
+        f"nslb: warning: agent '{name}' (broken-{name} 1.0): cannot use "
+        f"plugin_{name}:Agent: {reason}"
+    )
+    listed = nslb_with(path, "list", cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stderr.splitlines() == [warning]
+    shown = {line.split()[0] for line in listed.stdout.splitlines() if line.startswith("  ")}
+    assert set(BUILT_IN_AGENTS) | set(BUILT_IN_ENVS) <= shown and name not in shown
+    run = nslb_with(path, "run", "agent=mts", *QUICK, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.splitlines() == [warning]
+    assert (tmp_path / "outputs/default/synthetic/mts/env.horizon=60/seed=0.csv").is_file()
+    (tmp_path / "chosen").mkdir()
+    chosen = nslb_with(path, "run", f"agent={name}", *QUICK, cwd=tmp_path / "chosen")
+    assert chosen.returncode == 2
+    assert chosen.stderr.splitlines() == [  # the warning of every run, then the refusal
+        warning,
+        f"nslb: error: agent.name: {warning.removeprefix('nslb: warning: ')}",
+    ]
+
+
+def test_an_environment_plugin_that_exits_at_import_is_left_out(tmp_path: Path) -> None:
+    path = install(tmp_path / "site", "gone", "import sys\nsys.exit(1)\n", ENV_GROUP)
+    warning = (
+        "nslb: warning: env 'gone' (broken-gone 1.0): cannot use plugin_gone:Agent: SystemExit: 1"
+    )
+    listed = nslb_with(path, "list", cwd=tmp_path)
+    assert listed.returncode == 0 and listed.stderr.splitlines() == [warning]
+    run = nslb_with(path, "run", "agent=mts", *QUICK, cwd=tmp_path)
+    assert run.returncode == 0 and run.stderr.splitlines() == [warning]
+
+
+def test_many_broken_plugins_at_once_give_one_warning_each(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    for name, (source, _) in BROKEN.items():
+        install(site, name, source)
+    run = nslb_with(str(site), "run", "agent=umts", *QUICK, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    warnings = warnings_of(run.stderr)
+    assert len(warnings) == len(BROKEN) == len(run.stderr.splitlines())
+    for name in BROKEN:
+        assert sum(f"agent '{name}' (broken-{name} 1.0)" in line for line in warnings) == 1
+
+
+def test_ctrl_c_during_a_plugin_import_still_stops_nslb(tmp_path: Path) -> None:
+    path = install(tmp_path / "site", "interrupting", "raise KeyboardInterrupt\n")
+    for command in (["list"], ["run", "agent=mts", *QUICK]):
+        stopped = nslb_with(path, *command, cwd=tmp_path)
+        assert stopped.returncode == 130, stopped.stderr
+        assert stopped.stderr.splitlines() == ["nslb: interrupted"]
+    assert not (tmp_path / "outputs").exists()
+
+
+def test_params_that_refuse_their_defaults_with_a_config_error_stay_usable(
+    tmp_path: Path,
+) -> None:
+    """A ``ConfigError`` from ``Params()`` is a plugin's "this setting must be given": the
+    entry is listed and runs once the setting is given (the one-line error says which)."""
+    source = AGENT_BASE + (
+        "\nfrom nslb_cli.api import check\n\n\n@dataclass\nclass P:\n"
+        "    name: str = 'needs_path'\n    path: str = ''\n\n"
+        "    def __post_init__(self):\n"
+        "        check.require(bool(self.path), 'path', 'must be set')\n"
+        "\n\nclass Agent(Base):\n    Params = P\n"
+    )
+    path = install(tmp_path / "site", "needs_path", source)
+    listed = nslb_with(path, "list", cwd=tmp_path)
+    assert listed.returncode == 0 and listed.stderr == ""
+    assert any(line.split()[:1] == ["needs_path"] for line in listed.stdout.splitlines())
+    unset = nslb_with(path, "run", "agent=needs_path", *QUICK, cwd=tmp_path)
+    assert unset.returncode == 2
+    assert unset.stderr.splitlines() == ["nslb: error: agent.path: must be set"]
+    given = nslb_with(path, "run", "agent=needs_path", "agent.path=x", *QUICK, cwd=tmp_path)
+    assert given.returncode == 0, given.stderr
+
+
+@pytest.fixture
+def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A folder on ``sys.path`` for fake distributions, seen by a fresh :class:`Registry`."""
+    folder = tmp_path / "site"
+    folder.mkdir()
+    monkeypatch.syspath_prepend(str(folder))
+    importlib.invalidate_caches()
+    return folder
+
+
+def registry_with(site: Path, name: str, source: str) -> Registry:
+    group = "nslb.test_faults"
+    install(site, name, source, group)
+    importlib.invalidate_caches()
+    return Registry("agent", group, check_agent_class)
+
+
+@pytest.mark.parametrize(
+    ("source", "stop"),
+    [
+        ("raise KeyboardInterrupt\n", KeyboardInterrupt),
+        ("from nslb_cli.config.stopping import Terminated\nraise Terminated('signal 15')\n",
+         Terminated),
+        ("try:\n    raise KeyboardInterrupt\nexcept KeyboardInterrupt:\n"
+         "    raise SystemError('interrupted in compiled code')\n", SystemError),
+    ],
+    ids=["KeyboardInterrupt", "Terminated", "caused by KeyboardInterrupt"],
+)  # fmt: skip
+def test_the_registry_lets_a_request_to_stop_through(
+    site: Path, source: str, stop: type[BaseException]
+) -> None:
+    registry = registry_with(site, "stopping", source)
+    with pytest.raises(stop):
+        registry["stopping"]
+    assert registry.problems() == []
+    assert "plugin_stopping" not in sys.modules
+
+
+def test_the_registry_disables_a_plugin_that_exits_and_keeps_saying_why(site: Path) -> None:
+    registry = registry_with(site, "exits", "import sys\nsys.exit(4)\n")
+    for _ in range(2):  # imported once; the second use repeats the reason
+        with pytest.raises(PluginError, match=r"cannot use plugin_exits:Agent: SystemExit: 4$"):
+            registry["exits"]
+    assert registry.load_all() == {}
+    assert len(registry.problems()) == 1
+
+
+def test_stops_and_describe_error() -> None:
+    assert stopped_by(KeyboardInterrupt()) and stopped_by(Terminated("x"))
+    assert stopped_by(SystemExit(1)) is None and stopped_by(RuntimeError("x")) is None
+
+    class Plugins(BaseException):
+        pass
+
+    assert stopped_by(Plugins()) is None  # a plugin's own BaseException: not a stop
+
+    class Unprintable(Exception):
+        def __str__(self) -> str:
+            raise ValueError
+
+    assert describe_error(Unprintable()) == "Unprintable"
+    assert describe_error(SystemExit()) == "SystemExit"
+    assert describe_error(RuntimeError("a\nb")) == "RuntimeError: a"

@@ -1,0 +1,26 @@
+"""The memory estimate refuses batches that cannot fit, naming the key to lower."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nslb_cli.envs.synthetic import SyntheticParams
+from nslb_cli.runner.memory import batch_bytes, too_large
+from tests.helpers.agents import agent_params
+from tests.helpers.cli import nslb
+
+
+def test_windows_of_the_last_tau_observations_are_counted() -> None:
+    env = SyntheticParams()
+    small = batch_bytes(env, agent_params("cd_ucb", tau=100), 100)
+    large = batch_bytes(env, agent_params("cd_ucb", tau=100_000), 100)
+    assert large["window"] == 1000 * small["window"] > 0
+    assert batch_bytes(env, agent_params("mts"), 100)["window"] == 0
+    reason = too_large(env, agent_params("cd_ucb", tau=2**62), 10)
+    assert reason is not None and "agent.tau" in reason
+
+
+def test_a_window_too_large_for_memory_is_one_line(tmp_path: Path) -> None:
+    done = nslb("run", "agent=cd_ucb", f"agent.tau={2**63 - 2}", cwd=tmp_path)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1 and "lower agent.tau" in lines[0]
