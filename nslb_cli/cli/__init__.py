@@ -15,13 +15,15 @@ May import every other package: it is the top layer. Nothing imports it.
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from nslb_cli.cli.errors import fail
-from nslb_cli.config.stopping import Terminated, stopped_by
+from nslb_cli.config.stopping import Terminated, request, stopped_by
 from nslb_cli.config.validators import ConfigError
 from nslb_cli.runner.owner import claim_ownership
 
@@ -87,24 +89,43 @@ def _check(arguments: Sequence[str]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Entry point of the ``nslb`` console script.
+    """Entry point of the ``nslb`` console script (``argv``: the arguments, for use from
+    Python; by default the command line, and the process ends with the command).
 
     Ctrl-C (SIGINT) ends it with one line, ``nslb: interrupted``, and exit status 130;
     SIGTERM with ``nslb: terminated`` and 143, after stopping the workers of a parallel
-    sweep. Results are written whole or not at all: running the same command again
-    continues where it stopped.
+    sweep; at any moment, the process's own shutdown included. Results are written whole
+    or not at all: running the same command again continues where it stopped.
     """
-    previous = signal.signal(signal.SIGTERM, _terminate)
+    handlers = {signal.SIGINT: _interrupt, signal.SIGTERM: _terminate}
+    previous = {signum: signal.signal(signum, handler) for signum, handler in handlers.items()}
     claim_ownership()
+    status: object = 0
     try:
         _dispatch(list(sys.argv[1:] if argv is None else argv))
+    except SystemExit as stop:
+        if argv is not None:
+            raise
+        status = stop.code
     finally:
         _stop_workers()  # idle workers of a parallel sweep: gone before the command ends
-        if argv is None:  # the console script: Python is about to shut down
-            signal.signal(signal.SIGTERM, _late)
-            signal.signal(signal.SIGINT, _late)
-        else:
-            signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler if argv is not None else _late)
+    if argv is None:
+        _end(status)
+
+
+def _end(status: object) -> NoReturn:
+    """End the process with ``status`` (``SystemExit``'s rules) after its exit functions,
+    without Python's shutdown, which restores the default signal handlers: a signal that
+    came then would kill the process without a word."""
+    if isinstance(status, str):
+        print(status, file=sys.stderr)
+        status = 1
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status if isinstance(status, int) else 0)
 
 
 def _dispatch(arguments: list[str]) -> None:
@@ -132,7 +153,12 @@ def _dispatch(arguments: list[str]) -> None:
 
 def _terminate(signum: int, frame: object) -> None:
     """SIGTERM: unwind like Ctrl-C (see :mod:`nslb_cli.config.stopping`)."""
-    raise Terminated(f"signal {signum}")
+    raise request(Terminated(f"signal {signum}"))
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    """SIGINT (Ctrl-C): ``KeyboardInterrupt``, recorded (:mod:`nslb_cli.config.stopping`)."""
+    raise request(KeyboardInterrupt())
 
 
 def _late(signum: int, frame: object) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from nslb_cli.plot.report import (
     PlotError,
     plot,
 )
-from nslb_cli.store.folder import record_plotted
+from nslb_cli.store.folder import OutputConflict
 
 
 class _Parser(argparse.ArgumentParser):
@@ -152,15 +151,11 @@ def main(argv: Sequence[str]) -> None:
     options = parse(argv)
     try:
         written, sections = plot(options)
+    except OutputConflict as err:
+        raise PlotError(str(err)) from None
     except OSError as err:  # a full disk, a quota, a folder gone read-only
         where = err.filename or options.out
         raise PlotError(f"cannot write {where}: {err.strerror or err}") from None
-    by_folder: dict[Path, list[str]] = {}
-    for path in written:
-        by_folder.setdefault(path.parent, []).append(path.name)
-    for folder, names in by_folder.items():  # what `nslb run` may find there is nslb's
-        with contextlib.suppress(OSError):
-            record_plotted(folder, names)
     print("\n".join(sections), end="")
     n_tables = sum(path.suffix in (".md", ".csv") for path in written)
     print(

@@ -5,6 +5,11 @@ The ``nslb`` command turns SIGTERM (a cluster's preemption, ``kill``) into
 unwind every job (results are written whole or not at all, so what is on disk resumes
 byte-identically) up to the command, which ends with one line. Code that catches every
 error of a plugin or a job lets them through (:func:`stopped_by`).
+
+A signal that arrives while compiled code is called can surface as another error (numba
+reports it as a ``SystemError`` or a ``TypeError`` of its own, the cause lost): the
+command's handlers therefore record each request (:func:`request`), and once one is
+recorded every error is that request.
 """
 
 from __future__ import annotations
@@ -18,9 +23,19 @@ class Terminated(BaseException):
     """
 
 
+_requests: list[BaseException] = []
+
+
+def request(stop: BaseException) -> BaseException:
+    """Record ``stop`` (a ``KeyboardInterrupt`` or :class:`Terminated` that a signal handler
+    is about to raise) and return it."""
+    _requests.append(stop)
+    return stop
+
+
 def stopped_by(error: BaseException) -> BaseException | None:
     """The request to stop behind ``error`` — a ``KeyboardInterrupt`` or :class:`Terminated`,
-    itself or among its causes (compiled code reports one as ``SystemError``) — or None."""
+    itself or among its causes, or a request recorded while ``error`` arose — or None."""
     seen: set[int] = set()
     current: BaseException | None = error
     while current is not None and id(current) not in seen:
@@ -28,4 +43,4 @@ def stopped_by(error: BaseException) -> BaseException | None:
             return current
         seen.add(id(current))
         current = current.__cause__ or current.__context__
-    return None
+    return _requests[-1] if _requests else None

@@ -29,6 +29,7 @@ from nslb_cli.plot import labels as lab
 from nslb_cli.plot.aggregate import METRICS, PAIRED_METRIC, SUMMARY_METRICS
 from nslb_cli.plot.styles import Style, style_map
 from nslb_cli.store import provenance
+from nslb_cli.store.folder import claim_plotted
 
 DEFAULT_METRICS = ("cum_regret", "avg_reward")
 DEFAULT_FORMATS = ("png", "pdf")
@@ -93,7 +94,7 @@ def plot(options: Options) -> tuple[list[Path], list[str]]:
     stems = _Stems(options.out)
     jobs: list[render.Job] = []
     sections: list[str] = []
-    tables_written: list[Path] = []
+    table_jobs: list[tuple[pd.DataFrame, str, Path]] = []
     group_stems = {group: stems.new(group) for group in dict.fromkeys(runs[lab.GROUP])}
     for group, stem in group_stems.items():
         note = SEEDS_NOTE if group in seeds else ""
@@ -129,7 +130,7 @@ def plot(options: Options) -> tuple[list[Path], list[str]]:
             details += f"\n\nseed sets differ between agents: {sets}"
         rows = summary[summary["group"] == group]
         sections.append(tables.markdown(rows, title=group, details=details))
-        tables_written += tables.write(rows, sections[-1], _suffixed(stem, "summary"))
+        table_jobs.append((rows, sections[-1], _suffixed(stem, "summary")))
     for sweep in swept:
         arguments = {
             "points": sweep.points,
@@ -143,10 +144,15 @@ def plot(options: Options) -> tuple[list[Path], list[str]]:
         jobs.append(render.Job(figures.sweep, stem, arguments))
     if options.paper:
         jobs += _paper(frame, final, runs, per_round, styles, stems, set(seeds))
+    table_jobs.append((summary, "\n".join(sections), options.out / "summary"))
+    planned = [f"{job.stem.name}.{fmt}" for job in jobs for fmt in options.formats]
+    planned += [f"{stem.name}.{suffix}" for *_, stem in table_jobs for suffix in ("md", "csv")]
+    claim_plotted(options.out, planned)  # nothing it did not write is replaced
     processes = options.jobs or render.workers(len(frame))
     written = render.run(jobs, options.formats, options.dpi, processes)
-    tables_written += tables.write(summary, "\n".join(sections), options.out / "summary")
-    return written + tables_written, sections
+    for rows, text, stem in table_jobs:
+        written += tables.write(rows, text, stem)
+    return written, sections
 
 
 def _load(options: Options) -> tuple[pd.DataFrame, pd.DataFrame]:

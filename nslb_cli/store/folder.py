@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from filelock import FileLock
 
 from nslb_cli.store import provenance
 from nslb_cli.store.atomic import TMP, atomic_write_text
@@ -46,6 +47,7 @@ DATA_FILE = "data.json"
 LOG_FILE = "nslb.log"  # Hydra's log of the job
 SWEEP_FILE = "multirun.yaml"  # Hydra's record of a sweep, in the sweep folder
 PLOT_MANIFEST = ".nslb-plot.json"  # the files `nslb plot` wrote into a folder
+PLOT_LOCK = ".nslb-plot.lock"
 NSLB_NAMES = frozenset({CONFIG_FILE, DATA_FILE, LOG_FILE, SWEEP_FILE, provenance.FILE})
 HIDDEN = re.compile(r"^\.nslb")
 TEMPORARY_NAME = re.compile(rf"^\..+{re.escape(TMP)}$")  # what remove_stale_temporaries clears
@@ -222,10 +224,24 @@ def _plotted(folder: Path) -> set[str]:
     return {str(name) for name in files} if isinstance(files, list) else set()
 
 
-def record_plotted(folder: Path, names: list[str]) -> None:
-    """Add ``names`` to the files ``nslb plot`` wrote into ``folder``."""
-    files = sorted(_plotted(folder) | set(names))
-    atomic_write_text(folder / PLOT_MANIFEST, json.dumps({"files": files}, indent=1) + "\n")
+def claim_plotted(folder: Path, names: list[str]) -> None:
+    """Record that ``nslb plot`` is about to write ``names`` into ``folder`` (before it
+    writes them: a plot killed half-way leaves nothing unaccounted for).
+
+    Raises:
+        OutputConflict: one of ``names`` is a file there that nslb did not write.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(folder / PLOT_LOCK)):  # concurrent plots: no record lost
+        known = _plotted(folder)
+        taken = [n for n in names if n not in known and (folder / n).exists()]
+        if taken:
+            raise OutputConflict(
+                f"--out: {folder} holds {taken[0]}, which nslb did not write and never "
+                "replaces; choose another --out folder, or move it away"
+            )
+        files = sorted(known | set(names))
+        atomic_write_text(folder / PLOT_MANIFEST, json.dumps({"files": files}, indent=1) + "\n")
 
 
 def _matches(folder: Path, pattern: re.Pattern[str]) -> list[re.Match[str]]:

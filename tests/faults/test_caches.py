@@ -18,6 +18,7 @@ EFBIG as on a full disk).
 from __future__ import annotations
 
 import errno
+import inspect
 import io
 import json
 import os
@@ -37,6 +38,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from nslb_cli.agents import linear_kernels
 from nslb_cli.core import compiled
 from nslb_cli.data import prepared_cache
 from nslb_cli.data.prepare import Loaded, load_or_prepare
@@ -728,6 +730,15 @@ def test_nslb_plot_parses_again_past_a_damaged_cache(tmp_path: Path) -> None:
     assert cache.read_bytes() == raw, "rewritten"
 
 
+def own_subfolder(kernel: Any) -> Path:
+    """The folder of a compiled function's files in the versioned cache: numba names it
+    after the path of the source's folder, so each checkout of nslb has its own."""
+    locator = compiled.VersionedLocator.from_function(
+        kernel.py_func, inspect.getfile(kernel.py_func)
+    )
+    return Path(locator.get_cache_path()).relative_to(compiled.CACHE)
+
+
 def test_nslb_run_compiles_again_past_a_damaged_compiled_cache(tmp_path: Path) -> None:
     """An index of random bytes and a truncated data file (an UnpicklingError and an EOFError
     on every run before): one warning, both compiled again, the results of an undamaged run.
@@ -741,8 +752,9 @@ def test_nslb_run_compiles_again_past_a_damaged_compiled_cache(tmp_path: Path) -
     args = [NSLB, "run", "agent=cd_linucb", "env.horizon=60", "run.n_seeds=2", "run.progress=false"]
     good = command(args, tmp_path / "good", env)
     assert good.returncode == 0 and warning_lines(good.stderr) == [], good.stderr
-    (index,) = versioned.rglob("linear_kernels.ucb_arms-*.nbi")
-    (data,) = versioned.rglob("linear_kernels.sherman_morrison-*.1.nbc")
+    here = versioned / own_subfolder(linear_kernels.ucb_arms)  # other checkouts' beside it
+    (index,) = here.glob("linear_kernels.ucb_arms-*.nbi")
+    (data,) = here.glob("linear_kernels.sherman_morrison-*.1.nbc")
     index.write_bytes(np.random.default_rng(0).bytes(len(index.read_bytes())))
     data.write_bytes(data.read_bytes()[: len(data.read_bytes()) // 2])
     line = one_line(command(args, tmp_path / "damaged", env), "nslb: warning: damaged compiled")

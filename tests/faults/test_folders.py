@@ -181,3 +181,18 @@ def test_an_interrupted_overwrite_leaves_the_old_results_whole(count: int, tmp_p
         assert not temporaries(tmp_path / "r") and not (tmp_path / "r/.nslb-overwrite").exists()
         old_again = nslb(*old_args[:-1], "run.overwrite=true", "hydra.run.dir=r", cwd=tmp_path)
         assert old_again.returncode == 0, old_again.stderr
+
+
+def test_plot_never_replaces_a_file_it_did_not_write(tmp_path: Path) -> None:
+    assert run_into(tmp_path / "r", cwd=tmp_path).returncode == 0
+    out = tmp_path / "figures"
+    out.mkdir()
+    (out / "summary.md").write_text("my own notes\n")
+    refused = nslb("plot", "r", "--out", "figures", cwd=tmp_path)
+    assert refused.returncode == 2 and "summary.md" in one_error_line(refused.stderr)
+    assert (out / "summary.md").read_text() == "my own notes\n"
+    assert not list(out.glob("*.png"))
+    (out / "summary.md").unlink()
+    for _ in range(2):  # its own files it replaces
+        plotted = nslb("plot", "r", "--out", "figures", cwd=tmp_path)
+        assert plotted.returncode == 0, plotted.stderr
