@@ -29,6 +29,7 @@ import argparse
 import csv
 import dataclasses
 import importlib
+import inspect
 import json
 import os
 import re
@@ -253,9 +254,11 @@ def synthetic_umts(particles: int) -> Callable[[Context], Values]:
 def write_csvs(ctx: Context) -> Values:
     """write_trace of mTS's trace (it has a belief) on the synthetic env, 100 x 2000."""
     write_trace = module("nslb_cli.store.results", "nslb_cli.results").write_trace
+    keyed = "key" in inspect.signature(write_trace).parameters  # seeds record their config
+    key = ("0" * 16,) if keyed else ()
     trace = simulate(params("env", "synthetic", **SYNTHETIC_ENV), params("agent", "mts"))
     folders = [fresh(ctx.scratch / f"write/{i}") for i in range(ctx.repeats)]
-    seconds = best_of(lambda i: write_trace(folders[i], trace), ctx.repeats)
+    seconds = best_of(lambda i: write_trace(folders[i], trace, *key), ctx.repeats)
     return {"write CSVs, 100 seeds x 2000 rounds": seconds}
 
 
