@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from nslb_cli.cli.errors import fail
-from nslb_cli.config.stopping import Terminated, request, stopped_by
+from nslb_cli.config.stopping import Terminated, forget, request, stopped_by
 from nslb_cli.config.validators import ConfigError
 from nslb_cli.runner.owner import claim_ownership
 
@@ -97,6 +97,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     sweep; at any moment, the process's own shutdown included. Results are written whole
     or not at all: running the same command again continues where it stopped.
     """
+    forget()
     handlers = {signal.SIGINT: _interrupt, signal.SIGTERM: _terminate}
     previous = {signum: signal.signal(signum, handler) for signum, handler in handlers.items()}
     claim_ownership()

@@ -5,9 +5,15 @@ from __future__ import annotations
 import sys
 from typing import NoReturn
 
+from nslb_cli.config.stopping import pending
+
 
 def fail(message: str) -> NoReturn:
-    """Print ``nslb: error: message`` to stderr and exit with status 2."""
+    """Print ``nslb: error: message`` to stderr and exit with status 2 — unless a signal
+    asked nslb to stop meanwhile: then the error is that request (one line of its own)."""
+    stop = pending()
+    if stop is not None:
+        raise stop
     print(f"nslb: error: {message}", file=sys.stderr)
     raise SystemExit(2)
 

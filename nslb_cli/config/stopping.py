@@ -33,6 +33,16 @@ def request(stop: BaseException) -> BaseException:
     return stop
 
 
+def forget() -> None:
+    """Forget the requests recorded so far (a new command starts)."""
+    _requests.clear()
+
+
+def pending() -> BaseException | None:
+    """The request to stop recorded last, if any (then any error is that request)."""
+    return pending()
+
+
 def stopped_by(error: BaseException) -> BaseException | None:
     """The request to stop behind ``error`` — a ``KeyboardInterrupt`` or :class:`Terminated`,
     itself or among its causes, or a request recorded while ``error`` arose — or None."""
@@ -43,4 +53,4 @@ def stopped_by(error: BaseException) -> BaseException | None:
             return current
         seen.add(id(current))
         current = current.__cause__ or current.__context__
-    return _requests[-1] if _requests else None
+    return pending()
