@@ -40,7 +40,7 @@ def forget() -> None:
 
 def pending() -> BaseException | None:
     """The request to stop recorded last, if any (then any error is that request)."""
-    return pending()
+    return _requests[-1] if _requests else None
 
 
 def stopped_by(error: BaseException) -> BaseException | None:
