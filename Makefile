@@ -15,9 +15,11 @@ BENCH_DATA_ARGS ?=
 # (--quick, --only REGEX, --repeats N; see python -m benchmarks.speed --help).
 BENCH_BASELINE ?= fa9f062
 BENCH_ARGS ?=
+# make compare-smpybandits: e.g. COMPARE_ARGS='--only sw_ucb --seeds 20'
+COMPARE_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help install lint test test-full bench bench-data paper paper-runs clean
+.PHONY: help install lint test test-full bench bench-data smpy-venv compare-smpybandits paper paper-runs clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  %-10s %s\n", $$1, $$2}'
@@ -44,6 +46,13 @@ bench: bench-data ## speed targets, this tree vs BENCH_BASELINE in one run (BENC
 
 bench-data: ## prepare a generated ML-25M-sized release (25M ratings): seconds and peak memory
 	$(BIN)/python -m benchmarks.movielens_prepare $(BENCH_DATA_ARGS)
+
+smpy-venv: ## a side venv with SMPyBandits 0.9.7 (numpy < 2.1, scipy < 1.15) in .bench/smpy-venv
+	$(PYTHON) -m venv .bench/smpy-venv
+	.bench/smpy-venv/bin/pip install "SMPyBandits==0.9.7" "numpy<2.1" "scipy<1.15"
+
+compare-smpybandits: ## the field's baselines vs SMPyBandits on the same worlds (make smpy-venv first)
+	$(BIN)/python -m benchmarks.smpybandits $(COMPARE_ARGS)
 
 paper: paper-runs ## the paper's synthetic experiments (100 seeds per agent), then figures (figure2, figure3, …) + tables in outputs/paper/figures
 	$(BIN)/nslb plot outputs/paper --out outputs/paper/figures --paper

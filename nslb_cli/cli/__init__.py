@@ -109,9 +109,9 @@ def main(argv: Sequence[str] | None = None) -> None:
             raise
         status = stop.code
     finally:
-        _stop_workers()  # idle workers of a parallel sweep: gone before the command ends
-        for signum, handler in previous.items():
+        for signum, handler in previous.items():  # the command is over: from here, _late
             signal.signal(signum, handler if argv is not None else _late)
+        _stop_workers()  # idle workers of a parallel sweep: gone before the command ends
     if argv is None:
         _end(status)
 
