@@ -138,7 +138,9 @@ class DetectorRestarted(Restarting):
 
 
 class CDUCB(DetectorRestarted):
-    """UCB1 restarted by Cao et al.'s detector (module docstring)."""
+    """CD-UCB: UCB1 restarted by the mean-shift detector of Cao et al. (2019).
+
+    See the module docstring."""
 
     Params = CDUCBParams
 
@@ -152,7 +154,9 @@ class CDUCB(DetectorRestarted):
 
 
 class CDTS(DetectorRestarted):
-    """Thompson sampling restarted by Cao et al.'s detector (module docstring)."""
+    """CD-TS: Thompson sampling restarted by the mean-shift detector of Cao et al. (2019).
+
+    See the module docstring."""
 
     Params = CDTSParams
 

@@ -174,7 +174,9 @@ class ExponentialWeights(Agent):
 
 
 class Exp3S(ExponentialWeights):
-    """Exp3.S over the raw arms: expert ``a`` always recommends arm ``a``."""
+    """Exp3.S: exponential weights with fixed share over the arms (Auer et al., 2002).
+
+    Expert ``a`` always recommends arm ``a``."""
 
     Params = Exp3SParams
     fixed_arms = True
@@ -190,7 +192,8 @@ class Exp3S(ExponentialWeights):
 
 
 class Exp4S(ExponentialWeights):
-    """Exp4.S with the offline model's latent states as experts (the paper's "Exp.S").
+    """Exp4.S: exponential weights with fixed share over the latent states as experts
+    (Auer et al., 2002; the paper's "Exp.S").
 
     Its belief is the expert weights read as a distribution over latent states: ``state``
     is the heaviest expert, ``posterior`` the weights that chose this round's arm.

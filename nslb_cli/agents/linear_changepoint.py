@@ -155,7 +155,10 @@ class LinearRestarted(Restarting):
 
 
 class CDLinUCB(LinearRestarted):
-    """LinUCB restarted by the linear detector (module docstring)."""
+    """CD-LinUCB: LinUCB restarted by the paper's linear change detector (Hong et al.,
+    2021, section 5.2).
+
+    See the module docstring."""
 
     Params = CDLinUCBParams
 
@@ -167,7 +170,10 @@ class CDLinUCB(LinearRestarted):
 
 
 class CDLinTS(LinearRestarted):
-    """Linear Gaussian Thompson sampling restarted by the linear detector (module docstring)."""
+    """CD-LinTS: linear Thompson sampling restarted by the paper's linear change detector
+    (Hong et al., 2021, section 5.2).
+
+    See the module docstring."""
 
     Params = CDLinTSParams
 

@@ -17,7 +17,7 @@ class OracleParams:
 
 
 class Oracle(Agent):
-    """Knows ``S_t`` and ``theta*``: pulls ``argmax_a mu(a, X_t, S_t; theta*)``.
+    """Oracle: knows ``S_t`` and ``theta*``, pulls ``argmax_a mu(a, X_t, S_t; theta*)``.
 
     It is the only agent that sees the truth (``sees_truth``), through a :class:`Truth`.
     """
@@ -59,7 +59,7 @@ class RandomParams:
 
 
 class UniformRandom(Agent):
-    """Pulls an arm uniformly at random every round."""
+    """Uniform random play: an arm drawn uniformly every round."""
 
     Params = RandomParams
 

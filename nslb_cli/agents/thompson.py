@@ -55,7 +55,8 @@ class MTSParams:
 
 
 class ModelThompsonSampling(Agent):
-    """mTS (Algorithm 1): exact HMM filter + Thompson sampling of the latent state.
+    """mTS (Algorithm 1 of Hong et al., 2021): exact HMM filter and Thompson sampling of
+    the latent state.
 
     With an uncertain offline model, mTS uses the point estimates (prior means) as if they
     were true (docs/design.md §3.1).

@@ -74,7 +74,9 @@ class SWUMUCBParams:
 
 class SlidingWindowModelUCB(Agent):
     """SW-mUCB (Algorithm 4): elimination of latent states inconsistent with the last ``tau``
-    rounds, then optimism over the consistent ones (module docstring)."""
+    rounds, then optimism over the consistent ones (Hong et al., 2021).
+
+    See the module docstring."""
 
     Params: ClassVar[type] = SWMUCBParams
 
@@ -133,7 +135,10 @@ class SlidingWindowModelUCB(Agent):
 
 
 class SlidingWindowUncertainModelUCB(SlidingWindowModelUCB):
-    """SW-umUCB: SW-mUCB on the prior means with slack ``epsilon`` (module docstring)."""
+    """SW-umUCB: SW-mUCB on the prior means with slack ``epsilon`` (Hong et al., 2021,
+    appendix).
+
+    See the module docstring."""
 
     Params = SWUMUCBParams
 

@@ -42,21 +42,34 @@ def _parameters(params: type) -> str:
     return " ".join(shown) or "(no parameters)"
 
 
+def summary(cls: type) -> str:
+    """What an agent or environment is, with its paper: the first paragraph of its class
+    docstring, on one line (without reStructuredText's double backquotes)."""
+    paragraph = (cls.__doc__ or "").strip().split("\n\n")[0]
+    return " ".join(paragraph.replace("``", "").split())
+
+
 def _group(registry: Registry) -> list[str]:
     loaded = registry.load_all()
     column = max((len(name) for name in loaded), default=0) + 2
     lines = []
+    indent = " " * (column + 2)
     for name, cls in loaded.items():
+        what = summary(cls)
         text = _parameters(cls.Params)
         package = registry.package(name)
         if package != OWN_PACKAGE:
             text += f"  [plugin: {package}]"
+        first = f"  {name:<{column}}"
+        if what:
+            lines.append(textwrap.fill(what, WIDTH, initial_indent=first, subsequent_indent=indent))
+            first = indent
         lines.append(
             textwrap.fill(
                 text,
                 WIDTH,
-                initial_indent=f"  {name:<{column}}",
-                subsequent_indent=" " * (column + 2),
+                initial_indent=first,
+                subsequent_indent=indent,
                 break_on_hyphens=False,
             )
         )

@@ -73,7 +73,10 @@ def _check_job_folder(cfg: DictConfig, hydra_cfg: Any, folder: Path) -> None:
     """Refuse a sweep job that Hydra started in a stand-in folder because a file stands
     where its own folder goes (:func:`nslb_cli.runner.compose.job_folder`)."""
     intended = intended_folder(
-        hydra_cfg.sweep.dir, cfg.env.name, cfg.agent.name, hydra_cfg.job.override_dirname
+        hydra_cfg.sweep.dir,
+        hydra_cfg.runtime.choices.env,
+        cfg.agent.name,
+        hydra_cfg.job.override_dirname,
     )
     if folder.resolve() != intended.resolve():
         raise OutputConflict(

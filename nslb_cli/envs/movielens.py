@@ -330,7 +330,9 @@ def superusers(data: Prepared, seed: int) -> np.ndarray:
 
 
 class MovieLens:
-    """Builds MovieLens worlds; see the module docstring for the generative process."""
+    """MovieLens superusers switching between real users (Hong et al., 2021, section 5.2).
+
+    See the module docstring for the generative process."""
 
     Params = MovieLensParams
     contextual = True  # each round's arms are different movies

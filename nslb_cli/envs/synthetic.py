@@ -132,7 +132,10 @@ class _Realisation:
 
 
 class Synthetic:
-    """Builds synthetic worlds; see the module docstring for the generative process."""
+    """Synthetic latent bandit: K arms, S latent states, uniform means (Hong et al., 2021,
+    section 5.1).
+
+    See the module docstring for the generative process."""
 
     Params = SyntheticParams
     contextual = False

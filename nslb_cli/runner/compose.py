@@ -29,6 +29,7 @@ import numpy as np
 from hydra import compose, initialize_config_module
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.config_store import ConfigStore
+from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override
 from hydra.errors import HydraException
@@ -385,6 +386,7 @@ def check_command_line(overrides: list[str], multirun: bool) -> CommandLine:
                 raise _at_point(ConfigError("memory", reason), point, points)
         sweep = multirun or base.hydra.mode == RunMode.MULTIRUN
         key = "hydra.sweep.dir" if sweep else "hydra.run.dir"
+        HydraConfig.instance().set_config(base)  # the folder names the chosen env option
         folder = str(base.hydra.sweep.dir if sweep else base.hydra.run.dir)
     _check_output(folder, key)
     return CommandLine(jobs=len(points), output=Path(folder), multirun=sweep)

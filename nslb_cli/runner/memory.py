@@ -10,7 +10,8 @@ agents without particles):
 * agent: ``R N S (2K + S)`` for per-arm particle statistics and transition counts, or
   ``R N S (d^2 + d)`` for Bayesian linear regression per particle and state;
 * window: ``2 R tau max(K, d + 1)`` for agents that keep their last ``tau`` observations
-  (``agent.tau``: the change detectors, the sliding windows).
+  (``agent.tau``: the change detectors, the sliding windows; a window left to the agent's
+  default, ``null``, counts as ``n``, the longest such a default can be).
 
 The estimate is a lower bound of the peak (temporaries come on top); a job whose batch
 cannot fit in the machine's memory is refused with the key to lower.
@@ -34,7 +35,7 @@ def batch_bytes(env: Any, agent: Any, batch: int) -> dict[str, int]:
     trace = batch * n * TRACE_ARRAYS * FLOAT
     per_particle = S * (d * d + d) if d else S * (2 * K + S)
     tau = getattr(agent, "tau", 0)
-    window = 2 * batch * tau * max(K, d + 1) * FLOAT
+    window = 2 * batch * (n if tau is None else tau) * max(K, d + 1) * FLOAT
     agent_bytes = batch * N * per_particle * FLOAT
     return {"world": world, "trace": trace, "agent": agent_bytes, "window": window}
 

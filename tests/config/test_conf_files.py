@@ -7,7 +7,7 @@ Params). These tests keep the two from drifting apart.
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import MISSING, fields
 
 import pytest
 import yaml
@@ -39,7 +39,11 @@ def test_config_file_lists_and_comments_every_parameter(group: str, name: str) -
     config = yaml.safe_load(path.read_text())
     params = GROUPS[group][name].Params
     assert list(config) == [f.name for f in fields(params)]
-    assert config == {f.name: f.default for f in fields(params)}, "defaults agree"
+    defaults = {
+        f.name: f.default if f.default_factory is MISSING else f.default_factory()
+        for f in fields(params)
+    }
+    assert config == defaults, "defaults agree"
     lines = path.read_text().splitlines()
     assert lines[0].startswith("#"), "the file starts with what it is"
     for key in config:

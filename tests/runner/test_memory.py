@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 from nslb_cli.envs.synthetic import SyntheticParams
 from nslb_cli.runner.memory import batch_bytes, too_large
@@ -16,6 +17,13 @@ def test_windows_of_the_last_tau_observations_are_counted() -> None:
     large = batch_bytes(env, agent_params("cd_ucb", tau=100_000), 100)
     assert large["window"] == 1000 * small["window"] > 0
     assert batch_bytes(env, agent_params("mts"), 100)["window"] == 0
+
+
+def test_a_window_left_to_its_default_counts_as_the_horizon() -> None:
+    env = SyntheticParams()
+    # sw_ucb's default window (tau: null) comes from the horizon and the model.
+    default = batch_bytes(env, SimpleNamespace(tau=None), 100)["window"]
+    assert default == batch_bytes(env, agent_params("cd_ucb", tau=env.horizon), 100)["window"]
     reason = too_large(env, agent_params("cd_ucb", tau=2**62), 10)
     assert reason is not None and "agent.tau" in reason
 

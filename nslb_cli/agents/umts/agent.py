@@ -112,7 +112,10 @@ class UMTSParams:
 
 
 class UncertainModelThompsonSampling(Agent):
-    """umTS with ``num_particles`` particles per run; see the module docstring."""
+    """umTS (Algorithm 3 of Hong et al., 2021): Thompson sampling over a particle filter of
+    latent states, reward parameters and transitions.
+
+    See the module docstring."""
 
     Params = UMTSParams
 
