@@ -154,12 +154,12 @@ def _dispatch(arguments: list[str]) -> None:
 
 def _terminate(signum: int, frame: object) -> None:
     """SIGTERM: unwind like Ctrl-C (see :mod:`nslb_cli.config.stopping`)."""
-    raise request(Terminated(f"signal {signum}"))
+    request(Terminated(f"signal {signum}"))
 
 
 def _interrupt(signum: int, frame: object) -> None:
     """SIGINT (Ctrl-C): ``KeyboardInterrupt``, recorded (:mod:`nslb_cli.config.stopping`)."""
-    raise request(KeyboardInterrupt())
+    request(KeyboardInterrupt())
 
 
 def _late(signum: int, frame: object) -> None:

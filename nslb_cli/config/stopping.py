@@ -10,9 +10,17 @@ A signal that arrives while compiled code is called can surface as another error
 reports it as a ``SystemError`` or a ``TypeError`` of its own, the cause lost): the
 command's handlers therefore record each request (:func:`request`), and once one is
 recorded every error is that request.
+
+A step that must not be cut (the swap of overwritten results) runs :func:`held`: a request
+that comes meanwhile is recorded and raised when the step is done. Blocking the signals
+would not do: the process's other threads (numpy's BLAS workers) still receive them, and
+Python runs the handler in the main thread all the same.
 """
 
 from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
 
 
 class Terminated(BaseException):
@@ -24,13 +32,28 @@ class Terminated(BaseException):
 
 
 _requests: list[BaseException] = []
+_holds = [0]  # how many held() blocks are open
 
 
-def request(stop: BaseException) -> BaseException:
-    """Record ``stop`` (a ``KeyboardInterrupt`` or :class:`Terminated` that a signal handler
-    is about to raise) and return it."""
+def request(stop: BaseException) -> None:
+    """Record ``stop`` (a ``KeyboardInterrupt`` or :class:`Terminated`, from a signal
+    handler) and raise it, unless a :func:`held` block is running: that raises it at its end."""
     _requests.append(stop)
-    return stop
+    if _holds[0] == 0:
+        raise stop
+
+
+@contextlib.contextmanager
+def held() -> Iterator[None]:
+    """Run the block whole: a request to stop made meanwhile is raised once it is done."""
+    before = len(_requests)
+    _holds[0] += 1
+    try:
+        yield
+    finally:
+        _holds[0] -= 1
+    if _holds[0] == 0 and len(_requests) > before:
+        raise _requests[-1]
 
 
 def forget() -> None:

@@ -12,15 +12,12 @@ happens under the folder's lock (:mod:`nslb_cli.store.lock`).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
-import signal
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
+from nslb_cli.config.stopping import held
 from nslb_cli.store import provenance
 from nslb_cli.store.atomic import atomic_write_text, fsync_folder
 from nslb_cli.store.folder import CONFIG_FILE, DATA_FILE
@@ -41,27 +38,13 @@ def begin(folder: Path) -> Path:
 
 def commit(folder: Path) -> None:
     """Swap the staged results in (the module docstring's journal). Ctrl-C and SIGTERM
-    wait until the swap is done: only a kill can stop it half-way, and the next run of the
-    folder then finishes it."""
+    wait until the swap is done (:func:`~nslb_cli.config.stopping.held`): only a kill can
+    stop it half-way, and the next run of the folder then finishes it."""
     staging = folder / STAGING
     names = sorted(p.name for p in staging.iterdir() if not p.name.startswith("."))
-    with _signals_held():
+    with held():
         atomic_write_text(staging / COMPLETE, json.dumps(names) + "\n")
         _replay(folder)
-
-
-@contextlib.contextmanager
-def _signals_held() -> Iterator[None]:
-    """Hold SIGINT and SIGTERM back (in the main thread) until the block ends."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    held = {signal.SIGINT, signal.SIGTERM}
-    before = signal.pthread_sigmask(signal.SIG_BLOCK, held)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 def recover(folder: Path) -> None:
