@@ -14,6 +14,7 @@ from nslb_cli.agents.base import Agent, Belief
 from nslb_cli.cli import main
 from nslb_cli.config import validators
 from nslb_cli.core import problem, rewards, rng, world
+from nslb_cli.plot import notebook
 from tests.helpers.paths import EXAMPLE, REPO
 from tests.helpers.plugins import example_entry_points
 
@@ -39,6 +40,8 @@ PROMISED = {
     "World": world.World,
     "check": validators,
     "generator": rng.generator,
+    "load_results": notebook.load_results,
+    "summarise": notebook.summarise,
 }
 # ... with the members it names
 DOCUMENTED = {
@@ -69,6 +72,7 @@ def test_the_public_names_are_stable() -> None:
     assert nslb_cli.api.__all__ == [
         "Agent", "BatchRNG", "Belief", "Bernoulli", "ConfigError", "Gaussian", "OfflineModel",
         "Problem", "RewardModel", "Stream", "Truth", "World", "check", "generator",
+        "load_results", "summarise",
     ]  # fmt: skip
     api = nslb_cli.api
     for name in api.__all__:

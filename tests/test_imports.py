@@ -16,6 +16,27 @@ def _imported(code: str) -> list[str]:
     return done.stdout.split()
 
 
+def test_plotting_imports_seaborn_so_the_checks_below_can_fail() -> None:
+    """`nslb plot` draws with seaborn; `nslb run` must never load it (nor matplotlib)."""
+    assert "seaborn" in _imported("import nslb_cli.cli.plot")
+
+
+def test_the_results_api_loads_pandas_only_when_used() -> None:
+    """``nslb_cli.load_results`` / ``summarise`` (also in nslb_cli.api) import pandas on first
+    use; importing the packages loads neither it nor any plotting library."""
+    probe = (
+        "import sys, nslb_cli, nslb_cli.api\n"
+        "before = [m for m in ('pandas', 'matplotlib', 'seaborn') if m in sys.modules]\n"
+        "from nslb_cli.plot import notebook\n"
+        "assert nslb_cli.load_results is nslb_cli.api.load_results is notebook.load_results\n"
+        "assert nslb_cli.summarise is nslb_cli.api.summarise is notebook.summarise\n"
+        "after = [m for m in ('pandas', 'matplotlib', 'seaborn') if m in sys.modules]\n"
+        "print(before, after)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["[]", "['pandas']"], "pandas on first use, never matplotlib"
+
+
 def test_the_command_line_imports_no_plotting_or_data_libraries() -> None:
     assert (
         _imported("import nslb_cli.cli, nslb_cli.cli.run, nslb_cli.runner.job, nslb_cli.api") == []

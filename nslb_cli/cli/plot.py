@@ -9,8 +9,10 @@ from pathlib import Path
 from matplotlib.backend_bases import FigureCanvasBase
 
 from nslb_cli.config.paths import unwritable
-from nslb_cli.plot.aggregate import METRICS
+from nslb_cli.plot.aggregate import CI_METHODS, METRICS
+from nslb_cli.plot.figures import CONTEXTS
 from nslb_cli.plot.report import (
+    DEFAULT_DPI,
     DEFAULT_FORMATS,
     DEFAULT_METRICS,
     DEFAULT_REFERENCE,
@@ -48,6 +50,13 @@ def parser() -> argparse.ArgumentParser:
         help=f"per-round metrics to draw, comma-separated (default: %(default)s); "
         f"one of {', '.join(METRICS)}",
     )
+    _selection(p)
+    _drawing(p)
+    return p
+
+
+def _selection(p: argparse.ArgumentParser) -> None:
+    """What a report shows: agents, their labels, the reference, the rounds."""
     p.add_argument(
         "--agents",
         help="only these agents, in this legend order, comma-separated agent or display "
@@ -62,25 +71,64 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--reference",
-        help=f"agent that paired differences are taken against (default: {DEFAULT_REFERENCE}, "
-        "when present); 'none' for no differences",
+        metavar="AGENT",
+        help="the agent paired differences are taken against, in every group: an agent or "
+        "display name (umts, umTS), a label ('umTS (num_particles=100)'), or a name with "
+        "settings, 'umts(num_particles=100)', when the agent ran with several (default: "
+        f"{DEFAULT_REFERENCE}, where one run of it is present); 'none' for no differences. "
+        "One that names no agent or several in a group is an error",
     )
     p.add_argument(
         "--rounds",
         default="",
         metavar="START:END",
         help="only rounds START…END (either may be omitted; END alone means 1:END); "
-        "'final' values are then those of round END",
+        "'final' values are then those of round END. Without START, running means "
+        "(avg_reward, avg_regret) are drawn from 1%% of the horizon on (round 20 of "
+        "2,000): the average of a few rounds is mostly noise",
     )
+
+
+def _drawing(p: argparse.ArgumentParser) -> None:
+    """How a report is drawn and written: axes, resolution, publication mode, look, tables."""
     p.add_argument("--log-x", action="store_true", help="logarithmic round axis")
     p.add_argument("--log-y", action="store_true", help="logarithmic metric axis")
-    p.add_argument("--dpi", type=int, default=150, help="PNG resolution (default: %(default)s)")
+    p.add_argument(
+        "--dpi",
+        type=int,
+        help=f"PNG resolution (default: the style's savefig.dpi, else {DEFAULT_DPI})",
+    )
     p.add_argument(
         "--paper",
+        "--publication",
+        dest="paper",
         action="store_true",
-        help="also draw the paper's figures in its layout (figure2: regret, fixed changes; "
-        "figure3: reward, Markov changes, known model and priors; figure4: MovieLens) from "
-        "the runs of the paper/… presets present",
+        help="publication mode: no titles drawn into figures, each figure's caption in "
+        "<figure>.caption.txt beside it; and the paper's figures in its layout (figure2: "
+        "regret, fixed changes; figure3: reward, Markov changes, known model and priors, "
+        "sharing their y axis; figure4: MovieLens) from the runs of the paper/… presets present",
+    )
+    p.add_argument(
+        "--style",
+        metavar="FILE",
+        help="a matplotlib style file (key: value lines, as *.mplstyle) or style name, "
+        "applied over nslb's look, whole: fonts and their sizes, colours of axes and grid, "
+        "line widths, savefig settings (agents keep their colours and line styles; plotting "
+        "areas keep their size)",
+    )
+    p.add_argument(
+        "--context",
+        choices=CONTEXTS,
+        default="paper",
+        help="seaborn's plotting context: font sizes and line widths (default: %(default)s)",
+    )
+    p.add_argument(
+        "--ci",
+        choices=CI_METHODS,
+        default="se",
+        help="summary tables: mean ± SE and the interquartile mean (se, the default), plus a "
+        "95%% bootstrap confidence interval of each mean and paired difference (bootstrap: "
+        "scipy's BCa, 9,999 resamples, seeded: the same every run)",
     )
     p.add_argument(
         "--no-cache",
@@ -95,7 +143,6 @@ def parser() -> argparse.ArgumentParser:
         metavar="N",
         help="processes drawing figures (default: the CPUs available, for large results)",
     )
-    return p
 
 
 def parse(argv: Sequence[str]) -> Options:
@@ -116,8 +163,10 @@ def parse(argv: Sequence[str]) -> Options:
         if not (sep and old.strip() and new.strip()):
             raise PlotError(f"--rename: expected AGENT=LABEL, got '{item}'")
         renames.append((old.strip(), new.strip()))
-    if args.dpi <= 0:
+    if args.dpi is not None and args.dpi <= 0:
         raise PlotError(f"--dpi: must be > 0, got {args.dpi}")
+    if args.style is not None and not args.style.strip():
+        raise PlotError("--style: empty; give a matplotlib style file")
     if args.jobs is not None and args.jobs <= 0:
         raise PlotError(f"--jobs: must be > 0, got {args.jobs}")
     if args.out is not None and not args.out.strip():
@@ -143,6 +192,9 @@ def parse(argv: Sequence[str]) -> Options:
         paper=args.paper,
         cache=args.cache,
         jobs=args.jobs,
+        style=args.style,
+        context=args.context,
+        ci=args.ci,
     )
 
 
@@ -158,9 +210,11 @@ def main(argv: Sequence[str]) -> None:
         raise PlotError(f"cannot write {where}: {err.strerror or err}") from None
     print("\n".join(sections), end="")
     n_tables = sum(path.suffix in (".md", ".csv") for path in written)
+    n_captions = sum(path.name.endswith(".caption.txt") for path in written)
+    captions = f", {n_captions} captions" if n_captions else ""
     print(
-        f"nslb plot: wrote {len(written) - n_tables} figure files and {n_tables} table "
-        f"files to {options.out}"
+        f"nslb plot: wrote {len(written) - n_tables - n_captions} figure files{captions} and "
+        f"{n_tables} table files to {options.out}"
     )
 
 

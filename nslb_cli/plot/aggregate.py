@@ -9,10 +9,19 @@ Differences to a reference agent are *paired*: every agent faces the same world 
 same seed (docs/design.md §2), so the difference of final regrets is taken seed by seed, over the
 seeds both agents have, and its standard error is that of those differences — usually
 much smaller than the two agents' standard errors combined.
+
+Final values are computed in float64 from the float32 columns the loader keeps, each read
+back as the shortest decimal that gives the same float32 (:func:`decimal`: ``246.06``, not
+``246.0600242614746``), so summaries carry no float32 noise. Beside mean ± SE a summary
+gives the interquartile mean (:func:`iqm`: the mean of the middle half of the seeds, robust
+to a few outlying seeds, as rliable recommends) and, on request, a seeded 95 % bootstrap
+confidence interval (:func:`bootstrap_ci`, scipy's BCa bootstrap: identical run to run).
 """
 
 from __future__ import annotations
 
+import inspect
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -49,6 +58,12 @@ METRICS = {
 }
 SUMMARY_METRICS = ("cum_regret", "avg_reward")  # what the summary tables report
 PAIRED_METRIC = "cum_regret"
+CI_METHODS = ("se", "bootstrap")  # --ci: mean ± SE only, or a bootstrap interval beside it
+CONFIDENCE = 0.95
+BOOTSTRAP_RESAMPLES = 9999
+BOOTSTRAP_SEED = 0  # every interval is drawn from this seed: identical run to run
+IQM_CUT = 0.25  # the interquartile mean drops this share of the seeds at each end
+TRANSIENT = 0.01  # running means are drawn from this share of the horizon on (see transient)
 
 
 def labelled(
@@ -84,8 +99,55 @@ def mean_se(values: np.ndarray | pd.Series) -> tuple[float, float, int]:
     n = len(array)
     if n == 0:
         return float("nan"), float("nan"), 0
-    se = float(array.std(ddof=1) / np.sqrt(n)) if n > 1 else float("nan")
-    return float(array.mean()), se, n
+    if n == 1:
+        return float(array[0]), float("nan"), 1
+    if (array == array[0]).all():  # no spread: exactly 0, not a rounding residue
+        return float(array[0]), 0.0, n
+    return float(array.mean()), float(array.std(ddof=1) / np.sqrt(n)), n
+
+
+def iqm(values: np.ndarray | pd.Series) -> float:
+    """The interquartile mean, NaNs ignored: the mean of the values left when
+    ``int(0.25 n)`` are cut from each end of the sorted values (scipy's
+    ``trim_mean(values, 0.25)``, rliable's IQM)."""
+    array = np.sort(np.asarray(values, dtype=np.float64))
+    array = array[~np.isnan(array)]
+    cut = int(IQM_CUT * len(array))
+    return float(array[cut : len(array) - cut].mean()) if len(array) else float("nan")
+
+
+def bootstrap_ci(values: np.ndarray | pd.Series) -> tuple[float, float]:
+    """The 95 % bootstrap confidence interval of the mean, NaNs ignored: scipy's BCa
+    bootstrap with :data:`BOOTSTRAP_RESAMPLES` resamples drawn from a generator seeded with
+    :data:`BOOTSTRAP_SEED` (the same values give the same interval, in any order of calls
+    and of the values).
+    NaN for fewer than two values; a single point when all values are equal."""
+    array = np.sort(np.asarray(values, dtype=np.float64))  # sorted: any order, same interval
+    array = array[~np.isnan(array)]
+    if len(array) < 2:
+        return float("nan"), float("nan")
+    if (array == array[0]).all():
+        return float(array[0]), float(array[0])
+    from scipy import stats  # imported when asked for (--ci bootstrap)
+
+    seeded = "rng" if "rng" in inspect.signature(stats.bootstrap).parameters else "random_state"
+    bounds = []
+    for method in ("BCa", "percentile"):  # BCa is undefined for some skewed small samples
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = stats.bootstrap(
+                (array,),
+                np.mean,
+                confidence_level=CONFIDENCE,
+                n_resamples=BOOTSTRAP_RESAMPLES,
+                method=method,
+                vectorized=True,
+                **{seeded: np.random.default_rng(BOOTSTRAP_SEED)},
+            )
+        bounds = [float(result.confidence_interval.low), float(result.confidence_interval.high)]
+        if np.isfinite(bounds).all():
+            break
+    return bounds[0], bounds[1]
 
 
 def per_round(frame: pd.DataFrame, metric: Metric) -> pd.DataFrame:
@@ -134,17 +196,36 @@ def finals(frame: pd.DataFrame) -> pd.DataFrame:
     :func:`nslb_cli.plot.tidy.load` makes them (any row filter keeps that); other tables
     are sorted first.
     """
-    needed = ["run", "seed", "t", *KEYS, lab.AGENT, *{m.column for m in METRICS.values()}]
+    columns = {m.column for m in METRICS.values()}
+    needed = ["run", "seed", "t", *KEYS, lab.AGENT, *columns]
     frame = frame[[column for column in frame.columns if column in needed]]
     if not _in_blocks(frame):
         frame = frame.sort_values(["run", "seed", "t"], kind="stable")
     run, seed = (frame[c].to_numpy(np.int64) for c in ("run", "seed"))
     last = np.append((run[1:] != run[:-1]) | (seed[1:] != seed[:-1]), len(run) > 0)
     rows = frame[last].copy()
+    for column in columns & set(rows.columns):
+        rows[column] = decimal(rows[column].to_numpy())
     for name, metric in METRICS.items():
         if metric.column in rows:
             rows[name] = metric.values(rows).astype(np.float64)
     return rows.reset_index(drop=True)
+
+
+def decimal(values: np.ndarray) -> np.ndarray:
+    """Float32 values as float64, each the shortest decimal that reads back as the same
+    float32 (``np.float32(246.06)`` -> ``246.06``, not ``246.0600242614746``)."""
+    array = np.asarray(values)
+    if array.dtype != np.float32:
+        return array.astype(np.float64)
+    return array.astype(str).astype(np.float64)
+
+
+def transient(last: int) -> int:
+    """The first round a running mean is drawn from when ``--rounds`` gives no START: the
+    average of a few rounds is mostly noise (an oracle's first rounds jump to its best arm's
+    mean), so the first :data:`TRANSIENT` of the rounds (20 of 2,000) are left out."""
+    return max(1, int(np.ceil(last * TRANSIENT)))
 
 
 def _in_blocks(frame: pd.DataFrame) -> bool:
@@ -176,12 +257,15 @@ def by_run_keys(final: pd.DataFrame, keys: Mapping[str, pd.Series], value: str) 
     return pd.DataFrame(ordered, columns=[*keys, "mean", "se", "n"])
 
 
-def paired_difference(final: pd.DataFrame, value: str, reference: str) -> pd.DataFrame:
+def paired_difference(
+    final: pd.DataFrame, value: str, reference: str, ci: str = "se"
+) -> pd.DataFrame:
     """Per group and agent: mean and SE over shared seeds of ``value`` minus the reference's.
 
     ``final`` holds one row per (agent, seed) of each group (see :func:`finals`);
-    ``reference`` is an agent label. Returns ``group, agent, diff_mean, diff_se, n_pairs``;
-    groups without that agent are left out.
+    ``reference`` is an agent label. Returns ``group, agent, diff_mean, diff_se, n_pairs``
+    (and ``diff_ci_low, diff_ci_high`` with ``ci="bootstrap"``); groups without that agent are
+    left out.
     """
     rows = []
     for group, in_group in final.groupby("group", observed=True, sort=False):
@@ -191,9 +275,13 @@ def paired_difference(final: pd.DataFrame, value: str, reference: str) -> pd.Dat
         for agent, of_agent in in_group.groupby("agent", observed=True, sort=False):
             other = of_agent.set_index("seed")[value]
             shared = other.index.intersection(base.index)
-            mean, se, n = mean_se(other.loc[shared].to_numpy() - base.loc[shared].to_numpy())
-            rows.append((group, agent, mean, se, n))
-    return pd.DataFrame(rows, columns=[*KEYS, "diff_mean", "diff_se", "n_pairs"])
+            differences = other.loc[shared].to_numpy() - base.loc[shared].to_numpy()
+            mean, se, n = mean_se(differences)
+            bounds = bootstrap_ci(differences) if ci == "bootstrap" else ()
+            rows.append((group, agent, mean, se, n, *bounds))
+    columns = [*KEYS, "diff_mean", "diff_se", "n_pairs"]
+    columns += ["diff_ci_low", "diff_ci_high"] * (ci == "bootstrap")
+    return pd.DataFrame(rows, columns=columns)
 
 
 def differing_seeds(final: pd.DataFrame) -> dict[str, dict[str, str]]:
@@ -210,49 +298,82 @@ def differing_seeds(final: pd.DataFrame) -> dict[str, dict[str, str]]:
     return notes
 
 
-def reference_label(final: pd.DataFrame, group: str, reference: str) -> str | None:
-    """The one agent label of ``group`` that ``reference`` names (label, display or agent name).
+def summary(
+    final: pd.DataFrame,
+    references: Mapping[str, str | None],
+    *,
+    settings: Sequence[str] = (),
+    stats: Sequence[str] = (),
+    ci: str = "se",
+) -> pd.DataFrame:
+    """One row per group and agent: seeds, final values, paired difference, statistics.
 
-    ``None`` when no label or several labels match.
+    ``final`` has one row per (agent, seed) of each group (:func:`finals`, float64 values),
+    with the ``settings`` columns (the run's config values) and the ``stats`` columns (the
+    seed's statistics, NaN where it has none). ``references`` gives each group's reference
+    label (``None``: no differences there).
+
+    Columns: ``group, agent`` (the label), ``agent.name``, the ``settings``, ``n_seeds``,
+    ``final_t`` (the round of the final values), then for each of :data:`SUMMARY_METRICS`
+    ``<metric>_mean``, ``_se``, ``_iqm`` (and ``_ci_low``, ``_ci_high`` with
+    ``ci="bootstrap"``), ``reference`` (the group's reference label, or empty),
+    ``diff_<metric>_mean``/``_se`` (then ``_ci_low``/``_ci_high``) and ``n_pairs`` for
+    :data:`PAIRED_METRIC`, then ``<stat>_mean``/``<stat>_se`` for each statistic (named
+    ``stat_<stat>_…`` if that would clash with another column; see :func:`stat_columns`).
     """
-    in_group = final.loc[final["group"] == group, ["agent", lab.AGENT]].drop_duplicates()
-    matches = {
-        str(agent)
-        for agent, name in in_group.itertuples(index=False)
-        if reference in (str(agent), str(name), lab.display_name(str(name)))
-    }
-    return matches.pop() if len(matches) == 1 else None
-
-
-def summary(final: pd.DataFrame, reference: str | None) -> pd.DataFrame:
-    """One row per group and agent: seed count, mean ± SE of the final values, paired diff.
-
-    Columns: ``group, agent, n_seeds, final_t`` (the round of the final values),
-    ``<metric>_mean``/``<metric>_se`` for each of
-    :data:`SUMMARY_METRICS`, ``reference`` (the group's reference label, or empty) and
-    ``diff_<metric>_mean``/``diff_<metric>_se``/``n_pairs`` for :data:`PAIRED_METRIC`.
-    """
+    bootstrap = ci == "bootstrap"
     rows = []
     for (group, agent), of_agent in final.groupby(KEYS, observed=True, sort=True):
         row: dict[str, object] = {"group": group, "agent": agent}
+        if lab.AGENT in of_agent:
+            row[lab.AGENT] = str(of_agent[lab.AGENT].iloc[0])
+        for column in settings:
+            row[column] = of_agent[column].iloc[0]
         row["n_seeds"] = of_agent["seed"].nunique()
         row["final_t"] = of_agent["t"].max()
         for name in SUMMARY_METRICS:
-            row[f"{name}_mean"], row[f"{name}_se"], _ = mean_se(of_agent[name])
+            values = of_agent[name].to_numpy(np.float64)
+            row[f"{name}_mean"], row[f"{name}_se"], _ = mean_se(values)
+            row[f"{name}_iqm"] = iqm(values)
+            if bootstrap:
+                row[f"{name}_ci_low"], row[f"{name}_ci_high"] = bootstrap_ci(values)
         rows.append(row)
     table = pd.DataFrame(rows)
+    for column in settings:  # config values as they are: 100, not 100.0 beside a missing one
+        table[column] = pd.Series([row[column] for row in rows], index=table.index, dtype=object)
+    table["reference"] = [references.get(str(group)) or "" for group in table["group"]]
     diffs = []
     for group in table["group"].unique():
-        label = reference_label(final, group, reference) if reference else None
-        table.loc[table["group"] == group, "reference"] = label or ""
-        if label is not None:
+        label = references.get(str(group))
+        if label:
             in_group = final[final["group"] == group]
-            diffs.append(paired_difference(in_group, PAIRED_METRIC, label))
-    paired = [f"diff_{PAIRED_METRIC}_mean", f"diff_{PAIRED_METRIC}_se", "n_pairs"]
+            diffs.append(paired_difference(in_group, PAIRED_METRIC, label, ci))
+    prefix = f"diff_{PAIRED_METRIC}"
+    paired = [f"{prefix}_mean", f"{prefix}_se"]
+    paired += [f"{prefix}_ci_low", f"{prefix}_ci_high"] * bootstrap + ["n_pairs"]
     if diffs:
-        differences = pd.concat(diffs).set_axis([*KEYS, *paired], axis=1)
-        table = table.merge(differences, on=KEYS, how="left")
+        differences = pd.concat(diffs)
+        renamed = [column.replace("diff", prefix, 1) for column in differences.columns[2:]]
+        differences.columns = [*KEYS, *renamed]
+        table = table.merge(differences[[*KEYS, *paired]], on=KEYS, how="left")
     else:
         table = table.assign(**{column: np.nan for column in paired})
     table["n_pairs"] = table["n_pairs"].astype("Int64")
+    keys = list(zip(table["group"], table["agent"], strict=True))
+    by_agent = final.groupby(KEYS, observed=True, sort=True)
+    for stat, (mean_column, se_column) in stat_columns(stats).items():
+        found = {key: mean_se(part)[:2] for key, part in by_agent[stat]}
+        table[mean_column] = [found.get(key, (np.nan, np.nan))[0] for key in keys]
+        table[se_column] = [found.get(key, (np.nan, np.nan))[1] for key in keys]
     return table
+
+
+def stat_columns(stats: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """Each per-seed statistic's mean and SE columns in a summary: ``<stat>_mean``,
+    ``<stat>_se``, or ``stat_<stat>_…`` for a name that a summary column already has."""
+    taken = {*SUMMARY_METRICS, f"diff_{PAIRED_METRIC}", "n_seeds", "final_t", "n_pairs"}
+    columns = {}
+    for stat in stats:
+        base = f"stat_{stat}" if stat in taken or stat.startswith("diff_") else stat
+        columns[stat] = (f"{base}_mean", f"{base}_se")
+    return columns

@@ -1,33 +1,46 @@
-"""Drawing: figures from the small tables of :mod:`nslb_cli.plot.aggregate`.
+"""Drawing: figures from the small tables of :mod:`nslb_cli.plot.aggregate`, with seaborn.
+
+Figures are seaborn plots of pandas frames: curves are ``seaborn.lineplot`` of the per-round
+statistics (one line per agent, its mean ± SE band beside it), the final-regret distribution
+a ``seaborn.boxplot`` with every seed a dot; colours come from
+:mod:`~nslb_cli.plot.styles` (seaborn palettes for ordered sweeps), and the look from a
+seaborn theme and context (:func:`theme`: ``paper``, ``notebook``, ``talk``, ``poster``),
+which a matplotlib style file given with ``--style`` overrides, whole.
 
 Every plotting area has a fixed size (:data:`PANEL` inches) and the figure grows around it
-(:mod:`~nslb_cli.plot.layout`): the legend sits on the right, never over a curve, and
-nothing is clipped, whether a group has two agents or twenty. Agents are drawn in the
-styles of one :func:`~nslb_cli.plot.styles.style_map` per report, so an agent looks the same
-in every figure. Legends give each agent's seed count. Nothing here reads results or
-computes statistics beyond drawing them.
+(:mod:`~nslb_cli.plot.layout`): the legend sits on the right, never over a curve, nothing is
+clipped and no two tick labels overlap, whether a group has two agents or twenty. Agents are
+drawn in the styles of one :func:`~nslb_cli.plot.styles.style_map` per report, so an agent
+looks the same in every figure. Legends give each agent's seed count. A figure drawn with
+an empty ``title`` has none (publication mode: captions go in a text file beside it).
+Nothing here reads results or computes statistics beyond drawing them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import textwrap
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial, wraps
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar, cast
 
 import matplotlib
+import matplotlib.style
 import numpy as np
 import pandas as pd
+import seaborn as sns  # type: ignore[import-untyped]
 from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.legend import Legend
+from matplotlib.lines import Line2D
 from matplotlib.typing import RcKeyType
 from natsort import natsorted
 
 from nslb_cli.plot.layout import arrange, new_figure
-from nslb_cli.plot.styles import Style
+from nslb_cli.plot.styles import LineStyle, Style
 from nslb_cli.store.atomic import atomic_write
 
 PANEL = (5.6, 3.4)  # inches of one plotting area
@@ -37,54 +50,187 @@ LEGEND_WIDTH = 30  # characters; longer legend labels wrap
 TITLE_WIDTH = 70  # characters; longer titles wrap
 BOX_LINE, BOX_GAP = 0.16, 0.14  # inches per line of an agent's name in a box plot, and between
 BAND_ALPHA = 0.2
-THEME: dict[RcKeyType, Any] = {
-    "font.size": 9,
-    "axes.titlesize": 10,
-    "axes.labelsize": 9,
-    "legend.fontsize": 8.5,
-    "legend.title_fontsize": 9,
+CONTEXTS = ("paper", "notebook", "talk", "poster")  # seaborn's plotting contexts (--context)
+AXES_STYLE = "whitegrid"  # the seaborn theme under nslb's look
+LINE_SCALE = 4 / 3  # curves a little thicker than the context's lines: dashes stay legible
+LOOK: dict[RcKeyType, Any] = {  # nslb's look over the seaborn theme (never sizes: the context's)
     "axes.edgecolor": "#BBBBBB",
-    "axes.grid": True,
     "grid.color": "#E6E6E6",
-    "grid.linewidth": 0.8,
     "xtick.color": "#333333",
     "ytick.color": "#333333",
-    "lines.linewidth": 1.6,
+    "xtick.bottom": True,
+    "ytick.left": True,
+    "xtick.major.size": 3.0,
+    "ytick.major.size": 3.0,
+    "font.sans-serif": ["DejaVu Sans", "Arial", "Liberation Sans", "sans-serif"],
     "figure.dpi": 150,  # = the default --dpi: text laid out to measure is reused for the PNG
     "pdf.compression": 1,  # zlib's fastest level: ~20% less drawing time, ~10% larger PDFs
 }
+FONT_SIZES: tuple[RcKeyType, ...] = (  # relative to font.size by matplotlib's defaults
+    "axes.labelsize",
+    "axes.titlesize",
+    "xtick.labelsize",
+    "ytick.labelsize",
+    "legend.fontsize",
+    "legend.title_fontsize",
+    "figure.titlesize",
+)
+IGNORED_STYLE_KEYS = frozenset(  # what a style file may not set (matplotlib ignores them too)
+    {
+        "backend",
+        "backend_fallback",
+        "interactive",
+        "toolbar",
+        "timezone",
+        "date.epoch",
+        "docstring.hardcopy",
+        "figure.max_open_warning",
+        "figure.raise_window",
+        "savefig.directory",
+        "tk.window_focus",
+        "webagg.address",
+        "webagg.open_in_browser",
+        "webagg.port",
+        "webagg.port_retries",
+    }
+)
 P = ParamSpec("P")
 R = TypeVar("R")
 
 
+Theme = dict[RcKeyType, Any]  # matplotlib settings, as rc_context takes them
+
+
+def theme(context: str = "paper", style: Mapping[str, Any] | None = None) -> Theme:
+    """The matplotlib settings figures are drawn with: seaborn's ``whitegrid`` theme and
+    ``context`` (font sizes, line widths), nslb's look (:data:`LOOK`), then every setting of
+    ``style`` (a matplotlib style file's, :func:`read_style`), which wins.
+
+    A style that sets ``font.size`` but not the sizes of labels, ticks and legends gets
+    matplotlib's relative sizes for those (``medium``, …), so they follow its font size.
+    """
+    if context not in CONTEXTS:
+        raise ValueError(f"unknown context {context!r}; choose from {', '.join(CONTEXTS)}")
+    sized = sns.plotting_context(context)
+    rc: Theme = {**sns.axes_style(AXES_STYLE), **sized, **LOOK}
+    rc["lines.linewidth"] = sized["lines.linewidth"] * LINE_SCALE
+    if style:
+        if "font.size" in style:
+            for key in FONT_SIZES:
+                if key not in style:
+                    rc[key] = matplotlib.rcParamsDefault[key]
+        rc.update(cast(Theme, style))
+    return rc
+
+
+def read_style(source: str | Path) -> dict[str, Any]:
+    """The settings of a matplotlib style: a style file (``*.mplstyle``, ``key: value``
+    lines) or the name of one of matplotlib's styles; ``ValueError`` with a one-line reason
+    if it cannot be read."""
+    path = Path(source).expanduser()
+    if not path.is_file():
+        library = matplotlib.style.library
+        if str(source) in library:
+            return {k: v for k, v in library[str(source)].items() if k not in IGNORED_STYLE_KEYS}
+        raise ValueError(f"{source}: no such file (nor one of matplotlib's style names)")
+    try:
+        params = matplotlib.rc_params_from_file(
+            str(path), fail_on_error=True, use_default_template=False
+        )
+    except (OSError, ValueError, UnicodeDecodeError) as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise ValueError(f"{source}: not a matplotlib style file ({first})") from None
+    return {key: value for key, value in params.items() if key not in IGNORED_STYLE_KEYS}
+
+
+_themes: list[Theme] = []  # the theme being drawn with (innermost last)
+
+
+@contextlib.contextmanager
+def drawing_with(rc: Theme) -> Iterator[None]:
+    """Draw and save figures with ``rc`` (see :func:`theme`) inside this block."""
+    _themes.append(dict(rc))
+    try:
+        with matplotlib.rc_context(_themes[-1]):
+            yield
+    finally:
+        _themes.pop()
+
+
+def current_theme() -> Theme:
+    """The theme of the innermost :func:`drawing_with`, else the default :func:`theme`."""
+    return _themes[-1] if _themes else _default_theme()
+
+
+_default: list[Theme] = []
+
+
+def _default_theme() -> Theme:
+    if not _default:
+        _default.append(theme())
+    return _default[0]
+
+
 def themed(draw: Callable[P, R]) -> Callable[P, R]:
-    """Run a drawing function with :data:`THEME` (no global matplotlib state changes)."""
+    """Run a drawing function with the current theme (no global matplotlib state changes)."""
 
     @wraps(draw)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        with matplotlib.rc_context(THEME):
+        with matplotlib.rc_context(current_theme()):
             return draw(*args, **kwargs)
 
     return wrapper
 
 
-def curve_lines(axes: Axes, stats: pd.DataFrame, styles: Mapping[str, Style]) -> list[str]:
-    """Mean ± SE band per agent on ``axes``; return the agents drawn (label order).
+def dashes(linestyle: LineStyle) -> str | tuple[float, ...]:
+    """A line style as seaborn's ``dashes`` take it: ``""`` for solid, else on/off lengths."""
+    if isinstance(linestyle, tuple):
+        return tuple(float(x) for x in linestyle[1])
+    patterns = {"--": "dashed", "-.": "dashdot", ":": "dotted"}
+    if linestyle in patterns:
+        key = cast(RcKeyType, f"lines.{patterns[linestyle]}_pattern")
+        return tuple(matplotlib.rcParams[key])
+    return ""
+
+
+def curve_lines(axes: Axes, stats: pd.DataFrame, styles: Mapping[str, Style]) -> dict[str, Artist]:
+    """Mean ± SE band per agent on ``axes`` (``seaborn.lineplot`` of the means); return the
+    legend entries of the agents drawn (label order).
 
     ``stats`` has columns ``agent, t, mean, se, n`` (one group); agents without any value
     of the metric (e.g. ``p_true_state`` of an agent without a belief) are left out.
     """
-    drawn = []
-    for agent, of_agent in stats.groupby("agent", observed=True, sort=True):
-        if of_agent["n"].max() == 0:
-            continue
-        style = styles[str(agent)]
+    counts = stats.groupby("agent", observed=True, sort=True)["n"]
+    drawn = [str(agent) for agent, n in counts if n.max() > 0]
+    if not drawn:
+        return {}
+    data = stats[stats["agent"].isin(drawn)].assign(agent=lambda f: f["agent"].astype(str))
+    sns.lineplot(
+        data=data,
+        x="t",
+        y="mean",
+        hue="agent",
+        style="agent",
+        hue_order=drawn,
+        style_order=drawn,
+        palette={agent: styles[agent].color for agent in drawn},
+        dashes={agent: dashes(styles[agent].linestyle) for agent in drawn},
+        estimator=None,
+        errorbar=None,
+        sort=False,
+        legend=False,
+        ax=axes,
+    )
+    entries: dict[str, Artist] = {}
+    for agent, of_agent in data.groupby("agent", sort=False):
+        style = styles[agent]
         t, mean, se = (of_agent[column].to_numpy(float) for column in ("t", "mean", "se"))
-        label = legend_label(str(agent), of_agent["n"])
-        axes.plot(t, mean, color=style.color, ls=style.linestyle, label=label)
         axes.fill_between(t, mean - se, mean + se, color=style.color, alpha=BAND_ALPHA, lw=0)
-        drawn.append(str(agent))
-    return drawn
+    for agent in drawn:
+        style = styles[agent]
+        label = legend_label(agent, counts.get_group(agent))
+        entries[label] = Line2D([], [], color=style.color, linestyle=cast(Any, style.linestyle))
+    return entries
 
 
 @themed
@@ -98,13 +244,15 @@ def curves(
     log_x: bool = False,
     log_y: bool = False,
 ) -> Figure:
-    """Mean ± SE of a metric against the round, one line and band per agent (one group)."""
+    """Mean ± SE of a metric against the round, one line and band per agent (one group);
+    no title when ``title`` is empty."""
     figure, (axes,) = new_figure(1, PANEL)
-    curve_lines(axes, stats, styles)
+    entries = curve_lines(axes, stats, styles)
     axes.set(xlabel=ROUND_LABEL, ylabel=value_label)
-    axes.set_title(heading(f"{title}: mean ± SE over seeds", note))
+    if title:
+        axes.set_title(heading(f"{title}: mean ± SE over seeds", note))
     scales(axes, log_x, log_y)
-    arrange(figure, [axes], PANEL, legend=figure_legend(figure, [axes]))
+    arrange(figure, [axes], PANEL, legend=figure_legend(figure, entries))
     return figure
 
 
@@ -118,38 +266,45 @@ def final_distribution(
     styles: Mapping[str, Style],
     note: str = "",
 ) -> Figure:
-    """Box plot with every seed as a dot: ``value`` per agent (one group's final rows)."""
+    """Box plot with every seed as a dot (seaborn's ``boxplot``, and a ``scatterplot`` of the
+    seeds jittered within their row by a seeded generator): ``value``
+    per agent (one group's final rows), the first agent on top; no title when ``title`` is
+    empty."""
     agents = [str(a) for a in final["agent"].cat.categories if (final["agent"] == a).any()]
     counts = final.groupby("agent", observed=True)["seed"].nunique()
     names = [legend_label(agent, pd.Series([counts[agent]])) for agent in agents]
     lines = max(name.count("\n") + 1 for name in names)
     panel = (PANEL[0], max(PANEL[1] * 0.75, (BOX_LINE * lines + BOX_GAP) * len(agents)))
     figure, (axes,) = new_figure(1, panel)
-    rows = np.arange(len(agents))[::-1]  # the first agent on top
-    data = [final.loc[final["agent"] == agent, value].to_numpy(float) for agent in agents]
-    boxes = axes.boxplot(
-        [values[~np.isnan(values)] for values in data],
-        positions=rows,
-        orientation="horizontal",
-        widths=0.6,
-        showfliers=False,
-        patch_artist=False,
+    data = final.loc[final[value].notna(), ["agent", value]]
+    data = data.assign(agent=data["agent"].astype(str))
+    palette = {agent: styles[agent].color for agent in agents}
+    common = {"data": data, "x": value, "y": "agent", "order": agents, "hue": "agent"}
+    common |= {"hue_order": agents, "palette": palette, "legend": False, "ax": axes}
+    with warnings.catch_warnings():  # seaborn 0.13 passes matplotlib 3.11 a deprecated vert=
+        warnings.filterwarnings("ignore", message="vert: bool", category=DeprecationWarning)
+        sns.boxplot(**common, dodge=False, fill=False, width=0.6, showfliers=False, linewidth=1.2)
+    jitter = np.random.default_rng(0).uniform(-0.2, 0.2, len(data))  # the same dots every run
+    dots = data.assign(row=data["agent"].map(agents.index).to_numpy(float) + jitter)
+    sns.scatterplot(
+        data=dots,
+        x=value,
+        y="row",
+        hue="agent",
+        hue_order=agents,
+        palette=palette,
+        s=7,
+        alpha=0.6,
+        linewidth=0,
+        legend=False,
+        ax=axes,
     )
-    jitter = np.random.default_rng(0)
-    for i, (agent, values, row) in enumerate(zip(agents, data, rows, strict=True)):
-        color = styles[agent].color
-        for part in ("boxes", "medians"):
-            boxes[part][i].set_color(color)
-        for part in ("whiskers", "caps"):
-            for line in boxes[part][2 * i : 2 * i + 2]:
-                line.set_color(color)
-        offsets = jitter.uniform(-0.2, 0.2, len(values))
-        axes.scatter(values, row + offsets, s=6, color=color, alpha=0.6, lw=0)
-    axes.set_yticks(rows, names)
-    axes.set_ylim(-0.6, len(agents) - 0.4)
+    axes.set_yticks(range(len(agents)), names)
+    axes.set_ylim(len(agents) - 0.4, -0.6)
     axes.grid(False, axis="y")
-    axes.set_xlabel(value_label)
-    axes.set_title(heading(f"{title}: one dot per seed", note))
+    axes.set(xlabel=value_label, ylabel="")
+    if title:
+        axes.set_title(heading(f"{title}: one dot per seed", note))
     arrange(figure, [axes], panel)
     return figure
 
@@ -169,10 +324,11 @@ def sweep(
     ``points`` has columns ``agent, x, mean, se, n``; numbers on the x axis are spaced by
     value (logarithmically when they span more than a decade), anything else as categories
     in natural order. ``references`` (``agent, mean, se, n``) are agents without the
-    parameter, drawn as horizontal lines with their SE band.
+    parameter, drawn as horizontal lines with their SE band. No title when ``title`` is
+    empty.
     """
     figure, (axes,) = new_figure(1, PANEL)
-    shown = []  # legend labels of the swept agents, in their order
+    entries: dict[str, Any] = {}  # legend label -> handle (an errorbar container, a line)
     numeric = pd.api.types.is_numeric_dtype(points["x"].infer_objects())
     categories = natsorted({str(value) for value in points["x"]}) if not numeric else []
     for agent, of_agent in points.groupby("agent", sort=False):
@@ -184,8 +340,8 @@ def sweep(
             of_agent = of_agent.assign(at=[categories.index(str(v)) for v in of_agent["x"]])
             of_agent = of_agent.sort_values("at")
             x = of_agent["at"].to_numpy(float)
-        shown.append(legend_label(str(agent), of_agent["n"]))
-        axes.errorbar(
+        label = legend_label(str(agent), of_agent["n"])
+        entries[label] = axes.errorbar(
             x,
             of_agent["mean"],
             yerr=of_agent["se"].fillna(0),
@@ -193,44 +349,40 @@ def sweep(
             ls=style.linestyle,
             marker=style.marker,
             capsize=3,
-            label=shown[-1],
         )
     for row in (references if references is not None else pd.DataFrame()).itertuples():
         style = styles[str(row.agent)]
         label = legend_label(str(row.agent), pd.Series([row.n]))
-        axes.axhline(row.mean, color=style.color, ls=style.linestyle, lw=1.2, label=label)
+        entries[label] = axes.axhline(row.mean, color=style.color, ls=style.linestyle, lw=1.2)
         if np.isfinite(row.se):
             axes.axhspan(row.mean - row.se, row.mean + row.se, color=style.color, alpha=0.12, lw=0)
     if numeric:
         values = points["x"].to_numpy(float)
         if values.min() > 0 and values.max() / values.min() > 10:
             axes.set_xscale("log")
-            axes.set_xticks(sorted(set(values)), [_number(v) for v in sorted(set(values))])
+            axes.set_xticks(sorted(set(values)), [number(v) for v in sorted(set(values))])
             axes.minorticks_off()
     else:
         axes.set_xticks(range(len(categories)), categories)
     axes.set(xlabel=parameter, ylabel=value_label)
-    axes.set_title(heading(f"{title}: mean ± SE over seeds", ""))
-    arrange(figure, [axes], PANEL, legend=figure_legend(figure, [axes], shown))
+    if title:
+        axes.set_title(heading(f"{title}: mean ± SE over seeds", ""))
+    arrange(figure, [axes], PANEL, legend=figure_legend(figure, entries))
     return figure
 
 
 def figure_legend(
-    figure: Figure, panels: Sequence[Axes], order: Sequence[str] = ()
+    figure: Figure, entries: Mapping[str, Any], order: Sequence[str] = ()
 ) -> Legend | None:
-    """One legend for ``panels`` (each label once; labels in ``order`` first, in that
+    """One legend of ``entries`` (label -> handle; labels in ``order`` first, in that
     order), for :func:`~layout.arrange` to place."""
-    entries: dict[str, Artist] = {}
-    for axes in panels:
-        for handle, label in zip(*axes.get_legend_handles_labels(), strict=True):
-            entries.setdefault(label, handle)
     first = [label for label in order if label in entries]
-    entries = {label: entries[label] for label in [*first, *entries]}
-    if not entries:
+    ordered = {label: entries[label] for label in [*first, *entries]}
+    if not ordered:
         return None
     return figure.legend(
-        list(entries.values()),
-        list(entries),
+        list(ordered.values()),
+        list(ordered),
         loc="upper left",
         borderaxespad=0,
         frameon=False,
@@ -241,6 +393,7 @@ def figure_legend(
 
 def legend_label(agent: str, counts: pd.Series) -> str:
     """``agent (n=100)``, or ``(n=40–100)`` when the seed count varies (partial files)."""
+    counts = counts[counts > 0] if (counts > 0).any() else counts
     low, high = int(counts.min()), int(counts.max())
     seeds = f"n={high}" if low == high else f"n={low}–{high}"
     return wrap(f"{agent} ({seeds})", LEGEND_WIDTH)
@@ -269,11 +422,12 @@ def save(figure: Figure, stem: Path, formats: Iterable[str], dpi: int) -> list[P
     """Write ``stem.<format>`` for each format, each whole or not at all (a killed or
     concurrent plot never leaves half a figure); return the paths."""
     paths = [stem.parent / f"{stem.name}.{fmt}" for fmt in formats]
-    with matplotlib.rc_context(THEME):
+    with matplotlib.rc_context(current_theme()):
         for path in paths:
             atomic_write(path, partial(figure.savefig, format=path.suffix[1:], dpi=dpi))
     return paths
 
 
-def _number(value: float) -> str:
+def number(value: float) -> str:
+    """A tick value as people write it: ``100``, ``0.5``."""
     return str(int(value)) if float(value).is_integer() else f"{value:g}"

@@ -16,12 +16,16 @@ identity under the derived key :data:`DATA`:
 * else the release that was downloaded (``env.release``; its checksum is pinned).
 
 Filtering (``env.min_user_ratings``, …) is in the ``env`` section already. :func:`dataset`
-names the data for people: the release or folder, and the fingerprint's first digits.
+names the data for people: the release or folder, and the fingerprint's first digits; in
+short (figure titles, labels, captions) the release, or the folder's last part and a short
+hash.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -75,12 +79,26 @@ def identity(config: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
     return tuple(sorted((k, v) for k, v in config.items() if k not in DATA_SOURCE))
 
 
-def dataset(config: Any) -> str:
-    """The data a run used, for people: ``ml-1m``, ``~/data/ml-100k [ratings 3f2a9c1e]``.
+def dataset(config: Any, short: bool = False) -> str:
+    """The data a run used, for people.
+
+    In full (the summary's environment line): ``ml-1m``, ``~/data/ml-100k [ratings 3f2a9c1e]``.
+    ``short`` (titles, labels, captions): the release (``ml-1m``), or the folder's name and the
+    first digits of the ratings' fingerprint (``ml-100k [3f2a9c1e]``), or, without a
+    fingerprint, of a hash of the folder's path, as the run folder names it
+    (``ml-100k-1a2b3c4d``, see ``nslb_cli.runner.compose``).
 
     ``config`` is a mapping or a row of the runs table.
     """
     folder, release, fingerprint = (config.get(k) for k in (DATA_DIR, RELEASE, FINGERPRINT))
+    if short:
+        if not _given(folder):
+            return str(release) if _given(release) else "data"
+        name = Path(os.path.expanduser(str(folder))).name or "root"
+        if _given(fingerprint):
+            return f"{name} [{str(fingerprint)[:SHOWN_DIGITS]}]"
+        path = os.path.abspath(os.path.expanduser(str(folder)))
+        return f"{name}-{hashlib.sha256(path.encode()).hexdigest()[:SHOWN_DIGITS]}"
     source = str(folder) if _given(folder) else str(release) if _given(release) else "data"
     if _given(fingerprint):
         return f"{source} [ratings {str(fingerprint)[:SHOWN_DIGITS]}]"

@@ -1,30 +1,46 @@
-"""Groups, agent labels and swept settings, from the run configs (one row per run).
+"""Groups, agent labels, swept settings and agent selectors, from the run configs (one row
+per run).
 
 A *group* is what one set of figures and one summary table show: the runs with the same
 ``name`` (the experiment: ``paper/fixed``, ``default``, …) and the same environment, i.e.
 the same ``env`` settings and the same data (:data:`~nslb_cli.plot.identity.DATA`), so every
 agent in it faces the same worlds seed by seed. Its title is the name, plus the environment
 settings that tell it apart from other groups of the same name, e.g.
-``default (switch_prob=0.01)`` or ``paper/movielens (data=~/ml-100k [ratings 3f2a9c1e])``.
+``default (switch_prob=0.01)`` or ``paper/movielens (data=ml-100k [3f2a9c1e])``.
 
 Within a group each run gets an agent *label*: the agent's display name (``mTS``,
-``CD-UCB``, …), plus the settings that differ between that agent's runs in the group, e.g.
-``umTS (num_particles=10)``. A setting some agent of a group ran at two or more values is
-*swept* in that group; environment settings never are (they define the group).
+``CD-UCB``, …), which stands for the agent at its defaults alone, plus every setting that
+differs from those defaults and every setting that differs between that agent's runs in the
+group, e.g. ``CD-UCB (tau=50)`` or ``umTS (num_particles=10)``. The defaults of nslb's own
+agents are their config files (``nslb_cli/conf/agent/<name>.yaml``, read as data: no agent
+code is imported); an agent of a plugin has no such file, so every setting it recorded is
+named. A setting some agent of a group ran at two or more values is *swept* in that group;
+environment settings never are (they define the group).
 
 Values order naturally: numbers by value, text with its numbers by value (``tau=20`` before
 ``tau=100``), missing values last.
+
+A *selector* names one agent of a group (``--reference``): a label (``umTS
+(num_particles=100)``), an agent or display name (``umts``, ``umTS``), or a name with
+settings, ``umts(num_particles=100)`` (``key=value`` pairs, keys with or without
+``agent.``); see :func:`select`.
 """
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
+from functools import cache
+from importlib import resources
 from typing import Any
 
 import pandas as pd
+import yaml
 from natsort import natsort_keygen
 
 from nslb_cli.plot.identity import DATA, DATA_SOURCE, dataset
+from nslb_cli.store.results import flatten
 
 # Display names, in legend order: the paper's baselines, the model-based agents, references.
 DISPLAY_NAMES = {
@@ -36,6 +52,13 @@ DISPLAY_NAMES = {
     "exp4s": "Exp4.S",
     "sw_mucb": "SW-mUCB",
     "sw_umucb": "SW-umUCB",
+    "sw_ucb": "SW-UCB",
+    "d_ucb": "D-UCB",
+    "cusum_ucb": "CUSUM-UCB",
+    "glr_klucb": "GLR-klUCB",
+    "sw_ts": "SW-TS",
+    "d_ts": "D-TS",
+    "bocd_ts": "BOCD-TS",
     "mts": "mTS",
     "umts": "umTS",
     "oracle": "Oracle",
@@ -46,7 +69,66 @@ NAME = "name"
 FOLDER = "folder"
 GROUP = "group"
 LABEL = "agent"  # an agent's label in a labelled runs table (config columns are ``agent.…``)
+AGENT_PREFIX = "agent."
+CONF_PACKAGE = "nslb_cli.conf"  # conf/, shipped in the package: agent/<name>.yaml
+SAFE_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+SELECTOR = re.compile(r"^\s*(?P<name>[^()]*?)\s*\((?P<settings>[^()]*)\)\s*$")
 natural = natsort_keygen()
+
+
+class SelectionError(ValueError):
+    """A selector that names no agent, or several, in a group; the message is one line."""
+
+
+def config_value(value: Any) -> Any:
+    """A config value as a runs table holds it: lists and mappings as their YAML text."""
+    if isinstance(value, list | dict):
+        return yaml.safe_dump(value, default_flow_style=True).strip()
+    return value
+
+
+@cache
+def agent_defaults(agent: str) -> dict[str, Any] | None:
+    """The default settings of a built-in agent, flattened (``{"agent.tau": 100, …}``), read
+    from its config file ``nslb_cli/conf/agent/<agent>.yaml`` as data; ``None`` for an agent
+    without one (a plugin's: its defaults live in its code, which plotting never imports)."""
+    if not SAFE_NAME.fullmatch(agent):
+        return None
+    try:
+        text = resources.files(CONF_PACKAGE).joinpath("agent").joinpath(f"{agent}.yaml").read_text()
+        tree = yaml.safe_load(text)
+    except (OSError, ModuleNotFoundError, UnicodeDecodeError, yaml.YAMLError):
+        return None
+    if not isinstance(tree, dict):
+        return None
+    return {key: config_value(value) for key, value in flatten({"agent": tree}).items()}
+
+
+def non_default(row: pd.Series, columns: Iterable[str]) -> list[str]:
+    """The agent settings among ``columns`` whose value in ``row`` (a run) differs from the
+    agent's defaults: every recorded one for an agent without known defaults (a plugin).
+    Settings the run did not record (NaN) are not named."""
+    defaults = agent_defaults(str(row[AGENT]))
+    found = []
+    for column in columns:
+        if not column.startswith(AGENT_PREFIX) or column == AGENT or absent(row[column]):
+            continue
+        if (
+            defaults is None
+            or column not in defaults
+            or not same_value(row[column], defaults[column])
+        ):
+            found.append(column)
+    return found
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Config values compared as values: ``100 == 100.0``, ``None`` equals a missing value."""
+    if missing(a) or missing(b):
+        return missing(a) and missing(b)
+    if is_number(a) and is_number(b):
+        return float(a) == float(b)
+    return str(a) == str(b)
 
 
 def display_name(agent: str, rename: Mapping[str, str] | None = None) -> str:
@@ -97,7 +179,7 @@ def format_value(value: Any) -> str:
 
 def sort_key(value: Any) -> tuple:
     """Numbers before text, numbers by value, text in natural order, missing values last."""
-    if _missing(value):
+    if missing(value):
         return (2, 0.0, ())
     if isinstance(value, int | float) and not isinstance(value, bool):
         return (0, float(value), ())
@@ -127,7 +209,8 @@ def environment(run: pd.Series) -> str:
     """A run's environment in one line: ``synthetic (dynamics=fixed, …)``, the data first."""
     keys = [key for key in group_keys(run.index) if key not in (NAME, "env.name")]
     keys = sorted(keys, key=lambda key: key != DATA)
-    return _with_settings(format_value(run.get("env.name", "?")), run, keys)
+    keys = [key for key in keys if key == DATA or not missing(run.get(key))]
+    return _with_settings(format_value(run.get("env.name", "?")), run, keys, short=False)
 
 
 def group_titles(runs: pd.DataFrame) -> pd.Series:
@@ -159,7 +242,9 @@ def agent_labels(
     rename: Mapping[str, str] | None = None,
     exclude: Iterable[str] = (),
 ) -> pd.Series:
-    """Each run's agent label among the runs that share the ``within`` columns.
+    """Each run's agent label among the runs that share the ``within`` columns: the display
+    name, then every setting that differs from the agent's defaults (:func:`non_default`) or
+    between that agent's runs there, in column order.
 
     Settings in ``exclude`` (e.g. the parameter on a sweep figure's x axis) are left out.
     """
@@ -168,9 +253,11 @@ def agent_labels(
     labels = pd.Series("", index=runs.index, dtype=object)
     by = [runs[column].map(format_value) for column in (*within, AGENT)]
     for _, same_agent in runs.groupby(by, sort=False):
-        differing = _differing(same_agent, settings)
+        differing = set(_differing(same_agent, settings))
         for index, row in same_agent.iterrows():
-            labels[index] = _with_settings(display_name(str(row[AGENT]), rename), row, differing)
+            named = differing | set(non_default(row, settings))
+            shown = [column for column in settings if column in named]
+            labels[index] = _with_settings(display_name(str(row[AGENT]), rename), row, shown)
     return _unique(labels, runs, [*within, *exclude])
 
 
@@ -187,6 +274,148 @@ def swept_settings(runs: pd.DataFrame) -> dict[str, list[str]]:
         }
         swept[str(group)] = [column for column in settings if column in found]
     return swept
+
+
+def ordered_families(runs: pd.DataFrame) -> list[list[str]]:
+    """Labels of one agent that differ in a numeric setting (an ordered sweep, e.g. eight
+    values of ``tau``), each family in the order of that setting's values.
+
+    ``runs`` has the :data:`LABEL` column. When an agent's labels differ in several settings,
+    the numeric one with the most values orders the family and the others split it (umTS at
+    three particle counts and two resampling schemes: two families of three).
+    """
+    rows = runs.drop_duplicates(LABEL)
+    settings = [c for c in agent_settings(rows.columns) if c.startswith(AGENT_PREFIX)]
+    families = []
+    for _, same in rows.groupby(rows[AGENT].map(str), sort=False):
+        if len(same) < 2:
+            continue
+        varying = _differing(same, settings)
+        numeric = [
+            column
+            for column in varying
+            if all(is_number(v) for v in same[column] if not missing(v))
+            and same[column].map(lambda v: None if missing(v) else float(v)).nunique() > 1
+        ]
+        if not numeric:
+            continue
+        axis = max(numeric, key=lambda column: (same[column].nunique(), -numeric.index(column)))
+        others = [column for column in varying if column != axis]
+        keys = [
+            same[column].map(lambda v: "" if missing(v) else format_value(v)) for column in others
+        ]
+        parts = same.groupby(keys, sort=False) if keys else [(None, same)]
+        for _, family in parts:
+            if len(family) > 1:
+                ordered = sorted(family.index, key=lambda i: sort_key(family.at[i, axis]))
+                families.append([str(family.at[i, LABEL]) for i in ordered])
+    return families
+
+
+def parse_selector(text: str) -> tuple[str, dict[str, str]]:
+    """``umts(num_particles=100, resampling=systematic)`` -> ``("umts", {"num_particles":
+    "100", "resampling": "systematic"})``; text without parentheses is a name alone."""
+    match = SELECTOR.match(text)
+    if not match:
+        return text.strip(), {}
+    settings = {}
+    for item in filter(None, (part.strip() for part in match["settings"].split(","))):
+        key, sep, value = item.partition("=")
+        if not (sep and key.strip()):
+            raise SelectionError(f"expected key=value in '{text}', got '{item}'")
+        settings[key.strip()] = value.strip().strip("'\"")
+    return match["name"], settings
+
+
+def select(runs: pd.DataFrame, selector: str, rename: Mapping[str, str] | None = None) -> list[str]:
+    """The labels among ``runs`` (one group's, labelled) that ``selector`` names.
+
+    A label names itself. Otherwise the selector is a name (agent name, display name, or the
+    name ``rename`` shows it under) with optional settings, ``umts(num_particles=100)``: the
+    runs of that agent with those values (keys with or without ``agent.``). Callers decide what
+    several matches, or none, mean.
+    """
+    labels = runs[LABEL].map(str)
+    if (labels == selector.strip()).any():
+        return [selector.strip()]
+    name, settings = parse_selector(selector)
+    agents = runs[AGENT].map(str)
+    named = (
+        (agents == name)
+        | (agents.str.casefold() == name.casefold())
+        | (agents.map(display_name) == name)
+        | (agents.map(lambda agent: display_name(agent, rename)) == name)
+    )
+    for key, value in settings.items():
+        column = key if key in runs.columns else f"{AGENT_PREFIX}{key}"
+        if column not in runs.columns:
+            return []
+        named &= runs[column].map(lambda recorded, value=value: _matches(recorded, value))
+    return list(dict.fromkeys(labels[named]))
+
+
+def references(
+    runs: pd.DataFrame,
+    selector: str | None,
+    rename: Mapping[str, str] | None = None,
+    required: bool = True,
+) -> tuple[dict[str, str | None], list[str]]:
+    """Each group's reference label (``runs``: labelled, with :data:`GROUP`), as ``selector``
+    names it (:func:`select`), and the groups where it named several agents.
+
+    ``required``: a selector that names no agent, or several, in a group raises
+    :class:`SelectionError` naming the group (and, for several, how to name one); otherwise
+    such a group has no reference (``None``). ``selector=None``: no references.
+    """
+    found: dict[str, str | None] = {}
+    ambiguous = []
+    for group, in_group in runs.groupby(runs[GROUP].map(str), sort=False):
+        matches = select(in_group, selector, rename) if selector else []
+        found[str(group)] = matches[0] if len(matches) == 1 else None
+        if len(matches) > 1:
+            ambiguous.append(str(group))
+        if not required or not selector or len(matches) == 1:
+            continue
+        if not matches:
+            present = ", ".join(dict.fromkeys(in_group[LABEL].map(str)))
+            raise SelectionError(
+                f"'{selector}' names no agent in group '{group}' (there: {present})"
+            )
+        shown = sorted(matches, key=natural)
+        raise SelectionError(
+            f"'{selector}' names {len(matches)} agents in group '{group}' "
+            f"({', '.join(shown)}); name one, e.g. '{_example(in_group, shown)}'"
+        )
+    return found, ambiguous
+
+
+def _example(runs: pd.DataFrame, labels: Sequence[str]) -> str:
+    """A selector naming the first of ``labels``: its agent and the settings that tell the
+    ``labels`` apart, ``umts(num_particles=10)``."""
+    matched = runs[runs[LABEL].map(str).isin(labels)]
+    first = matched[matched[LABEL].map(str) == labels[0]].iloc[0]
+    columns = [c for c in setting_columns(matched.columns) if c.startswith(AGENT_PREFIX)]
+    differing = _differing(matched, columns) or _differing(
+        matched, setting_columns(matched.columns)
+    )
+    settings = ", ".join(
+        f"{short_key(c)}={_shown_value(first[c])}" for c in differing if not absent(first[c])
+    )
+    return f"{first[AGENT]}({settings})" if settings else str(first[LABEL])
+
+
+def _matches(recorded: Any, text: str) -> bool:
+    """Whether a recorded config value is the value written as ``text``."""
+    if absent(recorded):
+        return False
+    if recorded is None:
+        return text.lower() in ("null", "none", "")
+    if is_number(recorded):
+        try:
+            return math.isclose(float(recorded), float(text), rel_tol=1e-9, abs_tol=0.0)
+        except ValueError:
+            return False
+    return format_value(recorded) == text
 
 
 def seed_ranges(seeds: Iterable[int]) -> str:
@@ -206,17 +435,24 @@ def _differing(runs: pd.DataFrame, columns: Iterable[str]) -> list[str]:
     return [
         column
         for column in columns
-        if len({format_value(v) if not _missing(v) else None for v in runs[column]}) > 1
+        if len({format_value(v) if not missing(v) else None for v in runs[column]}) > 1
     ]
 
 
-def _with_settings(base: str, row: pd.Series, columns: Sequence[str]) -> str:
+def _with_settings(base: str, row: pd.Series, columns: Sequence[str], short: bool = True) -> str:
+    """``base (key=value, …)`` for ``columns`` (a recorded null shows as ``null``; a setting
+    the run did not record is left out); the data named short unless ``short=False``."""
     shown = [
-        f"{short_key(column)}={dataset(row) if column == DATA else format_value(row[column])}"
+        f"{short_key(column)}="
+        + (dataset(row, short) if column == DATA else _shown_value(row[column]))
         for column in columns
-        if not _missing(row[column])
+        if not absent(row[column])
     ]
     return f"{base} ({', '.join(shown)})" if shown else base
+
+
+def _shown_value(value: Any) -> str:
+    return "null" if value is None else format_value(value)
 
 
 def _unique(labels: pd.Series, runs: pd.DataFrame, context: Sequence[str]) -> pd.Series:
@@ -230,8 +466,19 @@ def _unique(labels: pd.Series, runs: pd.DataFrame, context: Sequence[str]) -> pd
 
 
 def _hashable(value: Any) -> Any:
-    return None if _missing(value) else value
+    return None if missing(value) else value
 
 
-def _missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and value != value)
+def missing(value: Any) -> bool:
+    """``None`` (a recorded null) or NaN (not recorded)."""
+    return value is None or absent(value)
+
+
+def absent(value: Any) -> bool:
+    """NaN: a setting a run did not record (a recorded null is ``None``)."""
+    return isinstance(value, float) and value != value
+
+
+def is_number(value: Any) -> bool:
+    """An int or float, not a bool."""
+    return isinstance(value, int | float) and not isinstance(value, bool)

@@ -5,7 +5,9 @@ everything is drawn, :func:`arrange` measures what surrounds each panel (tick la
 labels, title), the legend and the figure's title, then sets the figure's size and every
 position: panels side by side, the legend on their right (top-aligned), the title above,
 nothing outside the canvas. However many agents the legend lists, the panels stay as large
-as they were asked to be; the figure gets wider or taller instead.
+as they were asked to be; the figure gets wider or taller instead. Tick labels that would
+overlap their neighbour (``800`` and ``1000`` side by side on a logarithmic axis) are
+measured with the Agg renderer and left blank (:func:`declutter`), the tick mark kept.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Sequence
 from typing import cast
 
 from matplotlib.axes import Axes
+from matplotlib.axis import Axis
 from matplotlib.backend_bases import RendererBase
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -22,6 +25,7 @@ from matplotlib.text import Text
 
 PAD = 0.1  # inches between the canvas edge and anything on it
 GAP = 0.25  # inches between neighbours: panels, the legend, the title
+TICK_GAP = 2.0  # points of space kept between neighbouring tick labels
 
 
 def new_figure(n_panels: int, panel: tuple[float, float]) -> tuple[Figure, list[Axes]]:
@@ -95,6 +99,58 @@ def arrange(
         legend.set_bbox_to_anchor(anchor, transform=figure.transFigure)
     if title is not None:
         title.set_position((PAD / total_width, (total_height - PAD) / total_height))
+    for axes in panels:
+        declutter(axes, renderer)
+
+
+def declutter(axes: Axes, renderer: RendererBase) -> None:
+    """Blank the tick labels of ``axes`` that would overlap a label kept (the first and last
+    major labels are kept, then the others in order, then minor labels where they fit); the
+    ticks are kept, their positions and labels fixed from here on. Axes whose labels do not
+    overlap are left as they are."""
+    for axis in (axes.xaxis, axes.yaxis):
+        _declutter(axis, renderer, horizontal=axis is axes.xaxis)
+
+
+def _declutter(axis: Axis, renderer: RendererBase, horizontal: bool) -> None:
+    axis.get_tightbbox(renderer)  # places the ticks and sets their labels
+    gap = cast(float, renderer.points_to_pixels(TICK_GAP))
+    low, high = sorted(axis.get_view_interval())
+    shown: list[tuple[bool, float, str, tuple[float, float] | None]] = []  # minor, loc, text
+    for minor in (False, True):
+        locs = list(axis.get_minorticklocs() if minor else axis.get_majorticklocs())
+        ticks = axis.get_minor_ticks(len(locs)) if minor else axis.get_major_ticks(len(locs))
+        for loc, tick in zip(locs, ticks, strict=True):
+            if not low <= loc <= high:
+                continue
+            label = tick.label1
+            text = label.get_text() if label.get_visible() else ""
+            span = None
+            if text.strip():
+                box = label.get_window_extent(renderer)
+                span = (box.x0, box.x1) if horizontal else (box.y0, box.y1)
+                span = (float(span[0]), float(span[1]))
+            shown.append((minor, float(loc), text, span))
+    labelled = [i for i, (_, _, _, span) in enumerate(shown) if span is not None]
+    majors = [i for i in labelled if not shown[i][0]]
+    order = [*majors[:1], *majors[-1:], *majors[1:-1], *(i for i in labelled if shown[i][0])]
+    kept: list[tuple[float, float]] = []
+    dropped = set()
+    for i in dict.fromkeys(order):
+        span = shown[i][3]
+        assert span is not None
+        if any(span[0] < end + gap and start < span[1] + gap for start, end in kept):
+            dropped.add(i)
+        else:
+            kept.append(span)
+    if dropped and not axis.get_offset_text().get_text():  # fixed labels would lose an offset
+        for minor in (False, True):
+            chosen = [
+                (loc, "" if i in dropped else text)
+                for i, (m, loc, text, _) in enumerate(shown)
+                if m == minor
+            ]
+            axis.set_ticks([loc for loc, _ in chosen], [text for _, text in chosen], minor=minor)
 
 
 def _size(artist: Legend | Text | None, renderer: RendererBase, dpi: float) -> tuple[float, float]:

@@ -12,6 +12,11 @@ or their ``smoke`` variants), one file each, numbered as in the paper:
 A figure is drawn when at least one of its panels has results. When several groups share a
 preset's name (e.g. runs at another horizon), the one with the most seed files is drawn and
 the others are named in a notice.
+
+These are figures for publication: no title is drawn into them; each gets its caption in a
+text file beside it (``figure3.caption.txt``, :func:`caption`), which names the panels, the
+data and the seed counts. The panels of a figure share their y axis (limits, ticks and tick
+format), so they compare at a glance; only the first is labelled.
 """
 
 from __future__ import annotations
@@ -19,13 +24,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 from matplotlib.figure import Figure
 
 from nslb_cli.plot import labels as lab
 from nslb_cli.plot.aggregate import METRICS
-from nslb_cli.plot.figures import ROUND_LABEL, curve_lines, figure_legend, themed, wrap
+from nslb_cli.plot.figures import ROUND_LABEL, curve_lines, figure_legend, themed
 from nslb_cli.plot.identity import DATA, dataset
 from nslb_cli.plot.layout import arrange, new_figure
 from nslb_cli.plot.styles import Style
@@ -40,7 +46,7 @@ class PaperFigure:
 
     number: int
     metric: str
-    panels: tuple[tuple[str, str], ...]  # (preset, panel title)
+    panels: tuple[tuple[str, str], ...]  # (preset, what the panel shows)
     caption: str  # ``{n}``: the number of runs (seeds)
 
     @property
@@ -52,23 +58,23 @@ FIGURES = (
     PaperFigure(
         2,
         "cum_regret",
-        (("fixed", "Fixed change-points"),),
-        "Figure 2: mean and standard error of regret across {n} runs with fixed change-points",
+        (("fixed", "fixed change-points"),),
+        "mean and standard error of regret across {n} runs with fixed change-points",
     ),
     PaperFigure(
         3,
         "avg_reward",
         (
-            ("known", "(a) Random latent states, fixed model"),
-            ("prior", "(b) Random latent states, uncertain model"),
+            ("known", "random latent states, fixed model"),
+            ("prior", "random latent states, uncertain model"),
         ),
-        "Figure 3: mean and standard error of reward across {n} runs in synthetic scenarios",
+        "mean and standard error of reward across {n} runs in synthetic scenarios",
     ),
     PaperFigure(
         4,
         "avg_reward",
         (("movielens", "MovieLens"),),
-        'Figure 4: mean and standard error of reward across {n} "superusers" in MovieLens',
+        'mean and standard error of reward across {n} "superusers" in MovieLens',
     ),
 )
 
@@ -96,28 +102,48 @@ def preset_groups(
     return chosen
 
 
-def panel_title(title: str, run: pd.Series) -> str:
-    """A panel's title, with the dataset of a data-driven environment."""
-    return f"{title} ({dataset(run)})" if not pd.isna(run.get(DATA)) else title
+def panel_data(run: pd.Series) -> str:
+    """The data of a data-driven panel, short (``ml-1m``, ``ml-100k [3f2a9c1e]``), or ``""``."""
+    return "" if pd.isna(run.get(DATA)) else dataset(run, short=True)
 
 
 @themed
 def draw(
     figure_spec: PaperFigure,
-    panels: list[tuple[str, pd.DataFrame]],
+    panels: list[pd.DataFrame],
     styles: Mapping[str, Style],
 ) -> Figure:
-    """One paper figure: each ``(title, per-round stats of its group)`` a panel, one legend."""
+    """One paper figure: each panel the per-round stats of its group, one legend, no title;
+    the panels share their y axis."""
     figure, axes = new_figure(len(panels), PANEL)
-    runs = set()
-    for ax, (title, stats) in zip(axes, panels, strict=True):
-        curve_lines(ax, stats, styles)
-        ax.set(xlabel=ROUND_LABEL, ylabel=METRICS[figure_spec.metric].label)
-        ax.set_title("\n".join(wrap(line, 48) for line in title.splitlines()))
-        runs |= set(stats["n"].unique())
-    counts = sorted(int(n) for n in runs if n > 0)
-    shown = str(counts[-1]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
-    caption = wrap(figure_spec.caption.format(n=shown), 60 * len(panels))
-    heading = figure.text(0, 1, caption, ha="left", va="top", fontsize=10)
-    arrange(figure, axes, PANEL, legend=figure_legend(figure, axes), title=heading)
+    entries: dict[str, Any] = {}
+    for i, (ax, stats) in enumerate(zip(axes, panels, strict=True)):
+        if i:
+            ax.sharey(axes[0])
+        entries |= curve_lines(ax, stats, styles)
+        ax.set(xlabel=ROUND_LABEL, ylabel="" if i else METRICS[figure_spec.metric].label)
+    arrange(figure, axes, PANEL, legend=figure_legend(figure, entries))
     return figure
+
+
+def caption(
+    figure_spec: PaperFigure,
+    panels: list[tuple[str, str, str]],
+    seeds: list[int],
+) -> str:
+    """The caption of a paper figure: its number and the paper's sentence, then each panel
+    (``(what it shows, group, notes)``: left (a), right (b)) and what the bands are.
+    ``seeds``: the seed counts of the agents drawn."""
+    counts = sorted(set(seeds))
+    n = str(counts[-1]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
+    text = f"Figure {figure_spec.number}: {figure_spec.caption.format(n=n)}."
+    parts = []
+    for i, (what, group, notes) in enumerate(panels):
+        place = f"({'abcdefgh'[i]}) {('left', 'right')[i] if len(panels) == 2 else ''}".strip()
+        detail = "; ".join(filter(None, [group, notes]))
+        parts.append(f"{place + ': ' if len(panels) > 1 else ''}{what} ({detail})")
+    text += " " + "; ".join(part[0].upper() + part[1:] for part in parts) + "."
+    return (
+        text + " Lines: mean over seeds; bands: ± one standard error; n in the legend: "
+        "seeds per agent.\n"
+    )

@@ -1,9 +1,11 @@
 """Draw and save a report's figures, in parallel worker processes when that pays.
 
-Each figure is a :class:`Job`: a drawing function of :mod:`~nslb_cli.plot.figures` or
-:mod:`~nslb_cli.plot.paper`, its arguments (small tables of statistics) and the file stem to
-save it under. Drawing is CPU-bound Python (text layout, path conversion, compression), so
-threads would not help; on Linux the jobs are spread over forked processes, which inherit
+Each figure is a :class:`Job`: a drawing function of :mod:`~nslb_cli.plot.figures`,
+:mod:`~nslb_cli.plot.paper` or :mod:`~nslb_cli.plot.study`, its arguments (small tables of
+statistics) and the file stem to save it under; every job of a run is drawn and saved with
+the same theme (:func:`~nslb_cli.plot.figures.theme`: seaborn's, and a ``--style``).
+Drawing is CPU-bound Python (text layout, path conversion, compression), so threads would
+not help; on Linux the jobs are spread over forked processes, which inherit
 the imported libraries and start in milliseconds. Elsewhere, or with one worker, they run
 one after the other. Either way the files written are the same.
 """
@@ -22,7 +24,7 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from nslb_cli.plot.figures import save
+from nslb_cli.plot.figures import Theme, drawing_with, save, theme
 
 PARALLEL_ROWS = 200_000  # below this many result rows a report draws faster than pools start
 
@@ -43,9 +45,17 @@ def workers(rows: int) -> int:
     return len(os.sched_getaffinity(0))
 
 
-def run(jobs: Sequence[Job], formats: Iterable[str], dpi: int, processes: int) -> list[Path]:
-    """Draw and save every job (in ``processes`` processes); the paths, in job order."""
-    tasks = [(job, tuple(formats), dpi) for job in jobs]
+def run(
+    jobs: Sequence[Job],
+    formats: Iterable[str],
+    dpi: int,
+    processes: int,
+    rc: Theme | None = None,
+) -> list[Path]:
+    """Draw and save every job (in ``processes`` processes) with the matplotlib settings
+    ``rc`` (default: :func:`~nslb_cli.plot.figures.theme`); the paths, in job order."""
+    rc = theme() if rc is None else rc
+    tasks = [(job, tuple(formats), dpi, rc) for job in jobs]
     processes = min(processes, len(tasks))
     if processes <= 1:
         return [path for task in tasks for path in _render(task)]
@@ -58,6 +68,7 @@ def run(jobs: Sequence[Job], formats: Iterable[str], dpi: int, processes: int) -
         gc.unfreeze()
 
 
-def _render(task: tuple[Job, tuple[str, ...], int]) -> list[Path]:
-    job, formats, dpi = task
-    return save(job.draw(**job.arguments), job.stem, formats, dpi)
+def _render(task: tuple[Job, tuple[str, ...], int, Theme]) -> list[Path]:
+    job, formats, dpi, rc = task
+    with drawing_with(rc):
+        return save(job.draw(**job.arguments), job.stem, formats, dpi)

@@ -4,14 +4,20 @@ under DIR (the command line is :mod:`nslb_cli.cli.plot`).
 The pipeline runs one way (:mod:`nslb_cli.plot` lists its steps); nothing is simulated. Per
 group (an experiment ``name``, environment config and data), into ``--out``:
 
-- ``<group>-<metric>.<fmt>``: each metric against the round, mean ± SE per agent;
+- ``<group>-<metric>.<fmt>``: each metric against the round, mean ± SE per agent (running
+  means from round :func:`~nslb_cli.plot.aggregate.transient` on, unless ``--rounds``
+  gives a START);
 - ``<group>-final_cum_regret.<fmt>``: final cumulative regret per agent, one dot per seed;
-- ``<group>-summary.md`` / ``.csv``: seeds, final regret and reward, paired difference;
+- ``<group>-summary.md`` / ``.csv``: seeds, final regret and reward (mean ± SE, IQM, and a
+  bootstrap interval with ``--ci bootstrap``), paired difference, per-seed statistics;
 - ``<group>-sweep-<setting>.<fmt>``: for every agent setting run at several values in the
   group, final regret against it.
 
-Over all groups: ``summary.md`` and ``summary.csv``; with ``--paper``, the paper's figures in
-its layout (:mod:`~nslb_cli.plot.paper`): ``figure2``, ``figure3``, ``figure4``.
+Over all groups: ``summary.md`` and ``summary.csv``; for every hyperparameter study under
+DIR, its figures and table (:mod:`~nslb_cli.plot.study`). With ``--paper``
+(``--publication``), the paper's figures in its layout (:mod:`~nslb_cli.plot.paper`):
+``figure2``, ``figure3``, ``figure4``, and every figure is drawn for publication: no title
+in the image, its caption in ``<stem>.caption.txt`` beside it.
 """
 
 from __future__ import annotations
@@ -19,21 +25,24 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
-from nslb_cli.plot import aggregate, figures, paper, render, tables, tidy
+from nslb_cli.plot import aggregate, figures, paper, render, study, tables, tidy
 from nslb_cli.plot import labels as lab
 from nslb_cli.plot.aggregate import METRICS, PAIRED_METRIC, SUMMARY_METRICS
 from nslb_cli.plot.styles import Style, style_map
 from nslb_cli.store import provenance
+from nslb_cli.store.atomic import atomic_write_text
 from nslb_cli.store.folder import claim_plotted
 
 DEFAULT_METRICS = ("cum_regret", "avg_reward")
 DEFAULT_FORMATS = ("png", "pdf")
 DEFAULT_REFERENCE = "mts"
+DEFAULT_DPI = 150
+CAPTION = "caption.txt"  # publication mode: <stem>.caption.txt beside each figure
 UNEVEN = "agents ran different seed sets"
 SEEDS_NOTE = f"{UNEVEN} (n in the legend); Δ uses the seeds both have"
 
@@ -56,10 +65,13 @@ class Options:
     rounds: tuple[int | None, int | None] = (None, None)
     log_x: bool = False
     log_y: bool = False
-    dpi: int = 150
-    paper: bool = False
+    dpi: int | None = None  # None: the style's savefig.dpi, else DEFAULT_DPI
+    paper: bool = False  # publication mode, with the paper's figures
     cache: bool = True
     jobs: int | None = None  # drawing processes; None: as many as CPUs for large results
+    style: str | None = None  # a matplotlib style file (or style name)
+    context: str = "paper"  # seaborn's plotting context
+    ci: str = "se"  # "bootstrap": a 95 % bootstrap interval beside mean ± SE
 
 
 @dataclass(frozen=True)
@@ -73,90 +85,240 @@ class Sweep:
     names: dict[str, str]  # agent label -> agent name, for the style map
 
 
+@dataclass
+class _Work:
+    """What a report will write: figures (jobs), tables, captions and printed sections."""
+
+    jobs: list[render.Job] = field(default_factory=list)
+    tables: list[tuple[pd.DataFrame, str, Path, list[str]]] = field(default_factory=list)
+    captions: dict[Path, str] = field(default_factory=dict)  # figure stem -> caption
+    sections: list[str] = field(default_factory=list)
+
+    def figure(self, job: render.Job, caption: str | None) -> None:
+        self.jobs.append(job)
+        if caption is not None:
+            self.captions[job.stem] = caption
+
+
 def plot(options: Options) -> tuple[list[Path], list[str]]:
     """Load, aggregate, draw and write; return the files written and the markdown sections."""
-    frame, runs = _load(options)
+    rc = _theme(options)
+    dpi = options.dpi or _style_dpi(rc) or DEFAULT_DPI
+    studies = _studies(options.root)
+    work = _Work()
+    stems = _Stems(options.out)
+    rows = 0
+    loaded = _load(options, studies_only=bool(studies))
+    if loaded is not None:
+        frame, runs, seed_stats = loaded
+        rows = len(frame)
+        _results(options, frame, runs, seed_stats, work, stems)
+    for found in studies:
+        _study(options, found, work, stems)
+    options.out.mkdir(parents=True, exist_ok=True)
+    planned = [f"{job.stem.name}.{fmt}" for job in work.jobs for fmt in options.formats]
+    planned += [f"{stem.name}.{CAPTION}" for stem in work.captions]
+    planned += [
+        f"{stem.name}.{suffix}" for _, _, stem, _ in work.tables for suffix in ("md", "csv")
+    ]
+    claim_plotted(options.out, planned)  # nothing it did not write is replaced
+    processes = options.jobs or render.workers(rows)
+    written = render.run(work.jobs, options.formats, dpi, processes, rc)
+    for stem, text in work.captions.items():
+        path = stem.with_name(f"{stem.name}.{CAPTION}")
+        atomic_write_text(path, text)
+        written.append(path)
+    for table, text, stem, settings in work.tables:
+        written += tables.write(table, text, stem, settings)
+    return written, work.sections
+
+
+def _theme(options: Options) -> figures.Theme:
+    """The matplotlib settings of the report: seaborn's theme and context, the style file."""
+    style = None
+    if options.style:
+        try:
+            style = figures.read_style(options.style)
+        except ValueError as err:
+            raise PlotError(f"--style: {err}") from None
+    return figures.theme(options.context, style)
+
+
+def _style_dpi(rc: figures.Theme) -> int | None:
+    """The PNG resolution a style file sets (``savefig.dpi``), if it sets a number."""
+    dpi = rc.get("savefig.dpi")
+    return int(dpi) if isinstance(dpi, int | float) and not isinstance(dpi, bool) else None
+
+
+def _results(
+    options: Options,
+    frame: pd.DataFrame,
+    runs: pd.DataFrame,
+    seed_stats: pd.DataFrame,
+    work: _Work,
+    stems: _Stems,
+) -> None:
+    """The figures and tables of the results: per group, sweeps, the paper's figures."""
     rename = dict(options.rename)
     frame, runs = aggregate.labelled(frame, runs, rename, _order(runs, options.agents))
+    references = _references(runs, options.reference, rename)
     final = aggregate.finals(frame)
-    reference = DEFAULT_REFERENCE if options.reference is None else options.reference
-    summary = aggregate.summary(final, reference or None)
-    if options.reference and not summary["reference"].any():
-        present = ", ".join(sorted(set(runs["agent"].map(str))))
-        raise PlotError(
-            f"--reference: no single agent '{options.reference}' in any group; present: {present}"
-        )
+    settings = [lab.NAME, *lab.setting_columns(runs.columns)]
+    stats = [column for column in seed_stats.columns if column not in ("run", "seed")]
+    final = final.merge(runs[settings], left_on="run", right_index=True, how="left")
+    final = final.merge(seed_stats, on=["run", "seed"], how="left")
+    summary = aggregate.summary(final, references, settings=settings, stats=stats, ci=options.ci)
     swept = sweeps(final, runs, rename)
     styles = _styles(runs, swept, rename)
     per_round = {name: aggregate.per_round(frame, METRICS[name]) for name in options.metrics}
     seeds = aggregate.differing_seeds(final)
-    options.out.mkdir(parents=True, exist_ok=True)
-    stems = _Stems(options.out)
-    jobs: list[render.Job] = []
-    sections: list[str] = []
-    table_jobs: list[tuple[pd.DataFrame, str, Path]] = []
     group_stems = {group: stems.new(group) for group in dict.fromkeys(runs[lab.GROUP])}
+    sections = []
     for group, stem in group_stems.items():
         note = SEEDS_NOTE if group in seeds else ""
-        for name, stats in per_round.items():
-            arguments = {
-                "stats": stats[stats["group"] == group],
-                "value_label": METRICS[name].label,
-                "title": group,
-                "styles": styles,
-                "note": note,
-                "log_x": options.log_x,
-                "log_y": options.log_y,
-            }
-            jobs.append(render.Job(figures.curves, _suffixed(stem, name), arguments))
+        environment = lab.environment(runs[runs[lab.GROUP] == group].iloc[0])
         in_group = final[final["group"] == group]
-        last = in_group["t"].max()
-        arguments = {
-            "final": in_group,
-            "value": PAIRED_METRIC,
-            "value_label": f"final {METRICS[PAIRED_METRIC].label} (round {last})",
-            "title": group,
-            "styles": styles,
-            "note": note,
-        }
-        box = _suffixed(stem, f"final_{PAIRED_METRIC}")
-        jobs.append(render.Job(figures.final_distribution, box, arguments))
-        details = (
-            f"environment: {lab.environment(runs[runs[lab.GROUP] == group].iloc[0])}; values at "
-            f"round {last}, mean ± SE over seeds; Δ: difference to the reference on the same seeds"
-        )
+        drawn = _Drawn(group, stem, styles, note, environment)
+        _group_figures(options, drawn, per_round, in_group, work)
+        details = _details(environment, int(in_group["t"].max()), options.ci)
         if group in seeds:
             sets = "; ".join(f"{agent} {ranges}" for agent, ranges in seeds[group].items())
             details += f"\n\nseed sets differ between agents: {sets}"
         rows = summary[summary["group"] == group]
-        sections.append(tables.markdown(rows, title=group, details=details))
-        table_jobs.append((rows, sections[-1], _suffixed(stem, "summary")))
-    for sweep in swept:
-        arguments = {
-            "points": sweep.points,
-            "parameter": sweep.setting,
-            "value_label": f"final {METRICS[PAIRED_METRIC].label}",
-            "title": sweep.group,
-            "styles": styles,
-            "references": sweep.references,
-        }
-        stem = _suffixed(group_stems[sweep.group], f"sweep-{lab.short_key(sweep.setting)}")
-        jobs.append(render.Job(figures.sweep, stem, arguments))
+        sections.append(tables.markdown(rows, title=group, details=details, stats=stats))
+        work.tables.append((rows, sections[-1], _suffixed(stem, "summary"), settings))
+    for found in swept:
+        _sweep_figure(options, found, group_stems[found.group], styles, work)
     if options.paper:
-        jobs += _paper(frame, final, runs, per_round, styles, stems, set(seeds))
-    table_jobs.append((summary, "\n".join(sections), options.out / "summary"))
-    planned = [f"{job.stem.name}.{fmt}" for job in jobs for fmt in options.formats]
-    planned += [f"{stem.name}.{suffix}" for *_, stem in table_jobs for suffix in ("md", "csv")]
-    claim_plotted(options.out, planned)  # nothing it did not write is replaced
-    processes = options.jobs or render.workers(len(frame))
-    written = render.run(jobs, options.formats, options.dpi, processes)
-    for rows, text, stem in table_jobs:
-        written += tables.write(rows, text, stem)
-    return written, sections
+        _paper(frame, final, runs, per_round, styles, stems, set(seeds), options, work)
+    work.sections += sections
+    work.tables.append((summary, "\n".join(sections), options.out / "summary", settings))
 
 
-def _load(options: Options) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The selected rows and runs; skipped files are reported on stderr, one line each."""
+@dataclass(frozen=True)
+class _Drawn:
+    """What every figure of one group shares: its title, file stem, styles and notes."""
+
+    group: str
+    stem: Path
+    styles: dict[str, Style]
+    note: str  # e.g. that agents ran different seed sets, or ""
+    environment: str
+
+
+def _group_figures(
+    options: Options,
+    drawn: _Drawn,
+    per_round: dict[str, pd.DataFrame],
+    final: pd.DataFrame,
+    work: _Work,
+) -> None:
+    """A group's curves (one figure per metric) and its final-regret distribution; in
+    publication mode untitled, each with its caption."""
+    publication = options.paper
+    title = "" if publication else drawn.group
+    common = {"title": title, "styles": drawn.styles, "note": drawn.note}
+    for name, stats_of in per_round.items():
+        in_group = _drawn_rounds(stats_of[stats_of["group"] == drawn.group], name, options)
+        arguments = {"stats": in_group, "value_label": METRICS[name].label, **common}
+        arguments |= {"log_x": options.log_x, "log_y": options.log_y}
+        caption = _curve_caption(drawn.group, name, in_group, drawn.environment, drawn.note)
+        job = render.Job(figures.curves, _suffixed(drawn.stem, name), arguments)
+        work.figure(job, caption if publication else None)
+    value_label = f"final {METRICS[PAIRED_METRIC].label} (round {final['t'].max()})"
+    arguments = {"final": final, "value": PAIRED_METRIC, "value_label": value_label, **common}
+    box = _suffixed(drawn.stem, f"final_{PAIRED_METRIC}")
+    caption = (
+        f"{drawn.group}: {value_label} of each agent: box from the first to the third "
+        "quartile, the median, whiskers to the furthest seed within 1.5 interquartile ranges, "
+        f"and one dot per seed. Environment: {drawn.environment}.{_note(drawn.note)}\n"
+    )
+    job = render.Job(figures.final_distribution, box, arguments)
+    work.figure(job, caption if publication else None)
+
+
+def _details(environment: str, last: int, ci: str) -> str:
+    """The line under a group's summary title: what its numbers are."""
+    interval = " [95 % bootstrap CI of the mean]" if ci == "bootstrap" else ""
+    return (
+        f"environment: {environment}; values at round {last}, mean ± SE over seeds{interval}; "
+        "IQM: interquartile mean (the middle half of the seeds); Δ: difference to the "
+        "reference on the same seeds"
+    )
+
+
+def _sweep_figure(
+    options: Options, found: Sweep, stem: Path, styles: dict[str, Style], work: _Work
+) -> None:
+    """Final regret against one swept setting of a group."""
+    label = f"final {METRICS[PAIRED_METRIC].label}"
+    arguments = {
+        "points": found.points,
+        "parameter": found.setting,
+        "value_label": label,
+        "title": "" if options.paper else found.group,
+        "styles": styles,
+        "references": found.references,
+    }
+    caption = (
+        f"{found.group}: {label} (mean ± standard error over seeds, n in the legend) "
+        f"against {found.setting}; horizontal lines and bands: the agents of the group "
+        "without that setting.\n"
+    )
+    job = render.Job(
+        figures.sweep, _suffixed(stem, f"sweep-{lab.short_key(found.setting)}"), arguments
+    )
+    work.figure(job, caption if options.paper else None)
+
+
+def _note(note: str) -> str:
+    return f" Note: {note}." if note else ""
+
+
+def _curve_caption(
+    group: str, metric: str, stats: pd.DataFrame, environment: str, note: str
+) -> str:
+    first = int(stats["t"].min()) if len(stats) else 1
+    rounds = f" from round {first}" if first > 1 else ""
+    return (
+        f"{group}: {METRICS[metric].label}{rounds}, mean over seeds with a band of ± one "
+        f"standard error (n in the legend: seeds per agent). Environment: {environment}."
+        f"{_note(note)}\n"
+    )
+
+
+def _drawn_rounds(stats: pd.DataFrame, metric: str, options: Options) -> pd.DataFrame:
+    """The rounds of a metric's curve: a running mean from the end of its transient
+    (:func:`~nslb_cli.plot.aggregate.transient`) unless ``--rounds`` gives a START."""
+    if not METRICS[metric].running_mean or options.rounds[0] is not None or stats.empty:
+        return stats
+    start = aggregate.transient(int(stats["t"].max()))
+    return stats[stats["t"] >= start]
+
+
+def _references(
+    runs: pd.DataFrame, reference: str | None, rename: dict[str, str]
+) -> dict[str, str | None]:
+    """Each group's reference label; a ``--reference`` that names no agent, or several, in a
+    group is an error (the default, ``mts``, is then simply left out there)."""
+    selector = DEFAULT_REFERENCE if reference is None else reference
+    try:
+        found, ambiguous = lab.references(runs, selector or None, rename, required=bool(reference))
+    except lab.SelectionError as err:
+        raise PlotError(f"--reference: {err}") from None
+    for group in ambiguous:
+        _warn(
+            f"no paired differences in {group}: it has several {lab.display_name(selector)} "
+            f"runs; name one with --reference, e.g. --reference '{selector}(key=value)'"
+        )
+    return found
+
+
+def _load(
+    options: Options, studies_only: bool = False
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame] | None:
+    """The selected rows, runs and per-seed statistics; skipped files are reported on stderr,
+    one line each. ``None`` when there are no seed files but a study (``studies_only``)."""
     if not options.root.is_dir():
         raise PlotError(f"{options.root}: no such folder")
     columns = {METRICS[name].column for name in (*options.metrics, *SUMMARY_METRICS)}
@@ -166,6 +328,8 @@ def _load(options: Options) -> tuple[pd.DataFrame, pd.DataFrame]:
     for skipped in loaded.skipped:
         _warn(f"skipped {skipped}")
     if loaded.n_files == 0:
+        if studies_only:
+            return None
         raise PlotError(
             f"no results in {options.root}: no seed=K.csv files below it (`nslb run` writes them)"
         )
@@ -199,7 +363,44 @@ def _load(options: Options) -> tuple[pd.DataFrame, pd.DataFrame]:
     frame = frame[keep]
     if frame.empty:
         raise PlotError(f"--rounds: no results in rounds {start or 1}…{end or 'end'}")
-    return frame, runs.loc[frame["run"].unique()]
+    runs = runs.loc[frame["run"].unique()]
+    seed_stats = loaded.seed_stats[loaded.seed_stats["run"].isin(runs.index)]
+    return frame, runs, seed_stats
+
+
+def _studies(root: Path) -> list[study.Study]:
+    """The hyperparameter studies under ``root``; unreadable trial files reported."""
+    if not root.is_dir():
+        return []
+    found, skipped = study.find(root)
+    for item in skipped:
+        _warn(f"skipped {item}")
+    return found
+
+
+def _study(options: Options, found: study.Study, work: _Work, stems: _Stems) -> None:
+    """A study's figures (objective by trial, against each parameter) and table."""
+    where = found.folder.as_posix()
+    base = "study" if where == "." else f"{where}-study"
+    title = "" if options.paper else f"study {where}" if where != "." else "study"
+    stem = stems.new(base)
+    history = render.Job(
+        study.history, _suffixed(stem, "objective"), {"study": found, "title": title}
+    )
+    caption = study.caption(found, "objective of each trial and the best so far")
+    work.figure(history, caption if options.paper else None)
+    for key in found.params:
+        job = render.Job(
+            study.parameter,
+            _suffixed(stem, f"param-{key}"),
+            {"study": found, "key": key, "title": title},
+        )
+        caption = study.caption(found, f"objective against {key}, darker: later trials")
+        work.figure(job, caption if options.paper else None)
+    trials = study.table(found)
+    text = study.markdown(found, trials, f"study {where}" if where != "." else "study")
+    work.sections.append(text)
+    work.tables.append((trials, text, stem, []))
 
 
 def _warn_mixed_versions(root: Path, folders: pd.Series) -> None:
@@ -234,14 +435,16 @@ def sweeps(final: pd.DataFrame, runs: pd.DataFrame, rename: dict[str, str]) -> l
 
 
 def _styles(runs: pd.DataFrame, swept: list[Sweep], rename: dict[str, str]) -> dict[str, Style]:
-    """One style per agent label of every figure of the report (see :mod:`styles`)."""
+    """One style per agent label of every figure of the report (see :mod:`styles`); the
+    ordered sweeps of the report's labels get one hue each, light to dark."""
     names = dict(zip(runs[lab.LABEL], runs[lab.AGENT].map(str), strict=True))
-    for sweep in swept:
-        names |= sweep.names
+    families = lab.ordered_families(runs)
+    for found in swept:
+        names |= found.names
     plain = {
         label: name for label, name in names.items() if lab.display_name(name, rename) == label
     }
-    return style_map(names, plain)
+    return style_map(names, plain, families, names)
 
 
 def _paper(
@@ -252,14 +455,15 @@ def _paper(
     styles: dict[str, Style],
     stems: _Stems,
     uneven: set[str],
-) -> list[render.Job]:
-    """The paper's figures (see :mod:`~nslb_cli.plot.paper`) whose results are present;
-    ``uneven``: the groups whose agents ran different seed sets."""
+    options: Options,
+    work: _Work,
+) -> None:
+    """The paper's figures (see :mod:`~nslb_cli.plot.paper`) whose results are present, with
+    their captions; ``uneven``: the groups whose agents ran different seed sets."""
     seeds = final.groupby("run")["seed"].nunique().to_dict()
     groups = paper.preset_groups(runs, seeds, _warn)
-    jobs = []
     for spec in paper.FIGURES:
-        present = [(preset, title) for preset, title in spec.panels if preset in groups]
+        present = [(preset, what) for preset, what in spec.panels if preset in groups]
         if not present:
             continue
         missing = [f"paper/{preset}" for preset, _ in spec.panels if preset not in groups]
@@ -268,15 +472,21 @@ def _paper(
         stats = per_round.get(spec.metric)
         if stats is None:
             stats = aggregate.per_round(frame, METRICS[spec.metric])
-        panels = []
-        for preset, title in present:
+        panels, described, counts = [], [], []
+        for preset, what in present:
             group = groups[preset]
             run = runs[runs[lab.GROUP] == group].iloc[0]
-            title = paper.panel_title(title, run) + ("\n" + UNEVEN if group in uneven else "")
-            panels.append((title, stats[stats["group"] == group]))
+            in_group = _drawn_rounds(stats[stats["group"] == group], spec.metric, options)
+            panels.append(in_group)
+            data = paper.panel_data(run)
+            notes = [f"data {data}" if data else "", UNEVEN if group in uneven else ""]
+            first = int(in_group["t"].min()) if len(in_group) else 1
+            notes.append(f"from round {first}" if first > 1 else "")
+            described.append((what, group, "; ".join(filter(None, notes))))
+            counts += [int(n) for n in in_group.groupby("agent", observed=True)["n"].max() if n > 0]
         arguments = {"figure_spec": spec, "panels": panels, "styles": styles}
-        jobs.append(render.Job(paper.draw, stems.new(spec.stem), arguments))
-    return jobs
+        job = render.Job(paper.draw, stems.new(spec.stem), arguments)
+        work.figure(job, paper.caption(spec, described, counts))
 
 
 class _Stems:

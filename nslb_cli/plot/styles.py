@@ -2,18 +2,26 @@
 
 The paper's agents shown under their plain names (``mTS``, ``CD-UCB``, …, even renamed)
 always get the style of :data:`FIXED`, in every report, so the figures ``make paper`` makes
-and any later ``nslb plot`` agree. Every other label (an agent with settings, ``umTS
-(num_particles=10)``, or an agent of your own) gets the next colour that no plain paper
-agent of the report uses, in natural order of the labels, and the next line style and
-marker: with up to :data:`N_COLORS` labels in a report every colour is distinct, and the
-(colour, line style) pairs stay distinct far beyond that.
+and any later ``nslb plot`` agree. An *ordered sweep*, the labels of one agent that differ
+in a numeric setting (``CD-UCB (tau=20)`` … ``CD-UCB (tau=800)``, see
+:func:`~nslb_cli.plot.labels.ordered_families`), gets one hue, light to dark in the order
+of the setting's values (a seaborn blend palette through the hue), and the agent's line
+style: its lines read as one family and each matches its legend entry by shade. The hue is
+the agent's :data:`FIXED` colour for the first family of a paper agent, else the next free
+colour. Every other label (an agent of your own, a label with settings outside a family)
+gets the next colour that no plain paper agent or family of the report uses, in natural
+order of the labels, and the next line style and marker: with up to :data:`N_COLORS` labels
+in a report every colour is distinct, and the (colour, line style) pairs stay distinct far
+beyond that.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+import seaborn as sns  # type: ignore[import-untyped]
+from matplotlib.colors import to_hex, to_rgb
 from natsort import natsorted
 
 LineStyle = str | tuple[int, tuple[int, ...]]
@@ -56,15 +64,46 @@ EXTRA_COLORS = (
 N_COLORS = len(FIXED) + len(EXTRA_COLORS)
 LINESTYLES: tuple[LineStyle, ...] = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)))
 MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*")
+LIGHTEST, DARKEST = 0.62, 0.45  # a family's ends: its hue mixed with this much white, black
 
 
-def style_map(labels: Iterable[str], plain: Mapping[str, str]) -> dict[str, Style]:
-    """A style for every label; ``plain`` maps a label that is an agent's plain name to that
-    agent's name (``{"mTS": "mts"}``), which gives it the agent's :data:`FIXED` style."""
+def style_map(
+    labels: Iterable[str],
+    plain: Mapping[str, str],
+    families: Sequence[Sequence[str]] = (),
+    agents: Mapping[str, str] | None = None,
+) -> dict[str, Style]:
+    """A style for every label.
+
+    ``plain`` maps a label that is an agent's plain name to that agent's name (``{"mTS":
+    "mts"}``), which gives it the agent's :data:`FIXED` style. ``families`` are ordered
+    sweeps (labels in the order of their setting's values) and ``agents`` the agent name of
+    their labels: each family gets one hue, light to dark.
+    """
     labels = list(dict.fromkeys(labels))
+    agents = agents or {}
     styles = {label: FIXED[plain[label]] for label in labels if plain.get(label) in FIXED}
     taken = {style.color for style in styles.values()}
     free = [c for c in (*EXTRA_COLORS, *(s.color for s in FIXED.values())) if c not in taken]
+    ramps: list[tuple[list[str], Style]] = []
+    own_hue_used: set[str] = set()
+    for family in families:
+        members = [label for label in family if label in labels and label not in styles]
+        if len(members) < 2:
+            continue
+        agent = agents.get(members[0], "")
+        if agent in FIXED and agent not in own_hue_used:
+            own_hue_used.add(agent)
+            base = FIXED[agent]
+        else:
+            color = free.pop(0) if free else EXTRA_COLORS[len(ramps) % len(EXTRA_COLORS)]
+            base = FIXED.get(agent, Style(color, LINESTYLES[len(ramps) % len(LINESTYLES)], "o"))
+            base = Style(color, base.linestyle, base.marker)
+        for label, color in zip(members, ramp(base.color, len(members)), strict=True):
+            styles[label] = Style(color, base.linestyle, base.marker)
+        ramps.append((members, base))
+    taken = {style.color for style in styles.values()}
+    free = [c for c in free if c not in taken]
     others = natsorted(label for label in labels if label not in styles)
     colors = free or list(EXTRA_COLORS)
     for i, label in enumerate(others):
@@ -72,3 +111,13 @@ def style_map(labels: Iterable[str], plain: Mapping[str, str]) -> dict[str, Styl
         line = LINESTYLES[(slot + cycle) % len(LINESTYLES)]
         styles[label] = Style(colors[slot], line, MARKERS[i % len(MARKERS)])
     return styles
+
+
+def ramp(color: str, n: int) -> list[str]:
+    """``n`` shades of ``color``, light to dark (seaborn's blend palette from the colour
+    mixed with white, through it, to the colour mixed with black): strictly darker along the
+    list, so an ordered sweep reads from its first value to its last."""
+    rgb = to_rgb(color)
+    light = tuple(c + (1 - c) * LIGHTEST for c in rgb)
+    dark = tuple(c * (1 - DARKEST) for c in rgb)
+    return [to_hex(shade) for shade in sns.blend_palette([light, rgb, dark], n_colors=n)]

@@ -1,21 +1,34 @@
-"""Summary tables as text: markdown for reading, CSV (full precision) for further analysis.
+"""Summary tables as text: markdown for reading, CSV for further analysis.
 
 The input is :func:`nslb_cli.plot.aggregate.summary`'s table; nothing here computes statistics.
 A mean ± SE is printed with the SE to two significant digits and the mean to the same
-decimal place (``92.6 ± 2.6``, ``0.612 ± 0.010``).
+decimal place (``92.6 ± 2.6``, ``0.612 ± 0.010``); a bootstrap interval, when asked for, to
+the same place (``92.6 ± 2.6 [87.7, 97.9]``).
+
+A CSV has one column per setting that varies (besides the label ``agent`` and the agent's
+name ``agent.name``): one with two or more values among the rows that record it, or one
+that a label names (set away from its default); settings every row shares are left out. Its
+numbers are written with :data:`CSV_DIGITS` significant digits: the values come from
+float32 results (about 7 meaningful digits) and are computed in float64 from their decimal
+form, so this round-trips every value computed and drops float64's last-digit noise
+(``92.805``, not ``92.80499999999999``).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 
-from nslb_cli.plot.aggregate import METRICS, PAIRED_METRIC, SUMMARY_METRICS
+from nslb_cli.plot import labels as lab
+from nslb_cli.plot.aggregate import METRICS, PAIRED_METRIC, SUMMARY_METRICS, stat_columns
 from nslb_cli.store.atomic import atomic_write_text
 
 MAX_DECIMALS = 6
+CSV_DIGITS = 12
+CSV_FLOAT = f"%.{CSV_DIGITS}g"
 
 
 def format_pm(mean: float, se: float, signed: bool = False) -> str:
@@ -25,21 +38,56 @@ def format_pm(mean: float, se: float, signed: bool = False) -> str:
         return "–"
     if math.isnan(se):
         return f"{mean:{sign}.4g}"
-    decimals = 3 if se == 0 else min(max(1 - math.floor(math.log10(se)), 0), MAX_DECIMALS)
+    decimals = _decimals(se)
     return f"{mean:{sign}.{decimals}f} ± {se:.{decimals}f}"
 
 
-def markdown(table: pd.DataFrame, *, title: str, details: str = "") -> str:
-    """One group's summary (rows of :func:`~nslb_cli.plot.aggregate.summary`) as markdown."""
+def format_ci(mean: float, se: float, low: float, high: float, signed: bool = False) -> str:
+    """``mean ± se [low, high]``: :func:`format_pm` and the interval to the same place."""
+    text = format_pm(mean, se, signed)
+    if math.isnan(low) or math.isnan(high):
+        return text
+    decimals = 3 if math.isnan(se) else _decimals(se)
+    sign = "+" if signed else ""
+    return f"{text} [{low:{sign}.{decimals}f}, {high:{sign}.{decimals}f}]"
+
+
+def format_value(value: float, like: float) -> str:
+    """``value`` to the decimal place :func:`format_pm` gives a mean whose SE is ``like``."""
+    if math.isnan(value):
+        return "–"
+    return f"{value:.4g}" if math.isnan(like) else f"{value:.{_decimals(like)}f}"
+
+
+def _decimals(se: float) -> int:
+    return 3 if se == 0 else min(max(1 - math.floor(math.log10(se)), 0), MAX_DECIMALS)
+
+
+def markdown(
+    table: pd.DataFrame, *, title: str, details: str = "", stats: Sequence[str] = ()
+) -> str:
+    """One group's summary (rows of :func:`~nslb_cli.plot.aggregate.summary`) as markdown.
+
+    ``stats`` are the per-seed statistics of the summary; those some agent here has are shown
+    in one column, mean ± SE each.
+    """
     reference = next((r for r in table["reference"] if r), "")
     paired = METRICS[PAIRED_METRIC].label
-    header = [
-        "agent",
-        "seeds",
-        *(f"final {METRICS[name].label}" for name in SUMMARY_METRICS),
+    bootstrap = f"{SUMMARY_METRICS[0]}_ci_low" in table
+    shown_stats = {
+        stat: columns
+        for stat, columns in stat_columns(stats).items()
+        if columns[0] in table and table[columns[0]].notna().any()
+    }
+    header = ["agent", "seeds"]
+    for name in SUMMARY_METRICS:
+        header += [f"final {METRICS[name].label}", "IQM"]
+    header += [
         f"Δ {paired} vs {reference} (paired)" if reference else f"Δ {paired} (paired)",
         "paired seeds",
     ]
+    if shown_stats:
+        header.append("per-seed statistics")
     lines = [f"### {title}", ""]
     if details:
         lines += [details, ""]
@@ -47,29 +95,66 @@ def markdown(table: pd.DataFrame, *, title: str, details: str = "") -> str:
         "| " + " | ".join(header) + " |",
         "|" + "|".join(["---", *["---:"] * (len(header) - 1)]) + "|",
     ]
-    for row in table.itertuples(index=False):
-        values = row._asdict()
-        cells = [str(row.agent), str(row.n_seeds)]
-        cells += [format_pm(values[f"{n}_mean"], values[f"{n}_se"]) for n in SUMMARY_METRICS]
-        diff_mean = values[f"diff_{PAIRED_METRIC}_mean"]
+    for _, row in table.iterrows():
+        cells = [str(row["agent"]), str(row["n_seeds"])]
+        for name in SUMMARY_METRICS:
+            cells += [
+                _cell(row, name, bootstrap),
+                format_value(row[f"{name}_iqm"], row[f"{name}_se"]),
+            ]
+        prefix = f"diff_{PAIRED_METRIC}"
         if not reference:
             cells += ["no reference agent", ""]
-        elif row.agent == reference:
+        elif row["agent"] == reference:
             cells += ["(reference)", ""]
         else:
-            diff_se = values[f"diff_{PAIRED_METRIC}_se"]
-            n_pairs = values["n_pairs"]
+            n_pairs = row["n_pairs"]
             cells += [
-                format_pm(diff_mean, diff_se, signed=True),
+                _cell(row, prefix, bootstrap, signed=True),
                 "0" if pd.isna(n_pairs) else str(n_pairs),
             ]
+        if shown_stats:
+            cells.append(
+                ", ".join(
+                    f"{stat} {format_pm(row[mean], row[se])}"
+                    for stat, (mean, se) in shown_stats.items()
+                    if not pd.isna(row[mean])
+                )
+            )
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
-def write(table: pd.DataFrame, text: str, stem: Path) -> list[Path]:
-    """Write ``stem.md`` (``text``) and ``stem.csv`` (``table``, full precision)."""
+def _cell(row: pd.Series, prefix: str, bootstrap: bool, signed: bool = False) -> str:
+    mean, se = row[f"{prefix}_mean"], row[f"{prefix}_se"]
+    if bootstrap:
+        return format_ci(mean, se, row[f"{prefix}_ci_low"], row[f"{prefix}_ci_high"], signed)
+    return format_pm(mean, se, signed)
+
+
+def csv_table(table: pd.DataFrame, settings: Sequence[str]) -> pd.DataFrame:
+    """``table`` with only the ``settings`` columns that vary: that take two or more values
+    among the rows that record them (a recorded null is a value), or that some row's label
+    names (a value other than the agent's default)."""
+    named: set[str] = set()
+    if lab.AGENT in table:
+        for _, row in table.iterrows():
+            named |= set(lab.non_default(row, settings))
+    constant = [
+        column
+        for column in settings
+        if column in table
+        and column not in named
+        and len({lab.format_value(v) for v in table[column] if not lab.absent(v)}) < 2
+    ]
+    return table.drop(columns=constant)
+
+
+def write(table: pd.DataFrame, text: str, stem: Path, settings: Sequence[str] = ()) -> list[Path]:
+    """Write ``stem.md`` (``text``) and ``stem.csv`` (``table``: the ``settings`` that vary
+    among its rows, numbers to :data:`CSV_DIGITS` significant digits)."""
     paths = [stem.parent / f"{stem.name}.md", stem.parent / f"{stem.name}.csv"]
     atomic_write_text(paths[0], text)
-    atomic_write_text(paths[1], table.to_csv(index=False))
+    csv = csv_table(table, settings).to_csv(index=False, float_format=CSV_FLOAT)
+    atomic_write_text(paths[1], csv)
     return paths

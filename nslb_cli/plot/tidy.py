@@ -24,10 +24,15 @@ with its path and a one-line reason in :attr:`Loaded.skipped`:
 - a CSV that cannot be parsed, lacks a needed column, has missing values in a column that
   is never empty, or is truncated: not exactly one row per round ``1 … env.horizon``;
 - seeds already loaded from another folder of the same run (one line per folder).
+
+Each seed's statistics (the agent's ``summary()`` values that ``seed=K.json`` records beside
+its CSV: ``detections``, ``resamples``, ``gamma``, …) are read into :attr:`Loaded.seed_stats`;
+a missing or unreadable record leaves them empty for that seed.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -41,11 +46,13 @@ import yaml
 from nslb_cli.plot import csvread, parse_cache
 from nslb_cli.plot.csvread import Columns, MalformedResult, Skipped
 from nslb_cli.plot.identity import FINGERPRINT, identity, with_data
-from nslb_cli.plot.labels import seed_ranges
+from nslb_cli.plot.labels import config_value, seed_ranges
 from nslb_cli.store.folder import result_key
 from nslb_cli.store.results import COLUMNS, CONFIG_FILE, SEED_FILE, flatten
 
 SKIPPED_SECTIONS = ("run.",)
+RECORD_KEYS = frozenset({"seed", "config", "csv"})  # what seed=K.json holds besides statistics
+RESERVED = frozenset({*RECORD_KEYS, "run"})  # never statistics: the keys of the stats table
 YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -64,6 +71,9 @@ class Loaded:
     config_columns: list[str]
     skipped: list[Skipped] = field(default_factory=list)
     n_files: int = 0
+    seed_stats: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["run", "seed"]))
+    """One row per loaded (run, seed): ``run``, ``seed`` and the numeric statistics its
+    ``seed=K.json`` records (float64; NaN where a seed has no such value)."""
 
 
 @dataclass
@@ -105,7 +115,7 @@ def read_config(folder: Path) -> tuple[dict[str, Any], str]:
     if not isinstance(tree, dict):
         raise MalformedResult(f"{CONFIG_FILE} is not a mapping; its seeds are skipped")
     config = {
-        key: _scalar(value)
+        key: config_value(value)
         for key, value in flatten(tree).items()
         if not key.startswith(SKIPPED_SECTIONS)
     }
@@ -180,7 +190,37 @@ def load(
     configs = [run.config for run in merged]
     runs_table = pd.DataFrame(configs, columns=keys, dtype=object)
     runs_table["folder"] = ["; ".join(run.folders) for run in merged]
-    return Loaded(frame, runs_table, keys, skipped=skipped, n_files=n_files)
+    stats = _seed_stats(merged)
+    return Loaded(frame, runs_table, keys, skipped=skipped, n_files=n_files, seed_stats=stats)
+
+
+def read_seed_stats(csv: Path) -> dict[str, float]:
+    """The numeric statistics recorded beside a seed CSV (``seed=K.json``), without the
+    record's own keys; empty when there is no readable record."""
+    try:
+        record = json.loads(csv.with_suffix(".json").read_bytes())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(record, dict):
+        return {}
+    return {
+        str(key): float(value)
+        for key, value in record.items()
+        if key not in RESERVED and isinstance(value, int | float)
+    }
+
+
+def _seed_stats(runs: list[_Run]) -> pd.DataFrame:
+    """The statistics of every loaded seed, one row per (run, seed) in the frame's order."""
+    rows = [
+        {"run": index, "seed": seed, **read_seed_stats(run.first[seed])}
+        for index, run in enumerate(runs)
+        for seed in sorted(run.seeds)
+    ]
+    table = pd.DataFrame(rows, columns=list(dict.fromkeys(k for row in rows for k in row)))
+    if table.empty:
+        return pd.DataFrame({"run": np.array([], np.int32), "seed": np.array([], np.int32)})
+    return table.astype({"run": np.int32, "seed": np.int32})
 
 
 def _merge(
@@ -235,10 +275,3 @@ def _ordered_keys(configs: list[dict[str, Any]]) -> list[str]:
     """Config keys in first-seen order, ``name`` first."""
     keys = list(dict.fromkeys(key for config in configs for key in config))
     return sorted(keys, key=lambda key: key != "name")
-
-
-def _scalar(value: Any) -> Any:
-    """Config values as categories: lists and mappings become their YAML text."""
-    if isinstance(value, list | dict):
-        return yaml.safe_dump(value, default_flow_style=True).strip()
-    return value

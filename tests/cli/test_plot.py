@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -15,6 +16,7 @@ from nslb_cli.plot.report import PlotError
 from nslb_cli.plot.styles import style_map
 from nslb_cli.plot.tables import format_pm
 from tests.helpers.results_tree import SMALL, write_run
+from tests.plot import hand
 
 H = SMALL.horizon
 
@@ -117,8 +119,40 @@ def test_reference_option(tree: Path, tmp_path: Path, capsys) -> None:
     with pytest.raises(SystemExit) as stopped:  # an agent that is not there is an error
         plot(capsys, tree, "--out", tmp_path, "--format", "png", "--reference", "cd_ucb")
     assert stopped.value.code == 2
-    assert "--reference: no single agent 'cd_ucb'" in capsys.readouterr().err
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("nslb: error: --reference: 'cd_ucb' names no agent in group 'exp'")
     assert not (tmp_path / "summary.csv").exists(), "nothing written"
+
+
+def test_a_reference_that_names_several_agents_is_one_line_naming_the_group(
+    tree: Path, tmp_path: Path, capsys
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        plot(capsys, tree, "--out", tmp_path, "--format", "png", "--reference", "umts")
+    assert stopped.value.code == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line == (
+        "nslb: error: --reference: 'umts' names 2 agents in group 'exp' "
+        "(umTS (num_particles=10), umTS (num_particles=40)); name one, e.g. "
+        "'umts(num_particles=10)'"
+    )
+    assert not (tmp_path / "summary.csv").exists(), "nothing written"
+    _, err = plot(
+        capsys, tree, "--out", tmp_path, "--format", "png", "--reference", "umts(num_particles=40)"
+    )
+    summary = pd.read_csv(tmp_path / "summary.csv").set_index("agent")
+    assert set(summary["reference"]) == {"umTS (num_particles=40)"} and err == ""
+    assert summary.loc["mTS", "n_pairs"] == 3, "mts has seeds 0-3, umts 0-2"
+
+
+def test_help_names_the_selector_and_publication_mode(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["plot", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "'umts(num_particles=100)'" in text
+    for option in ("--paper, --publication", "--style FILE", "--context", "--ci"):
+        assert option in text
+    assert parse(["d", "--publication"]).paper and parse(["d", "--paper"]).paper
 
 
 def test_bad_files_are_reported_in_one_line_and_skipped(tmp_path: Path, capsys) -> None:
@@ -222,3 +256,101 @@ def test_drawing_in_parallel_processes_writes_the_same_figures(tree: Path, tmp_p
     one = {p.name: p.read_bytes() for p in (tmp_path / "one").glob("*.png")}
     two = {p.name: p.read_bytes() for p in (tmp_path / "two").glob("*.png")}
     assert len(one) == 4 and one == two
+
+
+@pytest.fixture
+def hand_tree(tmp_path: Path) -> Path:
+    """Short decimals by hand: mts (defaults), CD-UCB at tau 50 and 200 with detections,
+    umts with 10 particles; 4 rounds, seeds 0-2."""
+    root = tmp_path / "results"
+    hand.write_run(
+        root / "e/mts", hand.config("e", "mts"), {0: (10.5, 2.25), 1: (12.0, 2.5), 2: (9.25, 2.0)}
+    )
+    for tau, finals, detections in (
+        (50, {0: (20.5, 1.5), 1: (22.0, 1.25), 2: (19.75, 1.75)}, (3, 5, 4)),
+        (200, {0: (15.0, 2.0), 1: (16.5, 1.5), 2: (14.25, 2.25)}, (1, 1, 2)),
+    ):
+        run_config = hand.config("e", "cd_ucb", tau=tau, threshold=None, gamma=0.0)
+        stats = {seed: {"detections": d} for seed, d in zip(finals, detections, strict=True)}
+        hand.write_run(root / f"e/cd_ucb/tau={tau}", run_config, finals, stats)
+    run_config = hand.config("e", "umts", num_particles=10, resample_threshold=0.5)
+    hand.write_run(root / "e/umts", run_config, {0: (8.0, 2.5), 1: (9.5, 2.75), 2: (7.0, 3.0)})
+    return root
+
+
+def test_summary_csv_has_a_column_per_varying_setting_and_exact_values(
+    hand_tree: Path, tmp_path: Path, capsys
+) -> None:
+    plot(capsys, hand_tree, "--out", tmp_path, "--format", "png")
+    text = (tmp_path / "summary.csv").read_text()
+    header = text.splitlines()[0].split(",")
+    assert header[:5] == ["group", "agent", "agent.name", "agent.tau", "agent.num_particles"], (
+        "the settings that vary among the rows, after the label; threshold, gamma and "
+        "resample_threshold are the same wherever recorded, env settings are one group's"
+    )
+    summary = pd.read_csv(tmp_path / "summary.csv", dtype={"agent.tau": str}).set_index("agent")
+    assert list(summary.index) == [
+        "CD-UCB (tau=50)",
+        "CD-UCB (tau=200)",
+        "mTS",
+        "umTS (num_particles=10)",
+    ]
+    # CD-UCB tau=50: final regrets 20.5, 22, 19.75 -> mean 62.25 / 3 = 20.75
+    row = text.splitlines()[1].split(",")
+    assert row[:4] == ["e", "CD-UCB (tau=50)", "cd_ucb", "50"]
+    values = dict(zip(header, row, strict=True))
+    assert values["cum_regret_mean"] == "20.75", "decimal, no float32 noise"
+    # avg reward: cum_reward / 4 = 0.375, 0.3125, 0.4375 -> mean 0.375
+    assert values["avg_reward_mean"] == "0.375"
+    # Δ to mTS per seed: 10, 10, 10.5 -> 10.1666…
+    assert values["diff_cum_regret_mean"] == "10.1666666667"
+    assert values["cum_regret_iqm"] == "20.75", "three seeds: int(0.75) = 0 cut"
+    assert summary.loc["mTS", "cum_regret_mean"] == 10.5833333333, "31.75 / 3 to 12 digits"
+    assert "e.g." not in text and "246.0600" not in text
+    assert not any(c.startswith("env.") for c in header)
+
+
+def test_per_seed_statistics_are_mean_and_se_in_both_tables(
+    hand_tree: Path, tmp_path: Path, capsys
+) -> None:
+    out, _ = plot(capsys, hand_tree, "--out", tmp_path, "--format", "png")
+    summary = pd.read_csv(tmp_path / "e-summary.csv").set_index("agent")
+    # detections 3, 5, 4: mean 4, sample variance 1, SE 1 / sqrt(3)
+    assert summary.loc["CD-UCB (tau=50)", "detections_mean"] == 4
+    assert summary.loc["CD-UCB (tau=50)", "detections_se"] == pytest.approx(1 / 3**0.5, 1e-9)
+    # detections 1, 1, 2: mean 4/3, sample variance 1/3, SE 1/3
+    assert summary.loc["CD-UCB (tau=200)", "detections_se"] == pytest.approx(1 / 3, 1e-9)
+    assert pd.isna(summary.loc["mTS", "detections_mean"])
+    assert "| CD-UCB (tau=50) | 3 |" in out and "detections 4.00 ± 0.58 |" in out
+    assert "detections 1.33 ± 0.33 |" in out
+
+
+def test_bootstrap_intervals_are_the_same_every_run(
+    hand_tree: Path, tmp_path: Path, capsys
+) -> None:
+    out, _ = plot(
+        capsys, hand_tree, "--out", tmp_path / "a", "--format", "png", "--ci", "bootstrap"
+    )
+    plot(capsys, hand_tree, "--out", tmp_path / "b", "--format", "png", "--ci", "bootstrap")
+    first, second = ((tmp_path / d / "summary.csv").read_text() for d in "ab")
+    assert first == second
+    summary = pd.read_csv(tmp_path / "a/summary.csv").set_index("agent")
+    for metric in ("cum_regret", "avg_reward", "diff_cum_regret"):
+        low, high = summary[f"{metric}_ci_low"], summary[f"{metric}_ci_high"]
+        mean = summary[f"{metric}_mean"]
+        assert ((low <= mean) & (mean <= high) | mean.isna() | (metric == "diff_cum_regret")).all()
+    assert "[95 % bootstrap CI of the mean]" in out and "20.75 ± 0.66 [" in out
+
+
+def test_publication_mode_writes_captions_beside_every_figure(
+    hand_tree: Path, tmp_path: Path, capsys
+) -> None:
+    plot(capsys, hand_tree, "--out", tmp_path, "--format", "png", "--publication")
+    figures = {p.name.removesuffix(".png") for p in tmp_path.glob("*.png")}
+    captions = {p.name.removesuffix(".caption.txt") for p in tmp_path.glob("*.caption.txt")}
+    assert figures == captions and "e-cum_regret" in figures and "e-sweep-tau" in figures
+    text = (tmp_path / "e-avg_reward.caption.txt").read_text()
+    assert text.startswith("e: average reward (running mean), mean over seeds")
+    assert "Environment: synthetic (dynamics=fixed, horizon=4)." in text
+    plotted = json.loads((tmp_path / ".nslb-plot.json").read_text())["files"]
+    assert "e-avg_reward.caption.txt" in plotted, "recorded before it is written"

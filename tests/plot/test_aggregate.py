@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from nslb_cli.plot import aggregate
 from nslb_cli.plot.aggregate import METRICS
@@ -98,7 +99,7 @@ def test_paired_difference_uses_shared_seeds_only() -> None:
 
 
 def test_summary_shows_seed_counts_and_paired_differences() -> None:
-    summary = aggregate.summary(final_rows(), reference="R").set_index("agent")
+    summary = aggregate.summary(final_rows(), {"g": "R"}).set_index("agent")
     assert summary.loc["B", "n_seeds"] == 5 and summary.loc["C", "n_seeds"] == 2
     # B's five final regrets 13, 14, 13, 16, 100: mean 31.2
     assert summary.loc["B", "cum_regret_mean"] == pytest.approx(31.2)
@@ -109,18 +110,9 @@ def test_summary_shows_seed_counts_and_paired_differences() -> None:
 
 
 def test_summary_without_the_reference_has_no_differences() -> None:
-    summary = aggregate.summary(final_rows(), reference="mts")
+    summary = aggregate.summary(final_rows(), {"g": None})
     assert set(summary["reference"]) == {""}
     assert summary["diff_cum_regret_mean"].isna().all()
-
-
-def test_reference_label_matches_agent_or_display_name_once() -> None:
-    final = final_rows()
-    final["agent.name"] = final["agent"].map({"R": "mts", "B": "umts", "C": "umts"})
-    assert aggregate.reference_label(final, "g", "mts") == "R"
-    assert aggregate.reference_label(final, "g", "mTS") == "R", "display names work too"
-    assert aggregate.reference_label(final, "g", "umts") is None, "two umTS labels: ambiguous"
-    assert aggregate.reference_label(final, "g", "B") == "B"
 
 
 def test_by_run_keys_groups_final_values_by_run_settings() -> None:
@@ -141,3 +133,63 @@ def test_by_run_keys_keeps_the_order_of_the_runs() -> None:
         "R",
         "B",
     ]
+
+
+def test_final_values_are_the_decimals_written_not_float32_noise() -> None:
+    assert float(np.float32(246.06)) == 246.05999755859375, "float32 cannot hold 246.06"
+    values = aggregate.decimal(np.array([246.06, 0.1, 1 / 3, np.nan], dtype=np.float32))
+    assert values.dtype == np.float64
+    assert list(values[:3]) == [246.06, 0.1, 0.33333334] and np.isnan(values[3])
+    rows = [("A", 0, 1, 246.06, 2.5), ("A", 1, 1, 12.3, 0.1)]
+    final = aggregate.finals(table(rows, ["A"]).astype({"cum_regret": np.float32}))
+    assert list(final["cum_regret"]) == [246.06, 12.3]
+
+
+def test_interquartile_mean_by_hand() -> None:
+    # 8 values sorted: 1 2 3 4 5 6 7 100 -> int(0.25 * 8) = 2 cut at each end: 3 4 5 6 -> 4.5
+    assert aggregate.iqm([7, 100, 1, 5, 2, 6, 3, 4]) == 4.5
+    # 5 values (NaN ignored): int(1.25) = 1 cut at each end: (2 + 3 + 4) / 3 = 3
+    assert aggregate.iqm([50, 4, 3, float("nan"), 2, 1]) == 3.0
+    assert aggregate.iqm([5.0, 1.0, 9.0]) == 5.0, "int(0.75) = 0: the plain mean"
+    rng = np.random.default_rng(3)
+    for n in (4, 10, 37, 100):
+        values = rng.standard_normal(n)
+        assert aggregate.iqm(values) == pytest.approx(stats.trim_mean(values, 0.25))
+
+
+def test_bootstrap_interval_is_seeded_and_contains_the_mean() -> None:
+    values = np.random.default_rng(7).exponential(10.0, 50)
+    low, high = aggregate.bootstrap_ci(values)
+    assert (low, high) == aggregate.bootstrap_ci(values), "identical run to run"
+    assert (low, high) == aggregate.bootstrap_ci(values[::-1].copy()), "order does not matter"
+    assert low < values.mean() < high
+    se = values.std(ddof=1) / np.sqrt(len(values))
+    assert 2.5 * se < high - low < 5.5 * se, "about ±1.96 SE"
+    assert aggregate.bootstrap_ci([3.0, 3.0, 3.0]) == (3.0, 3.0)
+    assert all(math.isnan(b) for b in aggregate.bootstrap_ci([1.0]))
+
+
+def test_summary_with_bootstrap_intervals_and_per_seed_statistics() -> None:
+    final = final_rows()
+    # detections per seed: R has none; B 4, 6, 5, 9, 1; C 2 and (seed 3) none recorded
+    detections = {("B", 0): 4, ("B", 1): 6, ("B", 2): 5, ("B", 3): 9, ("B", 4): 1, ("C", 2): 2}
+    final["detections"] = [
+        float(detections.get((str(a), s), np.nan))
+        for a, s in zip(final["agent"], final["seed"], strict=True)
+    ]
+    summary = aggregate.summary(final, {"g": "R"}, stats=["detections"], ci="bootstrap")
+    summary = summary.set_index("agent")
+    # B: mean 5, sample variance (1 + 1 + 0 + 16 + 16) / 4 = 8.5, SE sqrt(8.5 / 5)
+    assert summary.loc["B", "detections_mean"] == 5.0
+    assert summary.loc["B", "detections_se"] == pytest.approx(math.sqrt(8.5 / 5))
+    assert summary.loc["C", "detections_mean"] == 2.0 and math.isnan(
+        summary.loc["C", "detections_se"]
+    )
+    assert math.isnan(summary.loc["R", "detections_mean"])
+    for agent in ("B", "C"):
+        low, high = summary.loc[agent, ["cum_regret_ci_low", "cum_regret_ci_high"]]
+        assert low <= summary.loc[agent, "cum_regret_mean"] <= high
+    low, high = summary.loc["B", ["diff_cum_regret_ci_low", "diff_cum_regret_ci_high"]]
+    assert low < 2.5 < high, "B - R on shared seeds: 3, 2, 4, 1"
+    again = aggregate.summary(final, {"g": "R"}, stats=["detections"], ci="bootstrap")
+    pd.testing.assert_frame_equal(again.set_index("agent"), summary)

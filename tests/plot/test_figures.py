@@ -110,9 +110,7 @@ def test_sixteen_agents_give_readable_figures() -> None:
     check_readable(
         sweep(points, parameter="agent.num_particles", value_label="v", title="t", styles=styles)
     )
-    figure = paper.draw(
-        paper.FIGURES[1], [("a", stats_of(SIXTEEN)), ("b", stats_of(SIXTEEN))], styles
-    )
+    figure = paper.draw(paper.FIGURES[1], [stats_of(SIXTEEN), stats_of(SIXTEEN)], styles)
     check_readable(figure)
 
 
@@ -231,12 +229,12 @@ def test_two_datasets_with_the_same_name_never_share_a_group(tmp_path: Path, cap
     summary = pd.read_csv(tmp_path / "figs/summary.csv")
     groups = summary.groupby("group")["agent"].apply(list).to_dict()
     assert groups == {
-        "ml (data=/data/ml-100k [ratings aaaa1111])": ["mTS", "Random"],
-        "ml (data=/data/ml-latest-small [ratings bbbb2222])": ["mTS"],
+        "ml (data=ml-100k [aaaa1111])": ["mTS", "Random"],
+        "ml (data=ml-latest-small [bbbb2222])": ["mTS"],
         "ml (data=ml-1m)": ["Random"],
     }
     paired = summary.set_index(["group", "agent"])["n_pairs"]
-    assert paired[("ml (data=/data/ml-100k [ratings aaaa1111])", "Random")] == 2
+    assert paired[("ml (data=ml-100k [aaaa1111])", "Random")] == 2
     assert pd.isna(paired[("ml (data=ml-1m)", "Random")]), "no mTS on that dataset: no pairs"
     assert "environment: movielens (data=/data/ml-100k [ratings aaaa1111], " in out
     assert "environment: movielens (data=ml-1m, " in out
@@ -290,7 +288,10 @@ def test_paper_figures_in_the_papers_layout(tmp_path: Path, capsys) -> None:
     main(["plot", str(tmp_path), "--out", str(tmp_path / "figs"), "--format", "png,pdf", "--paper"])
     capsys.readouterr()
     names = {p.name for p in (tmp_path / "figs").glob("figure*")}
-    assert names == {"figure2.png", "figure2.pdf", "figure3.png", "figure3.pdf"}, "no MovieLens"
+    assert names == {
+        *("figure2.png", "figure2.pdf", "figure2.caption.txt"),
+        *("figure3.png", "figure3.pdf", "figure3.caption.txt"),
+    }, "no MovieLens"
     env = {**MOVIELENS_ENV, "release": "ml-100k"}
     write_fake_run(
         tmp_path / "paper/movielens/mts", fake_config("paper/movielens", env, "mts"), [0]
@@ -298,30 +299,30 @@ def test_paper_figures_in_the_papers_layout(tmp_path: Path, capsys) -> None:
     main(["plot", str(tmp_path), "--out", str(tmp_path / "figs"), "--format", "png", "--paper"])
     capsys.readouterr()
     assert (tmp_path / "figs/figure4.png").is_file()
+    caption = (tmp_path / "figs/figure4.caption.txt").read_text()
+    assert caption.startswith('Figure 4: mean and standard error of reward across 1 "superusers"')
+    assert "data ml-100k" in caption and "/" not in caption.replace("paper/movielens", "")
 
 
-def test_paper_figures_say_when_seed_sets_differ(tmp_path: Path, monkeypatch, capsys) -> None:
+def test_paper_figures_say_when_seed_sets_differ(tmp_path: Path, capsys) -> None:
     env = {**SYNTHETIC, "dynamics": "fixed", "model": "known"}
     write_fake_run(tmp_path / "paper/fixed/mts", fake_config("paper/fixed", env, "mts"), [0, 1])
     write_fake_run(tmp_path / "paper/fixed/umts", fake_config("paper/fixed", env, "umts"), [2, 3])
-    drawn = []
-    monkeypatch.setattr(paper, "draw", lambda **kwargs: drawn.append(kwargs) or Figure())
     main(["plot", str(tmp_path), "--out", str(tmp_path / "figs"), "--format", "png", "--paper"])
     capsys.readouterr()
-    ((title, _),) = drawn[0]["panels"]
-    assert title == "Fixed change-points\nagents ran different seed sets"
+    caption = (tmp_path / "figs/figure2.caption.txt").read_text()
+    assert caption.count("\n") == 1 and caption.endswith(".\n")
+    assert "Fixed change-points (paper/fixed; agents ran different seed sets)" in caption
 
 
 def test_figure_3_has_its_two_panels_side_by_side() -> None:
     agents = ["CD-UCB", "mTS", "umTS"]
     styles = style_map(agents, {"CD-UCB": "cd_ucb", "mTS": "mts", "umTS": "umts"})
-    figure = paper.draw(
-        paper.FIGURES[1], [("(a) known", stats_of(agents)), ("(b) prior", stats_of(agents))], styles
-    )
+    figure = paper.draw(paper.FIGURES[1], [stats_of(agents), stats_of(agents)], styles)
     left, right = (axes.get_position() for axes in figure.axes)
     assert left.x1 < right.x0 and left.y0 == pytest.approx(right.y0)
     assert left.width == pytest.approx(right.width) and left.height == pytest.approx(right.height)
-    assert [axes.get_title() for axes in figure.axes] == ["(a) known", "(b) prior"]
+    assert [axes.get_title() for axes in figure.axes] == ["", ""], "captions go in a file"
     (legend,) = figure.legends
     assert [t.get_text() for t in legend.get_texts()] == [f"{a} (n=100)" for a in agents]
     check_readable(figure)

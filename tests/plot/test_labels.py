@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from nslb_cli.plot import labels as lab
-from nslb_cli.plot.identity import DATA, dataset, with_data
+from nslb_cli.plot.identity import DATA, FINGERPRINT, dataset, with_data
 
 
 def runs(*rows: dict) -> pd.DataFrame:
@@ -34,12 +36,71 @@ def test_display_names_and_renames() -> None:
     assert lab.display_name("mts", {"mTS": "ours"}) == "ours", "rename by display name too"
 
 
-def test_labels_show_only_settings_that_differ_within_an_agent() -> None:
+def test_labels_show_settings_that_differ_within_an_agent_or_from_its_defaults() -> None:
     table = runs(run("mts"), run("umts", 10), run("umts", 100))
     labels = lab.agent_labels(table, ["name"])
     assert list(labels) == ["mTS", "umTS (num_particles=10)", "umTS (num_particles=100)"]
     single = runs(run("mts"), run("umts", 10))
-    assert list(lab.agent_labels(single, ["name"])) == ["mTS", "umTS"]
+    assert list(lab.agent_labels(single, ["name"])) == ["mTS", "umTS (num_particles=10)"], (
+        "one run at a non-default value still names it"
+    )
+    default = runs(run("mts"), run("umts", 100.0))
+    assert list(lab.agent_labels(default, ["name"])) == ["mTS", "umTS"], "100.0 is the default 100"
+
+
+def cd_run(agent: str, **settings: object) -> dict:
+    defaults = {"agent.tau": 100, "agent.threshold": None, "agent.gamma": 0.0}
+    return {"name": "e", "env.name": "synthetic", "agent.name": agent, **defaults, **settings}
+
+
+def test_the_papers_names_stand_for_the_defaults_alone() -> None:
+    """`nslb run -m agent=cd_ucb,cd_ts ++agent.tau=50`: not the paper's CD-UCB (tau=100)."""
+    table = pd.DataFrame(
+        [cd_run("cd_ucb", **{"agent.tau": 50}), cd_run("cd_ts", **{"agent.tau": 50})],
+        dtype=object,
+    )
+    assert list(lab.agent_labels(table, ["name"])) == ["CD-UCB (tau=50)", "CD-TS (tau=50)"]
+    table = pd.DataFrame([cd_run("cd_ucb"), cd_run("cd_ts", **{"agent.gamma": 0.1})], dtype=object)
+    assert list(lab.agent_labels(table, ["name"])) == ["CD-UCB", "CD-TS (gamma=0.1)"]
+    both = pd.DataFrame(
+        [cd_run("cd_ucb", **{"agent.tau": 20, "agent.threshold": 3.5, "agent.gamma": 0})],
+        dtype=object,
+    )
+    assert list(lab.agent_labels(both, ["name"])) == ["CD-UCB (tau=20, threshold=3.5)"], (
+        "only the settings that differ, in the config's order; 0 is the default 0.0"
+    )
+
+
+def test_a_recorded_null_that_is_not_the_default_is_named() -> None:
+    row = {"name": "e", "agent.name": "cd_lints", "agent.tau": 100, "agent.threshold": None}
+    table = pd.DataFrame([row], dtype=object)
+    assert list(lab.agent_labels(table, ["name"])) == ["CD-LinTS (threshold=null)"]
+    unknown = pd.DataFrame([cd_run("cd_lints")], dtype=object)  # gamma: not a CD-LinTS setting
+    assert list(lab.agent_labels(unknown, ["name"])) == ["CD-LinTS (threshold=null, gamma=0)"]
+    assert lab.agent_defaults("cd_lints")["agent.threshold"] == 13.0
+
+
+def test_defaults_are_the_agents_config_files() -> None:
+    assert lab.agent_defaults("umts") == {
+        "agent.name": "umts",
+        "agent.num_particles": 100,
+        "agent.resample_threshold": 0.5,
+        "agent.resampling": "systematic",
+        "agent.action_selection": "mean",
+    }
+    assert lab.agent_defaults("my_plugin") is None
+    assert lab.agent_defaults("../config") is None, "agent names are never paths"
+
+
+def test_a_plugin_agent_names_every_setting_it_recorded() -> None:
+    """No config file: its defaults are unknown (its code is never imported to plot)."""
+    rows = [
+        {"name": "e", "agent.name": "epsilon_greedy", "agent.epsilon": 0.1, "agent.decay": None},
+        {"name": "e", "agent.name": "mts", "agent.epsilon": float("nan"), "agent.decay": None},
+    ]
+    table = pd.DataFrame(rows, dtype=object)
+    labels = lab.agent_labels(table, ["name"])
+    assert list(labels) == ["epsilon_greedy (epsilon=0.1, decay=null)", "mTS"]
 
 
 def test_identical_configs_in_two_folders_get_their_folder() -> None:
@@ -131,11 +192,12 @@ def test_the_data_is_part_of_the_environment() -> None:
         ],
         dtype=object,
     )
+    path_hash = hashlib.sha256(b"/data/c").hexdigest()[:8]
     assert list(lab.group_titles(table)) == [
-        "ml (data=/data/a [ratings aaaa1111])",
-        "ml (data=/data/b [ratings bbbb2222])",
-        "ml (data=/data/a [ratings aaaa1111])",  # the same data as the first: one group
-        "ml (data=/data/c)",
+        "ml (data=a [aaaa1111])",  # short: the folder's name and the ratings' fingerprint
+        "ml (data=b [bbbb2222])",
+        "ml (data=a [aaaa1111])",  # the same data as the first: one group
+        f"ml (data=c-{path_hash})",  # no fingerprint: a hash of the path, as run folders
         "ml (data=ml-1m)",
     ]
     assert table.loc[0, DATA] == table.loc[2, DATA] != table.loc[1, DATA]
@@ -149,3 +211,53 @@ def test_a_data_record_beside_the_config_gives_the_fingerprint(tmp_path: Path) -
     config = with_data({"env.name": "movielens", "env.data_dir": "/x"}, tmp_path)
     assert config[DATA] == "fingerprint:cafe0123beef"
     assert dataset(config) == "/x [ratings cafe0123]"
+    long = {"env.data_dir": "/home/someone/data/movielens/ml-100k", FINGERPRINT: "3f2a9c1e" * 8}
+    assert dataset(long, short=True) == "ml-100k [3f2a9c1e]"
+    assert dataset({"env.release": "ml-1m", FINGERPRINT: "ab" * 32}, short=True) == "ml-1m"
+
+
+def selection_runs() -> pd.DataFrame:
+    table = runs(run("mts"), run("umts", 10), run("umts", 100), run("random"))
+    table["agent.resampling"] = [None, "systematic", "systematic", None]
+    return table.assign(group="e", agent=lab.agent_labels(table, ["name"]))
+
+
+def test_selectors_name_one_agent() -> None:
+    table = selection_runs()
+    assert lab.select(table, "mts") == ["mTS"]
+    assert lab.select(table, "mTS") == ["mTS"], "display names too"
+    assert lab.select(table, "umts") == ["umTS (num_particles=10)", "umTS (num_particles=100)"]
+    assert lab.select(table, "umts(num_particles=100)") == ["umTS (num_particles=100)"]
+    assert lab.select(table, "umTS( agent.num_particles = 1e2 )") == ["umTS (num_particles=100)"]
+    assert lab.select(table, "umTS (num_particles=10)") == ["umTS (num_particles=10)"], "a label"
+    assert lab.select(table, "umts(resampling=systematic, num_particles=10)") == [
+        "umTS (num_particles=10)"
+    ]
+    assert lab.select(table, "umts(num_particles=30)") == []
+    assert lab.select(table, "umts(bogus=1)") == []
+    assert lab.select(table, "ours", {"mts": "ours"}) == ["mTS"], "the name it is shown under"
+    assert lab.parse_selector("umts(num_particles=100)") == ("umts", {"num_particles": "100"})
+    with pytest.raises(lab.SelectionError, match="key=value"):
+        lab.parse_selector("umts(100)")
+
+
+def test_references_are_one_agent_per_group_or_an_error_naming_the_group() -> None:
+    table = selection_runs()
+    assert lab.references(table, "mts")[0] == {"e": "mTS"}
+    with pytest.raises(lab.SelectionError) as err:
+        lab.references(table, "umts")
+    message = str(err.value)
+    assert "\n" not in message and "group 'e'" in message
+    assert "'umts' names 2 agents" in message and "e.g. 'umts(num_particles=10)'" in message
+    with pytest.raises(lab.SelectionError, match="names no agent in group 'e'"):
+        lab.references(table, "cd_ucb")
+    found, ambiguous = lab.references(table, "umts", required=False)
+    assert found == {"e": None} and ambiguous == ["e"], "the default reference: left out"
+
+
+def test_an_ordered_sweep_is_one_family_in_value_order() -> None:
+    table = runs(run("umts", 1000), run("umts", 10), run("umts", 100), run("mts"))
+    table = table.assign(agent=lab.agent_labels(table, ["name"]))
+    assert lab.ordered_families(table) == [
+        ["umTS (num_particles=10)", "umTS (num_particles=100)", "umTS (num_particles=1000)"]
+    ]

@@ -1,0 +1,272 @@
+"""Results as pandas frames, for notebooks: the tables ``nslb plot`` draws and writes.
+
+:func:`load_results` reads a results folder (everything ``nslb run`` wrote below it) into one
+tidy frame, one row per agent, seed and round; :func:`summarise` turns such a frame into the
+summary table of ``nslb plot`` (``summary.csv``). Both read files only and never simulate::
+
+    >>> from nslb_cli import load_results, summarise      # also in nslb_cli.api
+    >>> frame = load_results("outputs/paper/fixed")
+    >>> frame.groupby(["agent", "t"], observed=True)["cum_regret"].mean().unstack(0)  # curves
+    >>> summarise(frame)                               # Δ paired with mTS, as nslb plot does
+    >>> summarise(frame[frame["t"] <= 500], reference="umts(num_particles=100)", ci="bootstrap")
+
+The frame's columns (see :func:`load_results`) are those of ``summary.csv`` where they mean
+the same: ``group``, ``agent`` (the label), ``agent.name``, config keys under their names.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from nslb_cli.plot import aggregate, tables, tidy
+from nslb_cli.plot import labels as lab
+from nslb_cli.plot.aggregate import CI_METHODS, METRICS
+from nslb_cli.plot.identity import DATA, DATA_SOURCE
+from nslb_cli.store.results import COLUMNS
+
+DEFAULT_METRICS = ("cum_regret", "avg_reward")
+DEFAULT_REFERENCE = "mts"
+Rounds = int | str | tuple[int | None, int | None] | None
+KEYS = ("group", "agent", lab.AGENT)
+
+
+def load_results(
+    folder: str | Path,
+    rounds: Rounds = None,
+    metrics: Iterable[str] = DEFAULT_METRICS,
+    *,
+    agents: Sequence[str] = (),
+    rename: Mapping[str, str] | None = None,
+    use_cache: bool = True,
+) -> pd.DataFrame:
+    """Every result under ``folder`` as one tidy frame: one row per agent, seed and round.
+
+    Args:
+        folder: a results folder, e.g. ``"outputs/"`` or ``"outputs/paper/fixed"``.
+        rounds: ``None`` (all), ``END`` (rounds 1 … END), ``(START, END)`` (either may be
+            ``None``) or ``"START:END"``, as ``nslb plot --rounds`` takes it.
+        metrics: per-round metrics, among ``cum_regret``, ``avg_reward`` (the running mean
+            of the reward), ``avg_regret``, ``cum_reward``, ``reward``, ``regret``,
+            ``p_true_state``.
+        agents: only these agents (agent or display names), in this order.
+        rename: show an agent (agent or display name) under another label.
+        use_cache: read and write the parse caches beside the CSVs (as ``nslb plot``).
+
+    Returns:
+        Columns, in order: ``group`` (the experiment and environment, as ``nslb plot`` titles
+        it), ``agent`` (the label: the display name and the settings that differ from the
+        agent's defaults, e.g. ``CD-UCB (tau=50)``), ``agent.name`` (``cd_ucb``), every
+        config key whose value differs between runs (``agent.tau``, ``env.switch_prob``, …;
+        categorical), ``data`` (the identity of the data a run simulated, see
+        :mod:`~nslb_cli.plot.identity`; missing for environments without data), ``seed``,
+        ``t``, the ``metrics`` (float32, as read from the CSVs: 7 significant digits), then
+        the per-seed statistics of the agents (``detections``, ``resamples``, ``gamma``, …
+        from ``seed=K.json``; float64, the same on every round of a seed, NaN where an agent
+        has none). ``group``, ``agent`` and ``agent.name`` are ordered categoricals in legend
+        order. Files that cannot be read are left out, each with a warning.
+
+    Example:
+        >>> frame = load_results("outputs/paper/fixed", rounds=(None, 1000))
+        >>> final = frame[frame["t"] == 1000]
+        >>> final.groupby("agent", observed=True)["cum_regret"].describe()
+    """
+    metrics = list(dict.fromkeys(metrics))
+    unknown = [m for m in metrics if m not in METRICS]
+    if unknown:
+        raise ValueError(f"unknown metrics {unknown}; choose from {', '.join(METRICS)}")
+    root = Path(folder).expanduser()
+    if not root.is_dir():
+        raise FileNotFoundError(f"{root}: no such folder")
+    columns = sorted({METRICS[m].column for m in metrics})
+    loaded = tidy.load(root, columns, use_cache=use_cache, join_config=False)
+    for skipped in loaded.skipped:
+        warnings.warn(f"skipped {skipped}", stacklevel=2)
+    frame, runs = loaded.frame, loaded.runs
+    if agents:
+        names = runs[lab.AGENT].map(str)
+        keep = names.isin(agents) | names.map(lab.display_name).isin(agents)
+        runs = runs[keep]
+        frame = frame[frame["run"].isin(runs.index)]
+    start, end = _rounds(rounds)
+    if start is not None:
+        frame = frame[frame["t"] >= start]
+    if end is not None:
+        frame = frame[frame["t"] <= end]
+    present = set(frame["run"].unique().tolist())
+    runs = runs.loc[[r for r in runs.index if r in present]]
+    frame, runs = aggregate.labelled(frame, runs, rename, _order(runs, agents))
+    result = _tidy(frame, runs, _varying(runs, loaded.config_columns), metrics)
+    return _with_seed_stats(result, frame, loaded.seed_stats)
+
+
+def summarise(
+    frame: pd.DataFrame,
+    reference: str | None = None,
+    ci: str = "se",
+) -> pd.DataFrame:
+    """The summary table of a tidy frame (:func:`load_results`, or any frame with its
+    columns): one row per group and agent, as ``nslb plot`` writes ``summary.csv``.
+
+    The final values of each seed are those of its last round in ``frame`` (filter rounds to
+    summarise at another one), read back from float32 as their shortest decimal and computed
+    in float64.
+
+    Args:
+        frame: needs ``agent``, ``seed``, ``t`` and ``cum_regret``, and ``avg_reward`` or
+            ``cum_reward``; ``group`` (one group when absent), ``agent.name``, config keys
+            (names with a dot, ``data``) and per-seed statistics (any other numeric column)
+            are used when present.
+        reference: the agent of the paired differences in every group, as ``nslb plot
+            --reference`` takes it (a name, a label, or ``umts(num_particles=100)``); one that
+            names no agent or several in a group raises ``ValueError``. ``None``: mTS where
+            exactly one run of it is present; ``""`` or ``"none"``: no differences.
+        ci: ``"se"``, or ``"bootstrap"`` for a seeded 95 % bootstrap interval of each mean
+            and paired difference beside mean ± SE.
+
+    Returns:
+        ``group, agent, agent.name``, the config keys that vary among the rows, ``n_seeds,
+        final_t``, then ``cum_regret_mean, _se, _iqm`` (and ``_ci_low, _ci_high``), the same
+        for ``avg_reward``, ``reference``, ``diff_cum_regret_mean, _se`` (and ``_ci_low,
+        _ci_high``), ``n_pairs``, and ``<statistic>_mean, _se`` for each per-seed statistic.
+
+    Example:
+        >>> table = summarise(load_results("outputs/sweep"), reference="cd_ucb(tau=100)")
+        >>> table[["agent", "agent.tau", "cum_regret_mean", "diff_cum_regret_mean"]]
+    """
+    if ci not in CI_METHODS:
+        raise ValueError(f"ci must be one of {', '.join(CI_METHODS)}, got {ci!r}")
+    needed = {"agent", "seed", "t", "cum_regret"}
+    if not needed <= set(frame.columns) or not {"avg_reward", "cum_reward"} & set(frame.columns):
+        raise ValueError(
+            "summarise needs the columns agent, seed, t, cum_regret and avg_reward (or "
+            f"cum_reward); the frame has {', '.join(map(str, frame.columns))}"
+        )
+    frame = frame if "group" in frame else frame.assign(group="all")
+    by = ["group", "agent", "seed"]
+    last = frame.groupby(by, observed=True, sort=False)["t"].idxmax()
+    final = frame.loc[last.to_numpy()].reset_index(drop=True)
+    final["cum_regret"] = aggregate.decimal(final["cum_regret"].to_numpy())
+    if "cum_reward" in final:
+        cum_reward = aggregate.decimal(final["cum_reward"].to_numpy())
+        final["avg_reward"] = cum_reward / final["t"].to_numpy(np.float64)
+    else:
+        final["avg_reward"] = aggregate.decimal(final["avg_reward"].to_numpy())
+    if lab.AGENT not in final:
+        final[lab.AGENT] = final["agent"].astype(str)
+    settings = [
+        c for c in final.columns if c not in KEYS and ("." in str(c) or c in (DATA, lab.NAME))
+    ]
+    known = {*KEYS, *settings, "seed", "t", "run", *METRICS, *COLUMNS}
+    stats = [
+        c for c in final.columns if c not in known and pd.api.types.is_numeric_dtype(final[c].dtype)
+    ]
+    for column in stats:
+        final[column] = final[column].astype(np.float64)
+    runs = final.drop_duplicates(["group", "agent"]).assign(
+        **{lab.GROUP: lambda f: f["group"].astype(str), lab.LABEL: lambda f: f["agent"].astype(str)}
+    )
+    runs = runs.assign(**{c: runs[c].astype(object) for c in settings})
+    selector = DEFAULT_REFERENCE if reference is None else reference.strip()
+    selector = "" if selector.lower() == "none" else selector
+    try:
+        found, _ = lab.references(runs, selector or None, required=reference is not None)
+    except lab.SelectionError as err:
+        raise ValueError(f"reference: {err}") from None
+    for column in settings:
+        final[column] = final[column].astype(object)
+    table = aggregate.summary(final, found, settings=settings, stats=stats, ci=ci)
+    return tables.csv_table(table, settings)
+
+
+def _varying(runs: pd.DataFrame, config_columns: Sequence[str]) -> list[str]:
+    """The config keys with two or more values among ``runs`` (a recorded null is a value),
+    the experiment ``name`` first; the agent's name and the data are columns of their own."""
+    varying = [
+        key
+        for key in config_columns
+        if key not in (lab.NAME, lab.AGENT, DATA, *DATA_SOURCE)
+        and key in runs
+        and len({None if lab.missing(v) else lab.format_value(v) for v in runs[key]}) > 1
+    ]
+    if lab.NAME in runs and runs[lab.NAME].map(str).nunique() > 1:
+        varying.insert(0, lab.NAME)
+    return varying
+
+
+def _tidy(
+    frame: pd.DataFrame, runs: pd.DataFrame, varying: Sequence[str], metrics: Sequence[str]
+) -> pd.DataFrame:
+    """The labelled rows as the tidy frame: group, label, agent, the ``varying`` keys and the
+    data (categoricals, each run's value on its rows), seed, t and the ``metrics``."""
+    run = frame["run"].to_numpy(np.intp)
+    out: dict[str, object] = {key: frame[key] for key in ("group", "agent")}
+    out[lab.AGENT] = frame[lab.AGENT].cat.as_ordered()
+    for key in [*varying, DATA]:
+        values = runs[key] if key in runs else pd.Series(None, index=runs.index, dtype=object)
+        per_run = pd.Categorical([_hashable(values.get(r)) for r in runs.index])
+        codes = np.full(int(runs.index.max()) + 1 if len(runs) else 0, -1, dtype=np.int32)
+        codes[runs.index] = per_run.codes
+        out[key] = pd.Categorical.from_codes(codes[run], per_run.categories)
+    out["seed"] = frame["seed"]
+    out["t"] = frame["t"]
+    for metric in metrics:
+        out[metric] = METRICS[metric].values(frame).astype(np.float32)
+    return pd.DataFrame(out, index=frame.index, copy=False).reset_index(drop=True)
+
+
+def _with_seed_stats(
+    result: pd.DataFrame, frame: pd.DataFrame, seed_stats: pd.DataFrame
+) -> pd.DataFrame:
+    """``result`` with a column per statistic of ``seed_stats`` (``run, seed, …``), each row
+    given its (run, seed)'s value."""
+    names = [c for c in seed_stats.columns if c not in ("run", "seed")]
+    if not names or result.empty:
+        return result
+    span = int(max(frame["seed"].max(), seed_stats["seed"].max())) + 1
+    keys = seed_stats["run"].to_numpy(np.int64) * span + seed_stats["seed"].to_numpy(np.int64)
+    order = np.argsort(keys)
+    rows = frame["run"].to_numpy(np.int64) * span + frame["seed"].to_numpy(np.int64)
+    position = order[np.searchsorted(keys[order], rows)]
+    taken = set(result.columns)
+    for name in names:
+        column = name if name not in taken else f"stat_{name}"
+        result[column] = seed_stats[name].to_numpy(np.float64)[position]
+    return result
+
+
+def _rounds(rounds: Rounds) -> tuple[int | None, int | None]:
+    """``rounds`` as ``(start, end)``, either ``None`` for no bound."""
+    if rounds is None:
+        return None, None
+    if isinstance(rounds, tuple):
+        start, end = rounds
+        return start, end
+    if isinstance(rounds, str):
+        first, _, last = rounds.partition(":") if ":" in rounds else ("", ":", rounds)
+        return (int(first) if first.strip() else None, int(last) if last.strip() else None)
+    return None, int(rounds)
+
+
+def _order(runs: pd.DataFrame, agents: Sequence[str]) -> list[str] | None:
+    if not agents:
+        return None
+    names = list(dict.fromkeys(runs[lab.AGENT].map(str)))
+    position = {a: i for i, a in enumerate(agents)}
+    return sorted(
+        names,
+        key=lambda n: min(
+            position.get(n, len(agents)), position.get(lab.display_name(n), len(agents))
+        ),
+    )
+
+
+def _hashable(value: object) -> object:
+    return None if lab.missing(value) else value
+
+
+__all__ = ["load_results", "summarise"]
