@@ -7,11 +7,14 @@ position: panels side by side, the legend on their right (top-aligned), the titl
 nothing outside the canvas. However many agents the legend lists, the panels stay as large
 as they were asked to be; the figure gets wider or taller instead. Tick labels that would
 overlap their neighbour (``800`` and ``1000`` side by side on a logarithmic axis) are
-measured with the Agg renderer and left blank (:func:`declutter`), the tick mark kept.
+measured with the Agg renderer and left blank (:func:`declutter`), the tick mark kept; an
+axis label longer than its side of the plotting area is broken into lines
+(:func:`fit_labels`).
 """
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from typing import cast
 
@@ -56,6 +59,8 @@ def arrange(
     width, height = panel
     renderer = cast(FigureCanvasAgg, figure.canvas).get_renderer()
     dpi = figure.dpi
+    for axes in panels:
+        fit_labels(axes, renderer)
     margins = []  # (left, bottom, right, top) decorations of each panel, inches
     for axes in panels:
         tight, box = axes.get_tightbbox(renderer), axes.get_window_extent(renderer)
@@ -101,6 +106,21 @@ def arrange(
         title.set_position((PAD / total_width, (total_height - PAD) / total_height))
     for axes in panels:
         declutter(axes, renderer)
+
+
+def fit_labels(axes: Axes, renderer: RendererBase) -> None:
+    """Break an axis label longer than its side of the plotting area (a long y label in a
+    large font, ``--context poster``) into lines at spaces, as few as fit."""
+    box = axes.get_window_extent(renderer)
+    for label, side, along in ((axes.xaxis.label, box.width, 0), (axes.yaxis.label, box.height, 1)):
+        text = " ".join(label.get_text().split("\n"))
+        if " " not in text:
+            continue
+        for width in range(len(text), 0, -1):
+            label.set_text("\n".join(textwrap.wrap(text, width, break_long_words=False)))
+            extent = label.get_window_extent(renderer)
+            if (extent.width, extent.height)[along] <= side:
+                break
 
 
 def declutter(axes: Axes, renderer: RendererBase) -> None:

@@ -254,3 +254,23 @@ def test_axes_sizes_do_not_depend_on_the_theme() -> None:
         axes: Axes = figure.axes[0]
         sizes.append(axes.get_position().width * figure.get_size_inches()[0])
     assert sizes[0] == pytest.approx(sizes[1]) == pytest.approx(figures.PANEL[0])
+
+
+def test_axis_labels_never_outgrow_their_plotting_area() -> None:
+    """Figure 3's y label, "average reward (running mean)", is taller than its 3-inch panel
+    in the poster context: it is broken into lines, each word kept, instead."""
+    agents = ["mTS"]
+    styles = style_map(agents, {"mTS": "mts"})
+    stats = pd.DataFrame({"agent": pd.Categorical(agents * 3), "t": [1, 2, 3],
+                          "mean": [0.5, 0.6, 0.7], "se": 0.01, "n": 5})  # fmt: skip
+    label = "average reward (running mean)"
+    for context in ("paper", "poster"):
+        with figures.drawing_with(figures.theme(context)):
+            figure = paper.draw(paper.FIGURES[1], [stats, stats], styles)
+        renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
+        axes = figure.axes[0]
+        drawn = axes.yaxis.label
+        assert drawn.get_window_extent(renderer).height <= axes.get_window_extent(renderer).height
+        assert drawn.get_text().split() == label.split()
+        lines = drawn.get_text().count("\n") + 1
+        assert lines == (1 if context == "paper" else 2), (context, drawn.get_text())
