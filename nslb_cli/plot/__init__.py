@@ -13,7 +13,12 @@ The pipeline runs one way, one module a step:
   :mod:`~nslb_cli.plot.layout` that keeps axes their size), :mod:`~nslb_cli.plot.paper` (the
   paper's figures) and :mod:`~nslb_cli.plot.tables` — draw and write them, the figures
   through :mod:`~nslb_cli.plot.render`;
-* :mod:`~nslb_cli.plot.report` — the whole report of ``nslb plot DIR``.
+* :mod:`~nslb_cli.plot.report` — the whole report of ``nslb plot DIR``, with the
+  hyperparameter studies under DIR (:mod:`~nslb_cli.plot.study`).
+
+:mod:`~nslb_cli.plot.notebook` gives the same results to notebooks as pandas frames
+(``load_results``, ``summarise``; exported as ``nslb_cli.load_results`` and in
+:mod:`nslb_cli.api`); it imports no plotting library.
 
 May import: :mod:`nslb_cli.store` (the files and their layout) and :mod:`nslb_cli.config`;
 never the runner, the agents, the environments or the data (the layers contract in
