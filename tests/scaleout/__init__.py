@@ -1,0 +1,1 @@
+"""Tests of scale-out: nslb sweeps through Hydra's cluster launchers."""
