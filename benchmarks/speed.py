@@ -69,11 +69,43 @@ BOOT = (
 
 @dataclass(frozen=True)
 class Row:
-    """One line of the table: a speed (seconds) or memory (MiB) target."""
+    """One line of the table: a speed (seconds), memory (MiB) or speed-up ("x") target; a
+    target is an upper bound, or a lower bound for a speed-up."""
 
     name: str
     target: float | None
     unit: str = "s"
+
+    def met(self, value: float) -> bool:
+        assert self.target is not None
+        return value >= self.target if self.unit == "x" else value <= self.target
+
+
+# The field's non-stationary baselines (docs/design.md §4.8): 100 seeds x 2,000 rounds x K = 5
+# of the paper's fixed scenario (Gaussian rewards) each, at most 1 s; and SMPyBandits 0.9.7
+# (.bench/smpy-venv, `make smpy-venv`) on the same work where it has the algorithm, the
+# policy of benchmarks/smpybandits.py's comparison, with nslb's speed-up over it (>= 50).
+FIELD_AGENTS = ("sw_ucb", "d_ucb", "cusum_ucb", "glr_klucb", "d_ts", "sw_ts", "bocd_ts")
+FIELD_ENV = {"dynamics": "fixed", "model": "known"}
+SMPY_PAIRS = {  # nslb agent: the comparison's pair that times SMPyBandits
+    "sw_ucb": "sw_ucb",
+    "d_ucb": "d_ucb",
+    "cusum_ucb": "cusum_ucb",
+    "glr_klucb": "glr_klucb",
+    "d_ts": "d_ts, Bernoulli rewards",  # its Beta posterior needs clicks
+}
+
+
+def field_row(agent: str) -> str:
+    return f"{agent}, fixed scenario"
+
+
+def smpy_row(agent: str) -> str:
+    return f"SMPyBandits {SMPY_PAIRS[agent]}, same work"
+
+
+def speedup_row(agent: str) -> str:
+    return f"SMPyBandits / nslb, {SMPY_PAIRS[agent]}"
 
 
 ROWS = (
@@ -89,6 +121,12 @@ ROWS = (
     Row("MovieLens mts", 3),
     Row("MovieLens preset paper/movielens", 60),
     *(Row(f"peak RSS paper/{p}", 2048, "MiB") for p in (*PRESETS, "movielens")),
+    *(Row(field_row(agent), 1) for agent in FIELD_AGENTS),
+    *(
+        row
+        for agent in SMPY_PAIRS
+        for row in (Row(smpy_row(agent), None), Row(speedup_row(agent), 50, "x"))
+    ),
 )
 
 
@@ -306,6 +344,48 @@ def movielens_preset(ctx: Context) -> Values:
     return {"MovieLens preset paper/movielens": seconds, "peak RSS paper/movielens": rss}
 
 
+def field_agent(agent: str) -> Callable[[Context], Values]:
+    """One of the field's baselines on the fixed scenario, 100 seeds x 2,000 rounds, K = 5."""
+
+    def run(ctx: Context) -> Values:
+        env = params("env", "synthetic", **FIELD_ENV)
+        seconds = best_of(lambda _: simulate(env, params("agent", agent)), ctx.repeats)
+        return {field_row(agent): seconds}
+
+    return run
+
+
+def smpybandits(ctx: Context) -> Values:
+    """SMPyBandits' time on the work of each field row it has the algorithm of (the pairs of
+    benchmarks/smpybandits.py, one run: seconds per policy), and nslb's on the same pair
+    (best of the repeats): their ratio. Measured with this tree only."""
+    if not (REPO / "benchmarks" / "smpybandits.py").is_file():
+        raise Skip("no benchmarks/smpybandits.py")
+    tree = Path(importlib.import_module("nslb_cli").__file__).parents[1].resolve()
+    if tree != REPO.resolve():
+        raise Skip("SMPyBandits is timed with this tree only")
+    sys.path.insert(0, str(REPO))
+    compare = importlib.import_module("benchmarks.smpybandits")
+    if not compare.SIDE_PYTHON.exists():
+        raise Skip(f"no SMPyBandits environment at {compare.SIDE_PYTHON}: run `make smpy-venv`")
+    import numpy as np
+
+    pairs = {pair.name: pair for pair in compare.PAIRS}
+    seeds = np.arange(SEEDS)
+    values: Values = {}
+    for agent, name in SMPY_PAIRS.items():
+        pair = pairs[name]
+        world, env = compare.worlds(pair.env, seeds)
+        # the simulation's own seconds (run_nslb first loads the compiled kernels, untimed)
+        ours = min(compare.run_nslb(pair, world, env, seeds)[1] for _ in range(ctx.repeats))
+        folder = fresh(ctx.scratch / "smpybandits")
+        folder.mkdir(parents=True)
+        _, theirs, _ = compare.run_smpy(pair, world, compare.SIDE_PYTHON, folder)
+        values[smpy_row(agent)] = theirs
+        values[speedup_row(agent)] = theirs / ours
+    return values
+
+
 WORKLOADS = (
     Workload("paper", paper, slow=True),
     Workload("umts-10", synthetic_umts(10)),
@@ -323,6 +403,8 @@ WORKLOADS = (
         )
     ),
     Workload("movielens-preset", movielens_preset, slow=True),
+    *(Workload(f"field-{agent}", field_agent(agent)) for agent in FIELD_AGENTS),
+    Workload("smpybandits", smpybandits, slow=True),
 )
 
 
@@ -455,6 +537,8 @@ def measure(
 def number(value: float | None, unit: str) -> str:
     if value is None:
         return "-"
+    if unit == "x":
+        return f"{value:.0f}x"
     if unit == "MiB" or value >= 100:
         return f"{value:.0f}"
     return f"{value:.1f}" if value >= 10 else f"{value:.2f}"
@@ -464,7 +548,7 @@ def table(rows: Sequence[Row], current: Values, baseline: Values, base: str) -> 
     lines = [["speed target", "measured", "target", f"baseline {base}", "ratio"]]
     for row in rows:
         now, old = current.get(row.name), baseline.get(row.name)
-        ratio = f"{old / now:.1f}x" if now and old else "-"
+        ratio = f"{old / now:.1f}x" if now and old and row.unit != "x" else "-"
         unit = " (MiB)" if row.unit == "MiB" else ""
         lines.append(
             [
@@ -556,7 +640,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"seconds (best of {args.repeats}) except peak RSS; ratio = baseline / measured\n")
     print_table(table(shown, values["current"], values["baseline"], baseline_label))
     met = [r for r in shown if r.target and r.name in values["current"]]
-    ok = sum(values["current"][r.name] <= r.target for r in met)
+    ok = sum(r.met(values["current"][r.name]) for r in met)
     print(f"\ntargets met: {ok} of {len(met)}")
     skipped = [w.key for w in WORKLOADS if w not in workloads]
     if skipped:

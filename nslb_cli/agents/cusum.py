@@ -1,0 +1,277 @@
+"""CUSUM-UCB (Liu, Lee & Shroff, AAAI 2018): UCB restarted per arm by a two-sided CUSUM test.
+
+The change-detection framework of Liu et al. ("A Change-Detection Based Framework for
+Piecewise-Stationary Multi-Armed Bandit Problems"): UCB on the rewards each arm has given
+since its own last restart, uniform exploration with probability ``alpha``, and one
+change detector per arm whose alarm restarts *only that arm* (local restarts). Round ``t``
+(``t = 1 .. n``), per run:
+
+1. with probability ``alpha`` pull an arm uniformly at random (each arm with probability
+   ``alpha / K``); otherwise the UCB arm (the paper's equations (1)-(3))::
+
+       A_t = argmax_a  Y_a / N_a + 2 sigma sqrt(2 log(n_t) / N_a),   n_t = sum_a N_a
+
+   where ``N_a`` and ``Y_a`` are arm ``a``'s pulls and reward sum since its last restart,
+   unpulled arms first (index ``+inf``), ties broken uniformly at random. ``n_t`` counts the
+   pulls since each arm's restart, not the rounds (the paper's ``n_t``; SMPyBandits' CUSUM
+   policy sets its UCB's ``t`` to the same sum). ``sigma`` is the rewards' sub-Gaussian
+   scale (``Problem.sigma``): for rewards in ``[0, 1]``, ``sigma = 1/2`` and the bonus is
+   UCB1's ``sqrt(2 log(n_t) / N_a)``.
+2. observe ``y_k``, the ``k``-th reward of ``A_t`` since its restart, and feed the arm's
+   two-sided CUSUM (the paper's Algorithm 2, equations (5)-(6)):
+
+       u_0  = (y_1 + ... + y_M) / M                   (after the M-th reward)
+       s+_k = (y_k - u_0 - eps) 1{k > M},   s-_k = (u_0 - y_k - eps) 1{k > M}
+       g+_k = max(0, g+_{k-1} + s+_k),      g-_k = max(0, g-_{k-1} + s-_k),   g_0 = 0
+
+   An alarm when ``g+_k >= h`` or ``g-_k >= h`` restarts the arm: ``N_a = Y_a = 0`` and its
+   CUSUM starts afresh (the paper's ``tau_a = t + 1``: the reward that raised the alarm is
+   not kept). The other arms keep everything.
+
+Scale. ``eps`` and ``h`` are given, as in the paper, for rewards in ``[0, 1]`` (whose
+sub-Gaussian scale is 1/2); the test runs on rewards divided by ``2 sigma``, i.e. with drift
+``2 sigma eps`` and threshold ``2 sigma h`` in reward units. For Bernoulli rewards and for
+Gaussian rewards with ``sigma = 1/2`` (the paper's synthetic scenario) this is the paper's
+test as written; other noise levels keep the test's false-alarm rate.
+
+Defaults (``null``), from the horizon ``n`` and the number of changes ``Upsilon`` (read from
+the offline model: :func:`~nslb_cli.agents.tuning.expected_changes`, at least 1):
+
+* ``threshold`` ``h = log(n / Upsilon)`` and ``alpha = sqrt(Upsilon / n · log(n / Upsilon))``:
+  the paper's tuning for a known horizon and number of changes (its Theorem 2 / Corollary 2
+  set ``h = log(T / Upsilon_T) / C_1`` and ``alpha`` of order ``sqrt(Upsilon_T / T ·
+  log(T / Upsilon_T))``, with constants ``C_1, C_2`` of ``eps`` and ``M``; these are the
+  simplified forms that Besson et al. (2022) and SMPyBandits' ``CUSUM_IndexPolicy`` use).
+  For the synthetic presets (``n = 2000``, ``Upsilon = 10``): ``h = 5.30``,
+  ``alpha = 0.163``.
+* ``epsilon = 0.05`` and ``warmup`` ``M = 100``. The analysis leaves both to prior knowledge
+  of the problem: ``eps`` must stay below the smallest change of an arm's mean that should
+  be detected (about half of it), and ``M`` below the number of pulls an arm gets in a
+  stationary segment, enough to estimate ``u_0``. These are the values of the reference
+  implementation, SMPyBandits 0.9.7 (``CUSUM_IndexPolicy``: ``M = 100``, its base class's
+  ``epsilon = 0.05``); Besson et al. (2022) use ``M = 150`` and ``eps = 0.1`` on their easy
+  problems of 5,000-20,000 rounds.
+
+Randomness: two uniforms per run and round from the agent's stream (exploration, then the
+uniform arm or the tie-break), drawn in blocks (:class:`~nslb_cli.agents.round_draws.RoundDraws`).
+The choice and the update run in compiled per-run loops (:func:`cusum_choice`,
+:func:`cusum_update`); :meth:`CUSUMUCB.index` and :func:`random_argmax` are their numpy
+statements (tests hold the two to the same arms).
+Per run statistics: ``detections`` (alarms), ``alpha`` and ``threshold`` (the ``h`` used).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from nslb_cli.agents.base import Agent
+from nslb_cli.agents.round_draws import RoundDraws
+from nslb_cli.agents.tuning import expected_changes
+from nslb_cli.config import validators as check
+from nslb_cli.core.compiled import jit
+from nslb_cli.core.problem import OfflineModel, Problem
+from nslb_cli.core.rng import BatchRNG
+
+MAX_TEST_SCALE = 1e12
+"""Largest ``epsilon`` and ``threshold``. They are multiplied by ``2 sigma`` (``sigma`` up to
+1e6) and compared with sums of rewards: at 1e12 everything stays far inside float64 (a
+threshold of 1e300 times 2e6 would be inf, and the test silently never fires). No reward
+scale makes a larger one useful: rewards lie within about 1e7 of 0."""
+
+
+@dataclass
+class CUSUMUCBParams:
+    """CUSUM-UCB's parameters; ``None`` means computed from ``n`` and ``Upsilon`` (module doc)."""
+
+    name: str = "cusum_ucb"
+    alpha: float | None = None
+    threshold: float | None = None
+    epsilon: float = 0.05
+    warmup: int = 100
+
+    def __post_init__(self) -> None:
+        if self.alpha is not None:
+            check.probability(self.alpha, "alpha")
+        if self.threshold is not None:
+            check.positive(self.threshold, "threshold")
+            check.at_most(self.threshold, MAX_TEST_SCALE, "threshold", "2 sigma h must stay finite")
+        check.non_negative(self.epsilon, "epsilon")
+        check.at_most(self.epsilon, MAX_TEST_SCALE, "epsilon", "2 sigma eps must stay finite")
+        check.int64(self.warmup, "warmup")
+        check.require(
+            self.warmup >= 1, "warmup", f"must be >= 1 (u_0 averages M rewards), got {self.warmup}"
+        )
+
+
+def cusum_defaults(problem: Problem, model: OfflineModel) -> tuple[np.ndarray, np.ndarray]:
+    """``(h, alpha)`` per run, ``(R,)``: ``h = log(n / Upsilon)``, ``alpha = sqrt(Upsilon / n
+    · log(n / Upsilon))``, with ``Upsilon`` the expected number of changes cut to ``[1, n]``."""
+    n = problem.horizon
+    upsilon = np.clip(expected_changes(model, n), 1.0, n)
+    h = np.log(n / upsilon)
+    return h, np.sqrt(upsilon / n * h)
+
+
+def random_argmax(index: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
+    """Per run (row), an arm drawn uniformly among those of largest ``index`` (``+inf``
+    included), with ``uniforms`` ``(R,)`` in ``[0, 1)``: the ``floor(u · ties)``-th tied arm
+    in index order, so one uniform per run breaks every tie."""
+    tied = index == index.max(axis=1, keepdims=True)
+    count = tied.sum(axis=1)
+    if np.all(count == 1):  # no tie: the argmax (what the general case gives too)
+        return tied.argmax(axis=1)
+    rank = np.minimum(np.floor(uniforms * count), count - 1).astype(np.int64)
+    return (tied & (np.cumsum(tied, axis=1) == (rank + 1)[:, None])).argmax(axis=1)
+
+
+@jit
+def cusum_choice(
+    u: np.ndarray, alpha: np.ndarray, pulls: np.ndarray, sums: np.ndarray, width: float
+) -> np.ndarray:
+    """:meth:`CUSUMUCB.act`'s arms, compiled: per run, the uniform arm
+    ``min(floor(u[r, 1] K), K - 1)`` if ``u[r, 0] < alpha[r]``, else :func:`random_argmax`
+    of the UCB indices ``sums / pulls + width sqrt(2 log(max(n_t, 1)) / pulls)`` (``+inf``
+    for unpulled arms) with ``u[r, 1]``; ``(R,)``."""
+    R, K = pulls.shape
+    arms = np.zeros(R, dtype=np.int64)
+    index = np.empty(K)
+    for r in range(R):
+        if u[r, 0] < alpha[r]:
+            arms[r] = min(int(np.floor(u[r, 1] * K)), K - 1)
+            continue
+        total = 0.0
+        for a in range(K):
+            total += pulls[r, a]
+        level = 2.0 * np.log(max(total, 1.0))
+        best = -np.inf
+        for a in range(K):
+            if pulls[r, a] > 0:
+                index[a] = sums[r, a] / pulls[r, a] + width * np.sqrt(level / pulls[r, a])
+            else:
+                index[a] = np.inf
+            best = max(best, index[a])
+        count = 0
+        for a in range(K):
+            if index[a] == best:
+                count += 1
+        rank = min(int(np.floor(u[r, 1] * count)), count - 1)
+        for a in range(K):
+            if index[a] == best:
+                if rank == 0:
+                    arms[r] = a
+                    break
+                rank -= 1
+    return arms
+
+
+@jit
+def cusum_update(
+    actions: np.ndarray,
+    rewards: np.ndarray,
+    warmup: float,
+    eps: float,
+    h: np.ndarray,
+    pulls: np.ndarray,
+    sums: np.ndarray,
+    baseline: np.ndarray,
+    g_plus: np.ndarray,
+    g_minus: np.ndarray,
+    detections: np.ndarray,
+) -> None:
+    """:meth:`CUSUMUCB.update`, compiled, in place: the pulled arm's statistics and two-sided
+    CUSUM (module docstring, step 2), and its restart on an alarm."""
+    for r in range(len(actions)):
+        a = actions[r]
+        k = pulls[r, a] + 1.0
+        total = sums[r, a] + rewards[r]
+        pulls[r, a] = k
+        sums[r, a] = total
+        if k == warmup:
+            baseline[r, a] = total / k
+        if k <= warmup:
+            continue
+        step = rewards[r] - baseline[r, a]
+        plus = max(0.0, g_plus[r, a] + step - eps)
+        minus = max(0.0, g_minus[r, a] - step - eps)
+        g_plus[r, a] = plus
+        g_minus[r, a] = minus
+        if plus >= h[r] or minus >= h[r]:
+            pulls[r, a] = 0.0
+            sums[r, a] = 0.0
+            baseline[r, a] = np.nan
+            g_plus[r, a] = 0.0
+            g_minus[r, a] = 0.0
+            detections[r] += 1
+
+
+class CUSUMUCB(Agent):
+    """CUSUM-UCB (Liu, Lee & Shroff, AAAI 2018): UCB with per-arm two-sided CUSUM restarts.
+
+    Module docstring: the equations, defaults and scale. Statistics per run and arm since the
+    arm's last restart: ``pulls`` (``N_a``), ``sums`` (``Y_a``), ``baseline`` (``u_0``, NaN
+    during the first ``M`` rewards), ``g_plus`` and ``g_minus``.
+    """
+
+    Params = CUSUMUCBParams
+    fixed_arms = True
+
+    def __init__(
+        self, params: CUSUMUCBParams, problem: Problem, model: OfflineModel, rng: BatchRNG
+    ) -> None:
+        super().__init__(params, problem, model, rng)
+        R, K = problem.n_runs, problem.n_arms
+        h, alpha = cusum_defaults(problem, model)
+        if params.threshold is not None:
+            h = np.full(R, float(params.threshold))
+        if params.alpha is not None:
+            alpha = np.full(R, float(params.alpha))
+        self.alpha = alpha
+        self.threshold = h
+        scale = 2.0 * problem.sigma  # eps and h are in units of rewards in [0, 1]
+        self._h = scale * h
+        self._eps = scale * params.epsilon
+        self.pulls = np.zeros((R, K))
+        self.sums = np.zeros((R, K))
+        self.baseline = np.full((R, K), np.nan)
+        self.g_plus = np.zeros((R, K))
+        self.g_minus = np.zeros((R, K))
+        self.detections = np.zeros(R, dtype=np.int64)
+        self._draws = RoundDraws(rng.random, (2,))
+        self._runs = np.arange(R)
+
+    def index(self) -> np.ndarray:
+        """UCB indices ``(R, K)``: ``+inf`` for arms not pulled since their restart."""
+        total = self.pulls.sum(axis=1, keepdims=True)  # n_t
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ucb = self.sums / self.pulls + 2.0 * self.problem.sigma * np.sqrt(
+                2.0 * np.log(np.maximum(total, 1.0)) / self.pulls
+            )
+        return np.where(self.pulls > 0, ucb, np.inf)
+
+    def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
+        """With probability ``alpha`` a uniform arm, else the UCB arm, ties at random
+        (compiled: :func:`cusum_choice`, the arms of :meth:`index` and :func:`random_argmax`)."""
+        u = self._draws.next()
+        return cusum_choice(u, self.alpha, self.pulls, self.sums, 2.0 * self.problem.sigma)
+
+    def update(
+        self, t: int, contexts: np.ndarray | None, actions: np.ndarray, rewards: np.ndarray
+    ) -> None:
+        cusum_update(
+            np.asarray(actions, dtype=np.int64),
+            np.asarray(rewards, dtype=float),
+            float(self.params.warmup),
+            float(self._eps),
+            self._h,
+            self.pulls,
+            self.sums,
+            self.baseline,
+            self.g_plus,
+            self.g_minus,
+            self.detections,
+        )
+
+    def summary(self) -> dict[str, np.ndarray]:
+        return {"detections": self.detections, "alpha": self.alpha, "threshold": self.threshold}

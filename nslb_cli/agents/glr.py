@@ -1,0 +1,325 @@
+"""GLR-klUCB (Besson, Kaufmann, Maillard & Seznec, JMLR 2022): kl-UCB restarted by GLR tests.
+
+"Efficient Change-Point Detection for Tackling Piecewise-Stationary Bandits", Algorithm 1:
+kl-UCB indices on the rewards each arm has given since its last restart, deterministic
+forced exploration, and a generalized likelihood ratio (GLR) change-point test on the pulled
+arm's rewards, whose detection restarts that arm (local restarts, the default) or every arm
+(global restarts). Round ``t`` (``t = 1 .. n``), per run:
+
+1. forced exploration: with ``P = floor(K / alpha)``, if ``alpha > 0`` and
+   ``t mod P`` is in ``{1, .., K}`` pull arm ``t mod P`` (the ``K`` arms in turn once every
+   ``P`` rounds, a fraction ``alpha`` of the rounds); otherwise the kl-UCB arm
+
+       A_t = argmax_a  max {q : N_a d(Y_a / N_a, q) <= f(t - 1 - tau_a)},
+       f(s) = log(s) + 3 log(max(1, log(s)))   (f(s) = 0 for s <= 1),
+
+   with ``N_a``, ``Y_a`` arm ``a``'s pulls and reward sum since its last restart ``tau_a``
+   (the round of the detection, 0 at the start; ``t - 1 - tau_a`` rounds have been played
+   since: the paper's index ``UCB_a(t)`` uses the observations up to round ``t`` and chooses
+   ``A_{t+1}``, as in the authors' code and SMPyBandits), ``d`` the divergence of the reward
+   model
+   (:meth:`~nslb_cli.core.rewards.RewardModel.divergence`): the binary relative entropy for
+   Bernoulli rewards, ``(x - y)^2 / (2 sigma^2)`` for Gaussian ones, whose index is then
+   ``Y_a / N_a + sigma sqrt(2 f / N_a)``
+   (:meth:`~nslb_cli.core.rewards.RewardModel.upper_confidence`: closed form, or 8 Newton
+   steps for Bernoulli). Unpulled arms come first (index ``+inf``);
+   ties are broken uniformly at random. The paper's exploration function is
+   ``log(s) + 3 log(log(s))``; its ``log log`` is negative for ``s < e`` (``f(2) < 0``, an
+   empty confidence set), so it is clipped at 0 there, as SMPyBandits' ``klUCBloglog`` does.
+2. observe the reward; it is ``Z_k``, the ``k``-th reward of arm ``A_t`` since its restart.
+   When ``k`` is a multiple of ``test_every`` (``Delta n``), the GLR test runs over the split
+   points ``s = 1, 1 + Delta s, 1 + 2 Delta s, .. <= k - 1`` (``Delta s`` = ``split_every``):
+
+       G(s) = s d(mean(Z_1..Z_s), mean(Z_1..Z_k)) + (k - s) d(mean(Z_s+1..Z_k), mean(Z_1..Z_k))
+       detect when  max_s G(s) >= beta(k, delta) = log(3 k^(3/2) / delta)
+
+   (the paper's practical threshold, section "Practical considerations"; its Lemma 1 bounds
+   the false-alarm probability of the test over all ``k`` by ``delta`` for the larger
+   ``2 T(log(3 k sqrt(k) / delta) / 2) + 6 log(1 + log(k))``). With the Bernoulli
+   divergence this is the Bernoulli GLR (B-GLRT) of the paper, valid for any rewards in
+   ``[0, 1]``; with the Gaussian divergence, ``G(s) = s (k - s) / k (mean_1 - mean_2)^2 /
+   (2 sigma^2)``, the Gaussian GLR (the statistic of SMPyBandits' Gaussian GLR policies,
+   with the same threshold as its ``OurGaussianGLR``). On a detection the arm is restarted:
+   ``tau_a = t``, ``N_a = Y_a = 0``, its history emptied; with global restarts every arm is.
+
+The subsampling (``Delta n = Delta s = 10``) is the paper's speed-up: it keeps the
+false-alarm guarantee (a test over fewer ``(k, s)`` pairs) and delays a detection by at most
+``Delta n - 1`` rewards of the arm; the paper and SMPyBandits use 10 and 10 for horizons up
+to 20,000. The update and the test run in a compiled per-run loop (:func:`glr_update`),
+which stops a test at the first split point over the threshold; :meth:`GLRklUCB.statistic`
+is the same statistic in numpy (tests hold the two to the same detections).
+
+Defaults (``null``), with ``Upsilon`` the expected number of changes of the offline model
+(:func:`~nslb_cli.agents.tuning.expected_changes`, at least 1), ``n`` the horizon and
+``K`` the arms, as the paper's corollaries and its experiments (SMPyBandits'
+``configuration_nonstationary.py``):
+
+* local restarts: ``delta = 1 / sqrt(K Upsilon n)``,
+  ``alpha = alpha_scale sqrt(K Upsilon log(n) / n)``;
+* global restarts: ``delta = 1 / sqrt(Upsilon n)``,
+  ``alpha = alpha_scale sqrt(Upsilon log(n) / n)``;
+* ``alpha_scale = 0.05`` (the paper's ``alpha_0``: the corollaries' ``alpha`` minimises a
+  bound, not the regret, and is too large in practice). For the synthetic presets (``K = 5``,
+  ``n = 2000``, ``Upsilon = 10``), local: ``delta = 0.0032``, ``alpha = 0.0218``, an
+  exploration cycle every 229 rounds.
+
+Memory: the test needs, per run and arm, the sums of the first ``s`` rewards since the
+restart at the split points only (``s = 1, 1 + Delta s, ..``) and the total: ``8 R K n /
+Delta s`` bytes (0.8 MB for 100 seeds × 2,000 rounds × 5 arms; a tenth of the world's mean
+rewards). Randomness: one uniform per run and round (the tie-break), drawn in blocks.
+Per run statistics: ``detections``, ``alpha`` and ``delta``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from nslb_cli.agents.base import Agent
+from nslb_cli.agents.cusum import random_argmax
+from nslb_cli.agents.round_draws import RoundDraws
+from nslb_cli.agents.tuning import expected_changes
+from nslb_cli.config import validators as check
+from nslb_cli.core.compiled import inline, jit
+from nslb_cli.core.problem import OfflineModel, Problem
+from nslb_cli.core.rewards import GAUSSIAN_KERNEL, KL_EPSILON
+from nslb_cli.core.rng import BatchRNG
+
+RESTARTS = ("local", "global")
+MIN_ALPHA = 1e-9
+"""Smallest positive forced-exploration rate: the exploration period ``floor(K / alpha)`` is
+an int64 (``alpha = 1e-300`` overflows it); at 1e-9 it is ``K · 1e9`` rounds, beyond any
+horizon."""
+MAX_STEP = 2**31
+"""Largest ``test_every`` / ``split_every``: a step beyond any horizon already means "test
+once" or "one split point"; larger values only risk int64 overflow in ``1 + j Delta s``."""
+
+
+@dataclass
+class GLRklUCBParams:
+    """GLR-klUCB's parameters; ``None`` means computed from ``n``, ``K`` and ``Upsilon``."""
+
+    name: str = "glr_klucb"
+    restarts: str = "local"
+    delta: float | None = None
+    alpha: float | None = None
+    alpha_scale: float = 0.05
+    test_every: int = 10
+    split_every: int = 10
+
+    def __post_init__(self) -> None:
+        check.one_of(self.restarts, RESTARTS, "restarts")
+        if self.delta is not None:
+            check.positive(self.delta, "delta")
+            check.require(self.delta <= 1.0, "delta", f"must be in (0, 1], got {self.delta}")
+        if self.alpha is not None:
+            check.probability(self.alpha, "alpha")
+            check.require(
+                self.alpha == 0 or self.alpha >= MIN_ALPHA,
+                "alpha",
+                f"must be 0 (no forced exploration) or >= {MIN_ALPHA:g} (smaller ones overflow "
+                f"the exploration period K / alpha), got {self.alpha}",
+            )
+        check.probability(self.alpha_scale, "alpha_scale")
+        for key in ("test_every", "split_every"):
+            value = getattr(self, key)
+            check.require(
+                1 <= value <= MAX_STEP, key, f"must be an integer in [1, {MAX_STEP}], got {value}"
+            )
+
+
+def glr_defaults(
+    problem: Problem, model: OfflineModel, restarts: str, alpha_scale: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(delta, alpha)`` per run, ``(R,)`` (module docstring): ``1 / sqrt(c Upsilon n)`` and
+    ``alpha_scale sqrt(c Upsilon log(n) / n)`` with ``c = K`` (local) or 1 (global), cut to
+    ``[0, 1]``."""
+    n = problem.horizon
+    upsilon = np.clip(expected_changes(model, n), 1.0, n)
+    c = problem.n_arms if restarts == "local" else 1
+    delta = np.minimum(1.0, 1.0 / np.sqrt(c * upsilon * n))
+    alpha = np.minimum(1.0, alpha_scale * np.sqrt(c * upsilon * np.log(n) / n))
+    return delta, alpha
+
+
+def exploration(s: np.ndarray) -> np.ndarray:
+    """``f(s) = log(s) + 3 log(max(1, log(s)))`` for ``s >= 1`` (``f(1) = 0``)."""
+    log_s = np.log(np.maximum(s, 1.0))
+    return log_s + 3.0 * np.log(np.maximum(1.0, log_s))
+
+
+def glr_threshold(k: np.ndarray, delta: np.ndarray) -> np.ndarray:
+    """``beta(k, delta) = log(3 k^(3/2) / delta)``."""
+    return np.log(3.0) + 1.5 * np.log(k) - np.log(delta)
+
+
+def split_statistics(
+    divergence: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    prefix: np.ndarray,
+    total: np.ndarray,
+    k: np.ndarray,
+    s: np.ndarray,
+) -> np.ndarray:
+    """``G(s)`` of the module docstring, broadcasting: ``prefix`` the sum of the first ``s``
+    rewards, ``total`` the sum of all ``k``, ``divergence(x, y)`` the reward model's (one
+    call for both halves)."""
+    mean = total / k
+    halves = divergence(np.stack(np.broadcast_arrays(prefix / s, (total - prefix) / (k - s))), mean)
+    return s * halves[0] + (k - s) * halves[1]
+
+
+@inline
+def divergence_of(family: int, variance: float, x: float, y: float) -> float:
+    """The compiled twin of :meth:`~nslb_cli.core.rewards.RewardModel.divergence` for the
+    model whose :attr:`~nslb_cli.core.rewards.RewardModel.kernel` is ``(family, variance)``
+    (same arithmetic): ``(x - y)^2 / (2 sigma^2)``, or the binary relative entropy with both
+    means kept in ``[KL_EPSILON, 1 - KL_EPSILON]``."""
+    if family == GAUSSIAN_KERNEL:
+        return (x - y) ** 2 / (2.0 * variance)
+    x = min(max(x, KL_EPSILON), 1.0 - KL_EPSILON)
+    y = min(max(y, KL_EPSILON), 1.0 - KL_EPSILON)
+    return x * np.log(x / y) + (1.0 - x) * np.log((1.0 - x) / (1.0 - y))
+
+
+@jit
+def glr_update(
+    family: int,
+    variance: float,
+    t: int,
+    actions: np.ndarray,
+    rewards: np.ndarray,
+    test_every: int,
+    split_every: int,
+    delta: np.ndarray,
+    restart_all: bool,
+    pulls: np.ndarray,
+    sums: np.ndarray,
+    prefix: np.ndarray,
+    restart: np.ndarray,
+    detections: np.ndarray,
+) -> None:
+    """:meth:`GLRklUCB.update`, compiled, in place: the pulled arm's statistics and split-point
+    sums, its GLR test when due (``max_s G(s) >= beta(k, delta)``, :meth:`GLRklUCB.statistic`
+    and :func:`glr_threshold`; the scan stops at the first split point over the threshold),
+    and the restart on a detection (of the arm, or of every arm with ``restart_all``)."""
+    K = pulls.shape[1]
+    for r in range(len(actions)):
+        a = actions[r]
+        k = pulls[r, a] + 1
+        total = sums[r, a] + rewards[r]
+        pulls[r, a] = k
+        sums[r, a] = total
+        if (k - 1) % split_every == 0:
+            prefix[r, a, (k - 1) // split_every] = total
+        if k % test_every != 0 or k < 2:
+            continue
+        mean = total / k
+        threshold = np.log(3.0) + 1.5 * np.log(k) - np.log(delta[r])
+        fired = False
+        split = 1
+        while split <= k - 1 and not fired:
+            first = prefix[r, a, (split - 1) // split_every]
+            g = split * divergence_of(family, variance, first / split, mean) + (
+                k - split
+            ) * divergence_of(family, variance, (total - first) / (k - split), mean)
+            fired = g >= threshold
+            split += split_every
+        if not fired:
+            continue
+        detections[r] += 1
+        for b in range(K):
+            if restart_all or b == a:
+                pulls[r, b] = 0
+                sums[r, b] = 0.0
+                restart[r, b] = t + 1
+
+
+class GLRklUCB(Agent):
+    """GLR-klUCB (Besson, Kaufmann, Maillard & Seznec, JMLR 2022): kl-UCB with GLR restarts.
+
+    Module docstring: the equations and defaults. Per run and arm since the arm's last
+    restart: ``pulls`` (``N_a``), ``sums`` (``Y_a``), ``restart`` (``tau_a``, a 1-based round,
+    0 at the start) and ``prefix`` ``(R, K, ceil(n / Delta s))``, whose entry ``j`` is the sum
+    of the arm's first ``1 + j Delta s`` rewards (the split points of the test).
+    """
+
+    Params = GLRklUCBParams
+    fixed_arms = True
+
+    def __init__(
+        self, params: GLRklUCBParams, problem: Problem, model: OfflineModel, rng: BatchRNG
+    ) -> None:
+        super().__init__(params, problem, model, rng)
+        R, K, n = problem.n_runs, problem.n_arms, problem.horizon
+        delta, alpha = glr_defaults(problem, model, params.restarts, params.alpha_scale)
+        if params.delta is not None:
+            delta = np.full(R, float(params.delta))
+        if params.alpha is not None:
+            alpha = np.full(R, float(params.alpha))
+        self.delta, self.alpha = delta, alpha
+        with np.errstate(divide="ignore"):  # 0 marks runs without forced exploration
+            self.period = np.where(alpha > 0, np.floor(K / alpha), 0).astype(np.int64)
+        self.pulls = np.zeros((R, K), dtype=np.int64)
+        self.sums = np.zeros((R, K))
+        self.restart = np.zeros((R, K), dtype=np.int64)
+        self.prefix = np.zeros((R, K, -(-n // params.split_every)))
+        self.detections = np.zeros(R, dtype=np.int64)
+        self._draws = RoundDraws(rng.random)
+        self._global = params.restarts == "global"
+
+    def index(self, t: int) -> np.ndarray:
+        """kl-UCB indices ``(R, K)`` in (0-based) round ``t``; ``+inf`` for unpulled arms."""
+        pulls = self.pulls.astype(float)
+        level = exploration((t - self.restart).astype(float)) / np.maximum(pulls, 1.0)
+        means = self.sums / np.maximum(pulls, 1.0)
+        ucb = self.problem.reward_model.upper_confidence(means, level)
+        return np.where(self.pulls > 0, ucb, np.inf)
+
+    def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
+        u = self._draws.next()
+        phase = (t + 1) % np.maximum(self.period, 1)
+        forced = (self.period > 0) & (phase >= 1) & (phase <= self.problem.n_arms)
+        if forced.all():
+            return phase - 1
+        return np.where(forced, phase - 1, random_argmax(self.index(t), u))
+
+    def update(
+        self, t: int, contexts: np.ndarray | None, actions: np.ndarray, rewards: np.ndarray
+    ) -> None:
+        family, variance = self.problem.reward_model.kernel
+        glr_update(
+            int(family),
+            float(variance),
+            t,
+            np.asarray(actions, dtype=np.int64),
+            np.asarray(rewards, dtype=float),
+            self.params.test_every,
+            self.params.split_every,
+            self.delta,
+            self._global,
+            self.pulls,
+            self.sums,
+            self.prefix,
+            self.restart,
+            self.detections,
+        )
+
+    def statistic(self, runs: np.ndarray, arms: np.ndarray, k: np.ndarray) -> np.ndarray:
+        """``max_s G(s)`` of arm ``arms[i]`` of run ``runs[i]`` on its first ``k[i] >= 2``
+        rewards since its restart, over the split points ``1, 1 + Delta s, .. <= k - 1``:
+        ``(m,)``."""
+        step = self.params.split_every
+        width = int((k.max() - 2) // step + 1)
+        s = 1 + step * np.arange(width)[None, :]  # split points (sizes of the first part)
+        valid = s <= (k - 1)[:, None]
+        rows, cols = runs[:, None], arms[:, None]
+        prefix = self.prefix[rows, cols, np.where(valid, np.arange(width)[None, :], 0)]
+        total = self.sums[runs, arms][:, None]
+        with np.errstate(divide="ignore", invalid="ignore"):  # invalid splits: masked below
+            g = split_statistics(self.problem.reward_model.divergence, prefix, total, k[:, None], s)
+        return np.where(valid, g, -np.inf).max(axis=1)
+
+    def summary(self) -> dict[str, np.ndarray]:
+        return {"detections": self.detections, "alpha": self.alpha, "delta": self.delta}

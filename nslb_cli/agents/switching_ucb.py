@@ -1,0 +1,279 @@
+"""SW-UCB and D-UCB: UCB on recent rewards for switching bandits (Garivier & Moulines, 2011).
+
+Garivier & Moulines, "On Upper-Confidence Bound Policies for Switching Bandit Problems"
+(ALT 2011; arXiv 0805.3415). Both are model-free per-arm index policies for rewards in
+``[0, B]`` whose means change abruptly at unknown rounds (``Upsilon_T`` changes in ``T``
+rounds): UCB computed on recent rewards only, forgotten abruptly (a sliding window) or
+gradually (a discount). Notation of the paper: ``I_s`` the arm played in round ``s``,
+``X_s`` its reward; ``t`` rounds have been played when ``I_{t+1}`` is chosen (the agent's
+0-based round index is ``t``).
+
+``sw_ucb``, sliding window of ``tau`` rounds (the last ``tau`` rounds ``t - tau + 1 .. t``)::
+
+    N_t(tau, i)    = sum_{s = t - tau + 1}^{t} 1{I_s = i}
+    Xbar_t(tau, i) = 1 / N_t(tau, i) · sum_{s = t - tau + 1}^{t} X_s 1{I_s = i}
+    c_t(tau, i)    = B sqrt(xi log(min(t, tau)) / N_t(tau, i))
+    I_{t+1}        = argmax_i Xbar_t(tau, i) + c_t(tau, i)
+
+``d_ucb``, discount ``gamma``: every arm's statistics are discounted in every round::
+
+    N_t(gamma, i)    = sum_{s=1}^{t} gamma^(t - s) 1{I_s = i}
+    Xbar_t(gamma, i) = 1 / N_t(gamma, i) · sum_{s=1}^{t} gamma^(t - s) X_s 1{I_s = i}
+    n_t(gamma)       = sum_i N_t(gamma, i)          ( = sum_{k=0}^{t-1} gamma^k )
+    c_t(gamma, i)    = 2 B sqrt(xi log n_t(gamma) / N_t(gamma, i))
+    I_{t+1}          = argmax_i Xbar_t(gamma, i) + c_t(gamma, i)
+
+An arm whose count is 0 (never played; for SW-UCB, absent from the window; for D-UCB, a count
+so discounted that it underflowed) has an infinite index: the first ``K`` rounds play arms
+``0 .. K - 1`` in order, as the paper's algorithms begin ("for t from 1 to K, play arm t"),
+and an arm that leaves SW-UCB's window is played in the next round. Ties go to the lowest
+arm. Neither agent draws random numbers.
+
+Defaults (``null`` in the config), from the paper:
+
+* ``tau = 2 B sqrt(T log T / Upsilon_T)`` and ``gamma = 1 - sqrt(Upsilon_T / T) / (4 B)``,
+  the theory-driven choices of the paper's regret bounds (SW-UCB ``O(sqrt(T Upsilon_T
+  log T))``, D-UCB ``O(sqrt(T Upsilon_T) log T)``), with ``T`` the horizon and ``Upsilon_T``
+  the expected number of changes under the offline model's transitions
+  (:func:`~nslb_cli.agents.tuning.expected_changes`, per run, as the other baselines read
+  it). ``tau`` is rounded down and kept in ``[1, T]`` (a window of ``T`` rounds, which
+  ``Upsilon_T = 0`` gives, never forgets); ``gamma`` is kept in ``[1/2, 1]``, the range of the
+  paper's Theorem 1 (``gamma in (1/2, 1)``), which the formula leaves only when
+  ``B < sqrt(Upsilon_T / T) / 2``. For the synthetic presets (``T = 2000``,
+  ``Upsilon_T = 10``, ``B = 1``): ``tau = 77``, ``gamma = 0.9823``.
+* ``xi = 0.6``: the paper's experiments (its theorems need ``xi > 1/2``).
+* ``bound = B = 2 sigma``, from the rewards' sub-Gaussian scale ``sigma``
+  (``Problem.sigma``). The paper assumes rewards in ``[0, B]``, which Hoeffding's lemma
+  makes ``B/2``-sub-Gaussian; ``B = 2 sigma`` gives the radius that guarantee asks of
+  rewards of scale ``sigma``. For Bernoulli rewards (``sigma = 1/2``) it is ``B = 1``, the
+  paper's own setting (Bernoulli arms); for Gaussian rewards of standard deviation ``sigma``,
+  ``2 sigma`` (1 in the synthetic presets, ``sigma = 0.5``).
+
+Implementation: elementwise numpy over the runs, ``O(K)`` per run and round whatever
+``tau`` (no work over the window). SW-UCB keeps, per run, a ring buffer of the arms and
+rewards of its last ``min(max_r tau_r, T)`` rounds and running window counts and sums: each
+round adds the new reward and subtracts the one leaving the window. Counts are exact; the
+running sums of Gaussian rewards carry a rounding error of order ``1e-16`` times the rewards'
+scale per round of the arm, irrelevant to the argmax (sums of clicks are exact). D-UCB
+multiplies every arm's discounted count and sum by ``gamma`` in every round, then adds the
+new reward, and keeps ``n_t(gamma) = gamma n_{t-1}(gamma) + 1``. ``summary()``: the ``tau``
+or ``gamma`` each run used.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from nslb_cli.agents.base import Agent
+from nslb_cli.agents.tuning import expected_changes
+from nslb_cli.config import validators as check
+from nslb_cli.core.problem import OfflineModel, Problem
+from nslb_cli.core.rng import BatchRNG
+
+#: The paper's exploration constant in its experiments.
+XI = 0.6
+#: Largest exploration constant ``xi`` and reward bound ``B``. The radius is at most
+#: ``2 B sqrt(xi log T) / sqrt(N)``: with both at 1e12, ``log T <= 44`` (an int64 horizon) and
+#: ``N`` as small as the smallest positive double (a D-UCB count decayed to a subnormal), it is
+#: about 1e181, still finite; an index of inf or nan would make ``argmax`` meaningless.
+#: Rewards stay within about 1e7 in magnitude, so 1e12 is far beyond a useful value.
+MAX_CONSTANT = 1e12
+#: Smallest default discount: the paper's Theorem 1 holds for ``gamma in (1/2, 1)``.
+MIN_DEFAULT_GAMMA = 0.5
+#: ``-log(1e-300)``: D-UCB's counts cannot reach 0 while ``gamma^t >= 1e-300``.
+LOG_1E300 = 300.0 * np.log(10.0)
+
+
+def _check_constants(xi: float, bound: float | None) -> None:
+    check.positive(xi, "xi")
+    check.at_most(xi, MAX_CONSTANT, "xi", "larger radii overflow")
+    if bound is not None:
+        check.positive(bound, "bound")
+        check.at_most(bound, MAX_CONSTANT, "bound", "larger radii overflow")
+
+
+@dataclass
+class SlidingWindowUCBParams:
+    """``sw_ucb``'s parameters; ``None`` means computed (module docstring)."""
+
+    name: str = "sw_ucb"
+    tau: int | None = None
+    xi: float = XI
+    bound: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.tau is not None:
+            check.int64(self.tau, "tau")
+            check.positive(self.tau, "tau")
+        _check_constants(self.xi, self.bound)
+
+
+@dataclass
+class DiscountedUCBParams:
+    """``d_ucb``'s parameters; ``None`` means computed (module docstring)."""
+
+    name: str = "d_ucb"
+    gamma: float | None = None
+    xi: float = XI
+    bound: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.gamma is not None:
+            check.require(
+                0.0 < self.gamma <= 1.0, "gamma", f"must be in (0, 1] or null, got {self.gamma}"
+            )
+        _check_constants(self.xi, self.bound)
+
+
+def reward_bound(problem: Problem, bound: float | None) -> float:
+    """The paper's ``B``: ``bound`` if given, else ``2 sigma`` (module docstring)."""
+    return 2.0 * problem.sigma if bound is None else float(bound)
+
+
+def default_window(problem: Problem, model: OfflineModel, bound: float) -> np.ndarray:
+    """``tau = floor(2 B sqrt(T log T / Upsilon_T))`` in ``[1, T]``, per run, ``(R,)`` int64."""
+    T = problem.horizon
+    changes = expected_changes(model, T)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        tau = 2.0 * bound * np.sqrt(T * np.log(T) / changes)
+    tau = np.where(changes > 0, tau, T)  # no change expected: a window of every round
+    return np.clip(np.floor(tau), 1, T).astype(np.int64)
+
+
+def default_discount(problem: Problem, model: OfflineModel, bound: float) -> np.ndarray:
+    """``gamma = 1 - sqrt(Upsilon_T / T) / (4 B)`` in ``[1/2, 1]``, per run, ``(R,)``."""
+    T = problem.horizon
+    with np.errstate(over="ignore"):  # a tiny B: -inf, i.e. the floor 1/2
+        gamma = 1.0 - np.sqrt(expected_changes(model, T) / T) / (4.0 * bound)
+    return np.clip(gamma, MIN_DEFAULT_GAMMA, 1.0)
+
+
+def optimistic_arms(
+    sums: np.ndarray, counts: np.ndarray, radius: np.ndarray, some_empty: bool = True
+) -> np.ndarray:
+    """``argmax_i sums_i / counts_i + radius / sqrt(counts_i)`` per run (``radius`` ``(R, 1)``),
+    infinite where ``counts_i = 0``, ties to the lowest arm; ``(R,)``. ``some_empty = False``
+    promises that no count is 0 (the same result, faster)."""
+    if not some_empty:
+        return (sums / counts + radius / np.sqrt(counts)).argmax(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        index = sums / counts + radius / np.sqrt(counts)
+    return np.where(counts > 0, index, np.inf).argmax(axis=1)
+
+
+class SlidingWindowUCB(Agent):
+    """SW-UCB: UCB over a sliding window of the last tau rounds (Garivier & Moulines, 2011).
+
+    Index ``mean + B sqrt(xi log(min(t, tau)) / N)`` over the window (module docstring)."""
+
+    Params = SlidingWindowUCBParams
+    fixed_arms = True
+
+    def __init__(
+        self, params: SlidingWindowUCBParams, problem: Problem, model: OfflineModel, rng: BatchRNG
+    ) -> None:
+        super().__init__(params, problem, model, rng)
+        R, K, T = problem.n_runs, problem.n_arms, problem.horizon
+        self.bound = reward_bound(problem, params.bound)
+        if params.tau is None:
+            self.tau = default_window(problem, model, self.bound)
+        else:
+            self.tau = np.full(R, min(params.tau, T), dtype=np.int64)
+        self.width = self.bound * np.sqrt(params.xi)  # B sqrt(xi)
+        self.counts = np.zeros((R, K))  # N_t(tau, i)
+        self.sums = np.zeros((R, K))  # N_t(tau, i) Xbar_t(tau, i)
+        # Ring buffer of the last `length` rounds: round s in row s % length, as the flat
+        # index r K + I_s of its entry in counts and sums, and its reward. A run's window is
+        # its last tau_r <= length rounds, so the round leaving it is still stored.
+        self.length = int(self.tau.max())
+        self.played = np.zeros((self.length, R), dtype=np.int64)
+        self.rewards = np.zeros((self.length, R))
+        self._uniform = bool(np.all(self.tau == self.length))  # one window for every run
+        self._runs = np.arange(R)
+        self._base = self._runs * K
+        self._radius = np.zeros((R, 1))  # B sqrt(xi log(min(t, tau))), (R, 1)
+
+    def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
+        if t <= self.length:  # min(t, tau) still grows for some run; constant afterwards
+            # log(min(t, tau)), read as log 1 = 0 in round 0 (where every count is 0).
+            horizon = np.minimum(self.tau, max(t, 1))
+            self._radius = (self.width * np.sqrt(np.log(horizon)))[:, None]
+        return optimistic_arms(self.sums, self.counts, self._radius)
+
+    def update(
+        self, t: int, contexts: np.ndarray | None, actions: np.ndarray, rewards: np.ndarray
+    ) -> None:
+        counts, sums = self.counts.reshape(-1), self.sums.reshape(-1)  # views
+        row = t % self.length
+        if self._uniform:
+            if t >= self.length:  # round t - tau leaves every window; it sits in this row
+                counts[self.played[row]] -= 1.0
+                sums[self.played[row]] -= self.rewards[row]
+        elif t >= self.tau.min():
+            full = t >= self.tau  # the runs whose window drops round t - tau_r
+            rows = (t - self.tau[full]) % self.length
+            old = self.played[rows, self._runs[full]]
+            counts[old] -= 1.0
+            sums[old] -= self.rewards[rows, self._runs[full]]
+        entry = self._base + actions
+        self.played[row] = entry
+        self.rewards[row] = rewards
+        counts[entry] += 1.0
+        sums[entry] += rewards
+
+    def summary(self) -> dict[str, np.ndarray]:
+        return {"tau": self.tau.copy()}
+
+
+class DiscountedUCB(Agent):
+    """D-UCB: UCB on discounted counts and means (Garivier & Moulines, 2011).
+
+    Index ``mean + 2 B sqrt(xi log n_t(gamma) / N_t(gamma, i))``, every arm discounted by
+    ``gamma`` every round (module docstring)."""
+
+    Params = DiscountedUCBParams
+    fixed_arms = True
+
+    def __init__(
+        self, params: DiscountedUCBParams, problem: Problem, model: OfflineModel, rng: BatchRNG
+    ) -> None:
+        super().__init__(params, problem, model, rng)
+        R, K = problem.n_runs, problem.n_arms
+        self.bound = reward_bound(problem, params.bound)
+        if params.gamma is None:
+            self.gamma = default_discount(problem, model, self.bound)
+        else:
+            self.gamma = np.full(R, float(params.gamma))
+        self.width = 2.0 * self.bound * np.sqrt(params.xi)  # 2 B sqrt(xi)
+        self.counts = np.zeros((R, K))  # N_t(gamma, i)
+        self.sums = np.zeros((R, K))  # N_t(gamma, i) Xbar_t(gamma, i)
+        self.total = np.zeros(R)  # n_t(gamma)
+        self._discount = self.gamma[:, None]
+        self._base = np.arange(R) * K
+        self._radius = np.zeros((R, 1))  # 2 B sqrt(xi log n_t(gamma)), (R, 1)
+        # Once every arm is played (round K), a count is at least gamma^t: no count can have
+        # decayed to 0 before gamma^t < 1e-300 (a margin above the smallest double, 5e-324).
+        smallest = float(self.gamma.min())
+        self._positive_until = np.inf if smallest == 1.0 else LOG_1E300 / -np.log(smallest)
+
+    def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
+        if t < self.problem.n_arms:  # arms 0 .. t - 1 played once, arm t never: its turn
+            return np.full(self.problem.n_runs, t, dtype=np.int64)
+        some_empty = t >= self._positive_until
+        return optimistic_arms(self.sums, self.counts, self._radius, some_empty)
+
+    def update(
+        self, t: int, contexts: np.ndarray | None, actions: np.ndarray, rewards: np.ndarray
+    ) -> None:
+        np.multiply(self.counts, self._discount, out=self.counts)
+        np.multiply(self.sums, self._discount, out=self.sums)
+        entry = self._base + actions
+        self.counts.reshape(-1)[entry] += 1.0
+        self.sums.reshape(-1)[entry] += rewards
+        self.total = self.gamma * self.total + 1.0  # >= 1
+        self._radius = (self.width * np.sqrt(np.log(self.total)))[:, None]
+
+    def summary(self) -> dict[str, np.ndarray]:
+        return {"gamma": self.gamma.copy()}
