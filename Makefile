@@ -28,6 +28,7 @@ install: ## create .venv and install nslb with its dev tools (editable)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --upgrade pip
 	$(BIN)/pip install -e '.[dev]'
+	$(BIN)/nslb warmup  # compile every kernel now, not in the first runs
 
 lint: ## ruff (lint and format check), mypy (types) and import-linter (the layers' import rules)
 	$(BIN)/ruff check nslb_cli tests examples benchmarks

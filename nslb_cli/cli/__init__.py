@@ -4,7 +4,9 @@
 * :mod:`~nslb_cli.cli.plot` — ``nslb plot DIR``;
 * :mod:`~nslb_cli.cli.data` — ``nslb data prepare|path``;
 * :mod:`~nslb_cli.cli.listing` — ``nslb list``: environments and agents with their parameters;
-* :mod:`~nslb_cli.cli.check` — ``nslb check agent=NAME``: the agent conformance checks.
+* :mod:`~nslb_cli.cli.check` — ``nslb check agent=NAME``: the agent conformance checks;
+* :mod:`~nslb_cli.cli.completion` — ``nslb completion bash|zsh``: shell completion;
+* ``nslb warmup`` (:mod:`nslb_cli.runner.warmup`) and ``nslb --version``, here.
 
 Each subcommand's module is imported only when it is used: matplotlib (plot) and Hydra's
 composition (run) are slow to import. (The functions here are private: a public ``run``
@@ -30,25 +32,87 @@ from nslb_cli.runner.owner import claim_ownership
 USAGE = """usage: nslb <command> [arguments]
 
 commands:
-  run [-m] [key=value ...]   simulate (Hydra overrides: env=…, agent=…, agent.tau=…, run.n_seeds=…)
+  run [-m] [key=value ...]   simulate (Hydra overrides: env=…, agent=…, agent.tau=…, run.n_seeds=…);
+                             a study's best.yaml stands for its overrides
   plot DIR [options]         figures and summary tables for the results under DIR (--out FOLDER)
   list                       environments and agents (plugins included) with their parameters,
                              and the experiment presets
   check agent=NAME [k=v …]   the conformance checks an agent must pass, one line each
   data prepare [env.k=v …]   MovieLens: build and cache the data, print its diagnostics
   data path                  MovieLens: print the cache folder
+  warmup                     compile every agent's kernels now, not in the first runs
+  completion bash|zsh        print the shell-completion script (eval "$(nslb completion bash)")
 
-`nslb run --help` lists the config groups and the composed config; `nslb run --cfg job`
-prints the config a run would use; `nslb plot --help` lists the plot options.
+`nslb <command> --help` describes a command; `nslb run --help` lists the config groups and
+the composed config; `nslb run --cfg job` prints the config a run would use.
+`nslb --version` prints the version.
 """
-COMMANDS = ("run", "plot", "list", "check", "data")
+HELP = {
+    "list": """usage: nslb list
+
+Every environment and agent (built-in and plugins) with its paper and its parameters'
+defaults, then the experiment presets. Takes no arguments.
+""",
+    "check": """usage: nslb check agent=NAME [agent.key=value ...] [env=NAME] [env.key=value ...]
+
+Run the conformance checks every agent must pass (batched seeds equal seeds alone,
+reproducible, beliefs that sum to one, …), one line each. Without env=NAME on two short
+synthetic worlds. Exit status: 0 all pass, 1 a check fails, 2 bad input.
+""",
+    "warmup": """usage: nslb warmup
+
+Compile every agent's numba kernels (Gaussian and Bernoulli rewards, known model and
+prior) into nslb's cache, so that no later run waits for them; `make install` runs it.
+Kernels only MovieLens reaches compile on the first MovieLens run.
+""",
+    "completion": """usage: nslb completion bash|zsh
+
+Print the shell-completion script for nslb's commands, plot options and run/check
+overrides. Install: add  eval "$(nslb completion bash)"  to ~/.bashrc (zsh: ~/.zshrc).
+""",
+}
+COMMANDS = ("run", "plot", "list", "check", "data", "warmup", "completion")
+HELP_FLAGS = ("-h", "--help")
 
 
 def _run(arguments: Sequence[str]) -> None:
-    """``nslb run``: see :mod:`nslb_cli.cli.run`."""
+    """``nslb run``: see :mod:`nslb_cli.cli.run`. Hydra's ``--shell-completion
+    install=SHELL`` prints nslb's own script (Hydra's would call ``nslb`` without ``run``)."""
     from nslb_cli.cli.run import main as run_main
 
+    for where, flag in enumerate(arguments[:-1]):
+        value = arguments[where + 1]
+        if flag in ("-sc", "--shell-completion") and value.startswith("install="):
+            _completion([value.partition("=")[2]])
+            return
     run_main(arguments)
+
+
+def _completion(arguments: Sequence[str]) -> None:
+    """``nslb completion bash|zsh``: see :mod:`nslb_cli.cli.completion`."""
+    from nslb_cli.cli.completion import main as completion_main
+
+    try:
+        completion_main(arguments, COMMANDS)
+    except ConfigError as err:
+        fail(str(err))
+
+
+def _warmup(arguments: Sequence[str]) -> None:
+    """``nslb warmup``: see :mod:`nslb_cli.runner.warmup`."""
+    import time
+
+    from nslb_cli.core.compiled import CACHE
+    from nslb_cli.runner.warmup import warm_up
+
+    if arguments:
+        fail("nslb warmup takes no arguments")
+    start = time.perf_counter()
+    played = warm_up(lambda line: print(f"  {line}", file=sys.stderr))
+    print(
+        f"nslb warmup: compiled code for {played} agent settings ready in "
+        f"{time.perf_counter() - start:.0f} s (cache: {CACHE})"
+    )
 
 
 def _plot(arguments: Sequence[str]) -> None:
@@ -134,8 +198,24 @@ def _dispatch(arguments: list[str]) -> None:
     if not arguments or arguments[0] in ("-h", "--help", "help"):
         print(USAGE, end="")
         return
+    if arguments[0] in ("-V", "--version"):
+        from importlib.metadata import version
+
+        print(f"nslb {version('nslb-cli')}")
+        return
     command, rest = arguments[0], arguments[1:]
-    handlers = {"run": _run, "plot": _plot, "list": _list, "check": _check, "data": _data}
+    handlers = {
+        "run": _run,
+        "plot": _plot,
+        "list": _list,
+        "check": _check,
+        "data": _data,
+        "warmup": _warmup,
+        "completion": _completion,
+    }
+    if command in HELP and any(a in HELP_FLAGS for a in rest):
+        print(HELP[command], end="")
+        return
     if command not in handlers:
         fail(f"unknown command '{command}'; use one of: {', '.join(COMMANDS)} (see `nslb --help`)")
     try:

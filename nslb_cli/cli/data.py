@@ -44,7 +44,7 @@ COMMANDS = ("prepare", "path")
 
 def main(arguments: Sequence[str]) -> None:
     """Run ``nslb data <arguments>``; raises :class:`ConfigError` for bad input."""
-    if not arguments or arguments[0] in ("-h", "--help", "help"):
+    if not arguments or any(a in ("-h", "--help", "help") for a in arguments):
         print(USAGE, end="")
         return
     command, rest = arguments[0], list(arguments[1:])

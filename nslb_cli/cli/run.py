@@ -9,14 +9,16 @@ the sweep ends with a summary of the failures and exit status 1.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import hydra
+from hydra._internal.hydra import Hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig
@@ -24,6 +26,7 @@ from omegaconf import DictConfig
 from nslb_cli.cli.errors import fail, warn
 from nslb_cli.config.stopping import stopped_by
 from nslb_cli.config.validators import ConfigError
+from nslb_cli.runner import study
 from nslb_cli.runner.compose import (
     CONFIG_MODULE,
     CONFIG_NAME,
@@ -43,19 +46,21 @@ USER_ERRORS = (ConfigError, OutputConflict, OSError, MemoryError)
 
 
 @hydra.main(version_base="1.3", config_path=f"pkg://{CONFIG_MODULE}", config_name=CONFIG_NAME)
-def hydra_job(cfg: DictConfig) -> None:
-    """One job of ``nslb run``: simulate into Hydra's output folder."""
+def hydra_job(cfg: DictConfig) -> float | None:
+    """One job of ``nslb run``: simulate into Hydra's output folder; return the job's
+    objective (what a sweeper such as Optuna's reads), ``None`` if the job failed."""
     from nslb_cli.runner.job import run_job
 
     hydra_cfg = HydraConfig.get()
     folder = Path(hydra_cfg.runtime.output_dir)
     sweep = Failures(Path(hydra_cfg.sweep.dir)) if hydra_cfg.mode == RunMode.MULTIRUN else None
     if sweep is not None and sweep.stopped():
-        return
+        return None
+    objective = None
     try:
         if sweep is not None:
             _check_job_folder(cfg, hydra_cfg, folder)
-        run_job(validate(cfg), cfg, folder)
+        objective = run_job(validate(cfg), cfg, folder)
     except Exception as err:
         interruption = stopped_by(err)
         if interruption is not None:  # Ctrl-C inside compiled code arrives as a SystemError
@@ -67,6 +72,16 @@ def hydra_job(cfg: DictConfig) -> None:
         overrides = list(hydra_cfg.overrides.task)
         sweep.record(hydra_cfg.job.num, overrides, err, bool(cfg.run.get("fail_fast", False)))
         print(f"nslb: job {' '.join(overrides)} failed: {err}", file=sys.stderr)
+    if study.is_study(hydra_cfg.sweeper):
+        study.record_trial(
+            Path(hydra_cfg.sweep.dir),
+            hydra_cfg.job.num,
+            list(hydra_cfg.overrides.task),
+            set(hydra_cfg.sweeper.params or {}),
+            str(cfg.run.objective),
+            objective,
+        )
+    return objective
 
 
 def _check_job_folder(cfg: DictConfig, hydra_cfg: Any, folder: Path) -> None:
@@ -92,10 +107,29 @@ def _user_message(err: BaseException, folder: Path) -> str:
     return str(err)
 
 
+@contextlib.contextmanager
+def _mode_known(plan: CommandLine | None) -> Iterator[None]:
+    """Give Hydra the config's ``hydra.mode`` that the command-line check composed: Hydra
+    would otherwise compose the whole config once more only to read it (a quarter of a
+    second). Hydra then decides the mode from it and ``-m`` as it always does."""
+    if plan is None:
+        yield
+        return
+    original = Hydra.get_mode
+    Hydra.get_mode = lambda self, config_name, overrides: plan.mode  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Hydra.get_mode = original  # type: ignore[method-assign]
+
+
 def main(arguments: Sequence[str]) -> None:
     """``nslb run``: check every job of the command line, then hand over to Hydra."""
-    arguments = expand_home(list(arguments))
     provenance.remember_command(["run", *arguments])
+    try:
+        arguments = expand_home(study.expand_best(list(arguments)))
+    except ConfigError as err:
+        fail(str(err))
     for problem in register_options():  # plugins' config group options, before Hydra composes
         warn(problem)
     flags = [a for a in arguments if a.startswith("-") and a not in MULTIRUN_FLAGS]
@@ -110,6 +144,8 @@ def main(arguments: Sequence[str]) -> None:
     failures = Failures(plan.output) if plan is not None and plan.multirun else None
     if failures is not None:
         failures.clear()
+    if plan is not None and plan.study is not None:
+        study.start(plan.output)
     logging.raiseExceptions = False  # a full disk stops nslb.log quietly; results still report
     # A parallel sweep stopped by SIGTERM kills its workers; the resource tracker that the
     # workers' pool starts (with this process's -W options) must not then warn of their
@@ -118,10 +154,15 @@ def main(arguments: Sequence[str]) -> None:
     sys.argv = [f"{Path(sys.argv[0]).name} run", *arguments]
     os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra's own errors reach us, not its report
     try:
-        hydra_job()
+        with _mode_known(plan):
+            hydra_job()
     except OSError as err:  # Hydra's files (multirun.yaml, nslb.log) on a full disk, say
         where = err.filename or (plan.output.absolute() if plan else "the output folder")
         fail(f"cannot write {where}: {err.strerror or err}")
+    if plan is not None and plan.study is not None:
+        best = study.write_best(plan.output, plan.study)
+        if best is not None:
+            print(f"nslb: the best trial's overrides are in {best}", file=sys.stderr)
     if plan is not None and failures is not None and failures.collect():
         print(failures.summary(plan.jobs), file=sys.stderr)
         raise SystemExit(1)

@@ -188,6 +188,22 @@ def _warn_once(kind: str, message: str) -> None:
         print(f"nslb: warning: {message}", file=sys.stderr)
 
 
+_announced: set[str] = set()  # the families of kernels this process said it compiles
+
+
+def _announce(module: str) -> None:
+    """Say once per process and family (``agents.umts``, ``core.reward_kernels``…) that its
+    kernels are being compiled: the first run of a new version waits seconds per family."""
+    family = ".".join(module.split(".")[1:3])
+    if family not in _announced:
+        _announced.add(family)
+        print(
+            f"nslb: compiling {family} kernels once for this version of nslb (then cached; "
+            "`nslb warmup` compiles every kernel in advance)",
+            file=sys.stderr,
+        )
+
+
 def _cause(err: BaseException) -> str:
     """One line saying what ``err`` was (its type when it says nothing more)."""
     if isinstance(err, DamagedCacheFile):
@@ -281,7 +297,10 @@ class HealingCache(caching.FunctionCache):
     def load_overload(self, sig: Any, target_context: Any) -> Any:
         self._cache_file.reading = None
         try:
-            return super().load_overload(sig, target_context)
+            loaded = super().load_overload(sig, target_context)
+            if loaded is None:
+                _announce(self._py_func.__module__)
+            return loaded
         except Exception as err:
             if isinstance(err, DamagedCacheFile):
                 path = err.path

@@ -9,7 +9,9 @@
   and an agent;
 * :mod:`~nslb_cli.runner.failures` — keep-going sweeps: failed jobs recorded, a summary;
 * :mod:`~nslb_cli.runner.owner` — workers whose command has gone write nothing;
-* :mod:`~nslb_cli.runner.conformance` — the checks every agent must pass (``nslb check``).
+* :mod:`~nslb_cli.runner.conformance` — the checks every agent must pass (``nslb check``);
+* :mod:`~nslb_cli.runner.study` — Optuna studies: trial records and ``best.yaml``;
+* :mod:`~nslb_cli.runner.warmup` — every agent's compiled kernels, compiled in advance.
 
 May import: :mod:`nslb_cli.envs`, :mod:`nslb_cli.agents`, :mod:`nslb_cli.data`,
 :mod:`nslb_cli.store`, :mod:`nslb_cli.core`, :mod:`nslb_cli.config`. Never the command line

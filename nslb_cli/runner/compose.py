@@ -31,7 +31,7 @@ from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.config_store import ConfigStore
 from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
-from hydra.core.override_parser.types import Override
+from hydra.core.override_parser.types import ChoiceSweep, IntervalSweep, Override, RangeSweep
 from hydra.errors import HydraException
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
@@ -43,7 +43,7 @@ from nslb_cli.config.paths import unwritable
 from nslb_cli.config.registry import PluginError, Registry, describe_error
 from nslb_cli.config.validators import ConfigError
 from nslb_cli.envs import ENVIRONMENTS
-from nslb_cli.runner import memory
+from nslb_cli.runner import memory, study
 from nslb_cli.store.folder import OutputConflict, refuse_foreign_files
 
 MAX_NAME = 200
@@ -103,6 +103,7 @@ def _blocked(folder: Path) -> bool:
 
 OmegaConf.register_new_resolver("nslb_folder", folder_name, replace=True)
 OmegaConf.register_new_resolver("nslb_job_folder", job_folder, replace=True)
+OmegaConf.register_new_resolver("nslb_direction", study.direction, replace=True)
 
 NAME = re.compile(r"^[\w.-]+(/[\w.-]+)*$")
 CONFIG_MODULE = "nslb_cli.conf"
@@ -121,9 +122,11 @@ class RunSettings:
     progress: bool | None = None
     overwrite: bool = False
     fail_fast: bool = False
+    objective: str = "cum_regret"
 
     def __post_init__(self) -> None:
         check.non_negative(self.seed, "seed")
+        check.one_of(self.objective, study.DIRECTIONS, "objective")
         check.positive(self.n_seeds, "n_seeds")
         check.positive(self.batch_size, "batch_size")
         last = self.seed + self.n_seeds - 1
@@ -279,6 +282,10 @@ class CommandLine:
     jobs: int
     output: Path
     multirun: bool
+    study: str | None = None
+    """The agent an Optuna study tunes (``hparams_search=…``), else ``None``."""
+    mode: RunMode | None = None
+    """``hydra.mode`` as the config sets it (a preset's ``MULTIRUN``), ``None`` if unset."""
 
 
 def parse_overrides(overrides: list[str]) -> list[Override]:
@@ -317,7 +324,37 @@ def _sweep_points(overrides: list[str], multirun: bool) -> tuple[list[list[str]]
         return [overrides], base
     preset = [f"{k}={v}" for k, v in (base.hydra.sweeper.get("params") or {}).items()]
     parsed = parse_overrides(preset + overrides)
+    if study.is_study(base.hydra.sweeper):
+        return _study_points(parsed), base
     return BasicSweeper.split_arguments(parsed, None)[0], base
+
+
+def _study_points(parsed: list[Override]) -> list[list[str]]:
+    """The jobs that stand for an Optuna study's search space: every parameter at its lower
+    end, then each parameter in turn at each of its other ends (or choices)."""
+    fixed = [o.input_line for o in parsed if not o.is_sweep_override() and o.input_line]
+    ends: dict[str, list[str]] = {}
+    for override in (o for o in parsed if o.is_sweep_override()):
+        key, value = override.get_key_element(), override.value()
+        if key in GROUPS:
+            raise ConfigError(
+                key, f"a study tunes one {key}: choose it (e.g. hparams_search=cd_ucb), not a list"
+            )
+        if isinstance(value, IntervalSweep):
+            ends[key] = [str(value.start), str(value.end)]
+        elif isinstance(value, RangeSweep):
+            ends[key] = [str(value.start), str(value.stop)]
+        elif isinstance(value, ChoiceSweep):
+            ends[key] = [str(choice) for choice in value.list]
+        else:
+            raise ConfigError(key, f"'{override.input_line}' is not a search space Optuna takes")
+    lows = {key: values[0] for key, values in ends.items()}
+    points = [fixed + [f"{k}={v}" for k, v in lows.items()]]
+    for key, values in ends.items():
+        for value in values[1:]:
+            point = {**lows, key: value}
+            points.append(fixed + [f"{k}={v}" for k, v in point.items()])
+    return points
 
 
 def _swept_group_hint(overrides: list[str]) -> str:
@@ -373,9 +410,10 @@ def check_command_line(overrides: list[str], multirun: bool) -> CommandLine:
             raise
         except (HydraException, OmegaConfBaseException, ValueError) as err:
             raise ConfigError("overrides", one_line(err) + _swept_group_hint(overrides)) from None
+        sweep = multirun or base.hydra.mode == RunMode.MULTIRUN
         for point in points:
-            try:
-                config = validate(compose(CONFIG_NAME, overrides=point))
+            try:  # a single run's one point is the base, composed already
+                config = validate(compose(CONFIG_NAME, overrides=point) if sweep else base)
             except ConfigError as err:
                 raise _at_point(err, point, points) from None
             except (HydraException, OmegaConfBaseException, ValueError) as err:
@@ -384,12 +422,14 @@ def check_command_line(overrides: list[str], multirun: bool) -> CommandLine:
             reason = memory.too_large(config.env, config.agent, batch)
             if reason:
                 raise _at_point(ConfigError("memory", reason), point, points)
-        sweep = multirun or base.hydra.mode == RunMode.MULTIRUN
         key = "hydra.sweep.dir" if sweep else "hydra.run.dir"
         HydraConfig.instance().set_config(base)  # the folder names the chosen env option
         folder = str(base.hydra.sweep.dir if sweep else base.hydra.run.dir)
     _check_output(folder, key)
-    return CommandLine(jobs=len(points), output=Path(folder), multirun=sweep)
+    if sweep and study.is_study(base.hydra.sweeper):
+        trials = int(base.hydra.sweeper.n_trials)
+        return CommandLine(trials, Path(folder), sweep, str(base.agent.name), base.hydra.mode)
+    return CommandLine(len(points), Path(folder), sweep, mode=base.hydra.mode)
 
 
 def _check_output(folder: str, key: str) -> None:

@@ -12,6 +12,7 @@ import dataclasses
 import json
 import logging
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,7 @@ from nslb_cli.store.folder import (
     scan,
 )
 from nslb_cli.store.lock import FolderLock
-from nslb_cli.store.results import write_trace
+from nslb_cli.store.results import final_value, write_trace
 
 log = logging.getLogger("nslb")
 
@@ -82,8 +83,11 @@ def _read_only(value: Any) -> None:
             _read_only(getattr(value, field.name))
 
 
-def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> list[int]:
-    """Simulate the seeds of ``config`` missing from ``folder``; return the seeds written.
+def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> float:
+    """Simulate the seeds of ``config`` missing from ``folder``; return the job's objective:
+    the mean over its seeds (those written now and those done before) of the final value
+    of ``run.objective`` (``cum_regret`` by default), what a sweeper such as Optuna's
+    minimises.
 
     Under the folder's lock: a swap of overwritten results that a killed process left is
     finished, temporaries of killed writers are removed, a folder holding files nslb did
@@ -99,10 +103,15 @@ def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> list[int]:
         remove_stale_temporaries(folder)
         refuse_foreign_files(folder)
         target = staging.begin(folder) if config.run.overwrite else folder
-        written = _simulate_missing(config, settings, data, key, target)
+        _simulate_missing(config, settings, data, key, target)
         if config.run.overwrite:
             staging.commit(folder)
-    return written
+        return float(final_values(folder, config.seeds, config.run.objective).mean())
+
+
+def final_values(folder: Path, seeds: Iterable[int], column: str) -> np.ndarray:
+    """The final value of ``column`` for each of ``seeds`` in ``folder``."""
+    return np.array([final_value(folder, seed, column) for seed in seeds])
 
 
 def _simulate_missing(
@@ -124,7 +133,6 @@ def _simulate_missing(
         log.info("%s: all %d seeds already in %s", label, len(config.seeds), folder)
         return []
     start = time.perf_counter()
-    final_regret = []
     for first in range(0, len(pending), config.run.batch_size):
         batch = pending[first : first + config.run.batch_size]
         trace = simulate_seeds(config, batch)
@@ -134,16 +142,19 @@ def _simulate_missing(
             restore_records(folder, settings, _data_text(data))
         write_trace(folder, trace, key)
         provenance.record(folder, batch.tolist())
-        final_regret.append(trace.regret.sum(axis=1))
-    regret = np.concatenate(final_regret)
+    seconds = time.perf_counter() - start
+    everything = sorted(state.done | set(pending.tolist()))
+    regret = final_values(folder, everything, "cum_regret")
     se = regret.std(ddof=1) / np.sqrt(len(regret)) if len(regret) > 1 else float("nan")
     log.info(
-        "%s: %d seeds (%d already done) in %.1f s -> %s; final cum_regret %.2f ± %.2f (mean ± SE)",
+        "%s: %d seeds added (%d already done) in %.1f s -> %s; final cum_regret over its "
+        "%d seeds %.2f ± %.2f (mean ± SE)",
         label,
         len(pending),
         len(state.done & set(config.seeds.tolist())),
-        time.perf_counter() - start,
+        seconds,
         folder,
+        len(regret),
         regret.mean(),
         se,
     )

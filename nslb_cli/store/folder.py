@@ -46,9 +46,12 @@ CONFIG_HEADER = "# nslb: the resolved config of the results in this folder\n"
 DATA_FILE = "data.json"
 LOG_FILE = "nslb.log"  # Hydra's log of the job
 SWEEP_FILE = "multirun.yaml"  # Hydra's record of a sweep, in the sweep folder
+STUDY_FILE = "optimization_results.yaml"  # the Optuna sweeper's record of a study
+BEST_FILE = "best.yaml"  # the best trial of a study (nslb_cli.runner.study)
+BEST_HEADER = "# nslb: the best trial of the study in this folder\n"
 PLOT_MANIFEST = ".nslb-plot.json"  # the files `nslb plot` wrote into a folder
 PLOT_LOCK = ".nslb-plot.lock"
-NSLB_NAMES = frozenset({CONFIG_FILE, DATA_FILE, LOG_FILE, SWEEP_FILE, provenance.FILE})
+NSLB_NAMES = frozenset({CONFIG_FILE, DATA_FILE, LOG_FILE, SWEEP_FILE, STUDY_FILE, provenance.FILE})
 HIDDEN = re.compile(r"^\.nslb")
 TEMPORARY_NAME = re.compile(rf"^\..+{re.escape(TMP)}$")  # what remove_stale_temporaries clears
 
@@ -176,8 +179,9 @@ def restore_records(folder: Path, config: dict[str, Any], data: str | None) -> N
 def foreign_files(folder: Path) -> list[str]:
     """The files of ``folder`` that nslb did not write (sorted names; folders are never
     counted): anything but seed files, ``config.yaml`` (with nslb's header, or beside seed
-    files), ``data.json``, ``provenance.jsonl``, Hydra's ``nslb.log`` and ``multirun.yaml``,
-    nslb's hidden files and temporaries, and the files ``nslb plot`` recorded writing."""
+    files), ``data.json``, ``provenance.jsonl``, Hydra's ``nslb.log``, ``multirun.yaml`` and
+    ``optimization_results.yaml``, a study's ``best.yaml`` (with nslb's header), nslb's
+    hidden files and temporaries, and the files ``nslb plot`` recorded writing."""
     try:
         entries = [p for p in folder.iterdir() if not p.is_dir()]
     except (FileNotFoundError, NotADirectoryError):
@@ -190,9 +194,12 @@ def foreign_files(folder: Path) -> list[str]:
         name
         for name in sorted(names)
         if not (any(p.match(name) for p in ours) or name in plotted or name in NSLB_NAMES)
+        and name != BEST_FILE
     ]
     if CONFIG_FILE in names and not (has_seeds or _has_header(folder / CONFIG_FILE)):
         foreign.append(CONFIG_FILE)  # a config.yaml of somebody else's, not a claim of nslb's
+    if BEST_FILE in names and not _has_header(folder / BEST_FILE, BEST_HEADER):
+        foreign.append(BEST_FILE)
     return sorted(foreign)
 
 
@@ -207,10 +214,10 @@ def refuse_foreign_files(folder: Path, key: str = "hydra.run.dir") -> None:
         )
 
 
-def _has_header(path: Path) -> bool:
+def _has_header(path: Path, header: str = CONFIG_HEADER) -> bool:
     try:
         with path.open("rb") as handle:
-            return handle.read(len(CONFIG_HEADER)) == CONFIG_HEADER.encode()
+            return handle.read(len(header)) == header.encode()
     except OSError:
         return False
 

@@ -58,10 +58,21 @@ HEADER = (",".join(COLUMNS) + "\n").encode()
 # Arrow quotes every name of the header it writes; ours is written by hand, unquoted.
 _CSV_OPTIONS = pa_csv.WriteOptions(include_header=False)
 WRITE_THREADS = 4  # threads that write and fsync the files of write_trace
+TAIL_BYTES = 4096  # far more than one row (11 numbers in their shortest form)
 
 
 def seed_csv(folder: Path, seed: int) -> Path:
     return folder / f"seed={seed}.csv"
+
+
+def final_value(folder: Path, seed: int, column: str) -> float:
+    """``column``'s value in the last round of ``seed=K.csv``, read from the file's last
+    line (a run's final ``cum_regret``, say) without parsing the rest."""
+    with seed_csv(folder, seed).open("rb") as file:
+        size = file.seek(0, 2)
+        file.seek(max(0, size - TAIL_BYTES))
+        last = file.read().rstrip(b"\n").rsplit(b"\n", 1)[-1]
+    return float(last.split(b",")[COLUMNS.index(column)])
 
 
 def seed_columns(trace: Trace, run: int) -> dict[str, np.ndarray]:

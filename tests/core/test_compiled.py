@@ -165,3 +165,26 @@ def test_pruning_keeps_the_versions_used_last(tmp_path: Path) -> None:
     assert left == [f"version{age}" for age in range(7)]
     assert (tmp_path / "a file").exists()
     compiled.prune(tmp_path / "missing", 7)  # no cache yet: nothing to do
+
+
+def test_compiling_is_announced_once_per_family_and_a_cached_kernel_is_silent(
+    tmp_path: Path,
+) -> None:
+    program = (
+        "import numpy as np\nfrom nslb_cli.agents.linalg import add_scaled, dot\n"
+        "x = np.arange(4.0)\nadd_scaled(x, np.ones(4), 2.0)\nprint(dot(x, np.ones(4)))\n"
+    )
+    env = {**os.environ, "NSLB_CACHE": str(tmp_path / "cache")}
+    env.pop("NUMBA_CACHE_DIR", None)
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", program], env=env, capture_output=True, text=True, check=True
+        )
+        for _ in range(2)
+    ]
+    # two kernels of one family compiled: one line; the second process loads both
+    assert runs[0].stderr.splitlines() == [
+        "nslb: compiling agents.linalg kernels once for this version of nslb (then cached; "
+        "`nslb warmup` compiles every kernel in advance)"
+    ]
+    assert runs[1].stderr == "" and runs[0].stdout == runs[1].stdout == "14.0\n"

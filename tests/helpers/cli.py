@@ -17,3 +17,12 @@ def nslb(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [NSLB, *args], cwd=cwd, capture_output=True, text=True, timeout=300, check=False
     )
+
+
+def said(stderr: str) -> list[str]:
+    """The lines of ``stderr`` that say something, but for the announcements that compiled
+    code is being compiled (a cold cache: a fresh machine, or a new version of nslb)."""
+    return [line for line in stderr.splitlines() if line.strip() and not line.startswith(COMPILING)]
+
+
+COMPILING = "nslb: compiling "

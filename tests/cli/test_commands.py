@@ -1,0 +1,93 @@
+"""The command line itself: --version, every command's --help, shell completion, warmup."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+from importlib.metadata import version
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from nslb_cli.cli import COMMANDS
+from tests.helpers.cli import NSLB, QUICK, nslb
+
+
+def test_version_is_the_installed_package_s(tmp_path: Path) -> None:
+    for flag in ("--version", "-V"):
+        done = nslb(flag, cwd=tmp_path)
+        assert done.returncode == 0 and done.stdout == f"nslb {version('nslb-cli')}\n"
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_has_help(tmp_path: Path, command: str) -> None:
+    done = nslb(command, "--help", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"usage: nslb {command}"), done.stdout[:300]
+    assert done.stderr == ""
+
+
+def test_adding_seeds_logs_the_folder_s_mean_over_all_its_seeds(tmp_path: Path) -> None:
+    out = f"hydra.run.dir={tmp_path / 'r'}"
+    assert nslb("run", *QUICK, "run.n_seeds=1", out, cwd=tmp_path).returncode == 0
+    more = nslb("run", *QUICK, "run.n_seeds=3", out, cwd=tmp_path)
+    assert more.returncode == 0, more.stderr
+    finals = [pd.read_csv(p)["cum_regret"].iloc[-1] for p in (tmp_path / "r").glob("seed=*.csv")]
+    mean = sum(finals) / len(finals)
+    line = next(x for x in (more.stdout + more.stderr).splitlines() if "seeds added" in x)
+    assert "2 seeds added (1 already done)" in line and "over its 3 seeds" in line
+    assert f"{mean:.2f} ±" in line
+
+
+BASH = shutil.which("bash")
+
+
+def _complete(script: str, line: str, cwd: Path) -> list[str]:
+    """What bash offers for the last word of ``line`` (the cursor at its end)."""
+    words = line.split(" ")
+    quoted = " ".join(shlex.quote(word) for word in words)
+    program = (
+        f"{script}\n"
+        f"COMP_LINE={shlex.quote(line)}; COMP_POINT={len(line)}; COMP_WORDS=({quoted});"
+        f" COMP_CWORD={len(words) - 1}\n"
+        '_nslb_complete; printf "%s\\n" "${COMPREPLY[@]}"\n'
+    )
+    env_path = f"{Path(NSLB).parent}:/usr/bin:/bin"
+    done = subprocess.run(
+        [str(BASH), "--norc", "-c", program],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": env_path, "HOME": str(Path.home())},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()
+
+
+@pytest.mark.skipif(BASH is None, reason="bash is not installed")
+def test_bash_completes_commands_overrides_and_plot_options(tmp_path: Path) -> None:
+    script = nslb("completion", "bash", cwd=tmp_path).stdout
+    # Hydra's flag prints the same script, not Hydra's (which calls `nslb -sc`)
+    assert nslb("run", "--shell-completion", "install=bash", cwd=tmp_path).stdout == script
+    assert _complete(script, "nslb pl", tmp_path) == ["plot"]
+    assert set(_complete(script, "nslb run agent=cd_", tmp_path)) == {
+        "agent=cd_lints",
+        "agent=cd_linucb",
+        "agent=cd_ts",
+        "agent=cd_ucb",
+    }
+    assert "agent.tau=" in _complete(script, "nslb run -m agent=cd_ucb agent.t", tmp_path)
+    assert _complete(script, "nslb check agent=um", tmp_path) == ["agent=umts"]
+    assert "--reference" in _complete(script, "nslb plot outputs --ref", tmp_path)
+    assert _complete(script, "nslb completion z", tmp_path) == ["zsh"]
+
+
+def test_the_zsh_script_runs_the_bash_function_through_bashcompinit(tmp_path: Path) -> None:
+    zsh = nslb("completion", "zsh", cwd=tmp_path).stdout
+    bash = nslb("completion", "bash", cwd=tmp_path).stdout
+    assert "bashcompinit" in zsh and zsh.endswith(bash.split("\n", 1)[1])
+    assert nslb("completion", "fish", cwd=tmp_path).returncode == 2

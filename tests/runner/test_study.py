@@ -1,0 +1,146 @@
+"""Optuna studies: trials recorded with the job's objective, best.yaml taken back by `nslb run`."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from nslb_cli.config.validators import ConfigError
+from nslb_cli.runner import study
+from nslb_cli.store.folder import BEST_FILE
+from tests.helpers.cli import nslb
+
+CONF = Path(__file__).resolve().parents[2] / "conf"
+
+STUDY = ["hparams_search=cd_ucb", "env.horizon=120", "run.n_seeds=3", "hydra.sweeper.n_trials=4"]
+
+
+def _trial(folder: Path, number: int, objective: float | None, direction: str = "minimize") -> None:
+    study.record_trial(
+        folder,
+        number,
+        [
+            f"agent.tau={10 * (number + 1)}",
+            "hparams_search=cd_ucb",
+            "run.seed=1000",
+            "env.sigma=0.3",
+        ],
+        {"agent.tau"},
+        "cum_regret" if direction == "minimize" else "cum_reward",
+        objective,
+    )
+
+
+def test_the_best_trial_is_the_lowest_regret_and_failed_trials_never_win(tmp_path: Path) -> None:
+    for number, value in enumerate([30.0, None, 12.5, 40.0]):
+        _trial(tmp_path, number, value)
+    record = json.loads((tmp_path / ".nslb-study/2.json").read_text())
+    assert record["params"] == {"agent.tau": 30} and record["direction"] == "minimize"
+    best = yaml.safe_load(study.write_best(tmp_path, "cd_ucb").read_text())  # type: ignore[union-attr]
+    # the study's own keys and its tuning seeds are left out; the agent is named
+    assert best["overrides"] == ["agent=cd_ucb", "agent.tau=30", "env.sigma=0.3"]
+    assert best["objective"] == 12.5
+
+
+def test_a_reward_study_keeps_the_highest(tmp_path: Path) -> None:
+    for number, value in enumerate([30.0, 12.5, 40.0]):
+        _trial(tmp_path, number, value, direction="maximize")
+    best = yaml.safe_load(study.write_best(tmp_path, "cd_ucb").read_text())  # type: ignore[union-attr]
+    assert best["objective"] == 40.0 and "agent.tau=30" in best["overrides"]
+
+
+def test_no_finished_trial_writes_no_best(tmp_path: Path) -> None:
+    _trial(tmp_path, 0, None)
+    assert study.write_best(tmp_path, "cd_ucb") is None
+    assert not (tmp_path / BEST_FILE).exists()
+
+
+def test_a_best_file_expands_to_its_overrides_before_the_later_arguments(tmp_path: Path) -> None:
+    best = tmp_path / "best.yaml"
+    best.write_text(yaml.safe_dump({"overrides": ["agent=cd_ucb", "agent.tau=30"]}))
+    assert study.expand_best(["-m", str(best), "agent.tau=40"]) == [
+        "-m",
+        "agent=cd_ucb",
+        "agent.tau=30",
+        "agent.tau=40",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [(None, "no such file"), ("- a\n- b\n", "no 'overrides' list"), ("a: [", "cannot be read")],
+)
+def test_a_bad_best_file_is_one_error_naming_it(
+    tmp_path: Path, content: str | None, message: str
+) -> None:
+    path = tmp_path / "best.yaml"
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(ConfigError, match=message):
+        study.expand_best([str(path)])
+
+
+def test_a_study_records_each_trial_s_mean_final_regret_and_reruns_its_best(
+    tmp_path: Path,
+) -> None:
+    done = nslb("run", *STUDY, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    sweep = tmp_path / "outputs/tune/cd_ucb"
+    space = yaml.safe_load((CONF / "hparams_search/cd_ucb.yaml").read_text())
+    low, high = map(int, re.findall(r"\d+", space["hydra"]["sweeper"]["params"]["agent.tau"])[:2])
+    trials = [json.loads(p.read_text()) for p in sorted((sweep / ".nslb-study").glob("*.json"))]
+    assert len(trials) == 4
+    for trial in trials:
+        tau = trial["params"]["agent.tau"]
+        assert low <= tau <= high and tau % 2 == 0
+        folder = next((sweep / "synthetic/cd_ucb").glob(f"agent.tau={tau},*"))
+        seeds = sorted(folder.glob("seed=*.csv"))
+        # the tuning seeds, apart from the evaluation seeds 0, 1, …
+        assert [p.name for p in seeds] == ["seed=1000.csv", "seed=1001.csv", "seed=1002.csv"]
+        finals = [pd.read_csv(p)["cum_regret"].iloc[-1] for p in seeds]
+        assert trial["objective"] == pytest.approx(sum(finals) / 3, rel=1e-9)
+    best = yaml.safe_load((sweep / "best.yaml").read_text())
+    assert best["objective"] == min(t["objective"] for t in trials)
+    # the best trial's overrides, rerun on its tuning seeds, give the same results
+    tau = next(o for o in best["overrides"] if o.startswith("agent.tau="))
+    again = nslb(
+        "run",
+        str(sweep / "best.yaml"),
+        "run.seed=1000",
+        "run.n_seeds=3",
+        f"hydra.run.dir={tmp_path / 'again'}",
+        cwd=tmp_path,
+    )
+    assert again.returncode == 0, again.stderr
+    original = next((sweep / "synthetic/cd_ucb").glob(f"{tau},*"))
+    for seed in (1000, 1001, 1002):
+        name = f"seed={seed}.csv"
+        assert (tmp_path / "again" / name).read_bytes() == (original / name).read_bytes()
+
+
+def test_a_seeded_study_proposes_the_same_trials_again(tmp_path: Path) -> None:
+    runs = []
+    for where in ("a", "b"):
+        folder = tmp_path / where
+        folder.mkdir()
+        assert nslb("run", *STUDY, "env.horizon=40", cwd=folder).returncode == 0
+        records = sorted((folder / "outputs/tune/cd_ucb/.nslb-study").glob("*.json"))
+        runs.append([json.loads(p.read_text())["params"] for p in records])
+    assert runs[0] == runs[1] and len({str(p) for p in runs[0]}) > 1
+
+
+def test_a_study_over_a_list_of_agents_is_refused_in_one_line(tmp_path: Path) -> None:
+    done = nslb("run", "hparams_search=cd_ucb", "experiment=paper/fixed", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "a study tunes one agent" in done.stderr
+
+
+def test_a_study_checks_the_ends_of_its_search_space_before_any_trial(tmp_path: Path) -> None:
+    done = nslb("run", "hparams_search=cd_ucb", "agent.tau=range(9,20)", cwd=tmp_path)
+    assert done.returncode == 2 and "agent.tau" in done.stderr and "even" in done.stderr
+    assert not (tmp_path / "outputs").exists()
