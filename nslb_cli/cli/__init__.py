@@ -26,6 +26,7 @@ from typing import NoReturn
 
 from nslb_cli.cli.errors import fail
 from nslb_cli.config.stopping import Terminated, forget, request, stopped_by
+from nslb_cli.config.stopping import check as check_stop
 from nslb_cli.config.validators import ConfigError
 from nslb_cli.runner.owner import claim_ownership
 
@@ -102,13 +103,15 @@ def _warmup(arguments: Sequence[str]) -> None:
     """``nslb warmup``: see :mod:`nslb_cli.runner.warmup`."""
     import time
 
-    from nslb_cli.core.compiled import CACHE
+    from nslb_cli.core.compiled import CACHE, cache_kept
     from nslb_cli.runner.warmup import warm_up
 
     if arguments:
         fail("nslb warmup takes no arguments")
     start = time.perf_counter()
     played = warm_up(lambda line: print(f"  {line}", file=sys.stderr))
+    if not cache_kept():
+        fail(f"the compiled code could not be kept in {CACHE}: later runs compile it again")
     print(
         f"nslb warmup: compiled code for {played} agent settings ready in "
         f"{time.perf_counter() - start:.0f} s (cache: {CACHE})"
@@ -220,6 +223,7 @@ def _dispatch(arguments: list[str]) -> None:
         fail(f"unknown command '{command}'; use one of: {', '.join(COMMANDS)} (see `nslb --help`)")
     try:
         handlers[command](rest)
+        check_stop()  # a request whose exception a library swallowed: the command stops
     except SystemExit:
         raise
     except BaseException as err:

@@ -25,10 +25,10 @@ _nslb_complete() {
     fi
     case ${COMP_WORDS[1]} in
         run|check)
-            # Hydra completes the overrides: give it the line without the subcommand.
-            local rest=${COMP_LINE#*${COMP_WORDS[1]}}
+            # Hydra completes the overrides: give it the words after the subcommand.
+            local line="nslb ${COMP_WORDS[*]:2:COMP_CWORD-1}"
             local choices
-            choices=$(COMP_LINE="nslb$rest" COMP_POINT=$((COMP_POINT - ${#COMP_WORDS[1]})) \
+            choices=$(COMP_LINE="$line" COMP_POINT=${#line} \
                 "${COMP_WORDS[0]}" run -sc query=bash 2>/dev/null)
             COMPREPLY=($(compgen -W "$choices" -- "$cur"))
             ;;

@@ -20,6 +20,7 @@ from typing import Any
 import hydra
 from hydra._internal.hydra import Hydra
 from hydra.core.hydra_config import HydraConfig
+from hydra.plugins.sweeper import Sweeper
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
@@ -72,7 +73,7 @@ def hydra_job(cfg: DictConfig) -> float | None:
         overrides = list(hydra_cfg.overrides.task)
         sweep.record(hydra_cfg.job.num, overrides, err, bool(cfg.run.get("fail_fast", False)))
         print(f"nslb: job {' '.join(overrides)} failed: {err}", file=sys.stderr)
-    if study.is_study(hydra_cfg.sweeper):
+    if sweep is not None and study.is_study(hydra_cfg.sweeper):
         study.record_trial(
             Path(hydra_cfg.sweep.dir),
             hydra_cfg.job.num,
@@ -108,19 +109,22 @@ def _user_message(err: BaseException, folder: Path) -> str:
 
 
 @contextlib.contextmanager
-def _mode_known(plan: CommandLine | None) -> Iterator[None]:
-    """Give Hydra the config's ``hydra.mode`` that the command-line check composed: Hydra
-    would otherwise compose the whole config once more only to read it (a quarter of a
-    second). Hydra then decides the mode from it and ``-m`` as it always does."""
+def _checked(plan: CommandLine | None) -> Iterator[None]:
+    """Spare Hydra two compositions that repeat the command-line check's: the whole config
+    composed once more only to read ``hydra.mode`` (given here as the check found it; Hydra
+    then decides the mode from it and ``-m`` as always), and every job of a sweep composed
+    before any is launched to find errors early (the check composed and validated each)."""
     if plan is None:
         yield
         return
-    original = Hydra.get_mode
+    get_mode, validate_batch = Hydra.get_mode, Sweeper.validate_batch_is_legal
     Hydra.get_mode = lambda self, config_name, overrides: plan.mode  # type: ignore[method-assign]
+    Sweeper.validate_batch_is_legal = lambda self, batch: None  # type: ignore[method-assign]
     try:
         yield
     finally:
-        Hydra.get_mode = original  # type: ignore[method-assign]
+        Hydra.get_mode = get_mode  # type: ignore[method-assign]
+        Sweeper.validate_batch_is_legal = validate_batch  # type: ignore[method-assign]
 
 
 def main(arguments: Sequence[str]) -> None:
@@ -146,6 +150,8 @@ def main(arguments: Sequence[str]) -> None:
         failures.clear()
     if plan is not None and plan.study is not None:
         study.start(plan.output)
+        for chatty in ("alembic", "optuna"):  # Optuna's storage set-up and study notices
+            logging.getLogger(chatty).setLevel(logging.WARNING)
     logging.raiseExceptions = False  # a full disk stops nslb.log quietly; results still report
     # A parallel sweep stopped by SIGTERM kills its workers; the resource tracker that the
     # workers' pool starts (with this process's -W options) must not then warn of their
@@ -154,15 +160,20 @@ def main(arguments: Sequence[str]) -> None:
     sys.argv = [f"{Path(sys.argv[0]).name} run", *arguments]
     os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra's own errors reach us, not its report
     try:
-        with _mode_known(plan):
+        with _checked(plan):
             hydra_job()
     except OSError as err:  # Hydra's files (multirun.yaml, nslb.log) on a full disk, say
         where = err.filename or (plan.output.absolute() if plan else "the output folder")
         fail(f"cannot write {where}: {err.strerror or err}")
+    except ValueError:  # Optuna asked for the best trial of a study none of whose finished
+        if plan is None or plan.study is None or study.write_best(plan.output, plan.study):
+            raise
     if plan is not None and plan.study is not None:
         best = study.write_best(plan.output, plan.study)
         if best is not None:
             print(f"nslb: the best trial's overrides are in {best}", file=sys.stderr)
+        else:
+            print("nslb: no trial of the study finished; nothing to choose from", file=sys.stderr)
     if plan is not None and failures is not None and failures.collect():
         print(failures.summary(plan.jobs), file=sys.stderr)
         raise SystemExit(1)

@@ -56,6 +56,17 @@ def held() -> Iterator[None]:
         raise _requests[-1]
 
 
+def check() -> None:
+    """Raise the request to stop recorded last, if any (outside :func:`held` blocks).
+
+    A handler's exception can be swallowed by the library code it interrupts (a ``try``
+    that catches everything, inside a dependency): the request stays recorded, and the
+    round loop and the job call this at every step, so the command still stops within a
+    round."""
+    if _requests and _holds[0] == 0:
+        raise _requests[-1]
+
+
 def forget() -> None:
     """Forget the requests recorded so far (a new command starts)."""
     _requests.clear()

@@ -134,6 +134,12 @@ CACHE = cache_root() / sources_hash()
 _scratch: list[Path] = []  # the process's temporary cache, when CACHE cannot be written
 
 
+def cache_kept() -> bool:
+    """Whether the code this process compiled is kept in :data:`CACHE` for later processes
+    (not when the folder could not be written, nor when a save failed)."""
+    return not _scratch and "save" not in _warned
+
+
 def _temporary_cache(reason: OSError) -> Path:
     """A cache folder for this process only (removed at exit), after saying why once."""
     if not _scratch:

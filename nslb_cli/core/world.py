@@ -55,11 +55,17 @@ class World:
     def reward(self, t: int, actions: np.ndarray) -> np.ndarray:
         """``R_t`` for each run: ``mu(A_t, X_t, S_t; theta*) + eps_t`` (Gaussian) or
         ``1[u_t < mu(A_t, X_t, S_t; theta*)]`` (Bernoulli)."""
-        return self.problem.reward_model.realise(self.expected_reward(t, actions), self.noise[:, t])
+        return self.outcome(t, actions)[1]
+
+    def outcome(self, t: int, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(mu(A_t, X_t, S_t; theta*), R_t)`` for each run: :meth:`expected_reward` and
+        :meth:`reward` at once."""
+        expected = self.expected_reward(t, actions)
+        return expected, self.problem.reward_model.realise(expected, self.noise[:, t])
 
     def expected_reward(self, t: int, actions: np.ndarray) -> np.ndarray:
         """``mu(A_t, X_t, S_t; theta*)`` for each run."""
-        return np.take_along_axis(self.mean_rewards[:, t, :], actions[:, None], axis=1)[:, 0]
+        return self.mean_rewards[np.arange(len(actions)), t, actions]
 
     def optimal_reward(self) -> np.ndarray:
         """``max_a mu(a, X_t, S_t; theta*)``, shape ``(R, n)``."""

@@ -16,6 +16,7 @@ through the same ``Params`` dataclass in :func:`validate`.
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import os
@@ -265,7 +266,7 @@ def one_line(err: BaseException) -> str:
     return " ".join(kept).replace("Available options in", "— available options in")
 
 
-GROUPS = ("env", "agent", "experiment")  # config groups a run chooses one option of
+GROUPS = ("env", "agent", "experiment", "hparams_search")  # a run chooses one option of each
 HOME = re.compile(r"^([^=~][^=]*)=~(?=/|$)")
 
 
@@ -324,6 +325,11 @@ def _sweep_points(overrides: list[str], multirun: bool) -> tuple[list[list[str]]
         return [overrides], base
     preset = [f"{k}={v}" for k, v in (base.hydra.sweeper.get("params") or {}).items()]
     parsed = parse_overrides(preset + overrides)
+    for override in parsed:
+        if override.get_key_element() == "hparams_search" and override.is_sweep_override():
+            raise ConfigError(
+                "hparams_search", "one study at a time: run each with hparams_search=NAME"
+            )
     if study.is_study(base.hydra.sweeper):
         return _study_points(parsed), base
     return BasicSweeper.split_arguments(parsed, None)[0], base
@@ -338,7 +344,9 @@ def _study_points(parsed: list[Override]) -> list[list[str]]:
         key, value = override.get_key_element(), override.value()
         if key in GROUPS:
             raise ConfigError(
-                key, f"a study tunes one {key}: choose it (e.g. hparams_search=cd_ucb), not a list"
+                key,
+                f"a study tunes one {key}, but the command line (or its experiment preset) "
+                f"sweeps {key} over several: drop the list or the preset",
             )
         if isinstance(value, IntervalSweep):
             ends[key] = [str(value.start), str(value.end)]
@@ -395,6 +403,40 @@ def load(overrides: list[str]) -> RunConfig:
     return validate(cfg)
 
 
+def _sets_a_value(override: Override) -> bool:
+    """Whether ``override`` only sets a value of the composed config (``agent.tau=50``,
+    ``++env.sigma=1``): what Hydra applies after composing the defaults."""
+    key = override.get_key_element()
+    plain = not (override.is_add() or override.is_delete() or override.package is not None)
+    return plain and "." in key and "/" not in key and not key.startswith("hydra")
+
+
+class _Compositions:
+    """The configs of a sweep's jobs. Hydra composes the defaults (the groups chosen) and
+    then sets the overrides' values in order; jobs that choose the same groups and differ
+    in values share one composition, copied and given their values (``OmegaConf.update``,
+    as Hydra does), instead of one composition per job (0.1–0.2 s each)."""
+
+    def __init__(self) -> None:
+        self._composed: dict[tuple[str, ...], DictConfig] = {}
+
+    def __call__(self, point: list[str]) -> DictConfig:
+        parsed = parse_overrides(point)
+        values = [o for o in parsed if _sets_a_value(o)]
+        others = [o for o in parsed if not _sets_a_value(o)]
+        if any("." in o.get_key_element() and not o.get_key_element().startswith("hydra")
+               for o in others):  # fmt: skip
+            return compose(CONFIG_NAME, overrides=point)  # adds or deletes among the values
+        choices = tuple(o.input_line or "" for o in others)
+        if choices not in self._composed:
+            self._composed[choices] = compose(CONFIG_NAME, overrides=list(choices))
+        config = copy.deepcopy(self._composed[choices])
+        for override in values:
+            OmegaConf.update(config, override.key_or_group, override.value(), merge=True,
+                             force_add=override.is_force_add())  # fmt: skip
+        return config
+
+
 def check_command_line(overrides: list[str], multirun: bool) -> CommandLine:
     """Compose and validate every job of ``nslb run [-m] overrides``, and check that each
     batch fits in memory and that the output folder can be written.
@@ -411,9 +453,11 @@ def check_command_line(overrides: list[str], multirun: bool) -> CommandLine:
         except (HydraException, OmegaConfBaseException, ValueError) as err:
             raise ConfigError("overrides", one_line(err) + _swept_group_hint(overrides)) from None
         sweep = multirun or base.hydra.mode == RunMode.MULTIRUN
+        composed = _Compositions()
         for point in points:
             try:  # a single run's one point is the base, composed already
-                config = validate(compose(CONFIG_NAME, overrides=point) if sweep else base)
+                single = not sweep and _non_sweep(point) == point
+                config = validate(base if single else composed(point))
             except ConfigError as err:
                 raise _at_point(err, point, points) from None
             except (HydraException, OmegaConfBaseException, ValueError) as err:
@@ -427,6 +471,12 @@ def check_command_line(overrides: list[str], multirun: bool) -> CommandLine:
         folder = str(base.hydra.sweep.dir if sweep else base.hydra.run.dir)
     _check_output(folder, key)
     if sweep and study.is_study(base.hydra.sweeper):
+        for setting in ("n_trials", "n_jobs"):
+            value = base.hydra.sweeper.get(setting)
+            if not isinstance(value, int) or value < 1:
+                raise ConfigError(
+                    f"hydra.sweeper.{setting}", f"must be an integer >= 1, got {value}"
+                )
         trials = int(base.hydra.sweeper.n_trials)
         return CommandLine(trials, Path(folder), sweep, str(base.agent.name), base.hydra.mode)
     return CommandLine(len(points), Path(folder), sweep, mode=base.hydra.mode)

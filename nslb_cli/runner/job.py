@@ -20,6 +20,7 @@ import numpy as np
 from omegaconf import DictConfig
 
 from nslb_cli.agents import AGENTS
+from nslb_cli.config.stopping import check as check_stop
 from nslb_cli.core.rng import BatchRNG
 from nslb_cli.core.trace import Trace
 from nslb_cli.core.world import World
@@ -137,6 +138,7 @@ def _simulate_missing(
         batch = pending[first : first + config.run.batch_size]
         trace = simulate_seeds(config, batch)
         check_owner()  # a worker whose command was killed writes nothing more
+        check_stop()  # nor one asked to stop (a finished batch is simulated again next time)
         if first == 0:
             claim(folder, settings)  # this invocation's run section
             restore_records(folder, settings, _data_text(data))

@@ -8,6 +8,7 @@ import numpy as np
 from tqdm import tqdm
 
 from nslb_cli.agents.base import Agent
+from nslb_cli.config.stopping import check as check_stop
 from nslb_cli.core.rng import BatchRNG
 from nslb_cli.core.trace import NO_BELIEF, Trace
 from nslb_cli.core.world import World
@@ -35,17 +36,17 @@ def simulate(world: World, agent: Agent, progress: bool | None = None) -> Trace:
     runs = np.arange(R)
     disable = None if progress is None else not progress
     for t in tqdm(range(n), desc="rounds", leave=False, disable=disable, mininterval=0.5):
+        check_stop()  # a request to stop whose exception a library swallowed
         contexts = world.context(t)
         a = agent.act(t, contexts)
         view = agent.belief()
         if view is not None:
             belief[:, t] = view.state
             p_true[:, t] = view.posterior[runs, world.states[:, t]]
-        r = world.reward(t, a)
+        expected[:, t], r = world.outcome(t, a)
         agent.update(t, contexts, a, r)
         action[:, t] = a
         reward[:, t] = r
-        expected[:, t] = world.expected_reward(t, a)
     return Trace(
         seeds=world.seeds,
         action=action,

@@ -24,15 +24,19 @@ import yaml
 
 from nslb_cli.config.validators import ConfigError
 from nslb_cli.store.atomic import atomic_write_text
-from nslb_cli.store.folder import BEST_FILE, BEST_HEADER
+from nslb_cli.store.folder import BEST_FILE, BEST_HEADER, STUDY_FILE
 
 FOLDER = ".nslb-study"
 OPTUNA = "hydra_plugins.hydra_optuna_sweeper.optuna_sweeper.OptunaSweeper"
 DIRECTIONS = {"cum_regret": "minimize", "cum_reward": "maximize"}
 """What a job can return to a sweeper (``run.objective``), and whether lower is better."""
-NOT_REPLAYED = ("hparams_search", "run.seed", "run.n_seeds")
-"""Keys of a trial's overrides that ``best.yaml`` leaves out: the study itself and its
-tuning seeds (a rerun uses the evaluation seeds)."""
+NOT_REPLAYED = (
+    "hparams_search", "name", "run.seed", "run.n_seeds", "run.overwrite", "run.fail_fast",
+    "run.progress", "run.batch_size",
+)  # fmt: skip
+"""Keys of a trial's overrides that ``best.yaml`` leaves out (with every ``hydra.`` key):
+the study itself, its folder and tuning seeds (a rerun uses the evaluation seeds in a
+folder of its own), and how the study ran, which a rerun chooses anew."""
 
 
 def direction(objective: str) -> str:
@@ -46,9 +50,12 @@ def is_study(sweeper: Any) -> bool:
 
 
 def start(sweep_dir: Path) -> None:
-    """Forget the trial records of an earlier study in ``sweep_dir`` (a rerun replaces the
-    study's record; the trials' results stay, and a trial of the same values reuses them)."""
+    """Forget the record of an earlier study in ``sweep_dir``: its trials, its best trial and
+    Optuna's summary (a rerun replaces them; the trials' results stay, and a trial of the
+    same values reuses them)."""
     shutil.rmtree(sweep_dir / FOLDER, ignore_errors=True)
+    for name in (BEST_FILE, STUDY_FILE):
+        (sweep_dir / name).unlink(missing_ok=True)
 
 
 def record_trial(
@@ -93,7 +100,7 @@ def write_best(sweep_dir: Path, agent: str) -> Path | None:
         return None
     sign = -1.0 if finished[0]["direction"] == "maximize" else 1.0
     best = min(finished, key=lambda t: (sign * t["objective"], t["trial"]))
-    kept = [o for o in best["overrides"] if o.split("=")[0].lstrip("+~") not in NOT_REPLAYED]
+    kept = [o for o in best["overrides"] if not _not_replayed(o)]
     if not any(o.split("=")[0].lstrip("+") == "agent" for o in kept):
         kept.insert(0, f"agent={agent}")
     text = (
@@ -108,23 +115,37 @@ def write_best(sweep_dir: Path, agent: str) -> Path | None:
     return path
 
 
+def _key(override: str) -> str:
+    return override.split("=")[0].lstrip("+~")
+
+
+def _not_replayed(override: str) -> bool:
+    return _key(override) in NOT_REPLAYED or _key(override).startswith("hydra.")
+
+
 def expand_best(arguments: list[str]) -> list[str]:
     """Replace each argument naming a ``best.yaml`` (any YAML file with an ``overrides``
-    list) by its overrides; later arguments still override them."""
+    list) by its overrides, but for those whose key a later argument sets (which wins)."""
     expanded: list[str] = []
-    for argument in arguments:
+    for where, argument in enumerate(arguments):
         if "=" in argument or not argument.endswith((".yaml", ".yml")):
             expanded.append(argument)
             continue
-        path = Path(argument)
-        try:
-            content = yaml.safe_load(path.read_text())
-        except FileNotFoundError:
-            raise ConfigError(argument, "no such file; give a study's best.yaml") from None
-        except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
-            raise ConfigError(argument, f"cannot be read as YAML ({err})") from None
-        overrides = content.get("overrides") if isinstance(content, dict) else None
-        if not isinstance(overrides, list) or not all(isinstance(o, str) for o in overrides):
-            raise ConfigError(argument, "has no 'overrides' list of key=value strings")
-        expanded.extend(overrides)
+        later = {_key(a) for a in arguments[where + 1 :] if "=" in a}
+        expanded.extend(o for o in _read_best(argument) if _key(o) not in later)
     return expanded
+
+
+def _read_best(argument: str) -> list[str]:
+    """The ``overrides`` list of the YAML file ``argument``; :class:`ConfigError` if none."""
+    try:
+        content = yaml.safe_load(Path(argument).read_text())
+    except FileNotFoundError:
+        raise ConfigError(argument, "no such file; give a study's best.yaml") from None
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
+        reason = " ".join(str(err).split())  # PyYAML's message spans lines
+        raise ConfigError(argument, f"cannot be read as YAML ({reason})") from None
+    overrides = content.get("overrides") if isinstance(content, dict) else None
+    if not isinstance(overrides, list) or not all(isinstance(o, str) for o in overrides):
+        raise ConfigError(argument, "has no 'overrides' list of key=value strings")
+    return overrides

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 import subprocess
@@ -12,7 +13,7 @@ import pandas as pd
 import pytest
 
 from nslb_cli.cli import COMMANDS
-from tests.helpers.cli import NSLB, QUICK, nslb
+from tests.helpers.cli import NSLB, QUICK, nslb, said
 
 
 def test_version_is_the_installed_package_s(tmp_path: Path) -> None:
@@ -84,6 +85,10 @@ def test_bash_completes_commands_overrides_and_plot_options(tmp_path: Path) -> N
     assert _complete(script, "nslb check agent=um", tmp_path) == ["agent=umts"]
     assert "--reference" in _complete(script, "nslb plot outputs --ref", tmp_path)
     assert _complete(script, "nslb completion z", tmp_path) == ["zsh"]
+    # nslb called by a path that holds the subcommand's name
+    (tmp_path / "myrun").mkdir()
+    (tmp_path / "myrun" / "nslb").symlink_to(NSLB)
+    assert _complete(script, "myrun/nslb run agent=um", tmp_path) == ["agent=umts"]
 
 
 def test_the_zsh_script_runs_the_bash_function_through_bashcompinit(tmp_path: Path) -> None:
@@ -91,3 +96,22 @@ def test_the_zsh_script_runs_the_bash_function_through_bashcompinit(tmp_path: Pa
     bash = nslb("completion", "bash", cwd=tmp_path).stdout
     assert "bashcompinit" in zsh and zsh.endswith(bash.split("\n", 1)[1])
     assert nslb("completion", "fish", cwd=tmp_path).returncode == 2
+
+
+def test_a_list_without_multirun_is_one_line(tmp_path: Path) -> None:
+    done = nslb("run", "agent=mts,umts", "env.horizon=60", cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith("nslb: error:") and "-m" in done.stderr
+
+
+@pytest.mark.slow
+def test_warmup_fails_in_one_line_when_its_cache_cannot_be_kept(tmp_path: Path) -> None:
+    """It compiles every kernel (tens of seconds), then says nothing was kept."""
+    (tmp_path / "file").write_text("")
+    env = {**os.environ, "NSLB_CACHE": str(tmp_path / "file" / "sub")}
+    env.pop("NUMBA_CACHE_DIR", None)
+    done = subprocess.run(
+        [NSLB, "warmup"], cwd=tmp_path, env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 2, done.stderr
+    assert said(done.stderr)[-1].startswith("nslb: error: the compiled code could not be kept")

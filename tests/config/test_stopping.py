@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
@@ -9,12 +10,7 @@ import time
 
 import pytest
 
-from nslb_cli.config.stopping import Terminated, forget, held, pending, request
-
-
-@pytest.fixture(autouse=True)
-def _no_requests() -> None:
-    forget()
+from nslb_cli.config.stopping import Terminated, held, pending, request
 
 
 def test_a_request_is_raised_at_once_and_recorded() -> None:
@@ -66,3 +62,31 @@ def test_a_signal_received_by_another_thread_waits_for_the_held_step() -> None:
         released.set()
         other.join()
         signal.signal(signal.SIGTERM, previous)
+
+
+def test_a_request_whose_exception_was_swallowed_is_raised_at_the_next_check() -> None:
+    from nslb_cli.config.stopping import check
+
+    check()  # nothing recorded: nothing raised
+    with contextlib.suppress(BaseException):  # what a library's catch-all does
+        request(Terminated("swallowed"))
+    with held():
+        check()  # a held step is never cut
+    with pytest.raises(Terminated, match="swallowed"):
+        check()
+
+
+def test_the_round_loop_stops_at_a_swallowed_request() -> None:
+    """A signal handler's exception lost inside a dependency: the simulation stops anyway."""
+    import numpy as np
+
+    from nslb_cli.agents import AGENTS
+    from nslb_cli.envs.synthetic import SyntheticParams
+    from nslb_cli.runner.compose import RunConfig, RunSettings
+    from nslb_cli.runner.job import simulate_seeds
+
+    config = RunConfig("x", SyntheticParams(horizon=50), AGENTS["mts"].Params(), RunSettings())
+    with pytest.raises(Terminated):
+        request(Terminated("lost"))
+    with pytest.raises(Terminated, match="lost"):
+        simulate_seeds(config, np.arange(2))

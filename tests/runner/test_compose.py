@@ -102,3 +102,34 @@ def test_folder_names_ignore_plus_prefixes_and_order() -> None:
     assert folder_name("z.b=1,+a.c=2") == "a.c=2,z.b=1"
     assert folder_name("agent.tau=[1,2],env.x=3") == "agent.tau=[1,2],env.x=3"
     assert folder_name("") == ""
+
+
+@pytest.mark.parametrize(
+    "point",
+    [
+        ["agent=cd_ucb", "agent.tau=50"],
+        ["agent.tau=4", "agent=cd_ts", "run.n_seeds=3"],  # a value before its group choice
+        ["agent=umts", "agent.num_particles=10", "env.sigma=0.3", "env.dynamics=fixed"],
+        ["agent=cd_ucb", "++agent.tau=8", "name=mine", "hydra.sweep.dir=elsewhere"],
+        ["env=piecewise/problem_2", "env.horizon=300", "agent=glr_klucb"],
+        ["agent=exp3s", "agent.gamma=null", "env.reward=bernoulli"],
+        ["agent=mts", "+agent.extra=1"],  # an addition: composed whole
+    ],
+)
+def test_sweep_jobs_sharing_their_groups_compose_as_hydra_composes_each(point: list[str]) -> None:
+    """The check of a sweep composes each choice of groups once and sets the values of each
+    job on a copy (compose._Compositions): each job's config must equal Hydra's own."""
+    from omegaconf import OmegaConf
+
+    from nslb_cli.runner.compose import _Compositions
+
+    with initialize_config_module(CONFIG_MODULE, version_base="1.3"):
+        compositions = _Compositions()
+        for _ in range(2):  # the second time from the shared composition
+            try:
+                expected = OmegaConf.to_container(compose("config", overrides=point))
+            except Exception as err:  # noqa: BLE001 (the same refusal either way)
+                with pytest.raises(type(err)):
+                    compositions(point)
+                return
+            assert OmegaConf.to_container(compositions(point)) == expected

@@ -63,17 +63,17 @@ def test_no_finished_trial_writes_no_best(tmp_path: Path) -> None:
 def test_a_best_file_expands_to_its_overrides_before_the_later_arguments(tmp_path: Path) -> None:
     best = tmp_path / "best.yaml"
     best.write_text(yaml.safe_dump({"overrides": ["agent=cd_ucb", "agent.tau=30"]}))
+    # a key set later is dropped from the file's: one value, one folder name
     assert study.expand_best(["-m", str(best), "agent.tau=40"]) == [
         "-m",
         "agent=cd_ucb",
-        "agent.tau=30",
         "agent.tau=40",
     ]
 
 
 @pytest.mark.parametrize(
     ("content", "message"),
-    [(None, "no such file"), ("- a\n- b\n", "no 'overrides' list"), ("a: [", "cannot be read")],
+    [(None, "no such file"), ("- a\n- b\n", "no 'overrides' list"), ("a: [\n", "cannot be read")],
 )
 def test_a_bad_best_file_is_one_error_naming_it(
     tmp_path: Path, content: str | None, message: str
@@ -81,8 +81,9 @@ def test_a_bad_best_file_is_one_error_naming_it(
     path = tmp_path / "best.yaml"
     if content is not None:
         path.write_text(content)
-    with pytest.raises(ConfigError, match=message):
+    with pytest.raises(ConfigError, match=message) as caught:
         study.expand_best([str(path)])
+    assert "\n" not in str(caught.value)
 
 
 def test_a_study_records_each_trial_s_mean_final_regret_and_reruns_its_best(
@@ -144,3 +145,44 @@ def test_a_study_checks_the_ends_of_its_search_space_before_any_trial(tmp_path: 
     done = nslb("run", "hparams_search=cd_ucb", "agent.tau=range(9,20)", cwd=tmp_path)
     assert done.returncode == 2 and "agent.tau" in done.stderr and "even" in done.stderr
     assert not (tmp_path / "outputs").exists()
+
+
+def test_best_yaml_leaves_out_how_the_study_ran(tmp_path: Path) -> None:
+    """Replayed, these would put evaluation seeds beside the tuning seeds (``name``), or
+    delete evaluation seeds on the next rerun (``run.overwrite``)."""
+    overrides = ["agent.tau=30", "hparams_search=cd_ucb", "name=mytune", "run.overwrite=true",
+                 "run.fail_fast=true", "hydra.sweeper.n_trials=5", "env.sigma=0.3"]  # fmt: skip
+    study.record_trial(tmp_path, 0, overrides, {"agent.tau"}, "cum_regret", 1.0)
+    best = yaml.safe_load(study.write_best(tmp_path, "cd_ucb").read_text())  # type: ignore[union-attr]
+    assert best["overrides"] == ["agent=cd_ucb", "agent.tau=30", "env.sigma=0.3"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["-m", "hparams_search=cd_ucb,cd_ts"], "one study at a time"),
+        (["hparams_search=cd_ucb", "hydra.sweeper.n_jobs=0"], "hydra.sweeper.n_jobs"),
+        (["hparams_search=cd_ucb", "hydra.sweeper.n_trials=0"], "hydra.sweeper.n_trials"),
+    ],
+)
+def test_a_study_that_cannot_run_is_one_line(
+    tmp_path: Path, arguments: list[str], message: str
+) -> None:
+    done = nslb("run", *arguments, cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and message in done.stderr
+    assert not (tmp_path / "outputs").exists()
+
+
+def test_a_study_none_of_whose_trials_finished_says_so_in_its_summary(tmp_path: Path) -> None:
+    # the ends 2 and 4 are valid windows; the one trial (seeded) draws 3, which is not even
+    done = nslb("run", *STUDY, "hydra.sweeper.n_trials=1", "agent.tau=range(2,4)", cwd=tmp_path)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "no trial of the study finished" in done.stderr
+    assert "agent.tau: must be a positive even integer" in done.stderr
+    assert not (tmp_path / "outputs/tune/cd_ucb/best.yaml").exists()
+
+
+def test_a_single_run_with_the_optuna_sweeper_is_a_plain_run(tmp_path: Path) -> None:
+    done = nslb("run", *STUDY, "hydra.mode=RUN", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert not list(tmp_path.rglob(".nslb-study")) and not list(tmp_path.rglob("best.yaml"))
