@@ -96,6 +96,18 @@ SMPY_PAIRS = {  # nslb agent: the comparison's pair that times SMPyBandits
 }
 
 
+CHEAP_AGENTS = ("mts", "exp3s", "exp4s", "cd_ucb", "cd_ts", "sw_mucb", "sw_umucb", "oracle",
+                "random")  # fmt: skip
+E2E_MTS = "nslb run agent=mts run.n_seeds=100, end to end"
+E2E_START = "nslb run, 1 seed x 1 round (start-up), end to end"
+E2E_UMTS = "nslb run umts N=100 markov/prior, end to end"
+E2E_SWEEP = "nslb run -m cd_ucb tau=2..200 (100 jobs, 10 seeds x 500), end to end"
+
+
+def cheap_row(agent: str) -> str:
+    return f"{agent}, simulate 100 seeds x 2000 rounds"
+
+
 def field_row(agent: str) -> str:
     return f"{agent}, fixed scenario"
 
@@ -121,6 +133,11 @@ ROWS = (
     Row("MovieLens mts", 3),
     Row("MovieLens preset paper/movielens", 60),
     *(Row(f"peak RSS paper/{p}", 2048, "MiB") for p in (*PRESETS, "movielens")),
+    Row(E2E_START, 0.5),
+    Row(E2E_MTS, 1.0),
+    Row(E2E_UMTS, None),
+    Row(E2E_SWEEP, 15),
+    *(Row(cheap_row(agent), 0.1) for agent in CHEAP_AGENTS),
     *(Row(field_row(agent), 1) for agent in FIELD_AGENTS),
     *(
         row
@@ -344,6 +361,40 @@ def movielens_preset(ctx: Context) -> Values:
     return {"MovieLens preset paper/movielens": seconds, "peak RSS paper/movielens": rss}
 
 
+def end_to_end(ctx: Context) -> Values:
+    """What a user types, timed as a fresh process from start to exit (results written):
+    start-up, mTS over 100 seeds, umTS (N=100, markov/prior) and a sweep of 100 small jobs."""
+    out = ctx.scratch / "e2e"
+    commands = {
+        E2E_START: ("agent=mts", "run.n_seeds=1", "env.horizon=1"),
+        E2E_MTS: ("agent=mts", "run.n_seeds=100"),
+        E2E_UMTS: ("agent=umts", "agent.num_particles=100", "env.model=prior", "run.n_seeds=100"),
+    }
+    values = {
+        row: best_of(
+            lambda i, k=k, args=args: nslb(
+                ctx, "run", *args, f"hydra.run.dir={fresh(out / f'{k}-{i}')}"
+            ),
+            ctx.repeats,
+        )
+        for k, (row, args) in enumerate(commands.items())
+    }
+    sweep = ("-m", "agent=cd_ucb", "agent.tau=range(2,202,2)", "env.horizon=500", "run.n_seeds=10")
+    values[E2E_SWEEP] = best_of(
+        lambda i: nslb(ctx, "run", *sweep, f"hydra.sweep.dir={fresh(out / f'sweep-{i}')}"), 1
+    )
+    return values
+
+
+def cheap_agents(ctx: Context) -> Values:
+    """The paper's cheap agents and the references, in process (the world built once)."""
+    env = params("env", "synthetic")
+    return {
+        cheap_row(agent): best_of(lambda _, a=agent: simulate(env, params("agent", a)), ctx.repeats)
+        for agent in CHEAP_AGENTS
+    }
+
+
 def field_agent(agent: str) -> Callable[[Context], Values]:
     """One of the field's baselines on the fixed scenario, 100 seeds x 2,000 rounds, K = 5."""
 
@@ -403,6 +454,8 @@ WORKLOADS = (
         )
     ),
     Workload("movielens-preset", movielens_preset, slow=True),
+    Workload("end-to-end", end_to_end),
+    Workload("cheap", cheap_agents),
     *(Workload(f"field-{agent}", field_agent(agent)) for agent in FIELD_AGENTS),
     Workload("smpybandits", smpybandits, slow=True),
 )

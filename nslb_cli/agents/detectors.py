@@ -86,7 +86,7 @@ class MeanShiftDetector:
         self.counts[runs, arms] = count
         # The slot written next holds the oldest reward: read the window from there.
         oldest_first = (count[:, None] + self._order) % self.tau
-        window = np.take_along_axis(self.rewards[runs, arms], oldest_first, axis=1)
+        window = self.rewards[runs[:, None], arms[:, None], oldest_first]  # (R, tau)
         half = self.tau // 2
         shift = window[:, half:].sum(axis=1) - window[:, :half].sum(axis=1)
         return (count >= self.tau) & (np.abs(shift) > self.threshold)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nslb_cli.agents.base import Agent, Belief
+from nslb_cli.agents.round_draws import RoundDraws
 from nslb_cli.core.problem import OfflineModel, Problem, Truth
 from nslb_cli.core.rng import BatchRNG
 
@@ -63,8 +64,15 @@ class UniformRandom(Agent):
 
     Params = RandomParams
 
+    def __init__(
+        self, params: RandomParams, problem: Problem, model: OfflineModel, rng: BatchRNG
+    ) -> None:
+        super().__init__(params, problem, model, rng)
+        self._uniforms = RoundDraws(rng.random)  # the numbers of rng.integers, in blocks
+
     def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
-        return self.rng.integers(self.problem.n_arms)
+        """``floor(u K)`` for ``u ~ U[0, 1)``: :meth:`BatchRNG.integers`'s arm, drawn faster."""
+        return np.floor(self._uniforms.next() * self.problem.n_arms).astype(np.int64)
 
     def update(
         self, t: int, contexts: np.ndarray | None, actions: np.ndarray, rewards: np.ndarray

@@ -90,7 +90,7 @@ class ModelThompsonSampling(Agent):
         self, t: int, contexts: np.ndarray | None, actions: np.ndarray, rewards: np.ndarray
     ) -> None:
         means = self.predicted(t, contexts)
-        pulled = np.take_along_axis(means, actions[:, None, None], axis=2)[:, :, 0]  # (R, S)
+        pulled = means[np.arange(len(actions)), :, actions]  # (R, S): mu(A_t, X_t, s)
         log_lik = self.problem.reward_model.log_likelihood(rewards[:, None], pulled)
         self.predictive = filter_step(self.predictive, log_lik, self.model.transitions)
 

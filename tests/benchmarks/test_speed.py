@@ -26,7 +26,14 @@ def test_every_row_is_produced_by_a_workload_and_quick_skips_the_slow_ones() -> 
     assert len({row.name for row in bench.ROWS}) == len(bench.ROWS)
     quick = bench.selected(argparse.Namespace(quick=True, only=None))
     # the field's baselines are quick rows: each is well under a second
-    assert [w.key for w in quick] == ["umts-10", "umts-100", "write", "plot"] + [
+    assert [w.key for w in quick] == [
+        "umts-10",
+        "umts-100",
+        "write",
+        "plot",
+        "end-to-end",
+        "cheap",
+    ] + [
         f"field-{agent}"
         for agent in ("sw_ucb", "d_ucb", "cusum_ucb", "glr_klucb", "d_ts", "sw_ts", "bocd_ts")
     ]
