@@ -82,6 +82,19 @@ GLR_NOTE = (
 CUSUM_H = "=math.log(T / UPSILON)"
 CUSUM_ALPHA = "=math.sqrt(UPSILON / T * math.log(T / UPSILON))"
 
+CUSUM_KWARGS = {
+    "horizon": "=T",
+    "max_nb_random_events": "=UPSILON",
+    "policy": "UCB",
+    "epsilon": 0.05,
+    "min_number_of_observation_between_change_point": 100,
+    "per_arm_restart": True,
+    "use_localization": False,
+    "lazy_detect_change_only_x_steps": 1,
+}
+"""SMPyBandits' CUSUM-UCB as both CUSUM rows run it: h and alpha from T and Upsilon,
+M = 100, eps = 0.05, local restarts, every reward tested."""
+
 PAIRS: tuple[Pair, ...] = (
     Pair(
         "sw_ucb",
@@ -116,32 +129,14 @@ PAIRS: tuple[Pair, ...] = (
         "cusum_ucb",
         {"name": "cusum_ucb", "alpha": CUSUM_ALPHA, "threshold": CUSUM_H},
         "CorrectedCUSUM_IndexPolicy",
-        {
-            "horizon": "=T",
-            "max_nb_random_events": "=UPSILON",
-            "policy": "UCB",
-            "epsilon": 0.05,
-            "min_number_of_observation_between_change_point": 100,
-            "per_arm_restart": True,
-            "use_localization": False,
-            "lazy_detect_change_only_x_steps": 1,
-        },
+        CUSUM_KWARGS,
         note="h, alpha from T and Upsilon; M = 100, eps = 0.05; every reward tested",
     ),
     Pair(
         "cusum_ucb (SMPyBandits' CUSUM test)",
         {"name": "cusum_ucb", "alpha": CUSUM_ALPHA, "threshold": CUSUM_H},
         "CUSUM_IndexPolicy",
-        {
-            "horizon": "=T",
-            "max_nb_random_events": "=UPSILON",
-            "policy": "UCB",
-            "epsilon": 0.05,
-            "min_number_of_observation_between_change_point": 100,
-            "per_arm_restart": True,
-            "use_localization": False,
-            "lazy_detect_change_only_x_steps": 1,
-        },
+        CUSUM_KWARGS,
         note="the uncorrected class, for the record (same parameters)",
     ),
     Pair(

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 from nslb_cli.agents.cusum import CUSUMUCB, CUSUMUCBParams, cusum_defaults, random_argmax
-from nslb_cli.agents.reference import UniformRandom
 from nslb_cli.config.validators import ConfigError
 from nslb_cli.core.problem import OfflineModel, Problem
 from nslb_cli.core.rewards import Bernoulli, Gaussian, RewardModel
 from nslb_cli.core.rng import BatchRNG
 from nslb_cli.envs.synthetic import uniform_switching
-from nslb_cli.runner.simulate import build_agent, simulate
+from nslb_cli.runner.simulate import build_agent
+from tests.helpers.agents import against_random
 from tests.helpers.worlds import synthetic_world
 
 
@@ -228,13 +228,6 @@ def test_bad_values_are_refused_naming_the_key(values: dict, key: str) -> None:
 
 @pytest.mark.parametrize("reward", ["gaussian", "bernoulli"])
 def test_beats_random_on_the_fixed_scenario(reward: str) -> None:
-    seeds = list(range(20))
-    world = synthetic_world(seeds, dynamics="fixed", model="known", reward=reward)
-    regret = {}
-    for cls, params in [(CUSUMUCB, CUSUMUCBParams()), (UniformRandom, UniformRandom.Params())]:
-        agent = build_agent(cls, params, world, BatchRNG(seeds))
-        regret[cls] = simulate(world, agent, progress=False).regret.sum(axis=1)
-        summary = agent.summary()
-        assert all(v.shape == (len(seeds),) for v in summary.values())
-    assert regret[CUSUMUCB].mean() < 0.6 * regret[UniformRandom].mean()
-    assert summary is not None
+    regret, random, summary = against_random(CUSUMUCB, CUSUMUCBParams(), reward)
+    assert summary and all(v.shape == (len(regret),) for v in summary.values())
+    assert regret.mean() < 0.6 * random.mean()

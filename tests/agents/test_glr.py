@@ -11,13 +11,13 @@ import pytest
 from scipy.stats import bernoulli, norm
 
 from nslb_cli.agents.glr import GLRklUCB, GLRklUCBParams, glr_defaults, glr_threshold
-from nslb_cli.agents.reference import UniformRandom
 from nslb_cli.config.validators import ConfigError
 from nslb_cli.core.problem import OfflineModel, Problem
 from nslb_cli.core.rewards import Bernoulli, Gaussian, RewardModel
 from nslb_cli.core.rng import BatchRNG
 from nslb_cli.envs.synthetic import uniform_switching
 from nslb_cli.runner.simulate import build_agent, simulate
+from tests.helpers.agents import against_random
 from tests.helpers.worlds import synthetic_world
 
 MODELS = [Gaussian(0.5), Bernoulli()]
@@ -263,10 +263,5 @@ def test_bad_values_are_refused_naming_the_key(values: dict, key: str) -> None:
 
 @pytest.mark.parametrize("reward", ["gaussian", "bernoulli"])
 def test_beats_random_on_the_fixed_scenario(reward: str) -> None:
-    seeds = list(range(20))
-    world = synthetic_world(seeds, dynamics="fixed", model="known", reward=reward)
-    regret = {}
-    for cls, params in [(GLRklUCB, GLRklUCBParams()), (UniformRandom, UniformRandom.Params())]:
-        agent = build_agent(cls, params, world, BatchRNG(seeds))
-        regret[cls] = simulate(world, agent, progress=False).regret.sum(axis=1)
-    assert regret[GLRklUCB].mean() < 0.4 * regret[UniformRandom].mean()
+    regret, random, summary = against_random(GLRklUCB, GLRklUCBParams(), reward)
+    assert regret.mean() < 0.4 * random.mean()

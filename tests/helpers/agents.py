@@ -32,3 +32,20 @@ def run_agent(
         run=RunSettings(seed=0, n_seeds=1, progress=False),
     )
     return simulate_seeds(config, np.asarray(seeds))
+
+
+def against_random(cls: type, params: object, reward: str, n_seeds: int = 20) -> tuple:
+    """Final regret per seed of ``cls(params)`` and of uniform random play on the paper's
+    fixed scenario (``reward`` rewards), and the agent's per-seed summary."""
+    from nslb_cli.agents.reference import UniformRandom
+    from nslb_cli.core.rng import BatchRNG
+    from nslb_cli.runner.simulate import build_agent, simulate
+    from tests.helpers.worlds import synthetic_world
+
+    seeds = list(range(n_seeds))
+    world = synthetic_world(seeds, dynamics="fixed", model="known", reward=reward)
+    agent = build_agent(cls, params, world, BatchRNG(seeds))
+    regret = simulate(world, agent, progress=False).regret.sum(axis=1)
+    random = build_agent(UniformRandom, UniformRandom.Params(), world, BatchRNG(seeds))
+    baseline = simulate(world, random, progress=False).regret.sum(axis=1)
+    return regret, baseline, agent.summary()
