@@ -41,6 +41,7 @@ from nslb_cli.runner.compose import (
 from nslb_cli.runner.failures import Failures, start_sweep
 from nslb_cli.store import provenance
 from nslb_cli.store.folder import OutputConflict
+from nslb_cli.store.lock import FolderLock
 
 MULTIRUN_FLAGS = ("-m", "--multirun")
 USER_ERRORS = (ConfigError, OutputConflict, OSError, MemoryError)
@@ -148,10 +149,6 @@ def main(arguments: Sequence[str]) -> None:
     failures = Failures(plan.output) if plan is not None and plan.multirun else None
     if failures is not None:
         failures.clear()
-    if plan is not None and plan.study is not None:
-        study.start(plan.output)
-        for chatty in ("alembic", "optuna"):  # Optuna's storage set-up and study notices
-            logging.getLogger(chatty).setLevel(logging.WARNING)
     logging.raiseExceptions = False  # a full disk stops nslb.log quietly; results still report
     # A parallel sweep stopped by SIGTERM kills its workers; the resource tracker that the
     # workers' pool starts (with this process's -W options) must not then warn of their
@@ -159,6 +156,34 @@ def main(arguments: Sequence[str]) -> None:
     sys.warnoptions.append("ignore::UserWarning:multiprocessing.resource_tracker")
     sys.argv = [f"{Path(sys.argv[0]).name} run", *arguments]
     os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra's own errors reach us, not its report
+    with contextlib.ExitStack() as stack:
+        if plan is not None and plan.study is not None:
+            stack.enter_context(_one_study(plan.output, arguments))
+        _launch(plan)
+    if plan is not None and failures is not None and failures.collect():
+        print(failures.summary(plan.jobs), file=sys.stderr)
+        raise SystemExit(1)
+
+
+@contextlib.contextmanager
+def _one_study(folder: Path, arguments: Sequence[str]) -> Iterator[None]:
+    """Run a study in ``folder`` holding the folder's writing lock (another study there is
+    refused in one line; the same one waits), from the removal of the previous study's
+    record to the new ``best.yaml``."""
+    held = contextlib.ExitStack()
+    try:
+        held.enter_context(FolderLock(folder, f"study {' '.join(arguments)}", provenance.command()))
+    except OutputConflict as err:
+        fail(str(err))
+    with held:
+        study.start(folder)
+        for chatty in ("alembic", "optuna"):  # Optuna's storage set-up and study notices
+            logging.getLogger(chatty).setLevel(logging.WARNING)
+        yield
+
+
+def _launch(plan: CommandLine | None) -> None:
+    """Hand over to Hydra; for a study, then write its ``best.yaml``."""
     try:
         with _checked(plan):
             hydra_job()
@@ -166,7 +191,7 @@ def main(arguments: Sequence[str]) -> None:
         where = err.filename or (plan.output.absolute() if plan else "the output folder")
         fail(f"cannot write {where}: {err.strerror or err}")
     except ValueError:  # Optuna asked for the best trial of a study none of whose finished
-        if plan is None or plan.study is None or study.write_best(plan.output, plan.study):
+        if plan is None or plan.study is None or study.finished_trials(plan.output):
             raise
     if plan is not None and plan.study is not None:
         best = study.write_best(plan.output, plan.study)
@@ -174,6 +199,3 @@ def main(arguments: Sequence[str]) -> None:
             print(f"nslb: the best trial's overrides are in {best}", file=sys.stderr)
         else:
             print("nslb: no trial of the study finished; nothing to choose from", file=sys.stderr)
-    if plan is not None and failures is not None and failures.collect():
-        print(failures.summary(plan.jobs), file=sys.stderr)
-        raise SystemExit(1)

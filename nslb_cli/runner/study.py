@@ -86,16 +86,24 @@ def record_trial(
     atomic_write_text(folder / f"{number}.json", json.dumps(record) + "\n")
 
 
-def write_best(sweep_dir: Path, agent: str) -> Path | None:
-    """Write ``best.yaml`` from the trials recorded in ``sweep_dir``; ``None`` if no trial
-    finished."""
+def finished_trials(sweep_dir: Path) -> list[dict[str, Any]]:
+    """The records of the trials in ``sweep_dir`` that returned an objective (a record that
+    cannot be read is left out)."""
     trials = []
     for path in sorted((sweep_dir / FOLDER).glob("*.json")):
         try:
             trials.append(json.loads(path.read_text()))
         except (OSError, ValueError):
             continue
-    finished = [t for t in trials if isinstance(t.get("objective"), (int, float))]
+    return [
+        t for t in trials if isinstance(t, dict) and isinstance(t.get("objective"), (int, float))
+    ]
+
+
+def write_best(sweep_dir: Path, agent: str) -> Path | None:
+    """Write ``best.yaml`` from the trials recorded in ``sweep_dir``; ``None`` if no trial
+    finished."""
+    finished = finished_trials(sweep_dir)
     if not finished:
         return None
     sign = -1.0 if finished[0]["direction"] == "maximize" else 1.0

@@ -102,3 +102,24 @@ def test_a_sweep_goes_on_past_a_job_whose_folder_is_a_file(tmp_path: Path) -> No
     assert done.returncode == 1
     assert "1 of 2 sweep jobs failed" in done.stderr and "Traceback" not in done.stderr
     assert len(list(sweep.glob("synthetic/random/*/seed=*.csv"))) == 10
+
+
+def test_a_second_study_into_a_folder_being_tuned_is_refused_and_its_trials_kept(
+    tmp_path: Path,
+) -> None:
+    """Two Optuna studies into one folder would overwrite each other's trial records."""
+    from nslb_cli.store.lock import FolderLock
+
+    folder = tmp_path / "outputs/tune/cd_ucb"
+    records = folder / ".nslb-study"
+    records.mkdir(parents=True)
+    (records / "0.json").write_text('{"trial": 0, "objective": 1.0}\n')
+    with FolderLock(folder, "study of another command", "nslb run hparams_search=cd_ucb …"):
+        second = nslb("run", "hparams_search=cd_ucb", "env.horizon=60", "run.n_seeds=2",
+                      "hydra.sweeper.n_trials=2", cwd=tmp_path)  # fmt: skip
+    assert second.returncode == 2
+    lines = second.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("nslb: error:"), second.stderr
+    assert "outputs/tune/cd_ucb is being written by process" in lines[0]
+    assert [p.name for p in records.iterdir()] == ["0.json"], "the first study's trials kept"
+    assert not list(folder.rglob("seed=*.csv"))

@@ -186,3 +186,14 @@ def test_a_single_run_with_the_optuna_sweeper_is_a_plain_run(tmp_path: Path) -> 
     done = nslb("run", *STUDY, "hydra.mode=RUN", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert not list(tmp_path.rglob(".nslb-study")) and not list(tmp_path.rglob("best.yaml"))
+
+
+def test_a_damaged_trial_record_is_left_out_of_the_choice(tmp_path: Path) -> None:
+    """A record cut by a kill (or any damage) cannot win, nor stop the others from counting."""
+    for number, value in enumerate([30.0, 12.5]):
+        _trial(tmp_path, number, value)
+    (tmp_path / study.FOLDER / "2.json").write_text('{"trial": 2, "objective": 1')  # cut
+    (tmp_path / study.FOLDER / "3.json").write_text("[1, 2]\n")  # not a record
+    assert [t["trial"] for t in study.finished_trials(tmp_path)] == [0, 1]
+    best = yaml.safe_load(study.write_best(tmp_path, "cd_ucb").read_text())  # type: ignore[union-attr]
+    assert best["objective"] == 12.5
