@@ -121,7 +121,7 @@ def _simulate_missing(
     data: dict[str, Any] | None,
     key: str,
     folder: Path,
-) -> list[int]:
+) -> None:
     """Simulate into ``folder`` the seeds of ``config`` it lacks (its damaged ones again)."""
     state = scan(folder, key, settings)
     for seed, problem in sorted(state.damaged.items()):
@@ -132,7 +132,7 @@ def _simulate_missing(
     label = f"{config.agent.name} on {config.env.name}"
     if len(pending) == 0:
         log.info("%s: all %d seeds already in %s", label, len(config.seeds), folder)
-        return []
+        return
     start = time.perf_counter()
     for first in range(0, len(pending), config.run.batch_size):
         batch = pending[first : first + config.run.batch_size]
@@ -160,7 +160,6 @@ def _simulate_missing(
         regret.mean(),
         se,
     )
-    return pending.tolist()
 
 
 def _data_text(data: dict[str, Any] | None) -> str | None:

@@ -3,19 +3,15 @@ UCB index and exploration, the defaults, and play on the fixed scenario."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 import pytest
 
 from nslb_cli.agents.cusum import CUSUMUCB, CUSUMUCBParams, cusum_defaults, random_argmax
 from nslb_cli.config.validators import ConfigError
-from nslb_cli.core.problem import OfflineModel, Problem
 from nslb_cli.core.rewards import Bernoulli, Gaussian, RewardModel
 from nslb_cli.core.rng import BatchRNG
-from nslb_cli.envs.synthetic import uniform_switching
 from nslb_cli.runner.simulate import build_agent
-from tests.helpers.agents import against_random
+from tests.helpers.agents import against_random, two_state_agent
 from tests.helpers.worlds import synthetic_world
 
 
@@ -23,16 +19,7 @@ def make_agent(
     runs: int, arms: int = 2, horizon: int = 2000, model: RewardModel | None = None, **params
 ) -> CUSUMUCB:
     """A CUSUM-UCB for ``runs`` runs, told a two-state chain switching every 200 rounds."""
-    model = model or Gaussian(0.5)
-    problem = Problem(arms, 2, horizon, model.scale, runs, model)
-    offline = OfflineModel(
-        means=np.zeros((runs, 2, arms)),
-        mean_sd=np.zeros((runs, 2, arms)),
-        transitions=np.broadcast_to(uniform_switching(2, 1 / 200), (runs, 2, 2)).copy(),
-        concentration=None,
-        initial=np.full((runs, 2), 0.5),
-    )
-    return CUSUMUCB(replace(CUSUMUCBParams(), **params), problem, offline, BatchRNG(range(runs)))
+    return two_state_agent(CUSUMUCB, runs, arms, horizon, model, **params)  # type: ignore[return-value]
 
 
 def feed(agent: CUSUMUCB, arm: int, rewards: np.ndarray) -> None:

@@ -4,20 +4,16 @@ fixed scenario."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 import pytest
 from scipy.stats import bernoulli, norm
 
 from nslb_cli.agents.glr import GLRklUCB, GLRklUCBParams, glr_defaults, glr_threshold
 from nslb_cli.config.validators import ConfigError
-from nslb_cli.core.problem import OfflineModel, Problem
 from nslb_cli.core.rewards import Bernoulli, Gaussian, RewardModel
 from nslb_cli.core.rng import BatchRNG
-from nslb_cli.envs.synthetic import uniform_switching
 from nslb_cli.runner.simulate import build_agent, simulate
-from tests.helpers.agents import against_random
+from tests.helpers.agents import against_random, two_state_agent
 from tests.helpers.worlds import synthetic_world
 
 MODELS = [Gaussian(0.5), Bernoulli()]
@@ -28,16 +24,7 @@ def make_agent(
     runs: int, arms: int = 2, horizon: int = 2000, model: RewardModel | None = None, **params
 ) -> GLRklUCB:
     """A GLR-klUCB for ``runs`` runs, told a two-state chain switching every 200 rounds."""
-    model = model or Gaussian(0.5)
-    problem = Problem(arms, 2, horizon, model.scale, runs, model)
-    offline = OfflineModel(
-        means=np.zeros((runs, 2, arms)),
-        mean_sd=np.zeros((runs, 2, arms)),
-        transitions=np.broadcast_to(uniform_switching(2, 1 / 200), (runs, 2, 2)).copy(),
-        concentration=None,
-        initial=np.full((runs, 2), 0.5),
-    )
-    return GLRklUCB(replace(GLRklUCBParams(), **params), problem, offline, BatchRNG(range(runs)))
+    return two_state_agent(GLRklUCB, runs, arms, horizon, model, **params)  # type: ignore[return-value]
 
 
 def feed(agent: GLRklUCB, arm: int, rewards: np.ndarray, start: int = 0) -> np.ndarray:

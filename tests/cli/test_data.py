@@ -17,7 +17,13 @@ from nslb_cli.runner.compose import RunConfig, RunSettings
 from nslb_cli.runner.job import data_record
 from tests.helpers.agents import agent_params
 from tests.helpers.cli import NSLB
-from tests.helpers.movielens import needs_ml_100k, tiny_release, write_csv, write_generic
+from tests.helpers.movielens import (
+    TINY_RUN,
+    needs_ml_100k,
+    tiny_release,
+    write_csv,
+    write_generic,
+)
 from tests.helpers.paths import ML_100K
 
 
@@ -104,18 +110,6 @@ def test_data_errors_are_one_line(tmp_path: Path, capsys) -> None:
         assert stderr.startswith("nslb: error: ") and expected in stderr
 
 
-GENERIC_RUN = [
-    "env.min_user_ratings=20",
-    "env.min_item_ratings=30",
-    "env.rank=3",
-    "env.n_states=3",
-    "env.n_arms=6",
-    "env.horizon=60",
-    "run.n_seeds=2",
-    "run.progress=false",
-]
-
-
 def test_own_ratings_without_genres_run_end_to_end(tmp_path: Path) -> None:
     """A folder with only ratings.csv (user,item,rating; text ids) runs; data.json beside the
     results names the data (fingerprint, release, source) and says how hard it is."""
@@ -124,7 +118,7 @@ def test_own_ratings_without_genres_run_end_to_end(tmp_path: Path) -> None:
     )
     cache = f"env.cache_dir={tmp_path / 'cache'}"
     done = nslb("run", "env=movielens", "agent=mts", f"env.data_dir={folder}", cache,
-                *GENERIC_RUN, cwd=tmp_path)  # fmt: skip
+                *TINY_RUN, cwd=tmp_path)  # fmt: skip
     assert done.returncode == 0, done.stderr
     (run,) = [p.parent for p in (tmp_path / "outputs").rglob("config.yaml")]
     assert sorted(p.name for p in run.glob("seed=*.csv")) == ["seed=0.csv", "seed=1.csv"]
@@ -143,7 +137,7 @@ def test_own_ratings_without_genres_run_end_to_end(tmp_path: Path) -> None:
     # other data under the same folder name: refused, the results are kept
     write_generic(tiny_release(seed=1, half_stars=True), folder, genres=False, text_ids=True)
     again = nslb("run", "env=movielens", "agent=mts", f"env.data_dir={folder}", cache,
-                 *GENERIC_RUN, "run.n_seeds=3", cwd=tmp_path)  # fmt: skip
+                 *TINY_RUN, "run.n_seeds=3", cwd=tmp_path)  # fmt: skip
     assert again.returncode != 0 and "holds results of other data" in again.stderr
     assert not (run / "seed=2.csv").exists()
 

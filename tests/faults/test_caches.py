@@ -47,7 +47,14 @@ from nslb_cli.plot.tidy import load as load_results
 from nslb_cli.store.sealed import sealed, write_sealed
 from tests.helpers.cli import NSLB, said
 from tests.helpers.faults import file_size_limit, temporaries
-from tests.helpers.movielens import TINY, needs_ml_100k, tiny_release, write_csv, write_ml1m
+from tests.helpers.movielens import (
+    TINY,
+    TINY_RUN,
+    needs_ml_100k,
+    tiny_release,
+    write_csv,
+    write_ml1m,
+)
 from tests.helpers.paths import ML_100K
 from tests.helpers.results_tree import write_run
 
@@ -668,18 +675,6 @@ def seed_files(cwd: Path) -> dict[str, bytes]:
     """Every seed CSV under ``cwd/outputs``, by its path below it."""
     outputs = cwd / "outputs"
     return {str(p.relative_to(outputs)): p.read_bytes() for p in outputs.rglob("seed=*.csv")}
-
-
-TINY_RUN = [
-    "env.min_user_ratings=20",
-    "env.min_item_ratings=30",
-    "env.rank=3",
-    "env.n_states=3",
-    "env.n_arms=6",
-    "env.horizon=60",
-    "run.n_seeds=2",
-    "run.progress=false",
-]
 
 
 def test_nslb_run_rebuilds_a_damaged_prepared_cache(tmp_path: Path) -> None:

@@ -49,3 +49,26 @@ def against_random(cls: type, params: object, reward: str, n_seeds: int = 20) ->
     random = build_agent(UniformRandom, UniformRandom.Params(), world, BatchRNG(seeds))
     baseline = simulate(world, random, progress=False).regret.sum(axis=1)
     return regret, baseline, agent.summary()
+
+
+def two_state_agent(
+    cls: type, runs: int, arms: int, horizon: int, model: object | None, **params: object
+) -> object:
+    """An agent of class ``cls`` for ``runs`` runs (its default parameters with ``params``),
+    told a two-state chain switching every 200 rounds, with Gaussian(0.5) rewards unless
+    ``model`` says otherwise."""
+    from nslb_cli.core.problem import OfflineModel, Problem
+    from nslb_cli.core.rewards import Gaussian
+    from nslb_cli.core.rng import BatchRNG
+    from nslb_cli.envs.synthetic import uniform_switching
+
+    model = model or Gaussian(0.5)
+    problem = Problem(arms, 2, horizon, model.scale, runs, model)  # type: ignore[attr-defined]
+    offline = OfflineModel(
+        means=np.zeros((runs, 2, arms)),
+        mean_sd=np.zeros((runs, 2, arms)),
+        transitions=np.broadcast_to(uniform_switching(2, 1 / 200), (runs, 2, 2)).copy(),
+        concentration=None,
+        initial=np.full((runs, 2), 0.5),
+    )
+    return cls(replace(cls.Params(), **params), problem, offline, BatchRNG(range(runs)))

@@ -153,6 +153,19 @@ TINY = Settings(
 )
 """Preparation settings for :func:`tiny_release` (those of :func:`tiny_env_params`)."""
 
+TINY_RUN = [
+    "env.min_user_ratings=20",
+    "env.min_item_ratings=30",
+    "env.rank=3",
+    "env.n_states=3",
+    "env.n_arms=6",
+    "env.horizon=60",
+    "run.n_seeds=2",
+    "run.progress=false",
+]
+"""``nslb run env=movielens`` overrides of a tiny release's run (:data:`TINY`'s filtering, a
+rank-3 model, 2 seeds of 60 rounds)."""
+
 
 def tiny_env_params(root: Path, horizon: int) -> MovieLensParams:
     """``env=movielens`` on a tiny CSV release (60 users, 40 movies, 5 genres) written under

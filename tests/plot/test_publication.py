@@ -16,9 +16,10 @@ from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 
 from nslb_cli.cli import main
-from nslb_cli.plot import figures, paper, render
+from nslb_cli.plot import figures, paper
 from nslb_cli.plot.figures import sweep
 from nslb_cli.plot.styles import FIXED, ramp, style_map
+from tests.helpers.plotting import drawn
 from tests.plot import hand
 
 TAUS = (10, 20, 50, 100, 200, 400, 800, 1000)
@@ -36,21 +37,6 @@ def tau_sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
     random = hand.config("sweep", "random")
     hand.write_run(root / "random", random, {s: (30.0 + s, 1.0) for s in range(3)})
     return root
-
-
-def drawn(monkeypatch: pytest.MonkeyPatch, *argv: object) -> dict[str, Figure]:
-    """Run ``nslb plot`` (in this process) and return every Figure by file stem, as it is
-    handed over to be saved."""
-    found: dict[str, Figure] = {}
-    original = render.save
-
-    def keep(figure: Figure, stem: Path, formats: object, dpi: int) -> list[Path]:
-        found[stem.name] = figure
-        return original(figure, stem, formats, dpi)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(render, "save", keep)
-    main(["plot", *map(str, argv), "--format", "png", "--jobs", "1"])
-    return found
 
 
 def tick_label_boxes(axis: Axis, renderer: object) -> list:

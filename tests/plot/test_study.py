@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from matplotlib.figure import Figure
 
 from nslb_cli.cli import main
-from nslb_cli.plot import render, study
+from nslb_cli.plot import study
+from tests.helpers.plotting import drawn
 from tests.plot import hand
 
 TRIALS = [  # number, tau (log-spaced), resampling, gamma (within a decade), objective
@@ -33,19 +33,6 @@ def searched(tmp_path: Path) -> Path:
     run_config = hand.config("search", "cd_ucb", tau=1000, threshold=None, gamma=0.15)
     hand.write_run(root / "synthetic/cd_ucb/tau=1000", run_config, {0: (3.5, 2.0), 1: (4.0, 2.5)})
     return root
-
-
-def drawn(monkeypatch: pytest.MonkeyPatch, *argv: object) -> dict[str, Figure]:
-    found: dict[str, Figure] = {}
-    original = render.save
-
-    def keep(figure: Figure, stem: Path, formats: object, dpi: int) -> list[Path]:
-        found[stem.name] = figure
-        return original(figure, stem, formats, dpi)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(render, "save", keep)
-    main(["plot", *map(str, argv), "--format", "png", "--jobs", "1"])
-    return found
 
 
 def test_study_figures_and_table(searched: Path, tmp_path: Path, capsys, monkeypatch) -> None:
