@@ -2,7 +2,7 @@
 
 The structure is Cao et al. (2019)'s M-UCB. Per run the agent keeps, since its last restart
 ``r``, each arm's pull count ``n_a`` and reward sum ``Y_a``, and a
-:class:`~nslb_cli.detectors.MeanShiftDetector` on each arm's last ``tau`` rewards. Round
+:class:`~nslb_cli.agents.detectors.MeanShiftDetector` on each arm's last ``tau`` rewards. Round
 ``t`` (0-based):
 
 1. forced uniform exploration: if ``gamma > 0`` and ``k = (t - r) mod floor(K / gamma) < K``,
@@ -25,7 +25,7 @@ deviation of Gaussian rewards, ``1/2`` for Bernoulli ones: ``Problem.sigma``) an
   Y_a)`` (a uniform prior); both from Agrawal & Goyal.
 
 Defaults: ``tau = 100`` and ``threshold = sigma sqrt(tau log(2 K n^2) / 2)`` (the paper's,
-:func:`~nslb_cli.detectors.cao_threshold`, when ``null``; for Bernoulli rewards
+:func:`~nslb_cli.agents.detectors.cao_threshold`, when ``null``; for Bernoulli rewards
 ``sigma = 1/2``). ``gamma = 0``: no forced
 exploration. The paper's description of these baselines has none, and at the paper's
 scale it cannot help: Cao et al.'s ``gamma = sqrt(K L log n / n)`` is about 0.46 for n = 2000
@@ -33,19 +33,39 @@ and 10 changes (``null`` computes it, :func:`~nslb_cli.agents.tuning.cao_explora
 spending 46 % of the rounds on uniform play, while an arm explored at rate ``gamma / K``
 collects ``gamma / K · 200 < tau / 2`` rewards in a 200-round segment, too few for its
 detector to see a change of that arm.
+
+Implementation. Each round is two compiled calls that loop over the runs
+(:mod:`nslb_cli.core.compiled`): the choice, :func:`ucb_choice` or :func:`thompson_choice`
+(step 1 and the base algorithm), and :func:`restarted_update` (step 2: the pulled arm's
+``n_a`` and ``Y_a``, its detector window and test, the global restart, ``r`` and the
+detections). They do the arithmetic of their numpy statements,
+:meth:`DetectorRestarted.reference_act` and :meth:`DetectorRestarted.reference_update` (with
+:meth:`MeanShiftDetector.update <nslb_cli.agents.detectors.MeanShiftDetector.update>`), in the
+same order, so both give the same arms and statistics bit for bit (tests hold them to it):
+
+* each half of the detector window is summed in numpy's pairwise order (:func:`pairwise_sum`),
+  from the oldest reward of that half;
+* UCB's ``8 log m`` is read from a table numpy computes once per batch (numpy's ``log``
+  differs from the C library's in the last bit for a few ``m``);
+* CD-TS's run ``r`` draws ``K`` numbers per round from its own generator, in arm order, also
+  in rounds of forced exploration: the numbers ``sample_given_sums`` draws
+  (:func:`~nslb_cli.agents.switching_ts.thompson_arms`, tested to draw them).
 """
 
 from __future__ import annotations
 
 from abc import abstractmethod
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from nslb_cli.agents.detectors import MeanShiftDetector, cao_threshold
 from nslb_cli.agents.restarting import Restarting
+from nslb_cli.agents.switching_ts import thompson_arms
 from nslb_cli.agents.tuning import cao_exploration
 from nslb_cli.config import validators as check
+from nslb_cli.core.compiled import inline, jit
 from nslb_cli.core.problem import OfflineModel, Problem
 from nslb_cli.core.rng import BatchRNG
 
@@ -92,10 +112,224 @@ any number of arms that fits in memory (up to 9e9). The detector's ``threshold``
 upper bound: it is only compared with, and a finite one is never overflowed."""
 
 
+PAIRWISE_BLOCK = 128
+"""numpy's ``PW_BLOCKSIZE``: the longest run of numbers its pairwise summation adds without
+splitting it in two (:func:`pairwise_sum`)."""
+PAIRWISE_DEPTH = 64
+"""Room for :func:`pairwise_sum`'s sums in progress: a split's parts are at most
+``ceil(n / 2) + 7`` long, so a length below ``2^63`` is split fewer than 60 times deep."""
+
+
+@inline
+def block_sum(values: np.ndarray, start: int, n: int) -> float:
+    """:func:`pairwise_sum` of ``n <= 128`` numbers from ``values[start]``: one accumulator
+    from ``0.0`` if ``n < 8``; else eight, ``s_j = x_j + x_{j+8} + ...`` over the first
+    ``8 floor(n / 8)`` numbers, ``((s_0 + s_1) + (s_2 + s_3)) + ((s_4 + s_5) + (s_6 + s_7))``,
+    then the last ``n mod 8`` numbers added one by one."""
+    if n < 8:
+        total = 0.0
+        for i in range(start, start + n):
+            total += values[i]
+        return total
+    s0, s1, s2, s3 = values[start], values[start + 1], values[start + 2], values[start + 3]
+    s4, s5, s6, s7 = values[start + 4], values[start + 5], values[start + 6], values[start + 7]
+    end = start + n - n % 8
+    for i in range(start + 8, end, 8):
+        s0 += values[i]
+        s1 += values[i + 1]
+        s2 += values[i + 2]
+        s3 += values[i + 3]
+        s4 += values[i + 4]
+        s5 += values[i + 5]
+        s6 += values[i + 6]
+        s7 += values[i + 7]
+    total = ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+    for i in range(end, start + n):
+        total += values[i]
+    return total
+
+
+@inline
+def first_part(n: int) -> int:
+    """The length of the first part numpy splits ``n > 128`` numbers into: ``floor(n / 2)``
+    rounded down to a multiple of 8."""
+    m = n // 2
+    return m - m % 8
+
+
+@inline
+def push(
+    starts: np.ndarray, lengths: np.ndarray, seconds: np.ndarray, top: int, start: int, n: int
+) -> int:
+    """Put the sum of ``n`` numbers from ``start`` on :func:`pairwise_sum`'s stack above
+    ``top``, its first part not yet summed; return the new top."""
+    top += 1
+    starts[top], lengths[top], seconds[top] = start, n, False
+    return top
+
+
+@jit
+def pairwise_sum(values: np.ndarray, start: int, n: int) -> float:
+    """``values[start], ..., values[start + n - 1]`` summed in the order of numpy's
+    ``add.reduce`` on float64 (its ``pairwise_sum``), so the sum is ``np.sum``'s bit for bit:
+    :func:`block_sum` if ``n <= 128``, else the sum of the first ``m =`` :func:`first_part`
+    numbers plus that of the other ``n - m``, each by this rule.
+
+    numpy recurses; numba's cache cannot hold recursive code (loading it crashes), so the
+    splits are walked with a stack of the sums in progress: their ``starts`` and ``lengths``,
+    whether their first part is summed (``seconds``) and then its sum (``firsts``)."""
+    if n <= PAIRWISE_BLOCK:
+        return block_sum(values, start, n)
+    starts = np.empty(PAIRWISE_DEPTH, dtype=np.int64)
+    lengths = np.empty(PAIRWISE_DEPTH, dtype=np.int64)
+    seconds = np.zeros(PAIRWISE_DEPTH, dtype=np.bool_)
+    firsts = np.zeros(PAIRWISE_DEPTH)
+    top = push(starts, lengths, seconds, -1, start, n)
+    total = 0.0
+    while top >= 0:
+        if lengths[top] > PAIRWISE_BLOCK:  # split: its first part is summed next
+            top = push(starts, lengths, seconds, top, starts[top], first_part(lengths[top]))
+            continue
+        total = block_sum(values, starts[top], lengths[top])
+        top -= 1
+        while top >= 0 and seconds[top]:  # its second part is summed: add its first part
+            total = firsts[top] + total
+            top -= 1
+        if top >= 0:  # its first part is summed: keep it, sum the second part
+            m = first_part(lengths[top])
+            firsts[top], seconds[top] = total, True
+            top = push(starts, lengths, seconds, top, starts[top] + m, lengths[top] - m)
+    return total
+
+
+@inline
+def window_shift(ring: np.ndarray, count: int, ordered: np.ndarray) -> float:
+    """The mean-shift statistic of a full window: with ``Y_1 .. Y_tau`` the last ``tau``
+    rewards in ``ring`` (``count`` written so far, the next slot ``count mod tau`` holding the
+    oldest), ``sum_{i > tau/2} Y_i - sum_{i <= tau/2} Y_i``, each half summed by
+    :func:`pairwise_sum`; ``ordered`` (``tau``) receives the window, oldest first."""
+    tau = len(ring)
+    oldest = count % tau
+    ordered[: tau - oldest] = ring[oldest:]
+    ordered[tau - oldest :] = ring[:oldest]
+    half = tau // 2
+    return pairwise_sum(ordered, half, half) - pairwise_sum(ordered, 0, half)
+
+
+@jit
+def restarted_update(
+    t: int,
+    actions: np.ndarray,
+    rewards: np.ndarray,
+    threshold: float,
+    pulls: np.ndarray,
+    sums: np.ndarray,
+    window: np.ndarray,
+    counts: np.ndarray,
+    restart: np.ndarray,
+    detections: np.ndarray,
+) -> None:
+    """:meth:`DetectorRestarted.update`, compiled, in place (module docstring, step 2). Per
+    run ``r`` with ``a = actions[r]``: ``n_a += 1``, ``Y_a += R_t``; the reward enters ``a``'s
+    ring buffer ``window[r, a]`` (``tau`` slots, ``counts[r, a]`` rewards since the reset);
+    once ``counts[r, a] >= tau``, if ``|`` :func:`window_shift` ``| > threshold`` the run
+    restarts: all its ``n``, ``Y`` and ``counts`` are 0, ``restart[r] = t + 1`` and
+    ``detections[r] += 1``."""
+    tau = window.shape[2]
+    ordered = np.empty(tau)
+    for r in range(len(actions)):
+        a = actions[r]
+        pulls[r, a] += 1.0
+        sums[r, a] += rewards[r]
+        count = counts[r, a]
+        window[r, a, count % tau] = rewards[r]
+        count += 1
+        counts[r, a] = count
+        if count >= tau and abs(window_shift(window[r, a], count, ordered)) > threshold:
+            pulls[r, :] = 0.0
+            sums[r, :] = 0.0
+            counts[r, :] = 0
+            restart[r] = t + 1
+            detections[r] += 1
+
+
+@inline
+def forced_arm(t: int, restart: int, period: int, n_arms: int) -> int:
+    """The arm of forced exploration in round ``t`` of a run restarted at ``restart``:
+    ``k = (t - restart) mod period`` if ``period > 0`` and ``k < K``, else ``-1`` (none)."""
+    if period > 0:
+        phase = (t - restart) % period
+        if phase < n_arms:
+            return phase
+    return -1
+
+
+@jit
+def ucb_choice(
+    t: int,
+    restart: np.ndarray,
+    period: np.ndarray,
+    pulls: np.ndarray,
+    sums: np.ndarray,
+    sigma: float,
+    log_rounds: np.ndarray,
+) -> np.ndarray:
+    """:meth:`CDUCB.act`, compiled: per run the :func:`forced_arm`, else the first arm of
+    largest ``Y_a / n_a + sigma sqrt(8 log m / n_a)`` (``+inf`` for ``n_a = 0``), with
+    ``8 log m = log_rounds[m - 1]``, ``m = t - restart + 1``; ``(R,)``."""
+    R, K = pulls.shape
+    arms = np.zeros(R, dtype=np.int64)
+    for r in range(R):
+        arms[r] = forced_arm(t, restart[r], period[r], K)
+        if arms[r] >= 0:
+            continue
+        level = log_rounds[t - restart[r]]
+        best = -np.inf
+        for a in range(K):
+            if pulls[r, a] == 0:
+                index = np.inf
+            else:
+                index = sums[r, a] / pulls[r, a] + sigma * np.sqrt(level / pulls[r, a])
+            if index > best:
+                best = index
+                arms[r] = a
+            if best == np.inf:
+                break
+    return arms
+
+
+@jit
+def thompson_choice(
+    t: int,
+    restart: np.ndarray,
+    period: np.ndarray,
+    pulls: np.ndarray,
+    sums: np.ndarray,
+    family: int,
+    sigma: float,
+    generators: Any,
+) -> np.ndarray:
+    """:meth:`CDTS.act`, compiled: per run the :func:`forced_arm`, else the Thompson arm of
+    :func:`~nslb_cli.agents.switching_ts.thompson_arms` (drawn in every run, forced or not);
+    ``(R,)``."""
+    arms = thompson_arms(family, sigma, pulls, sums, 0.0, 0.0, generators)
+    K = pulls.shape[1]
+    for r in range(len(arms)):
+        forced = forced_arm(t, restart[r], period[r], K)
+        if forced >= 0:
+            arms[r] = forced
+    return arms
+
+
 class DetectorRestarted(Restarting):
-    """A per-arm bandit algorithm with forced exploration, restarted by a change detector."""
+    """A per-arm bandit algorithm with forced exploration, restarted by a change detector.
+
+    Compiled: each subclass's ``act`` and :meth:`update` (module docstring,
+    "Implementation"); :meth:`reference_act` and :meth:`reference_update` state the same
+    rounds in numpy."""
 
     fixed_arms = True
+    detector: MeanShiftDetector
 
     def __init__(
         self, params: RestartedParams, problem: Problem, model: OfflineModel, rng: BatchRNG
@@ -116,9 +350,11 @@ class DetectorRestarted(Restarting):
 
     @abstractmethod
     def choose(self, t: int) -> np.ndarray:
-        """The base algorithm's arm for every run, ``(R,)``."""
+        """The base algorithm's arm for every run, ``(R,)``, in numpy (the statement of the
+        compiled choice)."""
 
-    def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
+    def reference_act(self, t: int) -> np.ndarray:
+        """:meth:`act` in numpy: the forced arm where there is one, else :meth:`choose`'s."""
         base = self.choose(t)
         phase = (t - self.restart) % np.maximum(self.period, 1)
         forced = (self.period > 0) & (phase < self.problem.n_arms)
@@ -127,6 +363,23 @@ class DetectorRestarted(Restarting):
     def update(
         self, t: int, contexts: np.ndarray | None, actions: np.ndarray, rewards: np.ndarray
     ) -> None:
+        """Compiled: :func:`restarted_update` (the arithmetic of :meth:`reference_update`)."""
+        restarted_update(
+            t,
+            np.asarray(actions, dtype=np.int64),
+            np.asarray(rewards, dtype=float),
+            float(self.detector.threshold),
+            self.pulls,
+            self.sums,
+            self.detector.rewards,
+            self.detector.counts,
+            self.restart,
+            self.detections,
+        )
+
+    def reference_update(self, t: int, actions: np.ndarray, rewards: np.ndarray) -> None:
+        """:meth:`update` in numpy: the pulled arms' statistics, the detector's
+        :meth:`~nslb_cli.agents.detectors.MeanShiftDetector.update`, the restarts."""
         runs = np.arange(self.problem.n_runs)
         self.pulls[runs, actions] += 1.0
         self.sums[runs, actions] += rewards
@@ -140,9 +393,16 @@ class DetectorRestarted(Restarting):
 class CDUCB(DetectorRestarted):
     """CD-UCB: UCB1 restarted by the mean-shift detector of Cao et al. (2019).
 
-    See the module docstring."""
+    See the module docstring; ``log_rounds[m - 1] = 8 log m`` for ``m = 1 .. n``, every
+    ``m = t - r + 1`` of the horizon's rounds ``t < n``."""
 
     Params = CDUCBParams
+
+    def __init__(
+        self, params: RestartedParams, problem: Problem, model: OfflineModel, rng: BatchRNG
+    ) -> None:
+        super().__init__(params, problem, model, rng)
+        self.log_rounds = 8.0 * np.log(np.arange(1, problem.horizon + 1, dtype=float))
 
     def choose(self, t: int) -> np.ndarray:
         rounds = (t - self.restart + 1).astype(float)[:, None]
@@ -151,6 +411,18 @@ class CDUCB(DetectorRestarted):
                 8.0 * np.log(rounds) / self.pulls
             )
         return np.where(self.pulls == 0, np.inf, index).argmax(axis=1)
+
+    def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
+        """Compiled: :func:`ucb_choice` (the arms of :meth:`reference_act`)."""
+        return ucb_choice(
+            t,
+            self.restart,
+            self.period,
+            self.pulls,
+            self.sums,
+            float(self.problem.sigma),
+            self.log_rounds,
+        )
 
 
 class CDTS(DetectorRestarted):
@@ -163,3 +435,16 @@ class CDTS(DetectorRestarted):
     def choose(self, t: int) -> np.ndarray:
         theta = self.problem.reward_model.sample_given_sums(self.pulls, self.sums, self.rng)
         return theta.argmax(axis=1)
+
+    def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
+        """Compiled: :func:`thompson_choice` (the arms and draws of :meth:`reference_act`)."""
+        return thompson_choice(
+            t,
+            self.restart,
+            self.period,
+            self.pulls,
+            self.sums,
+            int(self.problem.reward_model.kernel[0]),
+            float(self.problem.sigma),
+            self.rng.typed(),
+        )

@@ -63,10 +63,20 @@ class MeanShiftDetector:
 
     Only the arm pulled in a round is tested in that round.
 
+    :meth:`update` states the test in numpy. CD-UCB and CD-TS run it compiled, on this
+    detector's arrays, in the same order of additions (each half summed as ``np.sum`` sums
+    it), with their own update and restart in the same call
+    (:func:`~nslb_cli.agents.changepoint.restarted_update`).
+
     Args:
         n_runs: ``R``; n_arms: ``K``.
         tau: window length (even), in observations of one arm.
         threshold: ``b``.
+
+    Attributes:
+        rewards: ``(R, K, tau)`` each arm's last rewards, a ring buffer: the reward number
+            ``c`` since the reset (from 0) in slot ``c mod tau``.
+        counts: ``(R, K)`` int64, the rewards of each arm since the run's last reset.
     """
 
     def __init__(self, n_runs: int, n_arms: int, tau: int, threshold: float) -> None:

@@ -1,4 +1,5 @@
-"""CD-UCB and CD-TS: forced exploration, global restarts, detections in the summary."""
+"""CD-UCB and CD-TS: forced exploration, global restarts, detections in the summary, and the
+compiled rounds against their numpy statement."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import numpy as np
 import pytest
 
 from nslb_cli.agents import AGENTS
+from nslb_cli.agents.changepoint import pairwise_sum, window_shift
 from nslb_cli.agents.detectors import cao_threshold
 from nslb_cli.agents.tuning import cao_exploration
 from nslb_cli.config.validators import ConfigError
@@ -130,3 +132,72 @@ def test_cd_ts_on_clicks_is_beta_bernoulli_thompson_sampling() -> None:
     agent.sums[:] = [2.0, 0.0]
     share = (agent.act(0, None) == 0).mean()
     assert abs(share - 0.75) < 4.5 * np.sqrt(0.75 * 0.25 / runs)
+
+
+@pytest.mark.parametrize("reward", ["gaussian", "bernoulli"])
+@pytest.mark.parametrize(("tau", "gamma", "threshold"), [(10, 0.4, 2.0), (300, 0.0, 3.0)])
+@pytest.mark.parametrize("name", ["cd_ucb", "cd_ts"])
+def test_the_compiled_rounds_are_the_numpy_statement_bit_for_bit(
+    name: str, tau: int, gamma: float, threshold: float, reward: str
+) -> None:
+    """act and update (compiled) against reference_act and reference_update (numpy): two
+    agents of the same seeds in lockstep on one world give the same arms (CD-TS: the same
+    draws, forced rounds included) and the very same statistics after every round. The
+    thresholds are about 1.3 and 0.35 sd of the statistic (sigma sqrt(tau) <= 1.6 and 8.7):
+    every run restarts again and again; tau = 300 sums halves of 150, which numpy splits."""
+    seeds, horizon = list(range(6)), 2000
+    world = synthetic_world(seeds, reward=reward, horizon=horizon)
+    params = agent_params(name, tau=tau, gamma=gamma, threshold=threshold)
+    compiled = build_agent(AGENTS[name], params, world, BatchRNG(seeds))
+    reference = build_agent(AGENTS[name], params, world, BatchRNG(seeds))
+    forced_after_restarts = 0  # gamma = 0.4: arm k forced when (t - r) mod floor(5 / 0.4) = k
+    for t in range(horizon):
+        phase = (t - compiled.restart) % 12
+        forced = (gamma > 0) & (phase < 5) & (compiled.restart > 0)
+        actions = compiled.act(t, None)
+        np.testing.assert_array_equal(actions[forced], phase[forced])
+        forced_after_restarts += forced.sum()
+        np.testing.assert_array_equal(actions, reference.reference_act(t))
+        rewards = world.reward(t, actions)
+        compiled.update(t, None, actions, rewards)
+        reference.reference_update(t, actions, rewards)
+        for key in ("pulls", "sums", "restart", "detections"):
+            np.testing.assert_array_equal(getattr(compiled, key), getattr(reference, key))
+        for key in ("counts", "rewards"):
+            np.testing.assert_array_equal(
+                getattr(compiled.detector, key), getattr(reference.detector, key)
+            )
+    assert compiled.detections.min() >= 2
+    assert forced_after_restarts > 0 or gamma == 0
+
+
+def test_pairwise_sum_adds_in_numpys_order() -> None:
+    """The window halves are summed as np.sum sums them, to the last bit: every length up to
+    600 (one accumulator, eight, then splits of the longer ones) and two long ones, on
+    numbers of mixed magnitudes, where the order of the additions shows: a left-to-right sum
+    differs from np.sum for most lengths."""
+    rng = np.random.default_rng(3)
+    lengths = [*range(601), 4097, 20_000]
+    in_order = 0
+    for n in lengths:
+        x = rng.normal(0.3, 1.0, n + 5) * 10.0 ** rng.integers(-6, 7, n + 5)
+        expected = x[2 : n + 2].sum()
+        assert pairwise_sum(x, 2, n) == expected, n
+        in_order += sum(x[2 : n + 2].tolist()) == expected
+    assert in_order < len(lengths) / 2
+
+
+@pytest.mark.parametrize("tau", [2, 4, 14, 16, 100, 258, 300, 1000])
+def test_the_window_statistic_is_the_detectors_to_the_last_bit(tau: int) -> None:
+    """window_shift on a ring buffer is MeanShiftDetector's statistic: the newest half's sum
+    minus the oldest half's, each summed by np.sum over the window read oldest first, for
+    every position of the oldest reward in the ring."""
+    rng = np.random.default_rng(tau)
+    half = tau // 2
+    ordered = np.empty(tau)
+    for count in range(tau, 3 * tau):
+        ring = rng.normal(0.3, 1.0, tau) * 10.0 ** rng.integers(-4, 5, tau)
+        window = ring[(count + np.arange(tau)) % tau]
+        expected = window[half:].sum() - window[:half].sum()
+        assert window_shift(ring, count, ordered) == expected
+        np.testing.assert_array_equal(ordered, window)
