@@ -25,7 +25,6 @@ import numpy as np
 
 from nslb_cli.agents.base import Agent, Belief
 from nslb_cli.agents.round_draws import RoundDraws
-from nslb_cli.core.numerics import shifted_exp
 from nslb_cli.core.problem import OfflineModel, Problem
 from nslb_cli.core.rng import BatchRNG, categorical
 
@@ -35,18 +34,21 @@ def filter_step(
 ) -> np.ndarray:
     """One forward-filter step: ``P_{t+1}(s') ∝ sum_s P_t(s) p(R_t | s) phi(s, s')``.
 
+    Arrays are state-major (the state axis first, runs last), so that every sum over states
+    adds whole rows of ``R`` numbers.
+
     Args:
-        predictive: ``(R, S)`` ``P_t``, the distribution of ``S_t`` given ``H_t``.
-        log_likelihood: ``(R, S)`` ``log p(R_t | A_t, X_t, S_t = s)``.
-        transitions: ``(R, S, S)`` ``phi``.
+        predictive: ``(S, R)`` ``P_t``, the distribution of ``S_t`` given ``H_t``.
+        log_likelihood: ``(S, R)`` ``log p(R_t | A_t, X_t, S_t = s)``.
+        transitions: ``(S, S, R)`` ``phi(s, s')`` of every run.
 
     Returns:
-        ``(R, S)`` ``P_{t+1}``. Computed without BLAS so each run's numbers do not depend
-        on the batch it is in.
+        ``(S, R)`` ``P_{t+1}``. Sums over ``s`` add in the order of ``s``, never through BLAS
+        (which would make each run's numbers depend on the batch it is in).
     """
-    filtered = predictive * shifted_exp(log_likelihood)
-    filtered /= filtered.sum(axis=1, keepdims=True)
-    return (filtered[:, :, None] * transitions).sum(axis=1)
+    filtered = predictive * np.exp(log_likelihood - log_likelihood.max(axis=0))
+    filtered /= filtered.sum(axis=0)
+    return (filtered[:, None, :] * transitions).sum(axis=0)
 
 
 @dataclass
@@ -68,10 +70,18 @@ class ModelThompsonSampling(Agent):
         self, params: MTSParams, problem: Problem, model: OfflineModel, rng: BatchRNG
     ) -> None:
         super().__init__(params, problem, model, rng)
-        self.predictive = model.initial.copy()
+        # P_t and phi state-major, runs last (filter_step): P_t is (S, R), phi (S, S, R)
+        self._filter = np.ascontiguousarray(model.initial.T, dtype=float)
+        self._transitions = np.ascontiguousarray(model.transitions.transpose(1, 2, 0))
         self._uniforms = RoundDraws(rng.random)
         self._means = (-1, model.means)  # (round t, mu(a, X_t, s) (R, S, K)): see predicted
         self._belief: Belief | None = None
+        self._runs = np.arange(problem.n_runs)
+
+    @property
+    def predictive(self) -> np.ndarray:
+        """``P_t``, ``(R, S)`` (a view of the state-major array)."""
+        return self._filter.T
 
     def predicted(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
         """``mu(a, X_t, s)``, ``(R, S, K)``: computed once per round, shared by act and update."""
@@ -81,18 +91,17 @@ class ModelThompsonSampling(Agent):
 
     def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
         means = self.predicted(t, contexts)
-        state = categorical(self.predictive, self._uniforms.next())
+        state = categorical(self._filter, self._uniforms.next(), axis=0)
         self._belief = Belief(state=state, posterior=self.predictive)
-        runs = np.arange(len(state))
-        return means[runs, state].argmax(axis=1)
+        return means[self._runs, state].argmax(axis=1)
 
     def update(
         self, t: int, contexts: np.ndarray | None, actions: np.ndarray, rewards: np.ndarray
     ) -> None:
         means = self.predicted(t, contexts)
-        pulled = means[np.arange(len(actions)), :, actions]  # (R, S): mu(A_t, X_t, s)
-        log_lik = self.problem.reward_model.log_likelihood(rewards[:, None], pulled)
-        self.predictive = filter_step(self.predictive, log_lik, self.model.transitions)
+        pulled = np.ascontiguousarray(means[self._runs, :, actions].T)  # (S, R): mu(A_t, X_t, s)
+        log_lik = self.problem.reward_model.log_likelihood(rewards, pulled)
+        self._filter = filter_step(self._filter, log_lik, self._transitions)
 
     def belief(self) -> Belief | None:
         return self._belief

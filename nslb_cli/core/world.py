@@ -7,7 +7,9 @@ same true parameters (common random numbers, docs/design.md §2).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -65,7 +67,35 @@ class World:
 
     def expected_reward(self, t: int, actions: np.ndarray) -> np.ndarray:
         """``mu(A_t, X_t, S_t; theta*)`` for each run."""
-        return self.mean_rewards[np.arange(len(actions)), t, actions]
+        return self.mean_rewards[self.runs, t, actions]
+
+    def part(self, runs: slice) -> World:
+        """The world of the runs ``runs`` alone (views of this one's arrays): the world those
+        seeds would have by themselves, since nothing about a seed depends on its batch."""
+        model = self.offline_model
+        per_run = {
+            field.name: getattr(model, field.name)[runs]
+            for field in dataclasses.fields(model)
+            if getattr(model, field.name) is not None
+        }
+        seeds = self.seeds[runs]
+        return dataclasses.replace(
+            self,
+            problem=dataclasses.replace(self.problem, n_runs=len(seeds)),
+            seeds=seeds,
+            states=self.states[runs],
+            mean_rewards=self.mean_rewards[runs],
+            noise=self.noise[runs],
+            offline_model=dataclasses.replace(model, **per_run),
+            items=None if self.items is None else self.items[runs],
+        )
+
+    @cached_property
+    def runs(self) -> np.ndarray:
+        """``0 .. R - 1``, the index of every run (built once, read-only as the rest)."""
+        runs = np.arange(len(self.seeds))
+        runs.flags.writeable = False
+        return runs
 
     def optimal_reward(self) -> np.ndarray:
         """``max_a mu(a, X_t, S_t; theta*)``, shape ``(R, n)``."""
