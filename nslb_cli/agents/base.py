@@ -44,6 +44,9 @@ class Agent(ABC):
     Params: ClassVar[type]
     sees_truth: ClassVar[bool] = False
     fixed_arms: ClassVar[bool] = False  # learns per arm: arm a must be one item every round
+    # its rounds are spent in compiled code that releases the GIL: parts of a batch gain from
+    # being simulated in threads at once (nslb_cli.runner.parts)
+    concurrent: ClassVar[bool] = False
 
     def __init__(self, params: Any, problem: Problem, model: OfflineModel, rng: BatchRNG) -> None:
         self.params = params

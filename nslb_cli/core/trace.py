@@ -35,3 +35,16 @@ class Trace:
     def regret(self) -> np.ndarray:
         """``max_a mu(a, X_t, S_t) - mu(A_t, X_t, S_t)``: the expected, noise-free regret."""
         return self.optimal_reward - self.expected_reward
+
+    @classmethod
+    def joined(cls, parts: list[Trace]) -> Trace:
+        """The trace of the runs of ``parts`` one after another (the runs axis joined)."""
+        arrays = {
+            name: np.concatenate([getattr(part, name) for part in parts])
+            for name in ("seeds", "action", "reward", "expected_reward", "optimal_reward",
+                         "state", "belief", "p_true_state")
+        }  # fmt: skip
+        summary = {
+            key: np.concatenate([part.summary[key] for part in parts]) for key in parts[0].summary
+        }
+        return cls(**arrays, summary=summary)

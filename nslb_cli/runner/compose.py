@@ -120,6 +120,7 @@ class RunSettings:
     seed: int = 0
     n_seeds: int = 10
     batch_size: int = 100
+    threads: int | None = None
     progress: bool | None = None
     overwrite: bool = False
     fail_fast: bool = False
@@ -130,6 +131,8 @@ class RunSettings:
         check.one_of(self.objective, study.DIRECTIONS, "objective")
         check.positive(self.n_seeds, "n_seeds")
         check.positive(self.batch_size, "batch_size")
+        if self.threads is not None:
+            check.positive(self.threads, "threads")
         last = self.seed + self.n_seeds - 1
         check.require(
             last <= MAX_SEED,

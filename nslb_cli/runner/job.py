@@ -21,13 +21,12 @@ from omegaconf import DictConfig
 
 from nslb_cli.agents import AGENTS
 from nslb_cli.config.stopping import check as check_stop
-from nslb_cli.core.rng import BatchRNG
 from nslb_cli.core.trace import Trace
 from nslb_cli.core.world import World
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner.compose import RunConfig, container
 from nslb_cli.runner.owner import check_owner
-from nslb_cli.runner.simulate import build_agent, simulate
+from nslb_cli.runner.parts import part_count, simulate_parts
 from nslb_cli.store import provenance, staging
 from nslb_cli.store.atomic import remove_stale_temporaries
 from nslb_cli.store.folder import (
@@ -44,10 +43,12 @@ log = logging.getLogger("nslb")
 
 
 def simulate_seeds(config: RunConfig, seeds: np.ndarray) -> Trace:
-    """Build the world and the agent for ``seeds`` and play the whole horizon."""
+    """Build the world and the agent for ``seeds`` and play the whole horizon (in parts,
+    in threads, for an agent whose rounds are compiled: :mod:`nslb_cli.runner.parts`)."""
     world = build_world(config.env, seeds)
-    agent = build_agent(AGENTS[config.agent.name], config.agent, world, BatchRNG(seeds))
-    return simulate(world, agent, progress=config.run.progress)
+    agent = AGENTS[config.agent.name]
+    parts = part_count(agent, config.run.threads, len(seeds))
+    return simulate_parts(world, agent, config.agent, parts, config.run.progress)
 
 
 _last_world: tuple[str, bytes, World] | None = None

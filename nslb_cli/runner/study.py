@@ -32,7 +32,7 @@ DIRECTIONS = {"cum_regret": "minimize", "cum_reward": "maximize"}
 """What a job can return to a sweeper (``run.objective``), and whether lower is better."""
 NOT_REPLAYED = (
     "hparams_search", "name", "run.seed", "run.n_seeds", "run.overwrite", "run.fail_fast",
-    "run.progress", "run.batch_size",
+    "run.progress", "run.batch_size", "run.threads",
 )  # fmt: skip
 """Keys of a trial's overrides that ``best.yaml`` leaves out (with every ``hydra.`` key):
 the study itself, its folder and tuning seeds (a rerun uses the evaluation seeds in a

@@ -37,8 +37,9 @@ QUICK_RUN = ["env.horizon=500", "run.progress=false"]
 KINDS = {
     "run": ["run", "agent=mts", "run.n_seeds=12", "run.batch_size=1", *QUICK_RUN,
             "hydra.run.dir=out"],
-    "umts run": ["run", "agent=umts", "agent.num_particles=300", "run.n_seeds=8",
-                 "run.batch_size=2", *QUICK_RUN, "hydra.run.dir=out"],  # in compiled kernels
+    "umts run": ["run", "agent=umts", "agent.num_particles=100", "run.n_seeds=32",
+                 "run.batch_size=16", "run.threads=2", *QUICK_RUN,
+                 "hydra.run.dir=out"],  # in compiled kernels, two parts of a batch in threads
     "sweep": ["run", "-m", "agent=mts,exp4s,cd_ucb", "run.n_seeds=6", "run.batch_size=2",
               *QUICK_RUN, "hydra.sweep.dir=out"],
     "joblib sweep": ["run", "-m", "agent=mts,exp4s,cd_ucb,random", "run.n_seeds=6",

@@ -118,6 +118,7 @@ class UncertainModelThompsonSampling(Agent):
     See the module docstring."""
 
     Params = UMTSParams
+    concurrent = True
 
     def __init__(
         self, params: UMTSParams, problem: Problem, model: OfflineModel, rng: BatchRNG

@@ -1,0 +1,114 @@
+"""A batch cut into parts simulated in threads (nslb_cli.runner.parts): the parts' worlds are
+the worlds of their seeds alone, and the joined trace is the whole batch's, byte for byte."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nslb_cli.agents import AGENTS
+from nslb_cli.config.stopping import Terminated, request
+from nslb_cli.core.trace import Trace
+from nslb_cli.core.world import World
+from nslb_cli.envs import ENVIRONMENTS
+from nslb_cli.envs.synthetic import SyntheticParams
+from nslb_cli.runner import parts
+from nslb_cli.runner.compose import RunConfig, RunSettings
+from nslb_cli.runner.job import simulate_seeds
+from tests.helpers.movielens import tiny_env_params
+
+SEEDS = np.arange(20, 37)  # 17 runs: parts of unequal sizes
+
+
+def assert_same_arrays(one: object, other: object) -> None:
+    """Every array field of two dataclasses (and of those inside them) is equal, NaN included."""
+    for field in dataclasses.fields(one):  # type: ignore[arg-type]
+        a, b = getattr(one, field.name), getattr(other, field.name)
+        if isinstance(a, np.ndarray):
+            np.testing.assert_array_equal(a, b, err_msg=field.name)
+        elif dataclasses.is_dataclass(a):
+            assert_same_arrays(a, b)
+        elif isinstance(a, dict):  # a trace's summary: per-run arrays
+            assert a.keys() == b.keys(), field.name
+            for key, values in a.items():
+                np.testing.assert_array_equal(values, b[key], err_msg=key)
+        else:
+            assert a == b, field.name
+
+
+def worlds(tmp_path: Path) -> dict[str, tuple[str, object]]:
+    return {
+        "synthetic, priors": ("synthetic", SyntheticParams(model="prior", horizon=60)),
+        "synthetic, Bernoulli": ("synthetic", SyntheticParams(reward="bernoulli", horizon=60)),
+        "movielens (contexts)": ("movielens", tiny_env_params(tmp_path, horizon=60)),
+    }
+
+
+@pytest.mark.parametrize(
+    "kind", ["synthetic, priors", "synthetic, Bernoulli", "movielens (contexts)"]
+)
+def test_a_part_of_a_world_is_the_world_of_its_seeds_alone(kind: str, tmp_path: Path) -> None:
+    name, params = worlds(tmp_path)[kind]
+    build = ENVIRONMENTS[name].build
+    whole: World = build(params, SEEDS)
+    for runs in (slice(0, 5), slice(5, 17), slice(16, 17)):
+        assert_same_arrays(whole.part(runs), build(params, SEEDS[runs]))
+
+
+@pytest.mark.parametrize("agent", ["umts", "mts", "cusum_ucb"])
+def test_a_batch_played_in_parts_gives_the_whole_batch_trace(agent: str) -> None:
+    env = SyntheticParams(model="prior", horizon=120)
+    world = ENVIRONMENTS["synthetic"].build(env, SEEDS)
+    params = AGENTS[agent].Params()
+    whole = parts.simulate_parts(world, AGENTS[agent], params, 1, progress=False)
+    for count in (2, 3):
+        joined = parts.simulate_parts(world, AGENTS[agent], params, count, progress=False)
+        assert_same_arrays(joined, whole)
+    np.testing.assert_array_equal(whole.seeds, SEEDS)
+
+
+def test_only_concurrent_agents_are_cut_and_never_below_the_fewest_runs() -> None:
+    umts, mts = AGENTS["umts"], AGENTS["mts"]
+    assert umts.concurrent and not mts.concurrent
+    assert parts.part_count(mts, 4, 100) == 1
+    assert parts.part_count(umts, 4, 100) == 4
+    assert parts.part_count(umts, 4, 2 * parts.MIN_RUNS) == 2
+    assert parts.part_count(umts, 4, parts.MIN_RUNS - 1) == 1
+    assert parts.part_count(umts, None, 1000) == parts.usable_cpus()
+
+
+def test_run_threads_decides_the_parts_and_not_the_numbers() -> None:
+    env = SyntheticParams(model="prior", horizon=80)
+    traces = [
+        simulate_seeds(RunConfig("x", env, AGENTS["umts"].Params(), RunSettings(threads=n)), SEEDS)
+        for n in (1, 2)
+    ]
+    assert_same_arrays(traces[0], traces[1])
+
+
+def test_a_request_to_stop_ends_every_part_and_no_thread_is_left() -> None:
+    env = SyntheticParams(model="prior", horizon=80)
+    config = RunConfig("x", env, AGENTS["umts"].Params(), RunSettings(threads=2))
+    before = threading.active_count()
+    with pytest.raises(Terminated):
+        request(Terminated("stop"))
+    with pytest.raises(Terminated, match="stop"):
+        simulate_seeds(config, SEEDS)
+    assert threading.active_count() == before
+
+
+def test_a_joined_trace_keeps_the_order_of_its_parts() -> None:
+    def part(first: int, runs: int) -> Trace:
+        ids = np.arange(first, first + runs)
+        column = np.repeat(ids[:, None], 3, axis=1)
+        return Trace(ids, column, column * 1.0, column * 1.0, column * 1.0, column, column,
+                     column * 1.0, summary={"resamples": ids})  # fmt: skip
+
+    joined = Trace.joined([part(0, 2), part(2, 3)])
+    np.testing.assert_array_equal(joined.seeds, np.arange(5))
+    np.testing.assert_array_equal(joined.action[:, 0], np.arange(5))
+    np.testing.assert_array_equal(joined.summary["resamples"], np.arange(5))
