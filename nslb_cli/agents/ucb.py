@@ -26,6 +26,12 @@ If no state is consistent, the agent falls back to all states; ``summary()`` cou
 rounds per run (``fallbacks``). Its belief is ``B_t`` with a "posterior" uniform over the
 consistent set ``C_t`` (not a probability model: ``p_true_state`` is ``1 / |C_t|`` when the
 true state is consistent, 0 otherwise).
+
+The choice and the update run in compiled per-run loops (:func:`sw_mucb_choice`,
+:func:`sw_mucb_update`); :meth:`SlidingWindowModelUCB.consistent_states` is the numpy
+statement of ``C_t`` (tests hold the two to the same states and arms). ``N_t(s)`` is kept up
+to date by the update; ``G_t(s)`` is summed over the window's slots each round in numpy's
+order (:func:`window_sums`), so the compiled comparisons are numpy's, to the last bit.
 """
 
 from __future__ import annotations
@@ -38,14 +44,15 @@ import numpy as np
 from nslb_cli.agents.base import Agent, Belief
 from nslb_cli.config import validators as check
 from nslb_cli.config.validators import ConfigError
+from nslb_cli.core.compiled import inline, jit
 from nslb_cli.core.problem import OfflineModel, Problem
 from nslb_cli.core.rng import BatchRNG
 
 MAX_EPSILON = 1e12
 """Largest slack ``epsilon``, in reward units. ``G_t(s)`` sums ``tau`` residuals that each
-subtract ``epsilon``: ``epsilon = 1e308`` overflows the sum to -inf (numpy warns every
-round). Rewards stay within about 1e7 in magnitude (means and noise of at most 1e6), so a
-slack of 1e12 already keeps every state consistent, and ``tau · 1e12`` stays finite."""
+subtract ``epsilon``: ``epsilon = 1e308`` overflows the sum to -inf. Rewards stay within
+about 1e7 in magnitude (means and noise of at most 1e6), so a slack of 1e12 already keeps
+every state consistent, and ``tau · 1e12`` stays finite."""
 
 
 @dataclass
@@ -72,11 +79,170 @@ class SWUMUCBParams:
             check.at_most(self.epsilon, MAX_EPSILON, "epsilon", "larger window sums overflow")
 
 
+PAIRWISE_BLOCK = 128
+"""numpy's pairwise summation adds runs of up to this many terms in eight interleaved partial
+sums and splits longer runs in two (its ``PW_BLOCKSIZE``)."""
+
+
+def pairwise_plan(n: int) -> np.ndarray:
+    """numpy's pairwise summation of ``n`` terms (``n >= 1``) as a postfix program, ``(P, 2)``
+    integers: a row ``(lo, m)`` sums the block of the ``m <= PAIRWISE_BLOCK`` terms from
+    ``lo`` (:func:`block_sums`), a row ``(-1, 0)`` adds the last two sums. numpy sums a run
+    of more than :data:`PAIRWISE_BLOCK` terms as the sum of its first ``h`` terms plus that of
+    the others, ``h = n // 2`` rounded down to a multiple of 8. (A program rather than a
+    recursive kernel: numba cannot load a recursive function back from its cache; the process
+    crashes.)"""
+    if n <= PAIRWISE_BLOCK:
+        return np.array([[0, n]], dtype=np.int64)
+    half = n // 2 - (n // 2) % 8
+    right = pairwise_plan(n - half)
+    right[right[:, 0] >= 0, 0] += half
+    return np.concatenate([pairwise_plan(half), right, [[-1, 0]]])
+
+
+@inline
+def block_sums(
+    states: np.ndarray,
+    values: np.ndarray,
+    r: int,
+    lo: int,
+    m: int,
+    acc: np.ndarray,
+    sums: np.ndarray,
+    k: int,
+) -> None:
+    """``sums[k, s] = sum_{lo <= i < lo + m} 1{states[r, i] = s} values[r, i]`` for every
+    state ``s`` (``states[r, i] = -1``: none), in place, for ``m <= PAIRWISE_BLOCK`` terms
+    added as numpy adds them: below 8, one after the other; else term ``i`` of the first ``m -
+    m % 8`` into partial sum ``i % 8``, the partial sums ``p`` added as ``((p0 + p1) + (p2 +
+    p3)) + ((p4 + p5) + (p6 + p7))``, then the last ``m % 8`` terms one after the other. A term
+    of another state is a zero (``member * values`` in numpy), which changes no sum: it is
+    skipped. ``acc``: ``(S, 8)`` scratch. (Indices rather than row views: a view costs a
+    reference count in compiled code.)"""
+    S = sums.shape[1]
+    blocked = 0 if m < 8 else m - m % 8
+    for s in range(S):
+        sums[k, s] = 0.0
+    if blocked:
+        acc[:] = 0.0
+        for i in range(blocked):
+            s = states[r, lo + i]
+            if s >= 0:
+                acc[s, i & 7] += values[r, lo + i]
+        for s in range(S):
+            sums[k, s] = ((acc[s, 0] + acc[s, 1]) + (acc[s, 2] + acc[s, 3])) + (
+                (acc[s, 4] + acc[s, 5]) + (acc[s, 6] + acc[s, 7])
+            )
+    for i in range(lo + blocked, lo + m):
+        s = states[r, i]
+        if s >= 0:
+            sums[k, s] += values[r, i]
+
+
+@inline
+def window_sums(
+    states: np.ndarray,
+    values: np.ndarray,
+    r: int,
+    plan: np.ndarray,
+    acc: np.ndarray,
+    stack: np.ndarray,
+) -> None:
+    """``stack[0, s] = sum_i 1{states[r, i] = s} values[r, i]`` for every state ``s``, added
+    in the order of numpy's ``(member * values).sum()`` over the slots ``i`` (``plan``:
+    :func:`pairwise_plan` of their number), so each sum is numpy's to the last bit (up to the
+    sign of a zero). ``acc``: ``(S, 8)`` scratch; ``stack``: ``(len(plan), S)`` scratch."""
+    top = 0
+    for k in range(len(plan)):
+        if plan[k, 0] >= 0:
+            block_sums(states, values, r, plan[k, 0], plan[k, 1], acc, stack, top)
+            top += 1
+            continue
+        top -= 1
+        for s in range(stack.shape[1]):
+            stack[top - 1, s] += stack[top, s]
+
+
+@jit
+def sw_mucb_choice(
+    means: np.ndarray,
+    believed: np.ndarray,
+    residuals: np.ndarray,
+    counts: np.ndarray,
+    plan: np.ndarray,
+    radius: float,
+    fallbacks: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:meth:`SlidingWindowModelUCB.act`, compiled. Per run: ``C_t = {s : G_t(s) <= radius
+    sqrt(N_t(s))}`` (``G_t`` by :func:`window_sums` in the order of ``plan``, ``N_t`` =
+    ``counts``), all states if it is empty (``fallbacks`` counts these rounds, in place), then
+    the first ``(s, a)`` in ``(state, arm)`` order of largest ``means[s, a]`` over ``s in
+    C_t``. Returns ``B_t`` and ``A_t`` ``(R,)`` and the uniform distribution on ``C_t``
+    ``(R, S)``."""
+    R, S, K = means.shape
+    states = np.zeros(R, dtype=np.int64)
+    arms = np.zeros(R, dtype=np.int64)
+    uniform = np.zeros((R, S))
+    stack = np.empty((len(plan), S))  # G_t(s) in row 0
+    acc = np.empty((S, 8))
+    consistent = np.empty(S, dtype=np.bool_)
+    for r in range(R):
+        window_sums(believed, residuals, r, plan, acc, stack)
+        size = 0
+        for s in range(S):
+            consistent[s] = stack[0, s] <= radius * np.sqrt(counts[r, s])
+            size += consistent[s]
+        if size == 0:
+            fallbacks[r] += 1
+            consistent[:] = True
+            size = S
+        found = False
+        best = 0.0
+        for s in range(S):
+            if not consistent[s]:
+                continue
+            uniform[r, s] = 1.0 / size
+            for a in range(K):
+                if not found or means[r, s, a] > best:
+                    found = True
+                    best = means[r, s, a]
+                    states[r] = s
+                    arms[r] = a
+    return states, arms, uniform
+
+
+@jit
+def sw_mucb_update(
+    means: np.ndarray,
+    states: np.ndarray,
+    actions: np.ndarray,
+    rewards: np.ndarray,
+    epsilon: np.ndarray,
+    slot: int,
+    believed: np.ndarray,
+    residuals: np.ndarray,
+    counts: np.ndarray,
+) -> None:
+    """:meth:`SlidingWindowModelUCB.update`, compiled, in place: ring-buffer slot ``slot``
+    of every run takes ``B_t`` and its residual ``means[B_t, A_t] - epsilon - R_t``, and
+    ``counts`` (``N(s)``) trades the state that leaves the window for ``B_t``."""
+    for r in range(len(states)):
+        left = believed[r, slot]
+        if left >= 0:
+            counts[r, left] -= 1
+        s = states[r]
+        believed[r, slot] = s
+        counts[r, s] += 1
+        residuals[r, slot] = means[r, s, actions[r]] - epsilon[r] - rewards[r]
+
+
 class SlidingWindowModelUCB(Agent):
     """SW-mUCB (Algorithm 4): elimination of latent states inconsistent with the last ``tau``
     rounds, then optimism over the consistent ones (Hong et al., 2021).
 
-    See the module docstring."""
+    See the module docstring. The window, per run: ``believed`` (``B_l``, -1 for slots not
+    yet filled) and ``residuals`` in a ring buffer (round ``l`` in slot ``l mod tau``), and
+    ``counts``, ``N_t(s)``."""
 
     Params: ClassVar[type] = SWMUCBParams
 
@@ -88,10 +254,11 @@ class SlidingWindowModelUCB(Agent):
         self.epsilon = self.slack()
         self.believed = np.full((R, tau), -1, dtype=np.int64)  # B_l, ring buffer; -1: empty
         self.residuals = np.zeros((R, tau))  # mu(A_l, X_l, B_l) - epsilon - R_l
+        self.counts = np.zeros((R, problem.n_states), dtype=np.int64)  # N_t(s)
+        self.plan = pairwise_plan(tau)  # the order of the sums G_t(s)
         self.radius = problem.sigma * np.sqrt(6.0 * np.log(problem.horizon))
         self.fallbacks = np.zeros(R, dtype=np.int64)
         self.state = np.zeros(R, dtype=np.int64)
-        self._runs = np.arange(R)
         self._belief: Belief | None = None
 
     def slack(self) -> np.ndarray:
@@ -99,7 +266,8 @@ class SlidingWindowModelUCB(Agent):
         return np.zeros(self.problem.n_runs)
 
     def consistent_states(self) -> np.ndarray:
-        """``C_t`` as an ``(R, S)`` mask, before any fallback."""
+        """``C_t`` as an ``(R, S)`` mask, before any fallback (the numpy statement of what
+        :func:`sw_mucb_choice` computes)."""
         S = self.problem.n_states
         member = self.believed[:, None, :] == np.arange(S)[None, :, None]  # (R, S, tau)
         count = member.sum(axis=2)
@@ -107,25 +275,36 @@ class SlidingWindowModelUCB(Agent):
         return gap <= self.radius * np.sqrt(count)
 
     def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
-        means = self.model.expected_rewards(contexts)  # (R, S, K)
-        R, S, K = means.shape
-        consistent = self.consistent_states()
-        empty = ~consistent.any(axis=1)
-        self.fallbacks += empty
-        consistent[empty] = True
-        best = np.where(consistent[:, :, None], means, -np.inf).reshape(R, S * K).argmax(axis=1)
-        self.state, actions = np.divmod(best, K)
-        uniform = consistent / consistent.sum(axis=1, keepdims=True)
+        """``(B_t, A_t) = argmax_{s in C_t, a} mu(a, X_t, s)``, compiled
+        (:func:`sw_mucb_choice`)."""
+        self.state, actions, uniform = sw_mucb_choice(
+            self.model.expected_rewards(contexts),
+            self.believed,
+            self.residuals,
+            self.counts,
+            self.plan,
+            float(self.radius),
+            self.fallbacks,
+        )
         self._belief = Belief(state=self.state, posterior=uniform)
         return actions
 
     def update(
         self, t: int, contexts: np.ndarray | None, actions: np.ndarray, rewards: np.ndarray
     ) -> None:
-        predicted = self.model.expected_rewards(contexts)[self._runs, self.state, actions]
-        slot = t % self.params.tau
-        self.believed[:, slot] = self.state
-        self.residuals[:, slot] = predicted - self.epsilon - rewards
+        """Slot ``t mod tau`` of the window takes ``B_t`` and ``mu(A_t, X_t, B_t) - epsilon -
+        R_t``, compiled (:func:`sw_mucb_update`)."""
+        sw_mucb_update(
+            self.model.expected_rewards(contexts),
+            self.state,
+            np.asarray(actions, dtype=np.int64),
+            np.asarray(rewards, dtype=float),
+            self.epsilon,
+            t % self.params.tau,
+            self.believed,
+            self.residuals,
+            self.counts,
+        )
 
     def belief(self) -> Belief | None:
         return self._belief
