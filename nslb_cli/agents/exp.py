@@ -28,7 +28,13 @@ Gaussian rewards of equal variance keeps the order of the arms' expected rewards
 best arm in ``[0, 1]`` units is the best arm. Bernoulli rewards (``sigma = 1/2``) are
 already in ``[0, 1]``: their range is ``[0, 1]`` and ``x = R_t``. ``exp3s`` uses
 the model only for this scale and for the expected number of changes. The predicted means
-(advice and range) are computed once per round, in ``act``.
+(advice and range) are read once for a multi-armed model, at construction (they are the same
+every round), and once per round, in ``act``, for a linear one.
+
+Plain numpy, nothing compiled (a run of these agents does not import numba): each round is
+a fixed handful of numpy calls on ``(R, K)`` and ``(R, N)`` arrays, the arm drawn by
+:func:`~nslb_cli.core.rng.categorical` from the agent's stream of one uniform per run and
+round, drawn in blocks (:class:`~nslb_cli.agents.round_draws.RoundDraws`).
 """
 
 from __future__ import annotations
@@ -95,7 +101,13 @@ class Exp4SParams(ExpParams):
 
 
 class ExponentialWeights(Agent):
-    """The Exp3.S / Exp4.S core over ``n_experts`` experts; subclasses give the advice."""
+    """The Exp3.S / Exp4.S core over ``n_experts`` experts; subclasses give the advice.
+
+    The per-run factors of the module docstring's equations (``1 - gamma``, ``gamma / K``,
+    ``e alpha / N``) are computed once, at construction, and so are the advice and the reward
+    range of a multi-armed model, whose predicted means are the same every round
+    (:meth:`observe`); a linear model's are observed in each :meth:`act`.
+    """
 
     def __init__(
         self,
@@ -106,46 +118,61 @@ class ExponentialWeights(Agent):
         n_experts: int,
     ) -> None:
         super().__init__(params, problem, model, rng)
-        R = problem.n_runs
+        R, K = problem.n_runs, problem.n_arms
         gamma, alpha = exp3s_tuning(problem, model, n_experts)
         self.gamma = gamma if params.gamma is None else np.full(R, params.gamma)
         self.alpha = alpha if params.alpha is None else np.full(R, params.alpha)
         self.n_experts = n_experts
         self.weights = np.full((R, n_experts), 1.0 / n_experts)
-        self.probabilities = np.full((R, problem.n_arms), 1.0 / problem.n_arms)
-        self.recommended = np.zeros((R, n_experts), dtype=np.int64)
-        self.reward_range: tuple[np.ndarray | float, np.ndarray | float]  # set by act
+        self.probabilities = np.full((R, K), 1.0 / K)
+        self._keep = (1.0 - self.gamma)[:, None]  # 1 - gamma
+        self._rate = self.gamma / K  # gamma / K
+        self._share = (np.e * self.alpha / n_experts)[:, None]  # e alpha / N
+        self._offsets = np.arange(R)[:, None] * K  # run r's arms are bins r K .. r K + K - 1
         self._uniforms = RoundDraws(rng.random)
         self._runs = np.arange(R)
+        self.recommended: np.ndarray  # xi_i, (R, N): set by observe
+        self.reward_range: tuple[np.ndarray | float, np.ndarray | float]  # set by observe
+        if not model.linear:
+            self.observe(model.expected_rewards(None))
 
     @abstractmethod
     def advice(self, means: np.ndarray) -> np.ndarray:
         """The arm each expert recommends in this round, ``(R, N)``, given the offline model's
         predicted means ``mu(a, X_t, s)`` ``(R, S, K)``."""
 
-    def arm_probabilities(self, recommended: np.ndarray) -> np.ndarray:
-        """``p(a) = (1 - gamma) sum_i w_i 1{xi_i = a} + gamma / K``, shape ``(R, K)``."""
-        R, K = recommended.shape[0], self.problem.n_arms
-        # Each run's weights summed into the bins of its arms (in expert order) by one bincount.
-        bins = (self._runs[:, None] * K + recommended).ravel()
-        mixture = np.bincount(bins, weights=self.weights.ravel(), minlength=R * K).reshape(R, K)
-        return (1.0 - self.gamma[:, None]) * mixture + (self.gamma / K)[:, None]
-
-    def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
-        means = self.model.expected_rewards(contexts)
+    def observe(self, means: np.ndarray) -> None:
+        """The advice and the reward range (:meth:`unit_range`) for the predicted means
+        ``(R, S, K)`` of this round."""
         self.recommended = self.advice(means)
         self.reward_range = self.unit_range(means)
-        self.probabilities = self.arm_probabilities(self.recommended)
+        low, high = self.reward_range
+        self._width = high - low
+        self._bins = (self._offsets + self.recommended).ravel()
+
+    def mixture(self) -> np.ndarray:
+        """``sum_i w_i 1{xi_i = a}``, ``(R, K)``: each run's weights summed into the bins of
+        their arms, in expert order, by one ``bincount``."""
+        R, K = self.probabilities.shape
+        return np.bincount(self._bins, weights=self.weights.ravel(), minlength=R * K).reshape(R, K)
+
+    def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
+        """``A_t ~ p``, ``p(a) = (1 - gamma) sum_i w_i 1{xi_i = a} + gamma / K``."""
+        if contexts is not None:
+            self.observe(self.model.expected_rewards(contexts))
+        self.probabilities = self._keep * self.mixture() + self._rate[:, None]
         return categorical(self.probabilities, self._uniforms.next())
 
     def update(
         self, t: int, contexts: np.ndarray | None, actions: np.ndarray, rewards: np.ndarray
     ) -> None:
+        """``w_i <- w_i exp(gamma y_i / K) + e alpha / N``, normalised: the factor is
+        ``exp(gamma / K · x_t / p(A_t))`` for the experts that recommended ``A_t`` and 1 for
+        the others (``y_i = 0``)."""
         gain = self.unit_rewards(rewards) / self.probabilities[self._runs, actions]
-        estimates = (self.recommended == actions[:, None]) * gain[:, None]  # (R, N)
-        rate = (self.gamma / self.problem.n_arms)[:, None]
-        share = (np.e * self.alpha / self.n_experts)[:, None]
-        weights = self.weights * np.exp(rate * estimates) + share
+        boost = np.exp(self._rate * gain)[:, None]
+        chosen = self.recommended == actions[:, None]
+        weights = self.weights * np.where(chosen, boost, 1.0) + self._share
         self.weights = weights / weights.sum(axis=1, keepdims=True)
 
     def unit_range(self, means: np.ndarray) -> tuple[np.ndarray | float, np.ndarray | float]:
@@ -166,8 +193,8 @@ class ExponentialWeights(Agent):
 
     def unit_rewards(self, rewards: np.ndarray) -> np.ndarray:
         """Rewards mapped to ``[0, 1]`` by this round's :meth:`unit_range`, ``(R,)``."""
-        low, high = self.reward_range
-        return np.clip((rewards - low) / (high - low), 0.0, 1.0)
+        low = self.reward_range[0]
+        return np.minimum(np.maximum((rewards - low) / self._width, 0.0), 1.0)
 
     def summary(self) -> dict[str, np.ndarray]:
         return {"gamma": self.gamma, "alpha": self.alpha}
@@ -185,10 +212,14 @@ class Exp3S(ExponentialWeights):
         self, params: Exp3SParams, problem: Problem, model: OfflineModel, rng: BatchRNG
     ) -> None:
         super().__init__(params, problem, model, rng, n_experts=problem.n_arms)
-        self._arms = np.broadcast_to(np.arange(problem.n_arms), (problem.n_runs, problem.n_arms))
 
     def advice(self, means: np.ndarray) -> np.ndarray:
-        return self._arms
+        R, _, K = means.shape
+        return np.broadcast_to(np.arange(K), (R, K))
+
+    def mixture(self) -> np.ndarray:
+        """The weights themselves: expert ``a`` is arm ``a``."""
+        return self.weights
 
 
 class Exp4S(ExponentialWeights):

@@ -26,7 +26,7 @@ import numpy as np
 from nslb_cli.agents.base import Agent, Belief
 from nslb_cli.agents.round_draws import RoundDraws
 from nslb_cli.core.problem import OfflineModel, Problem
-from nslb_cli.core.rng import BatchRNG, categorical
+from nslb_cli.core.rng import BatchRNG, categorical_first_axis
 
 
 def filter_step(
@@ -91,7 +91,7 @@ class ModelThompsonSampling(Agent):
 
     def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
         means = self.predicted(t, contexts)
-        state = categorical(self._filter, self._uniforms.next(), axis=0)
+        state = categorical_first_axis(self._filter, self._uniforms.next())
         self._belief = Belief(state=state, posterior=self.predictive)
         return means[self._runs, state].argmax(axis=1)
 

@@ -73,16 +73,25 @@ class BatchRNG:
         return np.stack([g.beta(x, y) for g, x, y in zip(self.generators, a, b, strict=True)])
 
 
-def categorical(probabilities: np.ndarray, uniforms: np.ndarray, axis: int = -1) -> np.ndarray:
-    """Inverse-CDF draw along ``axis`` (the last by default): index of the first cumulative
-    mass above ``u`` times the total.
+def categorical(probabilities: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
+    """Inverse-CDF draw along the last axis: the first index whose cumulative mass exceeds
+    ``u`` times the total (the last index if none does, as rounding may make it for ``u``
+    near 1, or for a total of 0).
 
     ``probabilities`` need not be normalised; ``uniforms`` has the shape of
-    ``probabilities`` without ``axis``. Summed along ``axis = 0`` of a C-ordered array
-    (categories first, e.g. ``(S, R)``), every step adds whole contiguous rows: the same
-    numbers, faster than many short reductions along the last axis.
+    ``probabilities`` without its last axis.
     """
-    cdf = np.cumsum(probabilities, axis=axis)
-    threshold = uniforms * cdf.take(-1, axis=axis)
-    index = (cdf <= np.expand_dims(threshold, axis)).sum(axis=axis)
-    return np.minimum(index, probabilities.shape[axis] - 1)
+    cdf = np.add.accumulate(probabilities, axis=-1)
+    above = cdf > (uniforms * cdf[..., -1])[..., None]
+    above[..., -1] = True
+    return above.argmax(axis=-1)
+
+
+def categorical_first_axis(probabilities: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
+    """:func:`categorical` along the first axis (categories first, e.g. ``(S, R)``): the
+    number of cumulative masses at most ``u`` times the total, which is the first index above
+    it (masses are non-negative), capped at the last. Each step adds or counts whole rows of
+    a C-ordered array: faster than many short reductions along the last axis."""
+    cdf = np.add.accumulate(probabilities, axis=0)
+    index = (cdf <= uniforms * cdf[-1]).sum(axis=0)
+    return np.minimum(index, len(probabilities) - 1)

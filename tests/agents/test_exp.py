@@ -1,4 +1,5 @@
-"""Exp3.S and Exp4.S: the sampling distribution, the default tuning, concentration."""
+"""Exp3.S and Exp4.S: the sampling distribution, the default tuning, concentration, and a
+round held to the module's equations number for number."""
 
 from __future__ import annotations
 
@@ -6,11 +7,12 @@ import numpy as np
 import pytest
 
 from nslb_cli.agents import AGENTS
+from nslb_cli.agents.exp import ExponentialWeights
 from nslb_cli.config.validators import ConfigError
 from nslb_cli.core.rng import BatchRNG
 from nslb_cli.runner.simulate import build_agent, simulate
 from tests.helpers.agents import agent_params
-from tests.helpers.worlds import hand_made_world, synthetic_world
+from tests.helpers.worlds import hand_made_world, linear_world, synthetic_world
 
 
 @pytest.mark.parametrize("overrides", [{}, {"gamma": 0.05, "alpha": 0.01}], ids=["auto", "set"])
@@ -112,3 +114,61 @@ def test_bernoulli_rewards_are_used_as_they_are(name: str) -> None:
         np.testing.assert_array_equal(agent.reward_range[1], 1.0)
         np.testing.assert_array_equal(agent.unit_rewards(rewards), rewards)
         agent.update(t, None, actions, rewards)
+
+
+def exp_agent(name: str, runs: int) -> ExponentialWeights:
+    """``name`` on the synthetic prior model, its weights drawn at random (normalised, of
+    orders of magnitude apart)."""
+    world = synthetic_world(list(range(runs)), model="prior")
+    agent = build_agent(AGENTS[name], agent_params(name), world, BatchRNG(range(runs)))
+    weights = np.random.default_rng(5).dirichlet(np.full(agent.n_experts, 0.3), runs)
+    agent.weights = weights
+    return agent
+
+
+@pytest.mark.parametrize("name", ["exp3s", "exp4s"])
+def test_a_round_is_the_statement_of_the_module_to_the_last_bit(name: str) -> None:
+    """p(a) = (1 - gamma) sum_i w_i 1{xi_i = a} + gamma / K (summed in expert order) and
+    w_i <- w_i exp(gamma / K · 1{xi_i = A_t} x_t / p(A_t)) + e alpha / N, normalised, as
+    written, number for number."""
+    runs = 500
+    agent = exp_agent(name, runs)
+    weights, K = agent.weights.copy(), agent.problem.n_arms
+    advice = agent.recommended
+    if name == "exp4s":  # 3 or more experts share an arm: the order of the sum matters
+        shared = np.stack([(advice == a).sum(axis=1) for a in range(K)], axis=1).max(axis=1)
+        assert (shared >= 3).sum() > 100
+    mixture = np.zeros((runs, K))
+    for i in range(agent.n_experts):
+        mixture[np.arange(runs), advice[:, i]] += weights[:, i]
+    actions = agent.act(0, None)
+    p = (1.0 - agent.gamma[:, None]) * mixture + (agent.gamma / K)[:, None]
+    np.testing.assert_array_equal(agent.probabilities, p)
+    low, high = agent.reward_range
+    rewards = np.random.default_rng(6).uniform(low - 0.5, high + 0.5)  # clipped at both ends
+    agent.update(0, None, actions, rewards)
+    x = np.clip((rewards - low) / (high - low), 0.0, 1.0)
+    estimates = (advice == actions[:, None]) * (x / p[np.arange(runs), actions])[:, None]
+    expected = (
+        weights * np.exp((agent.gamma / K)[:, None] * estimates)
+        + (np.e * agent.alpha / agent.n_experts)[:, None]
+    )
+    np.testing.assert_array_equal(agent.weights, expected / expected.sum(axis=1, keepdims=True))
+
+
+def test_exp4s_follows_the_contexts_of_each_round() -> None:
+    # A linear model: the advice (each state's best arm) and the reward range change with
+    # the contexts of the round.
+    world = linear_world(horizon=30)
+    agent = build_agent(AGENTS["exp4s"], agent_params("exp4s"), world, BatchRNG([0]))
+    advice, ranges = set(), set()
+    for t in range(30):
+        contexts = world.context(t)
+        actions = agent.act(t, contexts)
+        means = world.offline_model.expected_rewards(contexts)
+        np.testing.assert_array_equal(agent.recommended, means.argmax(axis=2))
+        assert agent.reward_range[1] == means.max() + 2 * 0.5  # sigma = 0.5
+        advice.add(tuple(agent.recommended[0]))
+        ranges.add(float(agent.reward_range[0][0]))
+        agent.update(t, contexts, actions, world.reward(t, actions))
+    assert len(advice) > 3 and len(ranges) > 5
