@@ -78,7 +78,39 @@ def test_only_concurrent_agents_are_cut_and_never_below_the_fewest_runs() -> Non
     assert parts.part_count(umts, 4, 100) == 4
     assert parts.part_count(umts, 4, 2 * parts.MIN_RUNS) == 2
     assert parts.part_count(umts, 4, parts.MIN_RUNS - 1) == 1
-    assert parts.part_count(umts, None, 1000) == parts.usable_cpus()
+    assert 1 <= parts.part_count(umts, None, 1000) <= len(parts.usable_cpus())
+
+
+def test_by_default_a_batch_takes_only_the_idle_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two CPUs, one busy with another process over the look: one part, not two."""
+    umts = AGENTS["umts"]
+    monkeypatch.setattr(parts, "usable_cpus", lambda: {0, 1})
+    looks = {
+        "one busy": [(1000, 4000), (1000 + 100, 4000 + 200)],  # busy 100 of 200 ticks
+        "both idle": [(1000, 4000), (1000, 4200)],
+        "both busy": [(1000, 4000), (1200, 4200)],
+    }
+    ticks = iter(looks["one busy"])
+    monkeypatch.setattr(parts, "_cpu_times", lambda cpus: next(ticks))
+    assert parts.idle_cpus() == 1
+    ticks = iter(looks["one busy"])
+    assert parts.part_count(umts, None, 100) == 1
+    ticks = iter(looks["both idle"])
+    assert parts.part_count(umts, None, 100) == 2
+    ticks = iter(looks["both busy"])  # still one part
+    assert parts.part_count(umts, None, 100) == 1
+    assert parts.part_count(umts, 2, 100) == 2, "run.threads is taken as given"
+
+
+def test_the_cpu_times_are_read_for_the_usable_cpus_only() -> None:
+    cpus = parts.usable_cpus()
+    times = parts._cpu_times(cpus)
+    if times is None:
+        pytest.skip("no /proc/stat here")
+    busy, total = times
+    assert 0 <= busy <= total
+    one = parts._cpu_times({min(cpus)})
+    assert one is not None and one[1] <= total
 
 
 def test_run_threads_decides_the_parts_and_not_the_numbers() -> None:
