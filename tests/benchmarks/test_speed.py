@@ -73,7 +73,22 @@ def test_a_later_run_of_the_same_commit_adds_its_rows(tmp_path: Path) -> None:
     bench.write_csv(path, {umts.name: 3.0}, {}, [umts], {"commit": "x"})
     bench.write_csv(path, {write.name: 0.25}, {}, [write], {"commit": "x"})
     lines = path.read_text().splitlines()
-    assert lines[1:] == [f'"{umts.name}",s,3.0,4,,,x', f'"{write.name}",s,0.25,0.3,,,x']
+    expected = [
+        f'"{umts.name}",s,3.0,{umts.target:g},,,x',
+        f'"{write.name}",s,0.25,{write.target:g},,,x',
+    ]
+    assert lines[1:] == expected
+
+
+def test_the_umts_ratio_row_is_end_to_end_over_in_process_and_an_upper_bound() -> None:
+    values = {bench.E2E_UMTS: 3.0, "umts N=100, synthetic": 2.5}
+    bench.derived(values)
+    assert values[bench.E2E_UMTS_RATIO] == pytest.approx(1.2)
+    row = next(r for r in bench.ROWS if r.name == bench.E2E_UMTS_RATIO)
+    assert row.met(1.19) and not row.met(1.21)
+    alone = {bench.E2E_UMTS: 3.0}
+    bench.derived(alone)
+    assert bench.E2E_UMTS_RATIO not in alone, "no ratio without both rows"
 
 
 @pytest.fixture(scope="module")
