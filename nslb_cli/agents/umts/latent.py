@@ -17,7 +17,7 @@ import numpy as np
 from numba.typed import List
 
 from nslb_cli.agents.umts.resampling import draw_ancestors
-from nslb_cli.agents.umts.sampling import draw_each, normalise, standard_gamma
+from nslb_cli.agents.umts.sampling import draw_each, normalise, standard_gammas
 from nslb_cli.core.compiled import jit
 
 HALF_LOG_TWO_PI = 0.5 * np.log(2.0 * np.pi)
@@ -71,7 +71,7 @@ def _posterior(
 ) -> None:
     """For run ``r``: the normalised weights ``w_i``, each particle's ``P(B_t = · | i)``
     (``rows``, ``(N, S)``) and ``P(S_t = s | H_t) ≈ sum_i w_i P(B_t = s | i)``."""
-    normalise(log_weights[r], weights[r])
+    normalise(log_weights, r, weights)
     _transition_rows(r, previous, counts, started, initial, transitions, rows)
     for i in range(rows.shape[0]):
         for s in range(rows.shape[1]):
@@ -227,7 +227,8 @@ def propose(
     if counts is not None and started:
         for i in range(N):
             for s in range(S):
-                q[i, s] = standard_gamma(generator, counts[r, i, previous[r, i], s])
+                q[i, s] = counts[r, i, previous[r, i], s]
+        standard_gammas(generator, q)  # in place: g_s ~ Gamma(counts[p, s])
     else:
         _transition_rows(r, previous, counts, started, initial, transitions, q)
     tops = np.full(N, -np.inf)
@@ -270,26 +271,26 @@ def resample(
     counts: np.ndarray | None,
     threshold: float,
     scheme: int,
+    weights: np.ndarray,
     ancestors: np.ndarray,
 ) -> bool:
     """Step 5 for run ``r``: resample if ``ESS = 1 / sum_i w_i^2 < threshold · N``.
 
-    Writes the ancestors into ``ancestors`` (``(N,)``, ``a[i] = i`` where nothing moves;
-    see :mod:`.resampling`), copies ``previous`` and ``counts`` and resets the weights.
+    Writes the normalised weights into ``weights[r]`` (scratch, ``(R, N)``) and the
+    ancestors into ``ancestors`` (``(N,)``, ``a[i] = i`` where nothing moves; see
+    :mod:`.resampling`), copies ``previous`` and ``counts`` and resets the weights.
     Returns whether the run resampled: the caller then copies the reward statistics.
     """
     N = previous.shape[1]
-    weights = np.empty(N)
-    normalise(log_weights[r], weights)
-    top = log_weights[r].max()
+    top = normalise(log_weights, r, weights)
     square_sum = 0.0
     for i in range(N):
         log_weights[r, i] -= top
-        square_sum += weights[i] * weights[i]
+        square_sum += weights[r, i] * weights[r, i]
         ancestors[i] = i
     if 1.0 / square_sum >= threshold * N:
         return False
-    draw_ancestors(weights, scheme, generator, ancestors)
+    draw_ancestors(weights[r], scheme, generator, ancestors)
     for i in range(N):
         a = ancestors[i]
         if a != i:

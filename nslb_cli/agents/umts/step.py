@@ -326,7 +326,7 @@ def step(
     informative = np.empty(P, np.bool_)
     moving, moved = np.zeros(P, np.int64), np.full(P, -1)
     sources, targets = np.empty(N, np.int64), np.empty(N, np.int64)
-    ancestors = np.empty(N, np.int64)
+    ancestors, weights = np.empty(N, np.int64), np.empty((R, N))
     y, centre, spread = work_arrays(first, second)
     for r in range(R):
         generator, seen, reward = generators[r], observe(second, contexts, actions, r), rewards[r]
@@ -339,7 +339,7 @@ def step(
         learn(first, second, y, centre, spread, r, sources[:updates], targets[:updates], seen,
               reward, family, parameter)  # fmt: skip
         moved_particles = latent.resample(
-            r, generator, log_weights, previous, counts, threshold, scheme, ancestors
+            r, generator, log_weights, previous, counts, threshold, scheme, weights, ancestors
         )
         if moved_particles:
             resamples[r] += 1

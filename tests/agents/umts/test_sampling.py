@@ -6,7 +6,7 @@ import numba
 import numpy as np
 import pytest
 
-from nslb_cli.agents.umts.sampling import standard_gamma
+from nslb_cli.agents.umts.sampling import normalise, standard_gamma, standard_gammas
 
 
 @numba.njit
@@ -31,3 +31,23 @@ def test_standard_gamma_with_mixed_shapes_leaves_the_stream_where_numpy_does() -
     ours = gammas(generator, shapes)
     np.testing.assert_array_equal(ours, [reference.standard_gamma(a) for a in shapes])
     assert generator.random() == reference.random(), "both streams consumed the same draws"
+
+
+def test_standard_gammas_draw_what_standard_gamma_draws_entry_by_entry() -> None:
+    """The loop written out for umTS's update (no reference counting per draw) gives the
+    numbers and leaves the stream of the scalar helper, and of numpy's array call."""
+    shapes = np.random.default_rng(1).choice([0.7, 1.0, 2.5, 800.0], (300, 5))
+    generator, reference = np.random.default_rng(5), np.random.default_rng(5)
+    ours = shapes.copy()
+    standard_gammas(generator, ours)
+    np.testing.assert_array_equal(ours, gammas(reference, shapes.ravel()).reshape(shapes.shape))
+    np.testing.assert_array_equal(ours, np.random.default_rng(5).standard_gamma(shapes))
+    assert generator.random() == reference.random(), "both streams consumed the same draws"
+
+
+def test_normalise_writes_the_runs_row_and_returns_its_largest_log_weight() -> None:
+    log_weights = np.log(np.array([[1.0, 3.0, 4.0], [2.0, 2.0, 4.0]]))
+    out = np.full((2, 3), -1.0)
+    assert normalise(log_weights, 1, out) == np.log(4.0)
+    np.testing.assert_array_equal(out[0], -1.0)
+    np.testing.assert_allclose(out[1], [0.25, 0.25, 0.5])
