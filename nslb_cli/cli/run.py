@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import hydra
+from hydra._internal.config_loader_impl import ConfigLoaderImpl
 from hydra._internal.hydra import Hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.plugins.sweeper import Sweeper
@@ -39,6 +40,7 @@ from nslb_cli.runner.compose import (
     validate,
 )
 from nslb_cli.runner.failures import Failures, start_sweep
+from nslb_cli.runner.sweep_configs import SweepConfigs
 from nslb_cli.store import provenance
 from nslb_cli.store.folder import OutputConflict
 from nslb_cli.store.lock import FolderLock
@@ -111,21 +113,29 @@ def _user_message(err: BaseException, folder: Path) -> str:
 
 @contextlib.contextmanager
 def _checked(plan: CommandLine | None) -> Iterator[None]:
-    """Spare Hydra two compositions that repeat the command-line check's: the whole config
+    """Spare Hydra the compositions that repeat the command-line check's: the whole config
     composed once more only to read ``hydra.mode`` (given here as the check found it; Hydra
-    then decides the mode from it and ``-m`` as always), and every job of a sweep composed
-    before any is launched to find errors early (the check composed and validated each)."""
+    then decides the mode from it and ``-m`` as always), every job of a sweep composed
+    before any is launched to find errors early (the check composed and validated each), and
+    each job's own composition when jobs share their choice of groups
+    (:class:`~nslb_cli.runner.sweep_configs.SweepConfigs`)."""
     if plan is None:
         yield
         return
     get_mode, validate_batch = Hydra.get_mode, Sweeper.validate_batch_is_legal
+    load_sweep_config = ConfigLoaderImpl.load_sweep_config
     Hydra.get_mode = lambda self, config_name, overrides: plan.mode  # type: ignore[method-assign]
     Sweeper.validate_batch_is_legal = lambda self, batch: None  # type: ignore[method-assign]
+    configs = SweepConfigs(load_sweep_config)
+    ConfigLoaderImpl.load_sweep_config = (  # type: ignore[method-assign]
+        lambda self, master_config, sweep_overrides: configs(self, master_config, sweep_overrides)
+    )
     try:
         yield
     finally:
         Hydra.get_mode = get_mode  # type: ignore[method-assign]
         Sweeper.validate_batch_is_legal = validate_batch  # type: ignore[method-assign]
+        ConfigLoaderImpl.load_sweep_config = load_sweep_config  # type: ignore[method-assign]
 
 
 def main(arguments: Sequence[str]) -> None:

@@ -406,7 +406,7 @@ def load(overrides: list[str]) -> RunConfig:
     return validate(cfg)
 
 
-def _sets_a_value(override: Override) -> bool:
+def sets_a_value(override: Override) -> bool:
     """Whether ``override`` only sets a value of the composed config (``agent.tau=50``,
     ``++env.sigma=1``): what Hydra applies after composing the defaults."""
     key = override.get_key_element()
@@ -425,8 +425,8 @@ class _Compositions:
 
     def __call__(self, point: list[str]) -> DictConfig:
         parsed = parse_overrides(point)
-        values = [o for o in parsed if _sets_a_value(o)]
-        others = [o for o in parsed if not _sets_a_value(o)]
+        values = [o for o in parsed if sets_a_value(o)]
+        others = [o for o in parsed if not sets_a_value(o)]
         if any("." in o.get_key_element() and not o.get_key_element().startswith("hydra")
                for o in others):  # fmt: skip
             return compose(CONFIG_NAME, overrides=point)  # adds or deletes among the values
