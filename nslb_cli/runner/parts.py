@@ -81,10 +81,11 @@ def part_count(agent: type[Agent], threads: int | None, runs: int) -> int:
     (measured: three umTS processes with two parts each on two CPUs took 10 s where one part
     each took 3 s).
     """
-    if not agent.concurrent:
+    most = runs // MIN_RUNS
+    if not agent.concurrent or most <= 1:
         return 1
     wanted = max(1, idle_cpus()) if threads is None else threads
-    return max(1, min(wanted, runs // MIN_RUNS))
+    return min(wanted, most)
 
 
 def simulate_parts(

@@ -102,6 +102,17 @@ def test_by_default_a_batch_takes_only_the_idle_cpus(monkeypatch: pytest.MonkeyP
     assert parts.part_count(umts, 2, 100) == 2, "run.threads is taken as given"
 
 
+def test_a_batch_too_small_to_cut_does_not_look_at_the_cpus(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def looked() -> int:
+        raise AssertionError("a batch of one part needs no look")
+
+    monkeypatch.setattr(parts, "idle_cpus", looked)
+    assert parts.part_count(AGENTS["umts"], None, 2 * parts.MIN_RUNS - 1) == 1
+    assert parts.part_count(AGENTS["mts"], None, 1000) == 1
+
+
 def test_the_cpu_times_are_read_for_the_usable_cpus_only() -> None:
     cpus = parts.usable_cpus()
     times = parts._cpu_times(cpus)
