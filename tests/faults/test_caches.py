@@ -594,10 +594,10 @@ def test_each_cache_is_damaged_in_at_least_200_ways(
 
 
 def test_every_nslb_kernel_uses_the_healing_cache() -> None:
-    from nslb_cli.agents import linalg
+    from nslb_cli.agents import changepoint, linalg
     from nslb_cli.agents.umts import sampling
 
-    for dispatcher in (linalg.dot, sampling.draw_each, sampling.standard_gamma):  # jit, inline
+    for dispatcher in (linalg.dot, sampling.draw_each, changepoint.block_sum):  # jit, inline
         assert type(dispatcher._cache) is compiled.HealingCache, dispatcher
         assert Path(dispatcher._cache.cache_path).parent == compiled.CACHE
 

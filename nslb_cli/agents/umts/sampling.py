@@ -15,58 +15,33 @@ other runs of the batch (docs/design.md §2).
   body gets its own copy of each argument, and numba's pruning of reference counts does
   not remove the pair around a body with a loop (:func:`standard_gammas`).
 * Serial: ``parallel=True`` with ``prange`` over runs gave the same numbers but was slower
-  on a shared two-core machine (each round's parallel regions wait for both cores).
+  on a shared two-core machine (each round's parallel regions wait for both cores). Several
+  cores are used by playing parts of a batch in threads instead (:mod:`nslb_cli.runner.parts`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from nslb_cli.core.compiled import inline, jit
-
-
-@inline
-def standard_gamma(generator: np.random.Generator, shape: float) -> float:
-    """A ``Gamma(shape, 1)`` draw, the very number ``generator.standard_gamma(shape)`` gives.
-
-    numpy's algorithm, written out for numba to inline: ``shape = 1``: a standard
-    exponential. ``shape > 1``: Marsaglia and Tsang (2000), ``d = shape - 1/3``, ``c = 1 /
-    sqrt(9 d)``; draw ``x ~ N(0, 1)`` until ``v = (1 + c x)^3 > 0``, then ``u ~ U(0, 1)``,
-    and accept ``d v`` if ``u < 1 - 0.0331 x^4`` or ``log u < x^2 / 2 + d (1 - v + log
-    v)``. ``shape < 1`` (rare here: Dirichlet counts start at the prior's) goes to the
-    library. For one draw at a time: each inlined call still costs a reference-count pair
-    on the generator (module docstring), so loops of draws call :func:`standard_gammas`.
-    """
-    if shape == 1.0:
-        return generator.standard_exponential()
-    if shape < 1.0:
-        return generator.standard_gamma(shape)
-    d = shape - 1.0 / 3.0
-    c = 1.0 / np.sqrt(9.0 * d)
-    while True:
-        x = generator.standard_normal()
-        v = 1.0 + c * x
-        if v <= 0.0:
-            continue
-        v = v * v * v
-        u = generator.random()
-        x2 = x * x
-        if u < 1.0 - 0.0331 * x2 * x2 or np.log(u) < 0.5 * x2 + d * (1.0 - v + np.log(v)):
-            return d * v
+from nslb_cli.core.compiled import jit
 
 
 @jit
 def standard_gammas(generator: np.random.Generator, shapes: np.ndarray) -> None:
     """Replace every entry of ``shapes`` (2-D) by a ``Gamma(shape, 1)`` draw, row by row:
-    the numbers (and the stream) of :func:`standard_gamma` called on each entry in turn, or
-    of ``generator.standard_gamma(shapes)``.
+    the numbers (and the stream) of ``generator.standard_gamma(shapes)``.
 
-    :func:`standard_gamma`'s algorithm written out in the loop rather than called: each
-    inlined call copies the generator, an atomic increment and decrement of its reference
-    count around the rejection loop that numba does not prune. In umTS's update (``N · S``
-    gammas per run and round) those were 92 % of the reference counting, a fifth of the
-    time with learnt transitions (gdb on the return addresses of ``NRT_incref`` and
-    ``NRT_decref``); a draw takes ~20 ns here against ~27 ns with the call.
+    numpy's algorithm, written out: ``shape = 1``: a standard exponential. ``shape > 1``:
+    Marsaglia and Tsang (2000), ``d = shape - 1/3``, ``c = 1 / sqrt(9 d)``; draw
+    ``x ~ N(0, 1)`` until ``v = (1 + c x)^3 > 0``, then ``u ~ U(0, 1)``, and accept ``d v``
+    if ``u < 1 - 0.0331 x^4`` or ``log u < x^2 / 2 + d (1 - v + log v)``. ``shape < 1``
+    (rare here: Dirichlet counts start at the prior's) goes to the library. The library call
+    per draw costs ~18 ns against ~7 ns written out, most of it the generator's reference
+    counting; a helper inlined per draw still copies the generator, an atomic increment and
+    decrement of its reference count around the rejection loop that numba does not prune:
+    in umTS's update (``N · S`` gammas per run and round) those were 92 % of the reference
+    counting, a fifth of the time with learnt transitions (gdb on the return addresses of
+    ``NRT_incref`` and ``NRT_decref``). Hence one call per run, the loop inside.
     """
     rows, columns = shapes.shape
     for i in range(rows):
