@@ -25,6 +25,7 @@ import numpy as np
 
 from nslb_cli.agents.base import Agent, Belief
 from nslb_cli.agents.round_draws import RoundDraws
+from nslb_cli.core.numerics import pairwise_sum_rows
 from nslb_cli.core.problem import OfflineModel, Problem
 from nslb_cli.core.rng import BatchRNG, categorical_first_axis
 
@@ -43,11 +44,14 @@ def filter_step(
         transitions: ``(S, S, R)`` ``phi(s, s')`` of every run.
 
     Returns:
-        ``(S, R)`` ``P_{t+1}``. Sums over ``s`` add in the order of ``s``, never through BLAS
-        (which would make each run's numbers depend on the batch it is in).
+        ``(S, R)`` ``P_{t+1}``. Never through BLAS (which would make each run's numbers depend
+        on the batch it is in); the normalising sum is added in numpy's pairwise order
+        (:func:`~nslb_cli.core.numerics.pairwise_sum_rows`) and the propagation in the order
+        of ``s``: the numbers of the run-major statement, ``(R, S)`` arrays summed along
+        their last axis and ``(R, S, S)`` along their middle one, to the last bit.
     """
     filtered = predictive * np.exp(log_likelihood - log_likelihood.max(axis=0))
-    filtered /= filtered.sum(axis=0)
+    filtered /= pairwise_sum_rows(filtered)
     return (filtered[:, None, :] * transitions).sum(axis=0)
 
 

@@ -14,3 +14,36 @@ def normalised_exp(log_values: np.ndarray) -> np.ndarray:
     """``exp(x_i) / sum_j exp(x_j)`` along the last axis (a softmax), computed stably."""
     weights = shifted_exp(log_values)
     return weights / weights.sum(axis=-1, keepdims=True)
+
+
+PAIRWISE_BLOCK = 128
+"""numpy sums up to this many numbers in eight interleaved partial sums, and splits longer runs
+in two (its ``pairwise_sum``)."""
+
+
+def pairwise_sum_rows(values: np.ndarray) -> np.ndarray:
+    """The sum over the first axis of ``values`` (``(n, …)``), added in the order numpy adds a
+    contiguous row, so that ``pairwise_sum_rows(x.T)`` is ``x.sum(axis=1)`` to the last bit.
+
+    ``x.sum(axis=0)`` adds whole rows one after another; ``x.sum(axis=1)`` adds each row's
+    ``n`` numbers pairwise: one after another below 8, in eight interleaved partial sums
+    combined as ``((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))`` then the rest up to
+    :data:`PAIRWISE_BLOCK`, and beyond it as the sum of two halves (the first a multiple of 8).
+    Code that keeps an array transposed for speed (state-major) keeps numpy's numbers with it.
+    """
+    n = len(values)
+    if n < 8:
+        return values.sum(axis=0)
+    if n > PAIRWISE_BLOCK:
+        half = n // 2 - (n // 2) % 8
+        return pairwise_sum_rows(values[:half]) + pairwise_sum_rows(values[half:])
+    partial = values[:8].copy()
+    blocks = n - n % 8
+    for start in range(8, blocks, 8):
+        partial += values[start : start + 8]
+    total = ((partial[0] + partial[1]) + (partial[2] + partial[3])) + (
+        (partial[4] + partial[5]) + (partial[6] + partial[7])
+    )
+    for row in range(blocks, n):
+        total = total + values[row]
+    return total

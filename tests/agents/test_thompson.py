@@ -106,3 +106,25 @@ def test_posterior_is_a_distribution_under_extreme_rewards() -> None:
         agent.update(t, None, np.array([t % 2]), np.array([reward]))
         assert np.all(np.isfinite(agent.predictive))
         np.testing.assert_allclose(agent.predictive.sum(), 1.0, rtol=1e-12)
+
+
+def test_the_state_major_filter_step_is_the_run_major_statement_to_the_last_bit() -> None:
+    """mTS keeps ``P_t`` as ``(S, R)``; its step gives the numbers of the statement on
+    ``(R, S)`` arrays (normalised along the last axis, propagated along the middle one of
+    ``(R, S, S)``), also for 8 states and more, where numpy adds a row pairwise."""
+    from nslb_cli.agents.thompson import filter_step
+
+    rng = np.random.default_rng(4)
+    for n_states in (3, 8, 13, 40):
+        predictive = rng.dirichlet(np.ones(n_states), 30)  # (R, S)
+        log_lik = rng.normal(0, 3, (30, n_states))
+        transitions = rng.dirichlet(np.ones(n_states), (30, n_states))
+        filtered = predictive * np.exp(log_lik - log_lik.max(axis=1, keepdims=True))
+        filtered /= filtered.sum(axis=1, keepdims=True)
+        expected = (filtered[:, :, None] * transitions).sum(axis=1)
+        got = filter_step(
+            np.ascontiguousarray(predictive.T),
+            np.ascontiguousarray(log_lik.T),
+            np.ascontiguousarray(transitions.transpose(1, 2, 0)),
+        )
+        np.testing.assert_array_equal(got.T, expected)
