@@ -414,6 +414,27 @@ def sets_a_value(override: Override) -> bool:
     return plain and "." in key and "/" not in key and not key.startswith("hydra")
 
 
+def values_apart(parsed: list[Override]) -> bool:
+    """Whether the value overrides of ``parsed`` (:func:`sets_a_value`) may be set after
+    composing the others, as :class:`_Compositions` and the launcher's
+    :class:`~nslb_cli.runner.sweep_configs.SweepConfigs` set them: when every other override
+    is Hydra's own, chooses a config group (a name for ``agent``, ``env/…``), or sets a
+    top-level value that no value override reaches into (``name=mine``). A section replaced
+    (``run={n_seeds: 3}``), deleted (``~run``) or a key added (``+agent.x=1``) makes Hydra's
+    order of the overrides matter: such a job is composed whole."""
+    reached = {o.get_key_element().split(".")[0] for o in parsed if sets_a_value(o)}
+    for override in parsed:
+        if sets_a_value(override) or override.is_hydra_override():
+            continue
+        key, value = override.get_key_element(), override.value()
+        plain = not (override.is_add() or override.is_delete() or override.package is not None)
+        chooses = (key in GROUPS or "/" in key) and isinstance(value, str)
+        leaf = "." not in key and key not in reached and not isinstance(value, dict | list)
+        if not (plain and (chooses or leaf)):
+            return False
+    return True
+
+
 class _Compositions:
     """The configs of a sweep's jobs. Hydra composes the defaults (the groups chosen) and
     then sets the overrides' values in order; jobs that choose the same groups and differ
@@ -427,9 +448,8 @@ class _Compositions:
         parsed = parse_overrides(point)
         values = [o for o in parsed if sets_a_value(o)]
         others = [o for o in parsed if not sets_a_value(o)]
-        if any("." in o.get_key_element() and not o.get_key_element().startswith("hydra")
-               for o in others):  # fmt: skip
-            return compose(CONFIG_NAME, overrides=point)  # adds or deletes among the values
+        if not values_apart(parsed):
+            return compose(CONFIG_NAME, overrides=point)
         choices = tuple(o.input_line or "" for o in others)
         if choices not in self._composed:
             self._composed[choices] = compose(CONFIG_NAME, overrides=list(choices))

@@ -30,6 +30,9 @@ MIN_RUNS = 8
 """Fewest runs in a part: a smaller part spends its round mostly in Python, under the GIL."""
 LOOK = 0.05
 """Seconds over which the CPUs' use is measured before a batch is cut (:func:`idle_cpus`)."""
+LOOK_KEPT = 2.0
+"""Seconds for which a look at the CPUs stands for the batches that follow."""
+_last_look: tuple[float, int] | None = None  # (time.monotonic() of the look, idle CPUs)
 
 
 def usable_cpus() -> set[int]:
@@ -59,7 +62,19 @@ def _cpu_times(cpus: set[int]) -> tuple[int, int] | None:
 
 def idle_cpus() -> int:
     """How many of the usable CPUs were idle over the last :data:`LOOK` seconds (all of them
-    where the use cannot be measured)."""
+    where the use cannot be measured); a look taken less than :data:`LOOK_KEPT` seconds ago
+    is reused, so that many small batches do not each wait for one."""
+    global _last_look
+    now = time.monotonic()
+    if _last_look is not None and now - _last_look[0] < LOOK_KEPT:
+        return _last_look[1]
+    idle = _look()
+    _last_look = (time.monotonic(), idle)
+    return idle
+
+
+def _look() -> int:
+    """:func:`idle_cpus`, measured now."""
     cpus = usable_cpus()
     before = _cpu_times(cpus)
     time.sleep(LOOK)

@@ -22,7 +22,7 @@ from hydra._internal.config_loader_impl import ConfigLoaderImpl, get_overrides_d
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
-from nslb_cli.runner.compose import parse_overrides, sets_a_value
+from nslb_cli.runner.compose import parse_overrides, sets_a_value, values_apart
 
 Loader = Callable[[ConfigLoaderImpl, DictConfig, list[str]], DictConfig]
 """``ConfigLoaderImpl.load_sweep_config``'s signature."""
@@ -30,8 +30,9 @@ Loader = Callable[[ConfigLoaderImpl, DictConfig, list[str]], DictConfig]
 
 class SweepConfigs:
     """A stand-in for ``ConfigLoaderImpl.load_sweep_config`` (``hydras``: the original) that
-    remembers compositions. A job that adds or deletes a key (``+agent.x=1``, ``~env.y``)
-    is composed by the original: its values may depend on where the addition comes."""
+    remembers compositions. A job whose values cannot be set apart (a section replaced or
+    deleted, a key added: :func:`~nslb_cli.runner.compose.values_apart`) is composed by the
+    original, where the order of its overrides decides."""
 
     def __init__(self, hydras: Loader) -> None:
         self._hydras = hydras
@@ -46,7 +47,7 @@ class SweepConfigs:
         parsed = parse_overrides(overrides)
         values = [o for o in parsed if sets_a_value(o)]
         others = [o for o in parsed if not sets_a_value(o)]
-        if any(_changes_keys(o.get_key_element()) for o in others):
+        if not values_apart(parsed):
             return self._hydras(loader, master, sweep_overrides)
         choices = tuple(o.input_line or "" for o in others)
         if choices not in self._composed:
@@ -68,9 +69,3 @@ class SweepConfigs:
         )
         OmegaConf.copy_cache(from_config=master, to_config=config)
         return config
-
-
-def _changes_keys(key: str) -> bool:
-    """Whether an override of ``key`` that is not a value (an addition or a deletion) acts on
-    the composed config's keys rather than choosing a group."""
-    return "." in key and not key.startswith("hydra")

@@ -114,6 +114,9 @@ def test_folder_names_ignore_plus_prefixes_and_order() -> None:
         ["env=piecewise/problem_2", "env.horizon=300", "agent=glr_klucb"],
         ["agent=exp3s", "agent.gamma=null", "env.reward=bernoulli"],
         ["agent=mts", "+agent.extra=1"],  # an addition: composed whole
+        ["agent=cd_ucb", "run.n_seeds=2", "run={n_seeds:3}"],  # a section after its key
+        ["agent=cd_ucb", "agent.tau=5", "agent={tau:9}"],
+        ["run.seed=3", "~run"],
     ],
 )
 def test_sweep_jobs_sharing_their_groups_compose_as_hydra_composes_each(point: list[str]) -> None:

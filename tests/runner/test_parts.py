@@ -85,6 +85,7 @@ def test_by_default_a_batch_takes_only_the_idle_cpus(monkeypatch: pytest.MonkeyP
     """Two CPUs, one busy with another process over the look: one part, not two."""
     umts = AGENTS["umts"]
     monkeypatch.setattr(parts, "usable_cpus", lambda: {0, 1})
+    monkeypatch.setattr(parts, "LOOK_KEPT", 0.0)  # every call looks afresh
     looks = {
         "one busy": [(1000, 4000), (1000 + 100, 4000 + 200)],  # busy 100 of 200 ticks
         "both idle": [(1000, 4000), (1000, 4200)],
@@ -100,6 +101,17 @@ def test_by_default_a_batch_takes_only_the_idle_cpus(monkeypatch: pytest.MonkeyP
     ticks = iter(looks["both busy"])  # still one part
     assert parts.part_count(umts, None, 100) == 1
     assert parts.part_count(umts, 2, 100) == 2, "run.threads is taken as given"
+
+
+def test_a_recent_look_at_the_cpus_stands_for_the_next_batches(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    looks = iter([1, 2])
+    monkeypatch.setattr(parts, "_look", lambda: next(looks))
+    monkeypatch.setattr(parts, "_last_look", None)
+    assert [parts.idle_cpus() for _ in range(5)] == [1] * 5, "one look for close batches"
+    monkeypatch.setattr(parts, "LOOK_KEPT", 0.0)
+    assert parts.idle_cpus() == 2, "an old look is taken again"
 
 
 def test_a_batch_too_small_to_cut_does_not_look_at_the_cpus(

@@ -27,6 +27,11 @@ JOBS = [
     ["name=elsewhere", "agent=mts", "run.seed=4"],
     ["agent=cd_ucb", "++agent.tau=7"],
     ["agent=exp4s", "+agent.extra=1"],  # an addition: Hydra's own composition
+    # a whole section after one of its keys: Hydra's order decides (Hydra's own composition)
+    ["agent=cd_ucb", "run.n_seeds=2", "run={n_seeds:3}"],
+    ["run.n_seeds=2", "++run={n_seeds:1}"],
+    ["agent=cd_ucb", "agent.tau=5", "agent={tau:9}"],
+    ["run.seed=3", "~run"],
 ]
 
 
