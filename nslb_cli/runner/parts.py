@@ -43,6 +43,30 @@ def usable_cpus() -> set[int]:
         return set(range(os.cpu_count() or 1))
 
 
+CGROUP = Path("/sys/fs/cgroup")
+"""Where Linux shows the process's control group (a container's CPU quota)."""
+
+
+def cpu_quota() -> float | None:
+    """The CPUs' worth of time a container's quota grants this process (cgroup v2
+    ``cpu.max``, or v1 ``cpu.cfs_quota_us`` / ``cpu.cfs_period_us``), ``None`` without one.
+    A quota is not an affinity: the process may run on every CPU but only this long in all."""
+    try:
+        quota, period = (CGROUP / "cpu.max").read_text().split()[:2]
+    except (OSError, ValueError):
+        try:
+            quota = (CGROUP / "cpu" / "cpu.cfs_quota_us").read_text().strip()
+            period = (CGROUP / "cpu" / "cpu.cfs_period_us").read_text().strip()
+        except OSError:
+            return None
+    if quota in ("max", "-1"):
+        return None
+    try:
+        return int(quota) / int(period)
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
 def _cpu_times(cpus: set[int]) -> tuple[int, int] | None:
     """``(busy, total)`` clock ticks of ``cpus`` since boot, from ``/proc/stat`` (Linux);
     ``None`` where it cannot be read."""
@@ -74,15 +98,26 @@ def idle_cpus() -> int:
 
 
 def _look() -> int:
-    """:func:`idle_cpus`, measured now."""
+    """:func:`idle_cpus`, measured now: the usable CPUs' busy share over :data:`LOOK`
+    seconds, less this process's own (threads of its libraries that spin a moment after
+    their work, numpy's BLAS say, are not another process)."""
     cpus = usable_cpus()
-    before = _cpu_times(cpus)
+    before, own_before, start = _cpu_times(cpus), _own_cpu(), time.monotonic()
     time.sleep(LOOK)
-    after = _cpu_times(cpus)
+    after, own_after, elapsed = _cpu_times(cpus), _own_cpu(), time.monotonic() - start
     if before is None or after is None or after[1] == before[1]:
         return len(cpus)
     busy = len(cpus) * (after[0] - before[0]) / (after[1] - before[1])
-    return max(0, len(cpus) - round(busy))
+    others = busy - (own_after - own_before) / max(elapsed, LOOK)
+    idle = max(0, len(cpus) - round(max(0.0, others)))
+    quota = cpu_quota()
+    return idle if quota is None else min(idle, max(1, int(quota)))
+
+
+def _own_cpu() -> float:
+    """CPU seconds this process has used, all its threads together."""
+    times = os.times()
+    return times.user + times.system
 
 
 def part_count(agent: type[Agent], threads: int | None, runs: int) -> int:

@@ -86,6 +86,7 @@ def test_by_default_a_batch_takes_only_the_idle_cpus(monkeypatch: pytest.MonkeyP
     umts = AGENTS["umts"]
     monkeypatch.setattr(parts, "usable_cpus", lambda: {0, 1})
     monkeypatch.setattr(parts, "LOOK_KEPT", 0.0)  # every call looks afresh
+    monkeypatch.setattr(parts, "_own_cpu", lambda: 0.0)  # this process idle meanwhile
     looks = {
         "one busy": [(1000, 4000), (1000 + 100, 4000 + 200)],  # busy 100 of 200 ticks
         "both idle": [(1000, 4000), (1000, 4200)],
@@ -123,6 +124,52 @@ def test_a_batch_too_small_to_cut_does_not_look_at_the_cpus(
     monkeypatch.setattr(parts, "idle_cpus", looked)
     assert parts.part_count(AGENTS["umts"], None, 2 * parts.MIN_RUNS - 1) == 1
     assert parts.part_count(AGENTS["mts"], None, 1000) == 1
+
+
+@pytest.mark.parametrize(
+    ("files", "quota"),
+    [
+        ({"cpu.max": "max 100000\n"}, None),
+        ({"cpu.max": "150000 100000\n"}, 1.5),
+        ({"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}, None),
+        ({"cpu/cpu.cfs_quota_us": "50000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 0.5),
+        ({}, None),
+    ],
+)
+def test_a_containers_cpu_quota_is_read_from_its_cgroup(
+    files: dict[str, str], quota: float | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    monkeypatch.setattr(parts, "CGROUP", tmp_path)
+    assert parts.cpu_quota() == quota
+
+
+def test_a_quota_of_one_cpu_gives_one_part_on_an_idle_machine(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(parts, "usable_cpus", lambda: {0, 1, 2, 3})
+    ticks = iter([(1000, 4000), (1000, 4400)])  # all four idle
+    monkeypatch.setattr(parts, "_cpu_times", lambda cpus: next(ticks))
+    monkeypatch.setattr(parts, "cpu_quota", lambda: 1.0)
+    monkeypatch.setattr(parts, "_own_cpu", lambda: 0.0)
+    assert parts._look() == 1
+
+
+def test_this_process_own_spinning_threads_are_not_another_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Both CPUs half busy over the look, all of it this process's (a library's threads
+    spinning after their work): both count as idle."""
+    monkeypatch.setattr(parts, "usable_cpus", lambda: {0, 1})
+    monkeypatch.setattr(parts, "cpu_quota", lambda: None)
+    ticks = iter([(1000, 4000), (1100, 4200)])  # one CPU's worth busy
+    monkeypatch.setattr(parts, "_cpu_times", lambda cpus: next(ticks))
+    own = iter([10.0, 10.0 + parts.LOOK])  # one CPU's worth, ours
+    monkeypatch.setattr(parts, "_own_cpu", lambda: next(own))
+    monkeypatch.setattr(parts.time, "monotonic", lambda: 0.0)
+    assert parts._look() == 2
 
 
 def test_the_cpu_times_are_read_for_the_usable_cpus_only() -> None:
