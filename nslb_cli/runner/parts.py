@@ -13,8 +13,9 @@ core, parts only share the machine.
 from __future__ import annotations
 
 import os
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from nslb_cli.agents.base import Agent
 from nslb_cli.core.rng import BatchRNG
 from nslb_cli.core.trace import Trace
 from nslb_cli.core.world import World
-from nslb_cli.runner.simulate import build_agent, simulate
+from nslb_cli.runner.simulate import Abandoned, build_agent, simulate
 
 MIN_RUNS = 8
 """Fewest runs in a part: a smaller part spends its round mostly in Python, under the GIL."""
@@ -143,15 +144,28 @@ def simulate_parts(
 ) -> Trace:
     """Play an agent of class ``agent`` with ``params`` in ``world``, its runs cut into
     ``parts`` parts of nearly equal size played in as many threads (the first one shows the
-    progress bar); the parts' traces joined, in the order of the runs."""
+    progress bar); the parts' traces joined, in the order of the runs. A part that fails
+    makes the others give up within a round, and its error is raised."""
     bounds = np.linspace(0, len(world.seeds), parts + 1).round().astype(int)
 
     def play(i: int) -> Trace:
         part = world if parts == 1 else world.part(slice(bounds[i], bounds[i + 1]))
-        player = build_agent(agent, params, part, BatchRNG(part.seeds))
-        return simulate(part, player, progress=progress if i == 0 else False)
+        try:
+            player = build_agent(agent, params, part, BatchRNG(part.seeds))
+            shown = progress if i == 0 else False
+            return simulate(part, player, progress=shown, abandoned=failed.is_set)
+        except Exception:
+            failed.set()  # the other parts stop within a round
+            raise
 
+    failed = threading.Event()
     if parts == 1:
         return play(0)
     with ThreadPoolExecutor(parts, thread_name_prefix="nslb-part") as pool:
-        return Trace.joined(list(pool.map(play, range(parts))))
+        playing = [pool.submit(play, i) for i in range(parts)]
+        wait(playing)
+    errors = [error for p in playing if (error := p.exception()) is not None]
+    for error in errors:  # the error that failed the batch, not the parts it abandoned
+        if not isinstance(error, Abandoned):
+            raise error
+    return Trace.joined([p.result() for p in playing])

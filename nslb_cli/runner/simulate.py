@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -22,10 +23,21 @@ def build_agent(cls: type[Agent], params: Any, world: World, rng: BatchRNG) -> A
     return cls(params, world.problem, world.offline_model, rng, **truth)
 
 
-def simulate(world: World, agent: Agent, progress: bool | None = None) -> Trace:
+class Abandoned(Exception):
+    """The round loop stopped because its caller gave up on it (:func:`simulate`'s
+    ``abandoned``): another part of the same batch failed."""
+
+
+def simulate(
+    world: World,
+    agent: Agent,
+    progress: bool | None = None,
+    abandoned: Callable[[], bool] | None = None,
+) -> Trace:
     """Play ``agent`` in ``world`` for the whole horizon.
 
-    ``progress``: show a progress bar (``None``: only on a terminal).
+    ``progress``: show a progress bar (``None``: only on a terminal). ``abandoned``: asked
+    every round; once it answers true the loop raises :class:`Abandoned`.
     """
     R, n = world.states.shape
     action = np.empty((R, n), dtype=np.int64)
@@ -37,6 +49,8 @@ def simulate(world: World, agent: Agent, progress: bool | None = None) -> Trace:
     disable = None if progress is None else not progress
     for t in tqdm(range(n), desc="rounds", leave=False, disable=disable, mininterval=0.5):
         check_stop()  # a request to stop whose exception a library swallowed
+        if abandoned is not None and abandoned():
+            raise Abandoned(f"round {t}")
         contexts = world.context(t)
         a = agent.act(t, contexts)
         view = agent.belief()

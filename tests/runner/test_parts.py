@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import time
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import pytest
 
 from nslb_cli.agents import AGENTS
+from nslb_cli.agents.base import Agent
 from nslb_cli.config.stopping import Terminated, request
 from nslb_cli.core.trace import Trace
 from nslb_cli.core.world import World
@@ -214,3 +217,34 @@ def test_a_joined_trace_keeps_the_order_of_its_parts() -> None:
     np.testing.assert_array_equal(joined.seeds, np.arange(5))
     np.testing.assert_array_equal(joined.action[:, 0], np.arange(5))
     np.testing.assert_array_equal(joined.summary["resamples"], np.arange(5))
+
+
+@dataclasses.dataclass
+class FailingParams:
+    name: str = "failing"
+
+
+class FailingInOnePart(Agent):
+    """Pulls arm 0; the part of 9 runs fails in round 5, the others note their last round."""
+
+    Params = FailingParams
+    concurrent = True
+    last_round: ClassVar[dict[int, int]] = {}
+
+    def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
+        return np.zeros(self.problem.n_runs, dtype=np.int64)
+
+    def update(
+        self, t: int, contexts: np.ndarray | None, actions: np.ndarray, rewards: np.ndarray
+    ) -> None:
+        if self.problem.n_runs == 9 and t == 5:
+            raise ValueError("this part fails")
+        self.last_round[self.problem.n_runs] = t
+        time.sleep(0.0005)
+
+
+def test_a_failing_part_stops_the_others_and_its_error_is_raised() -> None:
+    world = ENVIRONMENTS["synthetic"].build(SyntheticParams(horizon=2000), SEEDS)  # 8 + 9 runs
+    with pytest.raises(ValueError, match="this part fails"):
+        parts.simulate_parts(world, FailingInOnePart, FailingParams(), 2, progress=False)
+    assert FailingInOnePart.last_round[8] < 1000, "the other part gave up, not played on"
