@@ -18,6 +18,7 @@ May import every other package: it is the top layer. Nothing imports it.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import signal
 import sys
@@ -248,11 +249,27 @@ def _interrupt(signum: int, frame: object) -> None:
 
 def _late(signum: int, frame: object) -> None:
     """A signal once the command's work is done (Python is shutting down): end at once,
-    with the same line and status as at any other moment."""
+    with the same line and status as at any other moment. The workers of a parallel sweep
+    are killed first: the signal may have cut their orderly stop (:func:`_stop_workers`),
+    and a worker left behind would keep the command's output open until it idles out."""
     terminated = signum == signal.SIGTERM
+    _kill_workers()
     sys.stdout.flush()
     print(f"nslb: {'terminated' if terminated else 'interrupted'}", file=sys.stderr, flush=True)
     os._exit(143 if terminated else 130)
+
+
+def _kill_workers() -> None:
+    """Kill the worker processes of a parallel sweep at once (SIGKILL, no waiting: safe in
+    a signal handler that interrupted :func:`_stop_workers`)."""
+    if "joblib" not in sys.modules:
+        return
+    from joblib.externals.loky import reusable_executor
+
+    executor = getattr(reusable_executor, "_executor", None)
+    for pid in list(getattr(executor, "_processes", None) or {}):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def _stop_workers() -> None:

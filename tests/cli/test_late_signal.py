@@ -1,0 +1,34 @@
+"""A signal that cuts the orderly stop of a parallel sweep's workers (cli._late) still
+kills them: a worker left behind keeps the command's stderr open until it idles out, so a
+wrapper reading the output waits minutes after `nslb: terminated`."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from joblib.externals.loky import get_reusable_executor
+
+from nslb_cli import cli
+
+
+def gone(pid: int) -> bool:
+    """Whether ``pid`` has ended (exited, or a zombie not yet reaped)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    except OSError:
+        return True
+    return state in ("Z", "X")
+
+
+def test_the_workers_of_a_parallel_sweep_are_killed_at_once() -> None:
+    executor = get_reusable_executor(max_workers=1)
+    executor.submit(time.sleep, 0).result()  # a worker is up and idle
+    workers = list(executor._processes)
+    assert workers and not any(gone(pid) for pid in workers)
+    cli._kill_workers()
+    deadline = time.monotonic() + 10
+    while not all(gone(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert all(gone(pid) for pid in workers)
+    executor.shutdown(wait=True, kill_workers=True)
