@@ -160,10 +160,11 @@ def main(arguments: Sequence[str]) -> None:
     if failures is not None:
         failures.clear()
     logging.raiseExceptions = False  # a full disk stops nslb.log quietly; results still report
-    # A parallel sweep stopped by SIGTERM kills its workers; the resource tracker that the
-    # workers' pool starts (with this process's -W options) must not then warn of their
-    # semaphores in a second line.
+    # A parallel sweep stopped by SIGTERM kills its workers; the resource trackers that the
+    # workers' pool starts (multiprocessing's and loky's, with this process's -W options)
+    # must not then warn of their semaphores in a second line.
     sys.warnoptions.append("ignore::UserWarning:multiprocessing.resource_tracker")
+    sys.warnoptions.append("ignore::UserWarning:joblib.externals.loky.backend.resource_tracker")
     sys.argv = [f"{Path(sys.argv[0]).name} run", *arguments]
     os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra's own errors reach us, not its report
     with contextlib.ExitStack() as stack:
