@@ -23,7 +23,7 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from nslb_cli.cli.errors import fail
 from nslb_cli.config.stopping import Terminated, forget, request, stopped_by
@@ -259,15 +259,19 @@ def _late(signum: int, frame: object) -> None:
     os._exit(143 if terminated else 130)
 
 
+def _sweep_executor() -> Any:
+    """The worker pool of a parallel sweep (joblib's reusable loky executor), or ``None``."""
+    if "joblib" not in sys.modules:
+        return None
+    from joblib.externals.loky import reusable_executor
+
+    return getattr(reusable_executor, "_executor", None)
+
+
 def _kill_workers() -> None:
     """Kill the worker processes of a parallel sweep at once (SIGKILL, no waiting: safe in
     a signal handler that interrupted :func:`_stop_workers`)."""
-    if "joblib" not in sys.modules:
-        return
-    from joblib.externals.loky import reusable_executor
-
-    executor = getattr(reusable_executor, "_executor", None)
-    for pid in list(getattr(executor, "_processes", None) or {}):
+    for pid in list(getattr(_sweep_executor(), "_processes", None) or {}):
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
 
@@ -275,10 +279,6 @@ def _kill_workers() -> None:
 def _stop_workers() -> None:
     """Stop the worker processes of a parallel sweep (joblib's loky workers), so none of
     them simulates or writes after the command has ended."""
-    if "joblib" not in sys.modules:
-        return
-    from joblib.externals.loky import reusable_executor
-
-    executor = getattr(reusable_executor, "_executor", None)
+    executor = _sweep_executor()
     if executor is not None:
         executor.shutdown(wait=True, kill_workers=True)
