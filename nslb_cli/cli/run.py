@@ -40,6 +40,7 @@ from nslb_cli.runner.compose import (
     validate,
 )
 from nslb_cli.runner.failures import Failures, start_sweep
+from nslb_cli.runner.remembered import remembered_compositions
 from nslb_cli.runner.sweep_configs import SweepConfigs
 from nslb_cli.store import provenance
 from nslb_cli.store.folder import OutputConflict
@@ -139,7 +140,13 @@ def _checked(plan: CommandLine | None) -> Iterator[None]:
 
 
 def main(arguments: Sequence[str]) -> None:
-    """``nslb run``: check every job of the command line, then hand over to Hydra."""
+    """``nslb run``: check every job of the command line, then hand over to Hydra, which
+    reuses the check's compositions."""
+    with remembered_compositions():
+        _check_and_launch(arguments)
+
+
+def _check_and_launch(arguments: Sequence[str]) -> None:
     provenance.remember_command(["run", *arguments])
     try:
         arguments = expand_home(study.expand_best(list(arguments)))
