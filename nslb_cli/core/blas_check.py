@@ -1,0 +1,41 @@
+"""numba's BLAS check without all of ``scipy.linalg``.
+
+When a process loads its first compiled kernel, numba checks that BLAS is there by importing
+``scipy.linalg.cython_blas``, and Python imports a module's package first: all of
+``scipy.linalg``, 0.16 s of every ``nslb run`` of a compiled agent, for kernels of which none
+calls BLAS. :func:`load_cython_blas` loads that one extension module from scipy's files by
+itself (2 ms: it imports nothing) and registers it under its name, where numba's import,
+and any later ``import scipy.linalg.cython_blas`` or ``from scipy.linalg import cython_blas``,
+find it. ``scipy.linalg`` itself is imported as usual by whatever needs it.
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import sys
+
+NAME = "scipy.linalg.cython_blas"
+
+
+def load_cython_blas() -> None:
+    """Register ``scipy.linalg.cython_blas`` loaded alone; leave it to the import system
+    when it is loaded already, or scipy or the file is not found, or loading fails."""
+    if NAME in sys.modules:
+        return
+    scipy = importlib.util.find_spec("scipy")
+    if scipy is None or not scipy.submodule_search_locations:
+        return
+    finder = importlib.machinery.FileFinder(
+        f"{scipy.submodule_search_locations[0]}/linalg",
+        (importlib.machinery.ExtensionFileLoader, importlib.machinery.EXTENSION_SUFFIXES),
+    )
+    spec = finder.find_spec(NAME)
+    if spec is None or spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[NAME] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception:  # noqa: BLE001  (numba's own import then says what is wrong)
+        del sys.modules[NAME]

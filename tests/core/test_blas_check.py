@@ -1,0 +1,52 @@
+"""numba's BLAS check is served by ``scipy.linalg.cython_blas`` loaded alone
+(core.blas_check): nslb's kernels run without importing ``scipy.linalg``, and numba's own BLAS
+calls, ``scipy.linalg`` and scikit-learn work the same afterwards, in one fresh process."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+AFTERWARDS = textwrap.dedent(
+    """
+    import sys
+
+    import numba
+    import numpy as np
+
+    import nslb_cli.core.compiled  # noqa: F401  (loads cython_blas alone)
+    from tests.helpers.agents import run_agent
+
+    run_agent("cd_ucb", [0, 1])  # cached kernels: numba checks for BLAS here
+    assert "scipy.linalg.cython_blas" in sys.modules
+    assert "scipy.linalg" not in sys.modules, "the check imported all of scipy.linalg"
+
+    @numba.njit
+    def product(a, b):
+        return a @ b  # numba calls BLAS (dgemm) through cython_blas
+
+    a = np.arange(12.0).reshape(3, 4)
+    b = np.arange(8.0).reshape(4, 2)
+    assert np.array_equal(product(a, b), a @ b)
+
+    import scipy.linalg
+    from scipy.linalg import cython_blas
+    from sklearn.cluster import KMeans
+
+    assert cython_blas is sys.modules["scipy.linalg.cython_blas"]
+    assert np.allclose(scipy.linalg.solve(2.0 * np.eye(3), np.ones(3)), 0.5)
+    points = np.concatenate([np.zeros((5, 2)), np.ones((5, 2)) * 9])
+    labels = KMeans(2, n_init=1, random_state=0).fit(points).labels_
+    assert len(set(labels[:5])) == 1 and len(set(labels[5:])) == 1 and labels[0] != labels[5]
+    print("ok")
+    """
+)
+
+
+def test_kernels_run_without_scipy_linalg_and_blas_works_after() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", AFTERWARDS], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "ok"
