@@ -28,7 +28,7 @@ from omegaconf import DictConfig
 from nslb_cli.cli.errors import fail, warn
 from nslb_cli.config.stopping import stopped_by
 from nslb_cli.config.validators import ConfigError
-from nslb_cli.runner import study
+from nslb_cli.runner import parts, study
 from nslb_cli.runner.compose import (
     CONFIG_MODULE,
     CONFIG_NAME,
@@ -147,6 +147,7 @@ def main(arguments: Sequence[str]) -> None:
 
 
 def _check_and_launch(arguments: Sequence[str]) -> None:
+    parts.start_look()  # the idle CPUs are measured from here to the first batch
     provenance.remember_command(["run", *arguments])
     try:
         arguments = expand_home(study.expand_best(list(arguments)))

@@ -16,6 +16,7 @@ import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,18 @@ LOOK = 0.05
 LOOK_KEPT = 2.0
 """Seconds for which a look at the CPUs stands for the batches that follow."""
 _last_look: tuple[float, int] | None = None  # (time.monotonic() of the look, idle CPUs)
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    """The CPUs' clock ticks (:func:`_cpu_times`) and this process's CPU seconds, at ``at``."""
+
+    at: float
+    ticks: tuple[int, int] | None
+    own: float
+
+
+_started: _Snapshot | None = None  # where the command's first look begins (start_look)
 
 
 def usable_cpus() -> set[int]:
@@ -98,18 +111,34 @@ def idle_cpus() -> int:
     return idle
 
 
+def start_look() -> None:
+    """Begin the first look at the CPUs now, at the command's start: a batch that starts
+    :data:`LOOK` to :data:`LOOK_KEPT` seconds later measures the CPUs' use since then, this
+    process's own left out as always, instead of waiting :data:`LOOK` seconds."""
+    global _started
+    _started = _snapshot(usable_cpus())
+
+
+def _snapshot(cpus: set[int]) -> _Snapshot:
+    return _Snapshot(time.monotonic(), _cpu_times(cpus), _own_cpu())
+
+
 def _look() -> int:
-    """:func:`idle_cpus`, measured now: the usable CPUs' busy share over :data:`LOOK`
-    seconds, less this process's own (threads of its libraries that spin a moment after
-    their work, numpy's BLAS say, are not another process)."""
+    """:func:`idle_cpus`, measured now: the usable CPUs' busy share over the last
+    :data:`LOOK` seconds (or since :func:`start_look`), less this process's own (its own
+    work, and threads of its libraries that spin a moment after their work, numpy's BLAS
+    say, are not another process)."""
+    global _started
     cpus = usable_cpus()
-    before, own_before, start = _cpu_times(cpus), _own_cpu(), time.monotonic()
-    time.sleep(LOOK)
-    after, own_after, elapsed = _cpu_times(cpus), _own_cpu(), time.monotonic() - start
-    if before is None or after is None or after[1] == before[1]:
+    before, _started = _started, None
+    if before is None or not LOOK <= time.monotonic() - before.at <= LOOK_KEPT:
+        before = _snapshot(cpus)
+        time.sleep(LOOK)
+    after = _snapshot(cpus)
+    if before.ticks is None or after.ticks is None or after.ticks[1] == before.ticks[1]:
         return len(cpus)
-    busy = len(cpus) * (after[0] - before[0]) / (after[1] - before[1])
-    others = busy - (own_after - own_before) / max(elapsed, LOOK)
+    busy = len(cpus) * (after.ticks[0] - before.ticks[0]) / (after.ticks[1] - before.ticks[1])
+    others = busy - (after.own - before.own) / max(after.at - before.at, LOOK)
     idle = max(0, len(cpus) - round(max(0.0, others)))
     quota = cpu_quota()
     return idle if quota is None else min(idle, max(1, int(quota)))

@@ -107,6 +107,43 @@ def test_by_default_a_batch_takes_only_the_idle_cpus(monkeypatch: pytest.MonkeyP
     assert parts.part_count(umts, 2, 100) == 2, "run.threads is taken as given"
 
 
+@pytest.fixture(autouse=True)
+def no_look_started(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No look begun by a command run earlier in this process."""
+    monkeypatch.setattr(parts, "_started", None)
+
+
+def test_a_look_begun_at_the_command_start_is_not_waited_for(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The first batch measures from :func:`parts.start_look`, without sleeping, when that
+    was LOOK to LOOK_KEPT seconds ago; otherwise, and for the next look, it waits LOOK."""
+    monkeypatch.setattr(parts, "usable_cpus", lambda: {0, 1})
+    monkeypatch.setattr(parts, "cpu_quota", lambda: None)
+    clock = [100.0]
+    monkeypatch.setattr(parts.time, "monotonic", lambda: clock[0])
+    slept: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        clock[0] += seconds
+
+    monkeypatch.setattr(parts.time, "sleep", sleep)
+    ticks = {100.0: (1000, 4000), 101.0: (1000 + 100, 4000 + 200)}  # one of two CPUs busy
+    monkeypatch.setattr(parts, "_cpu_times", lambda cpus: ticks.get(clock[0], (0, 0)))
+    monkeypatch.setattr(parts, "_own_cpu", lambda: 5.0)  # another process is the busy one
+    parts.start_look()
+    clock[0] = 101.0  # the batch starts a second later
+    assert parts._look() == 1 and slept == [], "measured since the start"
+    clock[0] = 101.0 + parts.LOOK_KEPT
+    parts._look()
+    assert slept == [parts.LOOK], "a look of its own: the start's is used once"
+    parts.start_look()
+    clock[0] += parts.LOOK / 2  # too soon to tell
+    parts._look()
+    assert slept == [parts.LOOK, parts.LOOK]
+
+
 def test_a_recent_look_at_the_cpus_stands_for_the_next_batches(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
