@@ -197,3 +197,18 @@ def test_a_damaged_trial_record_is_left_out_of_the_choice(tmp_path: Path) -> Non
     assert [t["trial"] for t in study.finished_trials(tmp_path)] == [0, 1]
     best = yaml.safe_load(study.write_best(tmp_path, "cd_ucb").read_text())  # type: ignore[union-attr]
     assert best["objective"] == 12.5
+
+
+def test_a_study_kept_in_a_database_runs_and_its_trials_are_in_it(tmp_path: Path) -> None:
+    """Optuna's database storage (``hydra.sweeper.storage``): the study runs, and the
+    database holds its trials, each with the objective nslb recorded for it."""
+    import optuna
+
+    url = f"sqlite:///{tmp_path / 'study.db'}"
+    done = nslb("run", *STUDY, f"hydra.sweeper.storage={url}", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    kept = optuna.load_study(study_name="cd_ucb", storage=url)
+    assert len(kept.trials) == 4
+    folder = next(p.parent.parent for p in tmp_path.rglob(f"{study.FOLDER}/0.json"))
+    recorded = {t["trial"]: t["objective"] for t in study.finished_trials(folder)}
+    assert {t.number: t.value for t in kept.trials} == recorded
