@@ -4,7 +4,7 @@ fresh composition, hydra node and flags included."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from hydra import initialize_config_module
@@ -52,11 +52,8 @@ def same(got: DictConfig, expected: DictConfig) -> None:
     assert OmegaConf.is_readonly(got.hydra) == OmegaConf.is_readonly(expected.hydra)
 
 
-@pytest.mark.parametrize(("first", "again"), ASKED_AGAIN)
-def test_a_composition_asked_again_is_hydras_own(
-    loader: ConfigLoaderImpl, first: list[str], again: list[str]
-) -> None:
-    calls: list[list[str]] = []
+def counting(calls: list[list[str]]) -> Callable[..., DictConfig]:
+    """Hydra's composition, each request's overrides appended to ``calls``."""
 
     def counted(
         self: ConfigLoaderImpl, name: str, overrides: list[str], *rest: object
@@ -64,7 +61,15 @@ def test_a_composition_asked_again_is_hydras_own(
         calls.append(overrides)
         return HYDRAS(self, name, overrides, *rest)  # type: ignore[arg-type]
 
-    ours = RememberedCompositions(counted)
+    return counted
+
+
+@pytest.mark.parametrize(("first", "again"), ASKED_AGAIN)
+def test_a_composition_asked_again_is_hydras_own(
+    loader: ConfigLoaderImpl, first: list[str], again: list[str]
+) -> None:
+    calls: list[list[str]] = []
+    ours = RememberedCompositions(counting(calls))
     checked = ours(loader, CONFIG_NAME, list(first), RunMode.RUN, False, True)
     same(checked, HYDRAS(loader, CONFIG_NAME, list(first), RunMode.RUN))
     launched = ours(loader, CONFIG_NAME, list(again), RunMode.RUN, True, False)
@@ -85,14 +90,7 @@ def test_a_caller_changing_its_copy_changes_no_later_one(loader: ConfigLoaderImp
 
 def test_other_requests_are_composed_anew(loader: ConfigLoaderImpl) -> None:
     calls: list[list[str]] = []
-
-    def counted(
-        self: ConfigLoaderImpl, name: str, overrides: list[str], *rest: object
-    ) -> DictConfig:
-        calls.append(overrides)
-        return HYDRAS(self, name, overrides, *rest)  # type: ignore[arg-type]
-
-    ours = RememberedCompositions(counted)
+    ours = RememberedCompositions(counting(calls))
     ours(loader, CONFIG_NAME, ["agent=mts", "run.seed=1"], RunMode.RUN)
     ours(loader, CONFIG_NAME, ["run.seed=1", "agent=mts"], RunMode.RUN)  # another order
     ours(loader, CONFIG_NAME, ["agent=mts", "run.seed=1"], RunMode.MULTIRUN)
