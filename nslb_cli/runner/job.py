@@ -26,7 +26,7 @@ from nslb_cli.core.world import World
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner.compose import RunConfig, container
 from nslb_cli.runner.owner import check_owner
-from nslb_cli.runner.parts import part_count, simulate_parts
+from nslb_cli.runner.parts import plan_parts, simulate_parts
 from nslb_cli.store import provenance, staging
 from nslb_cli.store.atomic import remove_stale_temporaries
 from nslb_cli.store.folder import (
@@ -47,8 +47,8 @@ def simulate_seeds(config: RunConfig, seeds: np.ndarray) -> Trace:
     in threads, for an agent whose rounds are compiled: :mod:`nslb_cli.runner.parts`)."""
     world = build_world(config.env, seeds)
     agent = AGENTS[config.agent.name]
-    parts = part_count(agent, config.run.threads, len(seeds))
-    return simulate_parts(world, agent, config.agent, parts, config.run.progress)
+    plan = plan_parts(agent, config.run.threads, len(seeds))
+    return simulate_parts(world, agent, config.agent, plan, config.run.progress)
 
 
 _last_world: tuple[str, bytes, World] | None = None

@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,10 @@ LOOK = 0.05
 """Seconds over which the CPUs' use is measured before a batch is cut (:func:`idle_cpus`)."""
 LOOK_KEPT = 2.0
 """Seconds for which a look at the CPUs stands for the batches that follow."""
+GROW_EVERY = 0.25
+"""Seconds between looks for an idle CPU while a batch's parts wait (:func:`simulate_parts`)."""
+PARTS_PER_CPU = 4
+"""Parts per usable CPU of a batch started on fewer CPUs than it may use (:func:`plan_parts`)."""
 _last_look: tuple[float, int] | None = None  # (time.monotonic() of the look, idle CPUs)
 
 
@@ -134,7 +137,12 @@ def _look() -> int:
     if before is None or not LOOK <= time.monotonic() - before.at <= LOOK_KEPT:
         before = _snapshot(cpus)
         time.sleep(LOOK)
-    after = _snapshot(cpus)
+    return _idle(cpus, before, _snapshot(cpus))
+
+
+def _idle(cpus: set[int], before: _Snapshot, after: _Snapshot) -> int:
+    """The CPUs of ``cpus`` that other processes left idle between two snapshots, at most a
+    container's quota; all of them where the use cannot be measured."""
     if before.ticks is None or after.ticks is None or after.ticks[1] == before.ticks[1]:
         return len(cpus)
     busy = len(cpus) * (after.ticks[0] - before.ticks[0]) / (after.ticks[1] - before.ticks[1])
@@ -151,9 +159,9 @@ def _own_cpu() -> float:
 
 
 def part_count(agent: type[Agent], threads: int | None, runs: int) -> int:
-    """How many parts to cut ``runs`` runs of ``agent`` into: one unless the agent is
-    concurrent; then ``threads``, or by default one per idle CPU (at least one); never fewer
-    than :data:`MIN_RUNS` runs a part.
+    """How many threads to play ``runs`` runs of ``agent`` in at first: one unless the agent
+    is concurrent; then ``threads``, or by default one per idle CPU (at least one); never
+    fewer than :data:`MIN_RUNS` runs a thread.
 
     The default takes only idle CPUs because a part that must share its CPU with another
     process stalls its sibling parts: each round a part takes Python's GIL for a moment, and
@@ -168,33 +176,138 @@ def part_count(agent: type[Agent], threads: int | None, runs: int) -> int:
     return min(wanted, most)
 
 
-def simulate_parts(
-    world: World, agent: type[Agent], params: Any, parts: int, progress: bool | None
-) -> Trace:
-    """Play an agent of class ``agent`` with ``params`` in ``world``, its runs cut into
-    ``parts`` parts of nearly equal size played in as many threads (the first one shows the
-    progress bar); the parts' traces joined, in the order of the runs. A part that fails
-    makes the others give up within a round, and its error is raised."""
-    bounds = np.linspace(0, len(world.seeds), parts + 1).round().astype(int)
+@dataclass(frozen=True)
+class Plan:
+    """How a batch is played: cut into ``parts`` parts that ``threads`` threads take one after
+    another, joined by more threads, up to ``most_threads``, as CPUs fall idle."""
 
-    def play(i: int) -> Trace:
-        part = world if parts == 1 else world.part(slice(bounds[i], bounds[i + 1]))
+    parts: int
+    threads: int
+    most_threads: int
+
+    @classmethod
+    def even(cls, parts: int) -> Plan:
+        """``parts`` parts, one thread each."""
+        return cls(parts, parts, parts)
+
+
+def cpu_limit() -> int:
+    """The CPUs this process may use at once: its affinity, within a container's quota."""
+    quota = cpu_quota()
+    cpus = len(usable_cpus())
+    return cpus if quota is None else max(1, min(cpus, int(quota)))
+
+
+def plan_parts(agent: type[Agent], threads: int | None, runs: int) -> Plan:
+    """How to play ``runs`` runs of ``agent``: as many parts as threads
+    (:func:`part_count`), unless the default finds fewer idle CPUs than the process may
+    use. Then the batch is cut into :data:`PARTS_PER_CPU` parts per usable CPU (at least
+    :data:`MIN_RUNS` runs each) that the idle CPUs' threads take one after another, and a
+    thread is added whenever another CPU falls idle (:func:`simulate_parts`): a batch that
+    starts beside other work finishes on every CPU that work leaves (``make paper``'s last
+    umTS job used to play alone on one CPU of two for 1.7 s)."""
+    count = part_count(agent, threads, runs)
+    most = min(runs // MIN_RUNS, cpu_limit())
+    if not agent.concurrent or threads is not None or count >= most:
+        return Plan.even(count)
+    return Plan(min(runs // MIN_RUNS, PARTS_PER_CPU * most), count, most)
+
+
+def simulate_parts(
+    world: World, agent: type[Agent], params: Any, plan: Plan, progress: bool | None
+) -> Trace:
+    """Play an agent of class ``agent`` with ``params`` in ``world``, its runs cut into the
+    plan's parts of nearly equal size, played by the plan's threads (the first thread shows
+    the progress of each part it plays); the parts' traces joined, in the order of the
+    runs. While parts wait, a look every :data:`GROW_EVERY` seconds adds a thread if a CPU
+    is idle beyond those this process uses, and retires one (when it ends its part) if
+    other processes took CPUs its threads used: two processes that grew into one idle CPU
+    at once would stall each other's threads on the GIL. A part that fails makes the
+    others give up within a round, and its error is raised."""
+    bounds = np.linspace(0, len(world.seeds), plan.parts + 1).round().astype(int)
+    failed = threading.Event()
+
+    def play(i: int, shown: bool | None) -> Trace:
+        part = world if plan.parts == 1 else world.part(slice(bounds[i], bounds[i + 1]))
         try:
             player = build_agent(agent, params, part, BatchRNG(part.seeds))
-            shown = progress if i == 0 else False
             return simulate(part, player, progress=shown, abandoned=failed.is_set)
         except Exception:
             failed.set()  # the other parts stop within a round
             raise
 
-    failed = threading.Event()
-    if parts == 1:
-        return play(0)
-    with ThreadPoolExecutor(parts, thread_name_prefix="nslb-part") as pool:
-        playing = [pool.submit(play, i) for i in range(parts)]
-        wait(playing)
-    errors = [error for p in playing if (error := p.exception()) is not None]
+    if plan.parts == 1:
+        return play(0, progress)
+    waiting = list(range(plan.parts))[::-1]
+    traces: dict[int, Trace] = {}
+    errors: list[BaseException] = []
+    lock, ended, crowded = threading.Lock(), threading.Event(), threading.Event()
+
+    def take_parts(shown: bool | None) -> None:
+        try:
+            while True:
+                with lock:
+                    if failed.is_set() or not waiting:
+                        return
+                    if crowded.is_set() and sum(p.is_alive() for p in players) > 1:
+                        crowded.clear()  # one player fewer: another process took a CPU
+                        return
+                    i = waiting.pop()
+                traces[i] = play(i, shown)
+        except BaseException as error:  # noqa: BLE001  (raised by the caller below)
+            failed.set()
+            errors.append(error)
+        finally:
+            ended.set()
+
+    players: list[threading.Thread] = []
+
+    def add_player() -> None:
+        shown = progress if not players else False
+        player = threading.Thread(target=take_parts, args=(shown,), name="nslb-part")
+        players.append(player)
+        player.start()
+
+    for _ in range(plan.threads):
+        add_player()
+    watch = _IdleWatch() if plan.most_threads > plan.threads else None
+    try:
+        while any(player.is_alive() for player in players):
+            ended.wait(GROW_EVERY)
+            ended.clear()
+            if watch is None or not waiting:
+                continue
+            spare = watch.spare(sum(player.is_alive() for player in players))
+            if spare is not None and spare < 0:
+                crowded.set()
+            elif spare and len(players) < plan.most_threads:
+                add_player()
+    except BaseException:
+        failed.set()  # a request to stop: no part starts, the playing ones stop in a round
+        raise
+    finally:
+        for player in players:
+            player.join()
     for error in errors:  # the error that failed the batch, not the parts it abandoned
         if not isinstance(error, Abandoned):
             raise error
-    return Trace.joined([p.result() for p in playing])
+    return Trace.joined([traces[i] for i in range(plan.parts)])
+
+
+class _IdleWatch:
+    """Looks, one span after another, for a CPU that other processes and this batch's
+    players leave idle (:func:`_idle` on each span)."""
+
+    def __init__(self) -> None:
+        self._cpus = usable_cpus()
+        self._before = _snapshot(self._cpus)
+
+    def spare(self, playing: int) -> int | None:
+        """How many CPUs were idle since the last look besides the ``playing`` threads'
+        (fewer than none: other processes took CPUs the players used); ``None`` for a span
+        shorter than :data:`LOOK`, measured on with the next look."""
+        now = _snapshot(self._cpus)
+        if now.at - self._before.at < LOOK:
+            return None
+        before, self._before = self._before, now
+        return _idle(self._cpus, before, now) - playing

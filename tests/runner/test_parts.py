@@ -67,9 +67,9 @@ def test_a_batch_played_in_parts_gives_the_whole_batch_trace(agent: str) -> None
     env = SyntheticParams(model="prior", horizon=120)
     world = ENVIRONMENTS["synthetic"].build(env, SEEDS)
     params = AGENTS[agent].Params()
-    whole = parts.simulate_parts(world, AGENTS[agent], params, 1, progress=False)
-    for count in (2, 3):
-        joined = parts.simulate_parts(world, AGENTS[agent], params, count, progress=False)
+    whole = parts.simulate_parts(world, AGENTS[agent], params, parts.Plan.even(1), False)
+    for plan in (parts.Plan.even(2), parts.Plan.even(3), parts.Plan(2, 1, 1), parts.Plan(5, 2, 3)):
+        joined = parts.simulate_parts(world, AGENTS[agent], params, plan, progress=False)
         assert_same_arrays(joined, whole)
     np.testing.assert_array_equal(whole.seeds, SEEDS)
 
@@ -283,5 +283,83 @@ class FailingInOnePart(Agent):
 def test_a_failing_part_stops_the_others_and_its_error_is_raised() -> None:
     world = ENVIRONMENTS["synthetic"].build(SyntheticParams(horizon=2000), SEEDS)  # 8 + 9 runs
     with pytest.raises(ValueError, match="this part fails"):
-        parts.simulate_parts(world, FailingInOnePart, FailingParams(), 2, progress=False)
+        parts.simulate_parts(world, FailingInOnePart, FailingParams(), parts.Plan.even(2), False)
     assert FailingInOnePart.last_round[8] < 1000, "the other part gave up, not played on"
+
+
+def test_a_batch_started_beside_other_work_is_cut_finer_to_grow_later(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    umts = AGENTS["umts"]
+    monkeypatch.setattr(parts, "usable_cpus", lambda: {0, 1})
+    monkeypatch.setattr(parts, "cpu_quota", lambda: None)
+    idle = [1]
+    monkeypatch.setattr(parts, "idle_cpus", lambda: idle[0])
+    busy = parts.plan_parts(umts, None, 100)
+    assert busy == parts.Plan(parts.PARTS_PER_CPU * 2, 1, 2)
+    assert 100 // busy.parts >= parts.MIN_RUNS
+    assert parts.plan_parts(umts, None, 20) == parts.Plan(2, 1, 2), "no part under MIN_RUNS"
+    idle[0] = 2
+    assert parts.plan_parts(umts, None, 100) == parts.Plan.even(2), "all idle: as many as CPUs"
+    idle[0] = 1
+    assert parts.plan_parts(umts, 3, 100) == parts.Plan.even(3), "run.threads is taken as given"
+    assert parts.plan_parts(AGENTS["mts"], None, 100) == parts.Plan.even(1)
+    monkeypatch.setattr(parts, "cpu_quota", lambda: 1.0)
+    assert parts.plan_parts(umts, None, 100) == parts.Plan.even(1), "a quota of one CPU"
+
+
+@pytest.mark.parametrize(
+    ("spare", "plan", "threads"),
+    [
+        (1, parts.Plan(4, 1, 2), [1, 2, 2, 2]),  # a CPU falls idle: a second thread joins
+        (0, parts.Plan(4, 1, 2), [1, 1, 1, 1]),  # none does: one thread plays all
+        (-1, parts.Plan(4, 2, 3), [1, 2, 2, 2]),  # another process took one: one retires
+    ],
+)
+def test_threads_join_and_retire_with_idle_cpus_and_the_numbers_stay(
+    spare: int, plan: parts.Plan, threads: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each part takes 0.3 s, six looks (GROW_EVERY 0.05 s); ``threads``: how many threads
+    had played when each part started."""
+    env = SyntheticParams(model="prior", horizon=60)
+    world = ENVIRONMENTS["synthetic"].build(env, np.arange(32))
+    umts = AGENTS["umts"]
+    whole = parts.simulate_parts(world, umts, umts.Params(), parts.Plan.even(1), False)
+    players: list[int] = []
+    play = parts.simulate
+
+    def recorded(*args: object, **kwargs: object) -> Trace:
+        players.append(threading.get_ident())
+        time.sleep(0.3)
+        return play(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(parts, "simulate", recorded)
+    monkeypatch.setattr(parts._IdleWatch, "spare", lambda self, playing: spare)
+    monkeypatch.setattr(parts, "GROW_EVERY", 0.05)
+    joined = parts.simulate_parts(world, umts, umts.Params(), plan, False)
+    assert_same_arrays(joined, whole)
+    assert [len(set(players[: k + 1])) for k in range(len(players))] == threads
+    if spare < 0:
+        assert players[2] == players[3], "the last parts by the one thread left"
+
+
+def test_a_look_for_a_spare_cpu_leaves_out_this_batch_s_players(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(parts, "usable_cpus", lambda: {0, 1})
+    monkeypatch.setattr(parts, "cpu_quota", lambda: None)
+    clock = [0.0]
+    monkeypatch.setattr(parts.time, "monotonic", lambda: clock[0])
+    ticks = {0.0: (0, 0), 0.25: (50, 100), 0.5: (150, 200), 0.75: (250, 300), 0.76: (251, 302)}
+    own = {0.0: 0.0, 0.25: 0.25, 0.5: 0.5, 0.75: 0.75, 0.76: 0.76}  # one CPU's worth: ours
+    monkeypatch.setattr(parts, "_cpu_times", lambda cpus: ticks[clock[0]])
+    monkeypatch.setattr(parts, "_own_cpu", lambda: own[clock[0]])
+    watch = parts._IdleWatch()
+    clock[0] = 0.25  # half of two CPUs busy, all of it ours: the other CPU is spare
+    assert watch.spare(playing=1) == 1
+    clock[0] = 0.5  # both busy, one of them by another process
+    assert watch.spare(playing=1) == 0
+    clock[0] = 0.75  # the same, seen with two players of ours: one too many
+    assert watch.spare(playing=2) == -1
+    clock[0] = 0.76  # too short a span to tell
+    assert watch.spare(playing=1) is None
