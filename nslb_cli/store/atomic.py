@@ -1,7 +1,9 @@
 """Files written whole or not at all, and the temporaries a killed writer leaves behind.
 
-A file is written to a temporary name in its own folder (``.<name>.<pid>.<random>.tmp``),
-flushed and fsynced, then renamed over its final name: a reader sees the old file or the
+A file is written to a temporary name in its own folder (``.<name>.<pid>.<random>.tmp``,
+created only if new, and removed again if anything interrupts the write, a signal between
+the file's creation and the first line that knows it included), flushed and fsynced, then
+renamed over its final name: a reader sees the old file or the
 new one, never half of one, and two writers of one file each leave it whole (the last
 rename wins). A process killed before the rename leaves its temporary, which
 :func:`remove_stale_temporaries` deletes once its writer (the pid in its name) is gone; a
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
+import secrets
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
@@ -42,16 +44,19 @@ def atomic_write(path: Path, write: Callable[[BinaryIO], object]) -> None:
     until then a crash may lose the file, never leave half of it.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=TMP)
-    try:
+    tmp = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(6)}{TMP}"
+    try:  # the name is chosen before the file exists: a signal at any moment leaves none
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "wb") as handle:
             write(handle)
             handle.flush()
             os.fchmod(handle.fileno(), FILE_MODE)
             os.fsync(handle.fileno())
         os.replace(tmp, path)
+    except FileExistsError:  # the name is taken (48 random bits and our pid): not ours
+        raise
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
 
 

@@ -1,0 +1,35 @@
+"""Files written whole or not at all (store.atomic): a signal at any moment of a write, even
+right after the temporary file is created, leaves neither a temporary nor half a file."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from nslb_cli.store.atomic import atomic_write_bytes
+
+
+@pytest.mark.parametrize("moment", ["file created", "written", "renamed"])
+def test_a_signal_at_any_moment_of_a_write_leaves_no_temporary(
+    moment: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C raised in the middle of the system calls of one write: the old file stays
+    (or none), and no temporary is left behind."""
+    target = tmp_path / "seed=1.csv"
+    target.write_bytes(b"old\n")
+    real = {"file created": os.open, "written": os.fsync, "renamed": os.replace}[moment]
+    name = {"file created": "open", "written": "fsync", "renamed": "replace"}[moment]
+
+    def then_interrupted(*args: object, **kwargs: object) -> object:
+        real(*args, **kwargs)  # the call does its work, then the signal's exception comes
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, name, then_interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        atomic_write_bytes(target, b"new\n")
+    monkeypatch.undo()
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == ["seed=1.csv"], left
+    assert target.read_bytes() == (b"new\n" if moment == "renamed" else b"old\n")
