@@ -231,7 +231,8 @@ def simulate_parts(
         part = world if plan.parts == 1 else world.part(slice(bounds[i], bounds[i + 1]))
         try:
             player = build_agent(agent, params, part, BatchRNG(part.seeds))
-            return simulate(part, player, progress=shown, abandoned=failed.is_set)
+            label = "rounds" if plan.parts == 1 else f"rounds, part {i + 1} of {plan.parts}"
+            return simulate(part, player, shown, abandoned=failed.is_set, label=label)
         except Exception:
             failed.set()  # the other parts stop within a round
             raise
@@ -242,19 +243,27 @@ def simulate_parts(
     traces: dict[int, Trace] = {}
     errors: list[BaseException] = []
     lock, ended, crowded = threading.Lock(), threading.Event(), threading.Event()
+    playing = 0  # players that have not left, counted under ``lock``
 
-    def take_parts(shown: bool | None) -> None:
+    def take_parts(first: bool) -> None:
+        """Play waiting parts until none is left; a player other than the first (it shows
+        the progress) leaves early when ``crowded``, unless it is the last one playing."""
+        nonlocal playing
+        shown = progress if first else False
         try:
             while True:
                 with lock:
-                    if failed.is_set() or not waiting:
-                        return
-                    if crowded.is_set() and sum(p.is_alive() for p in players) > 1:
-                        crowded.clear()  # one player fewer: another process took a CPU
+                    retire = crowded.is_set() and not first and playing > 1
+                    if failed.is_set() or not waiting or retire:
+                        if retire:
+                            crowded.clear()  # one player fewer: another process took a CPU
+                        playing -= 1  # in the same hold: the next look counts one fewer
                         return
                     i = waiting.pop()
                 traces[i] = play(i, shown)
         except BaseException as error:  # noqa: BLE001  (raised by the caller below)
+            with lock:
+                playing -= 1
             failed.set()
             errors.append(error)
         finally:
@@ -263,8 +272,10 @@ def simulate_parts(
     players: list[threading.Thread] = []
 
     def add_player() -> None:
-        shown = progress if not players else False
-        player = threading.Thread(target=take_parts, args=(shown,), name="nslb-part")
+        nonlocal playing
+        player = threading.Thread(target=take_parts, args=(not players,), name="nslb-part")
+        with lock:
+            playing += 1
         players.append(player)
         player.start()
 
@@ -277,11 +288,18 @@ def simulate_parts(
             ended.clear()
             if watch is None or not waiting:
                 continue
-            spare = watch.spare(sum(player.is_alive() for player in players))
-            if spare is not None and spare < 0:
-                crowded.set()
-            elif spare and len(players) < plan.most_threads:
-                add_player()
+            with lock:
+                now_playing = playing
+            spare = watch.spare(now_playing)
+            if spare is None or spare == 0:
+                continue
+            if spare < 0:
+                if now_playing > 1:
+                    crowded.set()
+            else:
+                crowded.clear()
+                if now_playing < plan.most_threads:
+                    add_player()
     except BaseException:
         failed.set()  # a request to stop: no part starts, the playing ones stop in a round
         raise
@@ -305,9 +323,13 @@ class _IdleWatch:
     def spare(self, playing: int) -> int | None:
         """How many CPUs were idle since the last look besides the ``playing`` threads'
         (fewer than none: other processes took CPUs the players used); ``None`` for a span
-        shorter than :data:`LOOK`, measured on with the next look."""
+        shorter than :data:`LOOK`, measured on with the next look. The look stands for
+        :func:`idle_cpus` too: the next batch starts from what this one saw last."""
+        global _last_look
         now = _snapshot(self._cpus)
         if now.at - self._before.at < LOOK:
             return None
         before, self._before = self._before, now
-        return _idle(self._cpus, before, now) - playing
+        idle = _idle(self._cpus, before, now)
+        _last_look = (now.at, idle)
+        return idle - playing

@@ -33,11 +33,13 @@ def simulate(
     agent: Agent,
     progress: bool | None = None,
     abandoned: Callable[[], bool] | None = None,
+    label: str = "rounds",
 ) -> Trace:
     """Play ``agent`` in ``world`` for the whole horizon.
 
-    ``progress``: show a progress bar (``None``: only on a terminal). ``abandoned``: asked
-    every round; once it answers true the loop raises :class:`Abandoned`.
+    ``progress``: show a progress bar (``None``: only on a terminal), named ``label``.
+    ``abandoned``: asked every round; once it answers true the loop raises
+    :class:`Abandoned`.
     """
     R, n = world.states.shape
     action = np.empty((R, n), dtype=np.int64)
@@ -47,7 +49,7 @@ def simulate(
     p_true = np.full((R, n), np.nan)
     runs = np.arange(R)
     disable = None if progress is None else not progress
-    for t in tqdm(range(n), desc="rounds", leave=False, disable=disable, mininterval=0.5):
+    for t in tqdm(range(n), desc=label, leave=False, disable=disable, mininterval=0.5):
         check_stop()  # a request to stop whose exception a library swallowed
         if abandoned is not None and abandoned():
             raise Abandoned(f"round {t}")

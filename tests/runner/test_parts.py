@@ -321,26 +321,63 @@ def test_threads_join_and_retire_with_idle_cpus_and_the_numbers_stay(
 ) -> None:
     """Each part takes 0.3 s, six looks (GROW_EVERY 0.05 s); ``threads``: how many threads
     had played when each part started."""
+    players = play_recorded(plan, lambda playing: spare, monkeypatch)
+    assert [len(set(players[: k + 1])) for k in range(len(players))] == threads
+    if spare < 0:
+        assert players[2] == players[3], "the last parts by the one thread left"
+
+
+def play_recorded(
+    plan: parts.Plan, spare: object, monkeypatch: pytest.MonkeyPatch
+) -> list[threading.Thread]:
+    """Play 32 umTS runs with ``plan``, each part taking 0.3 s and a look every 0.05 s whose
+    answer is ``spare(playing)``; the thread that played each part, in the order they
+    started. The joined trace is the one thread's, byte for byte."""
     env = SyntheticParams(model="prior", horizon=60)
     world = ENVIRONMENTS["synthetic"].build(env, np.arange(32))
     umts = AGENTS["umts"]
     whole = parts.simulate_parts(world, umts, umts.Params(), parts.Plan.even(1), False)
-    players: list[int] = []
+    players: list[threading.Thread] = []  # the threads kept: an ident may be reused
     play = parts.simulate
 
     def recorded(*args: object, **kwargs: object) -> Trace:
-        players.append(threading.get_ident())
+        players.append(threading.current_thread())
         time.sleep(0.3)
         return play(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(parts, "simulate", recorded)
-    monkeypatch.setattr(parts._IdleWatch, "spare", lambda self, playing: spare)
+    monkeypatch.setattr(parts._IdleWatch, "spare", lambda self, playing: spare(playing))  # type: ignore[operator]
     monkeypatch.setattr(parts, "GROW_EVERY", 0.05)
-    joined = parts.simulate_parts(world, umts, umts.Params(), plan, False)
-    assert_same_arrays(joined, whole)
-    assert [len(set(players[: k + 1])) for k in range(len(players))] == threads
-    if spare < 0:
-        assert players[2] == players[3], "the last parts by the one thread left"
+    assert_same_arrays(parts.simulate_parts(world, umts, umts.Params(), plan, False), whole)
+    return players
+
+
+def test_a_batch_grows_again_after_a_thread_retired(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another process takes a CPU (one of two threads retires), then leaves all three CPUs
+    idle: threads join up to the most the plan allows, three playing at once, though two
+    had been started already."""
+    alone = [False]
+
+    def spare(playing: int) -> int:
+        alone[0] = alone[0] or playing == 1
+        return 3 - playing if alone[0] else -1
+
+    players = play_recorded(parts.Plan(6, 2, 3), spare, monkeypatch)
+    assert len(set(players)) == 4, "the retired thread's place and the third CPU taken"
+
+
+def test_a_crowded_look_with_one_thread_does_not_retire_the_next(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Looks that find the CPUs crowded while one thread plays (it cannot retire) are
+    forgotten once a CPU falls idle: the thread that joins then plays, not retires."""
+    looks = iter([-1, -1, -1])
+
+    def spare(playing: int) -> int:
+        return next(looks, 1)
+
+    players = play_recorded(parts.Plan(4, 1, 2), spare, monkeypatch)
+    assert len(set(players)) == 2, "the joining thread played parts"
 
 
 def test_a_look_for_a_spare_cpu_leaves_out_this_batch_s_players(
@@ -354,12 +391,27 @@ def test_a_look_for_a_spare_cpu_leaves_out_this_batch_s_players(
     own = {0.0: 0.0, 0.25: 0.25, 0.5: 0.5, 0.75: 0.75, 0.76: 0.76}  # one CPU's worth: ours
     monkeypatch.setattr(parts, "_cpu_times", lambda cpus: ticks[clock[0]])
     monkeypatch.setattr(parts, "_own_cpu", lambda: own[clock[0]])
+    monkeypatch.setattr(parts, "_last_look", (0.0, 0))  # an older look: none idle
     watch = parts._IdleWatch()
     clock[0] = 0.25  # half of two CPUs busy, all of it ours: the other CPU is spare
     assert watch.spare(playing=1) == 1
+    assert parts.idle_cpus() == 2, "the next batch knows both CPUs are free of others"
     clock[0] = 0.5  # both busy, one of them by another process
     assert watch.spare(playing=1) == 0
     clock[0] = 0.75  # the same, seen with two players of ours: one too many
     assert watch.spare(playing=2) == -1
     clock[0] = 0.76  # too short a span to tell
     assert watch.spare(playing=1) is None
+
+
+def test_the_progress_bar_names_the_part_it_shows(capsys: pytest.CaptureFixture[str]) -> None:
+    """One thread plays a batch's three parts one after another: each restart of its bar says
+    which part it is, and a second thread shows none."""
+    world = ENVIRONMENTS["synthetic"].build(SyntheticParams(horizon=60), np.arange(24))
+    mts = AGENTS["mts"]
+    parts.simulate_parts(world, mts, mts.Params(), parts.Plan(3, 1, 1), True)
+    shown = capsys.readouterr().err
+    assert [f"part {k} of 3" in shown for k in (1, 2, 3)] == [True] * 3
+    parts.simulate_parts(world, mts, mts.Params(), parts.Plan(2, 2, 2), True)
+    shown = capsys.readouterr().err
+    assert ("part 1 of 2" in shown) != ("part 2 of 2" in shown), "the first thread's part"
