@@ -148,6 +148,8 @@ def main(arguments: Sequence[str]) -> None:
 
 def _check_and_launch(arguments: Sequence[str]) -> None:
     parts.start_look()  # the idle CPUs are measured from here to the first batch
+    os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra's own errors reach us, not its report;
+    # set before the check composes: a remembered composition saw the same environment
     provenance.remember_command(["run", *arguments])
     try:
         arguments = expand_home(study.expand_best(list(arguments)))
@@ -174,7 +176,6 @@ def _check_and_launch(arguments: Sequence[str]) -> None:
     sys.warnoptions.append("ignore::UserWarning:multiprocessing.resource_tracker")
     sys.warnoptions.append("ignore::UserWarning:joblib.externals.loky.backend.resource_tracker")
     sys.argv = [f"{Path(sys.argv[0]).name} run", *arguments]
-    os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra's own errors reach us, not its report
     with contextlib.ExitStack() as stack:
         if plan is not None and plan.study is not None:
             stack.enter_context(_one_study(plan.output, arguments))

@@ -17,7 +17,9 @@ that adds Hydra values at the end (``hydra.mode=RUN``, which Hydra appends to a 
 run's overrides) gets the remembered composition with those values set as Hydra sets them,
 and recorded after the others. A composition that was not validated
 (``validate_sweep_overrides``) is not given to a request that asks for validation, and a
-failed one is not remembered.
+failed one is not remembered. Neither is a request that sets the whole Hydra node
+(``hydra={job: {name: x}}``): Hydra counts it among the others, so its order against
+``hydra.*`` values decides which wins.
 """
 
 from __future__ import annotations
@@ -70,9 +72,11 @@ class RememberedCompositions:
         validate_sweep_overrides: bool = True,
     ) -> DictConfig:
         try:
-            parsed = self._parser.parse_overrides(overrides)
+            parsed: list[Override] | None = self._parser.parse_overrides(overrides)
         except HydraException:  # Hydra's own composition reports it
             parsed = None
+        if parsed is not None and any(o.key_or_group == "hydra" for o in parsed):
+            parsed = None  # ``hydra={…}`` sets the Hydra node as an other: order matters
         if parsed is not None:
             found = self._remembered(config_name, run_mode, parsed, validate_sweep_overrides)
             if found is not None:

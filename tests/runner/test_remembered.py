@@ -98,6 +98,18 @@ def test_other_requests_are_composed_anew(loader: ConfigLoaderImpl) -> None:
     assert len(calls) == 4
 
 
+def test_a_request_setting_the_whole_hydra_node_is_composed_in_its_own_order(
+    loader: ConfigLoaderImpl,
+) -> None:
+    """``hydra={…}`` is not a Hydra override to Hydra: its order against ``hydra.*`` values
+    decides the job's name, so neither order is given the other's composition."""
+    ours = RememberedCompositions(HYDRAS)
+    whole, value = "hydra={job:{name:whole}}", "hydra.job.name=value"
+    for overrides in ([whole, value], [value, whole]):
+        got = ours(loader, CONFIG_NAME, list(overrides), RunMode.RUN)
+        same(got, HYDRAS(loader, CONFIG_NAME, list(overrides), RunMode.RUN))
+
+
 def test_an_unvalidated_composition_is_not_given_where_validation_is_asked(
     loader: ConfigLoaderImpl,
 ) -> None:
