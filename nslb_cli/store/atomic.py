@@ -45,18 +45,19 @@ def atomic_write(path: Path, write: Callable[[BinaryIO], object]) -> None:
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(6)}{TMP}"
+    created = False
     try:  # the name is chosen before the file exists: a signal at any moment leaves none
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        created = True
         with os.fdopen(fd, "wb") as handle:
             write(handle)
             handle.flush()
             os.fchmod(handle.fileno(), FILE_MODE)
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except FileExistsError:  # the name is taken (48 random bits and our pid): not ours
-        raise
-    except BaseException:
-        tmp.unlink(missing_ok=True)
+    except BaseException as error:
+        if created or not isinstance(error, FileExistsError):  # a name taken is not ours
+            tmp.unlink(missing_ok=True)
         raise
 
 

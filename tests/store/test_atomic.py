@@ -4,11 +4,12 @@ right after the temporary file is created, leaves neither a temporary nor half a
 from __future__ import annotations
 
 import os
+import secrets
 from pathlib import Path
 
 import pytest
 
-from nslb_cli.store.atomic import atomic_write_bytes
+from nslb_cli.store.atomic import atomic_write, atomic_write_bytes
 
 
 @pytest.mark.parametrize("moment", ["file created", "written", "renamed"])
@@ -33,3 +34,25 @@ def test_a_signal_at_any_moment_of_a_write_leaves_no_temporary(
     left = sorted(p.name for p in tmp_path.iterdir())
     assert left == ["seed=1.csv"], left
     assert target.read_bytes() == (b"new\n" if moment == "renamed" else b"old\n")
+
+
+def test_a_taken_temporary_name_is_left_to_its_owner_and_a_failed_write_to_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The one ``FileExistsError`` that is not ours comes from creating the temporary (its
+    name taken): that file stays. The same error from the writer's own work removes ours."""
+    target = tmp_path / "seed=1.csv"
+    taken = tmp_path / f".seed=1.csv.{os.getpid()}.abc.tmp"
+    taken.write_bytes(b"another writer's\n")
+    monkeypatch.setattr(secrets, "token_hex", lambda size: "abc")
+    with pytest.raises(FileExistsError):
+        atomic_write_bytes(target, b"new\n")
+    assert taken.read_bytes() == b"another writer's\n"
+    taken.rename(tmp_path / "taken")  # the next temporary's name is free
+
+    def fails(handle: object) -> None:
+        raise FileExistsError("the writer's own work failed so")
+
+    with pytest.raises(FileExistsError):
+        atomic_write(target, fails)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]
