@@ -6,15 +6,23 @@ When a process loads its first compiled kernel, numba checks that BLAS is there 
 calls BLAS. :func:`load_cython_blas` loads that one extension module from scipy's files by
 itself (2 ms: it imports nothing) and registers it under its name, where numba's import,
 and any later ``import scipy.linalg.cython_blas`` or ``from scipy.linalg import cython_blas``,
-find it. ``scipy.linalg`` itself is imported as usual by whatever needs it.
+find it. ``scipy.linalg`` itself is imported as usual by whatever needs it, and gets the
+module as its attribute ``cython_blas`` (:class:`_GiveParentItsModule`), as if it had
+loaded it.
 """
 
 from __future__ import annotations
 
+import importlib.abc
 import importlib.machinery
 import importlib.util
 import sys
+from collections.abc import Sequence
+from importlib.machinery import ModuleSpec
+from types import ModuleType
+from typing import Any
 
+PARENT = "scipy.linalg"
 NAME = "scipy.linalg.cython_blas"
 
 
@@ -39,3 +47,34 @@ def load_cython_blas() -> None:
         spec.loader.exec_module(module)
     except Exception:  # noqa: BLE001  (numba's own import then says what is wrong)
         del sys.modules[NAME]
+        return
+    if PARENT in sys.modules:
+        sys.modules[PARENT].cython_blas = module  # type: ignore[attr-defined]
+    else:
+        sys.meta_path.insert(0, _GiveParentItsModule())
+
+
+class _GiveParentItsModule(importlib.abc.MetaPathFinder):
+    """Finds ``scipy.linalg`` as the path finder does and sets ``cython_blas`` on it after it
+    runs: Python sets a submodule on its package only when it loads the submodule itself,
+    so ``scipy.linalg.cython_blas`` would otherwise be missing. Other names it leaves to the
+    finders after it."""
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
+        if fullname != PARENT:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
+        if spec is None or spec.loader is None:
+            return spec
+        run = spec.loader.exec_module
+
+        def exec_module(parent: ModuleType) -> None:
+            run(parent)
+            if NAME in sys.modules:
+                parent.cython_blas = sys.modules[NAME]  # type: ignore[attr-defined]
+
+        loader: Any = spec.loader
+        loader.exec_module = exec_module
+        return spec

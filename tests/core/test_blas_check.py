@@ -35,6 +35,7 @@ AFTERWARDS = textwrap.dedent(
     from sklearn.cluster import KMeans
 
     assert cython_blas is sys.modules["scipy.linalg.cython_blas"]
+    assert scipy.linalg.cython_blas is cython_blas, "the package has its submodule"
     assert np.allclose(scipy.linalg.solve(2.0 * np.eye(3), np.ones(3)), 0.5)
     points = np.concatenate([np.zeros((5, 2)), np.ones((5, 2)) * 9])
     labels = KMeans(2, n_init=1, random_state=0).fit(points).labels_
