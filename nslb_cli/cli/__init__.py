@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from nslb_cli.cli.errors import fail
-from nslb_cli.config.stopping import Terminated, forget, request, stopped_by
+from nslb_cli.config.stopping import Terminated, forget, request, requests_unreported, stopped_by
 from nslb_cli.config.stopping import check as check_stop
 from nslb_cli.config.validators import ConfigError
 from nslb_cli.runner.owner import claim_ownership
@@ -171,7 +171,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     claim_ownership()
     status: object = 0
     try:
-        _dispatch(list(sys.argv[1:] if argv is None else argv))
+        with requests_unreported():
+            _dispatch(list(sys.argv[1:] if argv is None else argv))
     except SystemExit as stop:
         if argv is not None:
             raise

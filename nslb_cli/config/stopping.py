@@ -11,6 +11,11 @@ reports it as a ``SystemError`` or a ``TypeError`` of its own, the cause lost): 
 command's handlers therefore record each request (:func:`request`), and once one is
 recorded every error is that request.
 
+Where Python cannot raise a handler's exception (in a ctypes callback: numba's compiler
+notifying its object cache, say) it prints it with a traceback and carries on; within
+:func:`requests_unreported`, a recorded request printed so is left out, as
+:func:`check` raises it at the next step.
+
 A step that must not be cut (the swap of overwritten results) runs :func:`held`: a request
 that comes meanwhile is recorded and raised when the step is done. Blocking the signals
 would not do: the process's other threads (numpy's BLAS workers) still receive them, and
@@ -20,7 +25,9 @@ Python runs the handler in the main thread all the same.
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Iterator
+from typing import Any
 
 
 class Terminated(BaseException):
@@ -88,3 +95,20 @@ def stopped_by(error: BaseException) -> BaseException | None:
         seen.add(id(current))
         current = current.__cause__ or current.__context__
     return pending()
+
+
+@contextlib.contextmanager
+def requests_unreported() -> Iterator[None]:
+    """Within the block, a recorded request to stop that Python could not raise (it calls
+    ``sys.unraisablehook``) is not printed; any other such error is, as before."""
+    previous = sys.unraisablehook
+
+    def hook(unraisable: Any) -> None:
+        if not any(unraisable.exc_value is stop for stop in _requests):
+            previous(unraisable)
+
+    sys.unraisablehook = hook
+    try:
+        yield
+    finally:
+        sys.unraisablehook = previous

@@ -90,3 +90,29 @@ def test_the_round_loop_stops_at_a_swallowed_request() -> None:
         request(Terminated("lost"))
     with pytest.raises(Terminated, match="lost"):
         simulate_seeds(config, np.arange(2))
+
+
+def test_a_request_python_could_not_raise_is_not_printed_but_raised_at_the_next_check(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A signal handled while a ctypes callback runs (numba's compiler calls one): Python
+    hands the handler's exception to ``sys.unraisablehook``, which prints it with a
+    traceback, and goes on. Within requests_unreported, a recorded request is not passed
+    on, check() still raises it, and any other error a callback raises is passed on."""
+    import ctypes
+    import sys
+
+    from nslb_cli.config.stopping import check, requests_unreported
+
+    reported: list[type[BaseException]] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: reported.append(u.exc_type))
+    raising = ctypes.CFUNCTYPE(None)(lambda: request(Terminated("in a callback")))
+    failing = ctypes.CFUNCTYPE(None)(lambda: 1 / 0)
+    with requests_unreported():
+        raising()
+        with pytest.raises(Terminated, match="in a callback"):
+            check()
+        failing()
+    assert reported == [ZeroDivisionError]
+    raising()  # outside the block: reported as Python does
+    assert reported == [ZeroDivisionError, Terminated]
