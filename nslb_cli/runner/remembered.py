@@ -17,9 +17,13 @@ that adds Hydra values at the end (``hydra.mode=RUN``, which Hydra appends to a 
 run's overrides) gets the remembered composition with those values set as Hydra sets them,
 and recorded after the others. A composition that was not validated
 (``validate_sweep_overrides``) is not given to a request that asks for validation, and a
-failed one is not remembered. Neither is a request that sets the whole Hydra node
-(``hydra={job: {name: x}}``): Hydra counts it among the others, so its order against
-``hydra.*`` values decides which wins.
+failed one is not remembered. A multirun's request is given a single run's validated
+composition of the same overrides (the master config of ``nslb run experiment=paper/…``,
+composed first by the check): the run mode changes only how sweeps are validated, which a
+validated single run has none of, and whether a group without a default is skipped, which
+a single run that composed has none of. Neither remembered nor served is a request that
+sets the whole Hydra node (``hydra={job: {name: x}}``): Hydra counts it among the others,
+so its order against ``hydra.*`` values decides which wins.
 """
 
 from __future__ import annotations
@@ -97,6 +101,9 @@ class RememberedCompositions:
         end = len(parsed)
         while True:
             found = self._composed.get(_key(config_name, run_mode, parsed[:end]))
+            if found is None and run_mode == RunMode.MULTIRUN:
+                found = self._composed.get(_key(config_name, RunMode.RUN, parsed[:end]))
+                found = found if found is not None and found[1] else None  # validated only
             if found is not None and (found[1] or not validate):
                 config = copy.deepcopy(found[0])
                 ConfigLoaderImpl._apply_overrides_to_config(parsed[end:], config)

@@ -404,14 +404,23 @@ def test_a_look_for_a_spare_cpu_leaves_out_this_batch_s_players(
     assert watch.spare(playing=1) is None
 
 
-def test_the_progress_bar_names_the_part_it_shows(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_progress_bar_names_the_part_it_shows(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """One thread plays a batch's three parts one after another: each restart of its bar says
-    which part it is, and a second thread shows none."""
+    which part it is. Two threads with a part each (0.2 s a part): the second shows none."""
     world = ENVIRONMENTS["synthetic"].build(SyntheticParams(horizon=60), np.arange(24))
     mts = AGENTS["mts"]
     parts.simulate_parts(world, mts, mts.Params(), parts.Plan(3, 1, 1), True)
     shown = capsys.readouterr().err
     assert [f"part {k} of 3" in shown for k in (1, 2, 3)] == [True] * 3
-    parts.simulate_parts(world, mts, mts.Params(), parts.Plan(2, 2, 2), True)
+    play = parts.simulate
+
+    def slow(*args: object, **kwargs: object) -> Trace:
+        time.sleep(0.2)  # the other thread takes the other part meanwhile
+        return play(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(parts, "simulate", slow)
+    parts.simulate_parts(world, mts, mts.Params(), parts.Plan.even(2), True)
     shown = capsys.readouterr().err
     assert ("part 1 of 2" in shown) != ("part 2 of 2" in shown), "the first thread's part"

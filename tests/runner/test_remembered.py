@@ -91,11 +91,29 @@ def test_a_caller_changing_its_copy_changes_no_later_one(loader: ConfigLoaderImp
 def test_other_requests_are_composed_anew(loader: ConfigLoaderImpl) -> None:
     calls: list[list[str]] = []
     ours = RememberedCompositions(counting(calls))
-    ours(loader, CONFIG_NAME, ["agent=mts", "run.seed=1"], RunMode.RUN)
-    ours(loader, CONFIG_NAME, ["run.seed=1", "agent=mts"], RunMode.RUN)  # another order
     ours(loader, CONFIG_NAME, ["agent=mts", "run.seed=1"], RunMode.MULTIRUN)
+    ours(loader, CONFIG_NAME, ["run.seed=1", "agent=mts"], RunMode.MULTIRUN)  # another order
+    ours(loader, CONFIG_NAME, ["agent=mts", "run.seed=1"], RunMode.RUN)  # a multirun's: no
     ours(loader, CONFIG_NAME, ["agent=mts", "run.seed=1", "env.horizon=9"], RunMode.RUN)
-    assert len(calls) == 4
+    ours(loader, CONFIG_NAME, ["agent=exp4s"], RunMode.RUN, True, False)  # not validated
+    ours(loader, CONFIG_NAME, ["agent=exp4s"], RunMode.MULTIRUN)
+    assert len(calls) == 6
+
+
+@pytest.mark.parametrize(
+    "overrides", [["experiment=paper/fixed", "hydra.sweep.dir=/tmp/d"], ["agent=umts"]]
+)
+def test_a_multirun_is_given_a_single_runs_validated_composition(
+    loader: ConfigLoaderImpl, overrides: list[str]
+) -> None:
+    """The check composes a preset's overrides as a single run, the launcher asks for the
+    same as a multirun's master config: Hydra's own multirun composition, not composed again."""
+    calls: list[list[str]] = []
+    ours = RememberedCompositions(counting(calls))
+    ours(loader, CONFIG_NAME, list(overrides), RunMode.RUN)
+    served = ours(loader, CONFIG_NAME, list(overrides), RunMode.MULTIRUN, True, True)
+    same(served, HYDRAS(loader, CONFIG_NAME, list(overrides), RunMode.MULTIRUN))
+    assert calls == [overrides]
 
 
 def test_a_request_setting_the_whole_hydra_node_is_composed_in_its_own_order(
