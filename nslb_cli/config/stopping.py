@@ -104,7 +104,7 @@ def requests_unreported() -> Iterator[None]:
     previous = sys.unraisablehook
 
     def hook(unraisable: Any) -> None:
-        if not any(unraisable.exc_value is stop for stop in _requests):
+        if not _recorded_in(unraisable.exc_value):
             previous(unraisable)
 
     sys.unraisablehook = hook
@@ -112,3 +112,14 @@ def requests_unreported() -> Iterator[None]:
         yield
     finally:
         sys.unraisablehook = previous
+
+
+def _recorded_in(error: BaseException | None) -> bool:
+    """Whether ``error``, or an error it was raised from or during, is a recorded request."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        if any(error is stop for stop in _requests):
+            return True
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return False

@@ -291,15 +291,15 @@ def simulate_parts(
             with lock:
                 now_playing = playing
             spare = watch.spare(now_playing)
-            if spare is None or spare == 0:
+            if spare is None:
                 continue
-            if spare < 0:
-                if now_playing > 1:
+            with lock:  # a look counted against players since retired says nothing
+                if spare < 0 and playing == now_playing > 1:
                     crowded.set()
-            else:
-                crowded.clear()
-                if now_playing < plan.most_threads:
-                    add_player()
+                elif spare >= 0:
+                    crowded.clear()  # the CPUs are no longer crowded: no one retires
+            if spare > 0 and now_playing < plan.most_threads:
+                add_player()
     except BaseException:
         failed.set()  # a request to stop: no part starts, the playing ones stop in a round
         raise

@@ -106,12 +106,20 @@ def test_a_request_python_could_not_raise_is_not_printed_but_raised_at_the_next_
 
     reported: list[type[BaseException]] = []
     monkeypatch.setattr(sys, "unraisablehook", lambda u: reported.append(u.exc_type))
+
+    def wrapping() -> None:  # a library that turns whatever it catches into its own error
+        try:
+            request(Terminated("wrapped"))
+        except Terminated as stop:
+            raise RuntimeError("the library's own") from stop
+
     raising = ctypes.CFUNCTYPE(None)(lambda: request(Terminated("in a callback")))
     failing = ctypes.CFUNCTYPE(None)(lambda: 1 / 0)
     with requests_unreported():
         raising()
         with pytest.raises(Terminated, match="in a callback"):
             check()
+        ctypes.CFUNCTYPE(None)(wrapping)()
         failing()
     assert reported == [ZeroDivisionError]
     raising()  # outside the block: reported as Python does

@@ -404,6 +404,20 @@ def test_a_look_for_a_spare_cpu_leaves_out_this_batch_s_players(
     assert watch.spare(playing=1) is None
 
 
+def test_a_crowded_look_followed_by_a_full_one_retires_no_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Another process takes a CPU for one look and leaves before any part ends: the next
+    looks find the CPUs exactly used, so the two threads play on and no third joins."""
+    looks = iter([-1])
+
+    def spare(playing: int) -> int:
+        return next(looks, 2 - playing)
+
+    players = play_recorded(parts.Plan(8, 2, 3), spare, monkeypatch)
+    assert len(set(players)) == 2, "no thread retired, so none had to join"
+
+
 def test_the_progress_bar_names_the_part_it_shows(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
