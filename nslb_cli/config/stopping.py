@@ -87,14 +87,19 @@ def pending() -> BaseException | None:
 def stopped_by(error: BaseException) -> BaseException | None:
     """The request to stop behind ``error`` — a ``KeyboardInterrupt`` or :class:`Terminated`,
     itself or among its causes, or a request recorded while ``error`` arose — or None."""
-    seen: set[int] = set()
-    current: BaseException | None = error
-    while current is not None and id(current) not in seen:
+    for current in _chain(error):
         if isinstance(current, KeyboardInterrupt | Terminated):
             return current
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
     return pending()
+
+
+def _chain(error: BaseException | None) -> Iterator[BaseException]:
+    """``error``, then the error it was raised from or during, and so on (each once)."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        yield error
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
 
 
 @contextlib.contextmanager
@@ -116,10 +121,4 @@ def requests_unreported() -> Iterator[None]:
 
 def _recorded_in(error: BaseException | None) -> bool:
     """Whether ``error``, or an error it was raised from or during, is a recorded request."""
-    seen: set[int] = set()
-    while error is not None and id(error) not in seen:
-        if any(error is stop for stop in _requests):
-            return True
-        seen.add(id(error))
-        error = error.__cause__ or error.__context__
-    return False
+    return any(current is stop for current in _chain(error) for stop in _requests)
