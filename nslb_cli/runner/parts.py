@@ -223,7 +223,8 @@ def simulate_parts(
     is idle beyond those this process uses, and retires one (when it ends its part) if
     other processes took CPUs its threads used: two processes that grew into one idle CPU
     at once would stall each other's threads on the GIL. A part that fails makes the
-    others give up within a round, and its error is raised."""
+    others give up within a round, and its error is raised. Threads the system refuses to
+    start are done without: the parts are played by the threads it gave, or by the caller's."""
     bounds = np.linspace(0, len(world.seeds), plan.parts + 1).round().astype(int)
     failed = threading.Event()
 
@@ -271,17 +272,29 @@ def simulate_parts(
 
     players: list[threading.Thread] = []
 
-    def add_player() -> None:
+    def add_player() -> bool:
+        """Start one more player; ``False`` if the system refuses a thread (a limit on
+        processes or memory): the players started go on with every part."""
         nonlocal playing
         player = threading.Thread(target=take_parts, args=(not players,), name="nslb-part")
         with lock:
             playing += 1
+        try:
+            player.start()
+        except RuntimeError:  # "can't start new thread"
+            with lock:
+                playing -= 1
+            return False
         players.append(player)
-        player.start()
+        return True
 
-    for _ in range(plan.threads):
-        add_player()
-    watch = _IdleWatch() if plan.most_threads > plan.threads else None
+    refused = False
+    while len(players) < plan.threads and not refused:
+        refused = not add_player()
+    if not players:  # not one thread to be had: this one plays every part
+        playing = 1
+        take_parts(True)
+    watch = _IdleWatch() if plan.most_threads > len(players) and not refused else None
     try:
         while any(player.is_alive() for player in players):
             ended.wait(GROW_EVERY)
@@ -298,8 +311,8 @@ def simulate_parts(
                     crowded.set()
                 elif spare >= 0:
                     crowded.clear()  # the CPUs are no longer crowded: no one retires
-            if spare > 0 and now_playing < plan.most_threads:
-                add_player()
+            if spare > 0 and now_playing < plan.most_threads and not add_player():
+                watch = None  # refused a thread: the batch ends on the players it has
     except BaseException:
         failed.set()  # a request to stop: no part starts, the playing ones stop in a round
         raise

@@ -438,3 +438,52 @@ def test_the_progress_bar_names_the_part_it_shows(
     parts.simulate_parts(world, mts, mts.Params(), parts.Plan.even(2), True)
     shown = capsys.readouterr().err
     assert ("part 1 of 2" in shown) != ("part 2 of 2" in shown), "the first thread's part"
+
+
+def refuse_part_threads(allowed: int, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Make the system refuse every part thread after the first ``allowed`` (as a process
+    limit would: ``RuntimeError`` from ``start``); the names of the refused, one per try."""
+    start, refused = threading.Thread.start, []
+    started = [0]
+
+    def limited(self: threading.Thread) -> None:
+        if self.name == "nslb-part":
+            if started[0] >= allowed:
+                refused.append(self.name)
+                raise RuntimeError("can't start new thread")
+            started[0] += 1
+        start(self)
+
+    monkeypatch.setattr(threading.Thread, "start", limited)
+    return refused
+
+
+@pytest.mark.parametrize(
+    ("allowed", "plan", "threads"),
+    [
+        (0, parts.Plan.even(2), 1),  # none at all: the caller's thread plays both parts
+        (1, parts.Plan.even(3), 1),  # one of three: it plays all three parts
+        (1, parts.Plan(4, 1, 2), 1),  # a CPU falls idle but no thread is to be had
+        (2, parts.Plan(4, 1, 3), 2),  # one joins, the next is refused
+    ],
+)
+def test_a_batch_is_played_by_the_threads_the_system_gives(
+    allowed: int, plan: parts.Plan, threads: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No error of ``start`` (nor of joining a thread never started) replaces the batch's
+    trace, which is the one thread's, byte for byte."""
+    refused = refuse_part_threads(allowed, monkeypatch)
+    players = play_recorded(plan, lambda playing: 1, monkeypatch)
+    assert len(set(players)) == threads
+    assert len(refused) == 1, "a thread was refused, and the batch did not ask again"
+    if allowed == 0:
+        assert set(players) == {threading.current_thread()}
+
+
+def test_a_failing_part_s_error_is_raised_though_a_thread_was_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    refuse_part_threads(1, monkeypatch)
+    world = ENVIRONMENTS["synthetic"].build(SyntheticParams(horizon=2000), SEEDS)
+    with pytest.raises(ValueError, match="this part fails"):
+        parts.simulate_parts(world, FailingInOnePart, FailingParams(), parts.Plan.even(2), False)
