@@ -55,26 +55,45 @@ def load_cython_blas() -> None:
 
 
 class _GiveParentItsModule(importlib.abc.MetaPathFinder):
-    """Finds ``scipy.linalg`` as the path finder does and sets ``cython_blas`` on it after it
-    runs: Python sets a submodule on its package only when it loads the submodule itself,
-    so ``scipy.linalg.cython_blas`` would otherwise be missing. Other names it leaves to the
-    finders after it."""
+    """Finds ``scipy.linalg`` as the finders after it do (a scipy installed through an
+    import hook of its own, an editable build say, is found by that hook) and sets
+    ``cython_blas`` on it after it runs: Python sets a submodule on its package only when it
+    loads the submodule itself, so ``scipy.linalg.cython_blas`` would otherwise be missing.
+    Other names it leaves to the finders after it."""
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> ModuleSpec | None:
         if fullname != PARENT:
             return None
-        spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
+        spec = _found_after(self, fullname, path, target)
         if spec is None or spec.loader is None:
             return spec
-        run = spec.loader.exec_module
+        loader: Any = spec.loader
+        run = loader.exec_module
 
         def exec_module(parent: ModuleType) -> None:
+            del loader.exec_module  # once: a loader may serve other modules too
             run(parent)
-            if NAME in sys.modules:
+            if parent.__name__ == PARENT and NAME in sys.modules:
                 parent.cython_blas = sys.modules[NAME]  # type: ignore[attr-defined]
 
-        loader: Any = spec.loader
         loader.exec_module = exec_module
         return spec
+
+
+def _found_after(
+    finder: object, fullname: str, path: Sequence[str] | None, target: ModuleType | None
+) -> ModuleSpec | None:
+    """The spec of ``fullname`` from the first of the finders after ``finder`` in
+    ``sys.meta_path`` that finds it."""
+    finders = list(sys.meta_path)
+    after = finders[finders.index(finder) + 1 :] if finder in finders else finders
+    for other in after:
+        find = getattr(other, "find_spec", None)
+        if other is finder or find is None:
+            continue
+        spec = find(fullname, path, target)
+        if spec is not None:
+            return spec
+    return None

@@ -51,3 +51,40 @@ def test_kernels_run_without_scipy_linalg_and_blas_works_after() -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "ok"
+
+
+THROUGH_A_HOOK = textwrap.dedent(
+    """
+    import importlib.machinery
+    import sys
+
+    class Hook:
+        \"\"\"An import hook of scipy's own (an editable build's): it finds scipy.linalg,
+        by the path finder, and says so.\"\"\"
+
+        asked = []
+
+        def find_spec(self, fullname, path, target=None):
+            if fullname != "scipy.linalg":
+                return None
+            self.asked.append(fullname)
+            return importlib.machinery.PathFinder.find_spec(fullname, path, target)
+
+    sys.meta_path.insert(0, Hook())
+    import nslb_cli.core.compiled  # noqa: F401  (loads cython_blas alone, before its finder)
+    import scipy.linalg
+
+    assert Hook.asked == ["scipy.linalg"], "the hook was asked for scipy.linalg"
+    assert scipy.linalg.cython_blas is sys.modules["scipy.linalg.cython_blas"]
+    assert "exec_module" not in vars(scipy.linalg.__loader__), "the loader is left as it was"
+    print("ok")
+    """
+)
+
+
+def test_scipy_linalg_is_found_by_an_import_hook_of_its_own_and_gets_its_submodule() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", THROUGH_A_HOOK], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "ok"
