@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
 import subprocess
+import sys
 from importlib.metadata import version
 from pathlib import Path
 
@@ -115,3 +117,36 @@ def test_warmup_fails_in_one_line_when_its_cache_cannot_be_kept(tmp_path: Path) 
     )
     assert done.returncode == 2, done.stderr
     assert said(done.stderr)[-1].startswith("nslb: error: the compiled code could not be kept")
+
+
+BLAS_THREADS_SEEN = """
+import json, sys
+import nslb_cli.cli as cli
+
+def dispatch(arguments):
+    import numpy  # noqa: F401  (loads OpenBLAS, which reads its thread count now)
+    import scipy.linalg  # noqa: F401  (and scipy's own OpenBLAS)
+    from threadpoolctl import threadpool_info
+
+    pools = [p for p in threadpool_info() if p["internal_api"] == "openblas"]
+    print(json.dumps([p["num_threads"] for p in pools]))
+
+cli._dispatch = dispatch
+sys.exit(cli.main())
+"""
+
+
+@pytest.mark.parametrize(("given", "threads"), [(None, 1), ("2", 2)])
+def test_the_command_runs_blas_on_one_thread_unless_told_otherwise(
+    tmp_path: Path, given: str | None, threads: int
+) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    done = subprocess.run(
+        [sys.executable, "-c", BLAS_THREADS_SEEN], capture_output=True, text=True, env=env,
+        cwd=tmp_path, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen and set(seen) == {threads}, seen
