@@ -188,3 +188,41 @@ def test_compiling_is_announced_once_per_family_and_a_cached_kernel_is_silent(
         "`nslb warmup` compiles every kernel in advance)"
     ]
     assert runs[1].stderr == "" and runs[0].stdout == runs[1].stdout == "14.0\n"
+
+
+LOAD_THEN_COMPILE = """
+import sys
+import numba
+import numpy as np
+from nslb_cli.agents.linalg import add_scaled, dot
+
+x = np.arange(4.0)
+add_scaled(x, np.ones(4), 2.0)
+print(dot(x, np.ones(4)))
+print("numba.np.npdatetime" in sys.modules)  # a lowering registry: imported by a refresh
+
+@numba.njit
+def sorted_total(values):
+    return np.cumsum(np.sort(values))[-1]
+
+print(sorted_total(np.array([3.0, 1.0, 2.0])))
+"""
+
+
+def test_a_cached_kernel_loads_without_numba_s_lowering_and_compiling_after_it_works(
+    tmp_path: Path,
+) -> None:
+    """The first process compiles (and refreshes numba's context to do so); the second loads
+    the cached kernels without importing the lowering registries, then compiles a new
+    function, for which numba refreshes the context itself."""
+    env = {**os.environ, "NSLB_CACHE": str(tmp_path / "cache")}
+    env.pop("NUMBA_CACHE_DIR", None)
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", LOAD_THEN_COMPILE], env=env, capture_output=True, text=True
+        )
+        for _ in range(2)
+    ]
+    assert [run.returncode for run in runs] == [0, 0], runs[1].stderr
+    assert runs[0].stdout.split() == ["14.0", "True", "6.0"], "compiling refreshed"
+    assert runs[1].stdout.split() == ["14.0", "False", "6.0"], "loading did not"
