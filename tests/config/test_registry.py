@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import sys
+from importlib.metadata import EntryPoint
 from pathlib import Path
 
 import pytest
 
 from nslb_cli.agents import AGENTS, GROUP, check_agent_class
+from nslb_cli.config import registry as registry_module
 from nslb_cli.config.registry import PluginError, Registry
 from nslb_cli.envs import GROUP as ENV_GROUP
 from nslb_cli.envs import check_environment_class
@@ -69,6 +71,23 @@ def test_plugins_are_listed_beside_the_built_ins_without_importing(registry: Reg
         "agent 'twin' (fake-plugin 1.0, other-plugin 2.0) is declared by more than one "
         "package: neither is used"
     ]
+
+
+def test_listing_reads_package_metadata_only_for_a_name_declared_twice(
+    registry: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A label reads its package's metadata file (ms each): at every start, the entries
+    are listed, and only the twins are ordered by package."""
+    labelled: list[str] = []
+    label = registry_module._label
+
+    def counted(point: EntryPoint) -> str:
+        labelled.append(point.name)
+        return label(point)
+
+    monkeypatch.setattr(registry_module, "_label", counted)
+    assert "twin" in registry.declared() and "mts" in registry
+    assert labelled and set(labelled) == {"twin"}
 
 
 def test_a_valid_plugin_loads_like_a_built_in(registry: Registry) -> None:
