@@ -187,18 +187,21 @@ def main(argv: Sequence[str] | None = None) -> None:
         _end(status)
 
 
-BLAS_THREADS = "OPENBLAS_NUM_THREADS"
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
+"""What OpenBLAS reads for its thread count, the first one set winning."""
 
 
 def _one_blas_thread() -> None:
-    """One BLAS thread for the command and its workers, unless the user set
-    ``OPENBLAS_NUM_THREADS``; set before numpy loads OpenBLAS, which reads it once.
+    """One OpenBLAS thread (the BLAS of numpy's and scipy's wheels) for the command and the
+    processes it starts, unless the user set a count OpenBLAS reads (:data:`BLAS_THREADS`);
+    set before numpy loads OpenBLAS, which reads it once.
 
     nslb's matrix products are small (a world's expected rewards, MovieLens's ALS): more
     threads finish them no sooner, and OpenBLAS's idle threads spin for a while
     after every call, taking CPU from umTS's parts and from the other jobs of a sweep or of
     ``make paper`` (1-2 % of its CPU, measured; the results are the same bytes)."""
-    os.environ.setdefault(BLAS_THREADS, "1")
+    if not any(os.environ.get(name) for name in BLAS_THREADS):
+        os.environ[BLAS_THREADS[0]] = "1"
 
 
 def _end(status: object) -> NoReturn:

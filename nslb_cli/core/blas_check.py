@@ -13,6 +13,7 @@ loaded it.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -67,19 +68,34 @@ class _GiveParentItsModule(importlib.abc.MetaPathFinder):
         if fullname != PARENT:
             return None
         spec = _found_after(self, fullname, path, target)
-        if spec is None or spec.loader is None:
-            return spec
-        loader: Any = spec.loader
-        run = loader.exec_module
-
-        def exec_module(parent: ModuleType) -> None:
-            del loader.exec_module  # once: a loader may serve other modules too
-            run(parent)
-            if parent.__name__ == PARENT and NAME in sys.modules:
-                parent.cython_blas = sys.modules[NAME]  # type: ignore[attr-defined]
-
-        loader.exec_module = exec_module
+        if spec is not None and spec.loader is not None:
+            _give_parent_its_module(spec.loader)
         return spec
+
+
+def _give_parent_its_module(loader: Any) -> None:
+    """Make ``loader`` set ``cython_blas`` on ``scipy.linalg`` once it has run it; its
+    ``exec_module`` is itself again from then on. A loader may serve other modules too (an
+    import hook's one loader), and the package may be found more than once before it is
+    imported: the wrapper acts on ``scipy.linalg`` only, and is not wrapped again."""
+    run = loader.exec_module
+    if getattr(run, "gives_cython_blas", False):
+        return
+    own = getattr(loader, "__dict__", {}).get("exec_module")
+
+    def exec_module(module: ModuleType) -> None:
+        if module.__name__ == PARENT:
+            if own is None:
+                del loader.exec_module
+            else:
+                loader.exec_module = own
+        run(module)
+        if module.__name__ == PARENT and NAME in sys.modules:
+            module.cython_blas = sys.modules[NAME]  # type: ignore[attr-defined]
+
+    exec_module.gives_cython_blas = True  # type: ignore[attr-defined]
+    with contextlib.suppress(AttributeError):  # a loader that takes no attributes: as it is
+        loader.exec_module = exec_module
 
 
 def _found_after(

@@ -12,6 +12,7 @@ core, parts only share the machine.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -279,23 +280,24 @@ def simulate_parts(
         player = threading.Thread(target=take_parts, args=(not players,), name="nslb-part")
         with lock:
             playing += 1
+        players.append(player)  # before start: a stop request inside start may follow it
         try:
             player.start()
         except RuntimeError:  # "can't start new thread"
+            players.pop()
             with lock:
                 playing -= 1
             return False
-        players.append(player)
         return True
 
-    refused = False
-    while len(players) < plan.threads and not refused:
-        refused = not add_player()
-    if not players:  # not one thread to be had: this one plays every part
-        playing = 1
-        take_parts(True)
-    watch = _IdleWatch() if plan.most_threads > len(players) and not refused else None
     try:
+        refused = False
+        while len(players) < plan.threads and not refused:
+            refused = not add_player()
+        if not players:  # not one thread to be had: this one plays every part
+            playing = 1
+            take_parts(True)
+        watch = _IdleWatch() if plan.most_threads > len(players) and not refused else None
         while any(player.is_alive() for player in players):
             ended.wait(GROW_EVERY)
             ended.clear()
@@ -318,7 +320,8 @@ def simulate_parts(
         raise
     finally:
         for player in players:
-            player.join()
+            with contextlib.suppress(RuntimeError):  # a start cut short by a stop request:
+                player.join()  # the thread, if it runs at all, finds ``failed`` and returns
     for error in errors:  # the error that failed the batch, not the parts it abandoned
         if not isinstance(error, Abandoned):
             raise error

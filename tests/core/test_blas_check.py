@@ -8,6 +8,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 AFTERWARDS = textwrap.dedent(
     """
     import sys
@@ -56,25 +58,52 @@ def test_kernels_run_without_scipy_linalg_and_blas_works_after() -> None:
 THROUGH_A_HOOK = textwrap.dedent(
     """
     import importlib.machinery
+    import importlib.util
     import sys
+
+    SHARED, LOOK_FIRST = sys.argv[1] == "shared", sys.argv[2] == "look"
+
+
+    class SharedLoader:
+        \"\"\"One loader for every module of the hook (as many hooks have).\"\"\"
+
+        def create_module(self, spec):
+            return None
+
+        def exec_module(self, module):
+            scipy_path = sys.modules["scipy"].__path__
+            found = importlib.machinery.PathFinder.find_spec(module.__name__, scipy_path)
+            found.loader.exec_module(module)
+
 
     class Hook:
         \"\"\"An import hook of scipy's own (an editable build's): it finds scipy.linalg,
         by the path finder, and says so.\"\"\"
 
         asked = []
+        loader = SharedLoader()
 
         def find_spec(self, fullname, path, target=None):
             if fullname != "scipy.linalg":
                 return None
             self.asked.append(fullname)
-            return importlib.machinery.PathFinder.find_spec(fullname, path, target)
+            spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
+            if SHARED:
+                spec = importlib.util.spec_from_file_location(
+                    fullname, spec.origin, loader=self.loader,
+                    submodule_search_locations=spec.submodule_search_locations,
+                )
+            return spec
 
     sys.meta_path.insert(0, Hook())
     import nslb_cli.core.compiled  # noqa: F401  (loads cython_blas alone, before its finder)
+    import scipy
+
+    if LOOK_FIRST:
+        assert importlib.util.find_spec("scipy.linalg") is not None
     import scipy.linalg
 
-    assert Hook.asked == ["scipy.linalg"], "the hook was asked for scipy.linalg"
+    assert Hook.asked and set(Hook.asked) == {"scipy.linalg"}, "the hook was asked"
     assert scipy.linalg.cython_blas is sys.modules["scipy.linalg.cython_blas"]
     assert "exec_module" not in vars(scipy.linalg.__loader__), "the loader is left as it was"
     print("ok")
@@ -82,9 +111,14 @@ THROUGH_A_HOOK = textwrap.dedent(
 )
 
 
-def test_scipy_linalg_is_found_by_an_import_hook_of_its_own_and_gets_its_submodule() -> None:
+@pytest.mark.parametrize("look", ["look", "import"])  # found once before the import, or not
+@pytest.mark.parametrize("loader", ["shared", "own"])  # one loader for the hook, or per spec
+def test_scipy_linalg_is_found_by_an_import_hook_of_its_own_and_gets_its_submodule(
+    loader: str, look: str
+) -> None:
     done = subprocess.run(
-        [sys.executable, "-c", THROUGH_A_HOOK], capture_output=True, text=True, timeout=300
-    )
+        [sys.executable, "-c", THROUGH_A_HOOK, loader, look],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "ok"

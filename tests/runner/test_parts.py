@@ -487,3 +487,24 @@ def test_a_failing_part_s_error_is_raised_though_a_thread_was_refused(
     world = ENVIRONMENTS["synthetic"].build(SyntheticParams(horizon=2000), SEEDS)
     with pytest.raises(ValueError, match="this part fails"):
         parts.simulate_parts(world, FailingInOnePart, FailingParams(), parts.Plan.even(2), False)
+
+
+@pytest.mark.parametrize("cut", [1, 2])  # the first player, a player that joins later
+def test_a_stop_request_inside_a_thread_s_start_leaves_no_thread_playing(
+    cut: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C lands while ``start`` waits for the new thread to run: the request is raised
+    and the thread, started all the same, is joined before it is."""
+    start, started = threading.Thread.start, [0]
+
+    def interrupted(self: threading.Thread) -> None:
+        start(self)
+        if self.name == "nslb-part":
+            started[0] += 1
+            if started[0] == cut:
+                raise KeyboardInterrupt
+
+    monkeypatch.setattr(threading.Thread, "start", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        play_recorded(parts.Plan(4, 1, 2), lambda playing: 1, monkeypatch)
+    assert not [t for t in threading.enumerate() if t.name == "nslb-part" and t.is_alive()]
