@@ -32,3 +32,24 @@ def test_the_workers_of_a_parallel_sweep_are_killed_at_once() -> None:
         time.sleep(0.05)
     assert all(gone(pid) for pid in workers)
     executor.shutdown(wait=True, kill_workers=True)
+
+
+def test_a_worker_the_executor_is_already_stopping_is_killed_too() -> None:
+    """The signal lands while the executor's own thread stops the workers: it has taken a
+    worker out of its table and not yet killed it. That worker is killed all the same (it
+    is still this process's child): left alone it would keep the command's stderr open."""
+    executor = get_reusable_executor(max_workers=1)
+    executor.submit(time.sleep, 0).result()
+    pid, worker = executor._processes.popitem()  # taken out, as the stopping thread does
+    try:
+        assert not gone(pid)
+        cli._kill_workers()
+        deadline = time.monotonic() + 10
+        while not gone(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert gone(pid)
+    finally:
+        if worker.is_alive():
+            worker.kill()
+        worker.join(timeout=10)
+        executor.shutdown(wait=True, kill_workers=True)
