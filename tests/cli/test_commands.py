@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from nslb_cli.cli import COMMANDS
+from nslb_cli.cli import BLAS_THREADS, COMMANDS
 from tests.helpers.cli import NSLB, QUICK, nslb, said
 
 
@@ -147,8 +147,7 @@ def test_the_command_runs_blas_on_one_thread_unless_told_otherwise(
     is nothing to see.)"""
     if len(os.sched_getaffinity(0)) < 2:
         pytest.skip("one usable CPU: OpenBLAS takes one thread whatever it is told")
-    blas = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
-    env = {k: v for k, v in os.environ.items() if k not in blas} | given
+    env = {k: v for k, v in os.environ.items() if k not in BLAS_THREADS} | given
     done = subprocess.run(
         [sys.executable, "-c", BLAS_THREADS_SEEN], capture_output=True, text=True, env=env,
         cwd=tmp_path, timeout=120,

@@ -21,16 +21,21 @@ def gone(pid: int) -> bool:
     return state in ("Z", "X")
 
 
+def all_gone(pids: list[int], within: float = 10.0) -> bool:
+    """Whether every one of ``pids`` has ended, waiting up to ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while not all(gone(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return all(gone(pid) for pid in pids)
+
+
 def test_the_workers_of_a_parallel_sweep_are_killed_at_once() -> None:
     executor = get_reusable_executor(max_workers=1)
     executor.submit(time.sleep, 0).result()  # a worker is up and idle
     workers = list(executor._processes)
     assert workers and not any(gone(pid) for pid in workers)
     cli._kill_workers()
-    deadline = time.monotonic() + 10
-    while not all(gone(pid) for pid in workers) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert all(gone(pid) for pid in workers)
+    assert all_gone(workers)
     executor.shutdown(wait=True, kill_workers=True)
 
 
@@ -44,10 +49,7 @@ def test_a_worker_the_executor_is_already_stopping_is_killed_too() -> None:
     try:
         assert not gone(pid)
         cli._kill_workers()
-        deadline = time.monotonic() + 10
-        while not gone(pid) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert gone(pid)
+        assert all_gone([pid])
     finally:
         if worker.is_alive():
             worker.kill()
