@@ -55,7 +55,7 @@ CONFIG_FILE = "config.yaml"
 SEED_FILE = re.compile(r"^seed=(\d+)\.csv$")
 SEED_STATS = re.compile(r"^seed=(\d+)\.json$")
 HEADER = (",".join(COLUMNS) + "\n").encode()
-INTEGERS = ("t", "action", "state", "belief")  # int64 columns; the others are float64
+INTEGERS = ("t", "action", "state", "belief")  # integers; the others floats (float64 here)
 NULLS = ("belief", "p_true_state")  # empty where NO_BELIEF, NaN: agents without a belief
 # Arrow quotes every name of the header it writes; ours is written by hand, unquoted.
 _CSV_OPTIONS = pa_csv.WriteOptions(include_header=False)
@@ -78,13 +78,12 @@ def final_value(folder: Path, seed: int, column: str) -> float:
 
 
 def seed_columns(trace: Trace, run: int) -> dict[str, np.ndarray]:
-    """The columns (docs/design.md §1) of one run of a trace, in :data:`COLUMNS` order, as
-    int64 (:data:`INTEGERS`) or float64.
+    """The columns (docs/design.md §1) of one run of a trace, in :data:`COLUMNS` order.
 
     ``belief`` holds ``NO_BELIEF`` and ``p_true_state`` NaN where the agent has no belief.
     """
     regret = trace.optimal_reward[run] - trace.expected_reward[run]  # trace.regret's row
-    columns = {
+    return {
         "t": np.arange(1, len(regret) + 1),
         "action": trace.action[run],
         "reward": trace.reward[run],
@@ -96,10 +95,6 @@ def seed_columns(trace: Trace, run: int) -> dict[str, np.ndarray]:
         "state": trace.state[run],
         "belief": trace.belief[run],
         "p_true_state": trace.p_true_state[run],
-    }
-    return {
-        name: values.astype(np.int64 if name in INTEGERS else np.float64, copy=False)
-        for name, values in columns.items()
     }
 
 
@@ -118,23 +113,40 @@ def seed_csv_bytes(trace: Trace, run: int) -> bytes:
 
     Each float in the shortest form that parses back to the same double, a missing value as
     an empty field (``belief`` where it is ``NO_BELIEF``, ``p_true_state`` where NaN).
-    Formatted by compiled code (:func:`compiled_text`, twice as fast) in a process that has
-    loaded numba (an agent with kernels did), else by Arrow (:func:`arrow_text`): the same
-    text, but importing numba for it (0.2 s) would cost a numpy agent's run more than it
-    saves.
+    Formatted by compiled code (:func:`compiled_text`, twice as fast) where
+    :func:`compiled_prints` says so, else by Arrow (:func:`arrow_text`): the same text.
     """
     columns = seed_columns(trace, run)
-    return compiled_text(columns) if "numba" in sys.modules else arrow_text(columns)
+    return compiled_text(columns) if compiled_prints(columns) else arrow_text(columns)
+
+
+def compiled_prints(columns: dict[str, np.ndarray]) -> bool:
+    """Whether :func:`compiled_text` formats ``columns``: in a process that has loaded numba
+    (an agent with kernels did; importing it for the CSVs alone, 0.2 s, would cost a numpy
+    agent's run more than it saves) and compiles (not under ``NUMBA_DISABLE_JIT``), for
+    columns it prints as Arrow does: integers within int64, floats as float64. Anything else
+    (a plugin world's float32 means, say) is left to Arrow, as nslb has always written it.
+    """
+    numba = sys.modules.get("numba")
+    if numba is None or numba.config.DISABLE_JIT:
+        return False
+    for name, values in columns.items():
+        kind, size = values.dtype.kind, values.dtype.itemsize
+        if name not in INTEGERS and (kind, size) != ("f", 8):
+            return False
+        if name in INTEGERS and not (kind == "i" or (kind == "u" and size < 8)):
+            return False
+    return True
 
 
 def compiled_text(columns: dict[str, np.ndarray]) -> bytes:
     """:func:`seed_csv_bytes` of :func:`seed_columns` ``columns``, by
-    :mod:`nslb_cli.store.csv_text`."""
+    :mod:`nslb_cli.store.csv_text` (for the columns of :func:`compiled_prints`)."""
     from nslb_cli.store import csv_text  # here: reading results needs no numba
 
     floats = [name for name in COLUMNS if name not in INTEGERS]
-    ints = np.stack([columns[name] for name in INTEGERS])
-    reals = np.stack([columns[name] for name in floats])
+    ints = np.stack([columns[name].astype(np.int64, copy=False) for name in INTEGERS])
+    reals = np.stack([columns[name].astype(np.float64, copy=False) for name in floats])
     layout = np.array(
         [
             (csv_text.INT, INTEGERS.index(name), name in NULLS)
@@ -164,12 +176,15 @@ def arrow_text(columns: dict[str, np.ndarray]) -> bytes:
 
 
 def _arrow(values: np.ndarray, null: np.ndarray | None = None) -> pa.Array:
-    """A column of native numbers as an Arrow array over the same memory, null where ``null``.
+    """A numeric numpy column as an Arrow array over the same memory, null where ``null``.
 
     Built from buffers because ``pyarrow.array`` imports pandas on its first call (0.3 s a
-    process), which a run never needs otherwise.
+    process), which a run never needs otherwise. Values in a foreign byte order are
+    converted first; columns other than numbers (booleans) go through ``pyarrow.array``.
     """
-    values = np.ascontiguousarray(values)
+    values = np.ascontiguousarray(values, dtype=values.dtype.newbyteorder("="))
+    if values.dtype.kind not in "iuf":
+        return pa.array(values, mask=null)
     validity = None
     if null is not None and null.any():
         validity = pa.py_buffer(np.packbits(~null, bitorder="little"))

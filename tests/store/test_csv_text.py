@@ -2,26 +2,32 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from decimal import Decimal
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from nslb_cli.core.trace import NO_BELIEF
+from nslb_cli.store import results
 from nslb_cli.store.results import (
     COLUMNS,
     HEADER,
     INTEGERS,
     arrow_text,
+    compiled_prints,
     compiled_text,
     seed_columns,
+    seed_csv_bytes,
 )
 from tests.helpers.agents import run_agent
 from tests.helpers.results_tree import SMALL
 
 FLOATS = tuple(name for name in COLUMNS if name not in INTEGERS)
+ROOT = Path(__file__).resolve().parents[2]  # the probes import tests.helpers
 
 
 def hard_doubles(rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
@@ -132,6 +138,59 @@ def test_missing_values_are_empty_fields() -> None:
     assert text == arrow_text(columns)
 
 
+@pytest.mark.parametrize(
+    ("column", "dtype", "compiled"),
+    [
+        ("action", np.int32, True),
+        ("state", np.uint8, True),
+        ("state", np.dtype(">i8"), True),  # foreign byte order
+        ("reward", np.dtype(">f8"), True),
+        ("optimal_reward", np.float32, False),  # Arrow prints float32's own shortest form
+        ("state", np.uint64, False),  # may not fit int64
+        ("state", np.bool_, False),  # Arrow prints true/false
+        ("reward", np.int64, False),  # an integer in a float column: Arrow prints it whole
+    ],
+)
+def test_the_compiled_code_prints_only_what_it_prints_as_arrow(column, dtype, compiled) -> None:
+    """Columns of other types than the built-in worlds' (a plugin's world, say) are written
+    as before: by Arrow, unless the compiled text is the same."""
+    import numba  # noqa: F401  (as after an agent with kernels)
+
+    trace = run_agent("mts", [3], SMALL)
+    setattr(trace, column, getattr(trace, column).astype(dtype))
+    columns = seed_columns(trace, 0)
+    assert compiled_prints(columns) is compiled
+    if compiled:
+        assert compiled_text(columns) == arrow_text(columns)
+
+
+def test_seed_csv_bytes_formats_with_compiled_code_once_numba_is_loaded(monkeypatch) -> None:
+    import numba  # noqa: F401
+
+    monkeypatch.setattr(results, "compiled_text", lambda columns: b"compiled")
+    trace = run_agent("random", [1], SMALL)
+    assert seed_csv_bytes(trace, 0) == b"compiled"
+    monkeypatch.delitem(sys.modules, "numba")
+    assert seed_csv_bytes(trace, 0).startswith(HEADER)
+
+
+def test_without_compiling_numba_the_csv_is_arrows() -> None:
+    """Under NUMBA_DISABLE_JIT compiled functions run as Python, and the 128-bit product
+    does not exist there: Arrow writes."""
+    probe = (
+        "import numba\n"
+        "from nslb_cli.store.results import arrow_text, seed_columns, seed_csv_bytes\n"
+        "from tests.helpers.agents import run_agent\n"
+        "trace = run_agent('random', [1])\n"
+        "print(seed_csv_bytes(trace, 0) == arrow_text(seed_columns(trace, 0)))\n"
+    )
+    environment = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=environment, cwd=ROOT
+    )
+    assert done.stdout.split() == ["True"], done.stderr[-500:]
+
+
 def test_a_run_of_a_numpy_agent_writes_without_loading_numba() -> None:
     """Importing numba (0.2 s) costs more than the compiled text saves on one job's CSVs:
     a process without it writes with Arrow."""
@@ -143,5 +202,7 @@ def test_a_run_of_a_numpy_agent_writes_without_loading_numba() -> None:
         "seed_csv_bytes(trace, 0)\n"
         "print('numba' in sys.modules)\n"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT
+    )
     assert done.stdout.split() == ["False"]
