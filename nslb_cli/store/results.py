@@ -20,6 +20,7 @@ Integers as integers; ``belief`` and ``p_true_state`` are empty for agents witho
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sys
@@ -55,7 +56,8 @@ CONFIG_FILE = "config.yaml"
 SEED_FILE = re.compile(r"^seed=(\d+)\.csv$")
 SEED_STATS = re.compile(r"^seed=(\d+)\.json$")
 HEADER = (",".join(COLUMNS) + "\n").encode()
-INTEGERS = ("t", "action", "state", "belief")  # integers; the others floats (float64 here)
+INTEGERS = ("t", "action", "state", "belief")  # integers
+FLOATS = tuple(name for name in COLUMNS if name not in INTEGERS)  # float64 here
 NULLS = ("belief", "p_true_state")  # empty where NO_BELIEF, NaN: agents without a belief
 # Arrow quotes every name of the header it writes; ours is written by hand, unquoted.
 _CSV_OPTIONS = pa_csv.WriteOptions(include_header=False)
@@ -100,7 +102,7 @@ def seed_columns(trace: Trace, run: int) -> dict[str, np.ndarray]:
 
 def seed_frame(trace: Trace, run: int) -> pd.DataFrame:
     """The CSV table of one run as pandas: ``belief`` nullable ``Int64``, NA without a belief."""
-    import pandas as pd  # here: a run writes with pyarrow and need not import pandas
+    import pandas as pd  # here: a run writes without pandas and need not import it
 
     columns: dict[str, Any] = seed_columns(trace, run)
     belief = columns["belief"]
@@ -144,29 +146,36 @@ def compiled_text(columns: dict[str, np.ndarray]) -> bytes:
     :mod:`nslb_cli.store.csv_text` (for the columns of :func:`compiled_prints`)."""
     from nslb_cli.store import csv_text  # here: reading results needs no numba
 
-    floats = [name for name in COLUMNS if name not in INTEGERS]
     ints = np.stack([columns[name].astype(np.int64, copy=False) for name in INTEGERS])
-    reals = np.stack([columns[name].astype(np.float64, copy=False) for name in floats])
-    layout = np.array(
+    reals = np.stack([columns[name].astype(np.float64, copy=False) for name in FLOATS])
+    out = np.empty(len(HEADER) + ints.shape[1] * len(COLUMNS) * csv_text.FIELD_BYTES, np.uint8)
+    out[: len(HEADER)] = np.frombuffer(HEADER, np.uint8)
+    end = csv_text.csv_rows(ints, reals, _layout(), NO_BELIEF, out, len(HEADER))
+    return out[:end].tobytes()
+
+
+@functools.cache
+def _layout() -> np.ndarray:
+    """:data:`COLUMNS` as :func:`nslb_cli.store.csv_text.csv_rows` takes them: kind, row in
+    ``ints`` or ``floats``, empty where missing."""
+    from nslb_cli.store import csv_text
+
+    return np.array(
         [
             (csv_text.INT, INTEGERS.index(name), name in NULLS)
             if name in INTEGERS
-            else (csv_text.FLOAT, floats.index(name), name in NULLS)
+            else (csv_text.FLOAT, FLOATS.index(name), name in NULLS)
             for name in COLUMNS
         ],
         dtype=np.int64,
     )
-    out = np.empty(len(HEADER) + ints.shape[1] * len(COLUMNS) * csv_text.FIELD_BYTES, np.uint8)
-    out[: len(HEADER)] = np.frombuffer(HEADER, np.uint8)
-    end = csv_text.csv_rows(ints, reals, layout, NO_BELIEF, out, len(HEADER))
-    return out[:end].tobytes()
 
 
 def arrow_text(columns: dict[str, np.ndarray]) -> bytes:
     """:func:`seed_csv_bytes` of :func:`seed_columns` ``columns``, by Arrow's CSV writer."""
     nulls = {
-        "belief": columns["belief"] == NO_BELIEF,
-        "p_true_state": np.isnan(columns["p_true_state"]),
+        name: columns[name] == NO_BELIEF if name in INTEGERS else np.isnan(columns[name])
+        for name in NULLS
     }
     table = pa.table({name: _arrow(values, nulls.get(name)) for name, values in columns.items()})
     stream = pa.BufferOutputStream()

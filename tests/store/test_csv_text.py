@@ -15,6 +15,7 @@ from nslb_cli.core.trace import NO_BELIEF
 from nslb_cli.store import results
 from nslb_cli.store.results import (
     COLUMNS,
+    FLOATS,
     HEADER,
     INTEGERS,
     arrow_text,
@@ -26,7 +27,6 @@ from nslb_cli.store.results import (
 from tests.helpers.agents import run_agent
 from tests.helpers.results_tree import SMALL
 
-FLOATS = tuple(name for name in COLUMNS if name not in INTEGERS)
 ROOT = Path(__file__).resolve().parents[2]  # the probes import tests.helpers
 
 
