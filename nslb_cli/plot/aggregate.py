@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from nslb_cli.plot import labels as lab
+from nslb_cli.store.results import seed_ranges
 
 KEYS = ["group", "agent"]
 
@@ -294,7 +295,7 @@ def differing_seeds(final: pd.DataFrame) -> dict[str, dict[str, str]]:
             for agent, of_agent in in_group.groupby("agent", observed=True, sort=True)
         }
         if len(set(sets.values())) > 1:
-            notes[str(group)] = {agent: lab.seed_ranges(seeds) for agent, seeds in sets.items()}
+            notes[str(group)] = {agent: seed_ranges(seeds) for agent, seeds in sets.items()}
     return notes
 
 

@@ -418,18 +418,6 @@ def _matches(recorded: Any, text: str) -> bool:
     return format_value(recorded) == text
 
 
-def seed_ranges(seeds: Iterable[int]) -> str:
-    """``[0, 1, 2, 5, 7, 8]`` -> ``0–2, 5, 7–8``."""
-    ordered = sorted(seeds)
-    parts, start = [], None
-    for i, seed in enumerate(ordered):
-        start = seed if start is None else start
-        if i + 1 == len(ordered) or ordered[i + 1] != seed + 1:
-            parts.append(str(seed) if seed == start else f"{start}–{seed}")
-            start = None
-    return ", ".join(parts)
-
-
 def _differing(runs: pd.DataFrame, columns: Iterable[str]) -> list[str]:
     """Columns with two or more distinct values (missing counts as a value) among ``runs``."""
     return [

@@ -46,9 +46,16 @@ import yaml
 from nslb_cli.plot import csvread, parse_cache
 from nslb_cli.plot.csvread import Columns, MalformedResult, Skipped
 from nslb_cli.plot.identity import FINGERPRINT, identity, with_data
-from nslb_cli.plot.labels import config_value, seed_ranges
+from nslb_cli.plot.labels import config_value
 from nslb_cli.store.folder import result_key
-from nslb_cli.store.results import COLUMNS, CONFIG_FILE, SEED_FILE, flatten
+from nslb_cli.store.results import (
+    COLUMNS,
+    CONFIG_FILE,
+    OTHER_KEY,
+    SEED_FILE,
+    flatten,
+    seed_ranges,
+)
 
 SKIPPED_SECTIONS = ("run.",)
 RECORD_KEYS = frozenset({"seed", "config", "csv"})  # what seed=K.json holds besides statistics
@@ -180,6 +187,11 @@ def load(
         horizon = config.get("env.horizon")
         horizon = horizon if isinstance(horizon, int) else None
         found, bad = read_folder(folder, seeds, columns, horizon, key, use_cache)
+        others = [s for s in bad if s.reason.startswith(OTHER_KEY)]
+        if others and not _attested(found, dict(seeds), key):
+            skipped += [s for s in bad if s not in others]
+            skipped.append(Skipped(folder / CONFIG_FILE, CONTRADICTED))
+            continue
         skipped += bad
         if found:
             run = runs.setdefault(identity(config), _Run(config))
@@ -192,6 +204,26 @@ def load(
     runs_table["folder"] = ["; ".join(run.folders) for run in merged]
     stats = _seed_stats(merged)
     return Loaded(frame, runs_table, keys, skipped=skipped, n_files=n_files, seed_stats=stats)
+
+
+CONTRADICTED = (
+    "its seeds record another config (damaged or edited?); the folder's seeds are skipped "
+    "until the command that wrote them runs again and restores it"
+)
+
+
+def _attested(found: dict[int, Columns], paths: dict[int, Path], key: str) -> bool:
+    """Whether a seed of ``found`` records result key ``key`` (that of the folder's
+    ``config.yaml``): a folder holds one config's seeds, so when some record another key
+    and none this one, ``config.yaml`` is what is wrong, and no seed can be grouped by it."""
+    for seed in found:
+        try:
+            record = json.loads(paths[seed].with_suffix(".json").read_bytes())
+        except (OSError, ValueError):
+            continue
+        if isinstance(record, dict) and record.get("config") == key:
+            return True
+    return False
 
 
 def read_seed_stats(csv: Path) -> dict[str, float]:

@@ -37,7 +37,7 @@ from nslb_cli.store.folder import (
     scan,
 )
 from nslb_cli.store.lock import FolderLock
-from nslb_cli.store.results import final_value, write_trace
+from nslb_cli.store.results import final_value, seed_ranges, write_trace
 
 log = logging.getLogger("nslb")
 
@@ -104,10 +104,22 @@ def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> float:
         staging.recover(folder)
         remove_stale_temporaries(folder)
         refuse_foreign_files(folder)
-        target = staging.begin(folder) if config.run.overwrite else folder
-        _simulate_missing(config, settings, data, key, target)
-        if config.run.overwrite:
-            staging.commit(folder)
+        if not config.run.overwrite:
+            _simulate_missing(config, settings, data, key, folder, folder)
+        else:
+            try:
+                _simulate_missing(config, settings, data, key, staging.begin(folder), folder)
+            except BaseException:
+                staging.abandon(folder)
+                raise
+            removed = staging.commit(folder)
+            if removed:
+                log.warning(
+                    "%s: run.overwrite removed %d old seeds this run did not simulate (%s)",
+                    folder,
+                    len(removed),
+                    seed_ranges(removed),
+                )
         return float(final_values(folder, config.seeds, config.run.objective).mean())
 
 
@@ -122,17 +134,20 @@ def _simulate_missing(
     data: dict[str, Any] | None,
     key: str,
     folder: Path,
+    shown: Path,
 ) -> None:
-    """Simulate into ``folder`` the seeds of ``config`` it lacks (its damaged ones again)."""
+    """Simulate into ``folder`` the seeds of ``config`` it lacks (its damaged ones again);
+    the lines logged name ``shown``, the run folder (``folder`` is its staging folder when
+    overwriting)."""
     state = scan(folder, key, settings)
     for seed, problem in sorted(state.damaged.items()):
-        log.warning("%s: seed=%d.csv is %s; simulating it again", folder, seed, problem)
+        log.warning("%s: seed=%d.csv %s; simulating it again", shown, seed, problem)
     if state.done:  # its seeds know their config: a lost or damaged record is rewritten
         restore_records(folder, settings, _data_text(data))
     pending = np.array([s for s in config.seeds if s not in state.done], dtype=np.int64)
     label = f"{config.agent.name} on {config.env.name}"
     if len(pending) == 0:
-        log.info("%s: all %d seeds already in %s", label, len(config.seeds), folder)
+        log.info("%s: all %d seeds already in %s", label, len(config.seeds), shown)
         return
     start = time.perf_counter()
     for first in range(0, len(pending), config.run.batch_size):
@@ -156,7 +171,7 @@ def _simulate_missing(
         len(pending),
         len(state.done & set(config.seeds.tolist())),
         seconds,
-        folder,
+        shown,
         len(regret),
         regret.mean(),
         se,

@@ -8,7 +8,9 @@ CSV. So every seed knows its config, even when ``config.yaml`` is lost or edited
 
 * a seed of this key whose CSV matches its record is *done*;
 * a seed of this key whose CSV does not match (cut short, edited, flipped bits) is
-  *damaged*: it is recomputed, with one line saying so;
+  *damaged*: it is recomputed, with one line saying so; so is a seed whose record is lost,
+  in a folder that is this config's (``config.yaml`` says so, or another seed's record
+  does: a folder never holds two keys);
 * a seed of another key, or of no known key, is *foreign*: the folder holds results of
   another config, and the run is refused in one line — they are never adopted or relabelled.
 
@@ -106,11 +108,14 @@ def scan(folder: Path, key: str, config: dict[str, Any]) -> FolderState:
     state = FolderState()
     recorded = read_config(folder)
     same_config = recorded is not None and _differences(recorded, config) == []
+    records = {seed: read_seed_record(folder, seed) or {} for seed in seeds}
+    # A folder holds one config's seeds: one whose record is lost is of the key the others
+    # record, even when config.yaml is damaged too.
+    attested = same_config or any(r.get("config") == key for r in records.values())
     foreign = []
-    for seed in seeds:
-        record = read_seed_record(folder, seed) or {}
+    for seed, record in records.items():
         known = record.get("config")
-        if known == key or (known is None and same_config):
+        if known == key or (known is None and (same_config or (attested and not record))):
             problem = _csv_problem(folder, seed, record)
             if problem is None:
                 state.done.add(seed)
@@ -124,14 +129,16 @@ def scan(folder: Path, key: str, config: dict[str, Any]) -> FolderState:
 
 
 def _csv_problem(folder: Path, seed: int, record: dict[str, Any]) -> str | None:
-    """Why ``seed=K.csv`` is not the file nslb wrote (its record), or ``None``."""
+    """Why ``seed=K.csv`` is not the file nslb wrote (its record), as a predicate ("is
+    damaged: …"), or ``None``."""
     try:
         data = seed_csv(folder, seed).read_bytes()
     except OSError as err:
-        return f"unreadable ({err.strerror or err})"
+        return f"is unreadable ({err.strerror or err})"
     if "csv" not in record:
-        return None if record else "its seed=K.json is missing or unreadable"
-    return integrity_problem(record["csv"], data)
+        return None if record else f"has no readable record (seed={seed}.json)"
+    problem = integrity_problem(record["csv"], data)
+    return None if problem is None else f"is {problem}"
 
 
 def _conflict(

@@ -25,6 +25,7 @@ import json
 import re
 import sys
 import zlib
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -252,6 +253,10 @@ def integrity_problem(record: Any, data: bytes) -> str | None:
     )
 
 
+OTHER_KEY = "written for another config or data"
+"""How :func:`damaged` begins its reason for a seed recording another result key."""
+
+
 def damaged(csv_path: Path, data: bytes, key: str | None = None) -> str | None:
     """Why ``data`` (the bytes of ``csv_path``) is not what nslb wrote for result key
     ``key``, or ``None``.
@@ -267,10 +272,7 @@ def damaged(csv_path: Path, data: bytes, key: str | None = None) -> str | None:
     if not isinstance(record, dict):
         return None
     if key is not None and record.get("config", key) != key:
-        return (
-            f"written for another config or data (result key {record.get('config')}, "
-            f"the folder's config.yaml is {key})"
-        )
+        return f"{OTHER_KEY} (result key {record.get('config')}, the folder's config.yaml is {key})"
     return integrity_problem(record["csv"], data) if "csv" in record else None
 
 
@@ -283,3 +285,15 @@ def flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
         else:
             flat[f"{prefix}{key}"] = value
     return flat
+
+
+def seed_ranges(seeds: Iterable[int]) -> str:
+    """``[0, 1, 2, 5, 7, 8]`` -> ``0–2, 5, 7–8``."""
+    ordered = sorted(seeds)
+    parts, start = [], None
+    for i, seed in enumerate(ordered):
+        start = seed if start is None else start
+        if i + 1 == len(ordered) or ordered[i + 1] != seed + 1:
+            parts.append(str(seed) if seed == start else f"{start}–{seed}")
+            start = None
+    return ", ".join(parts)

@@ -36,15 +36,22 @@ def begin(folder: Path) -> Path:
     return staging
 
 
-def commit(folder: Path) -> None:
-    """Swap the staged results in (the module docstring's journal). Ctrl-C and SIGTERM
-    wait until the swap is done (:func:`~nslb_cli.config.stopping.held`): only a kill can
-    stop it half-way, and the next run of the folder then finishes it."""
+def commit(folder: Path) -> list[int]:
+    """Swap the staged results in (the module docstring's journal); return the seeds of the
+    old results that the new ones do not have, now removed. Ctrl-C and SIGTERM wait until
+    the swap is done (:func:`~nslb_cli.config.stopping.held`): only a kill can stop it
+    half-way, and the next run of the folder then finishes it."""
     staging = folder / STAGING
     names = sorted(p.name for p in staging.iterdir() if not p.name.startswith("."))
     with held():
         atomic_write_text(staging / COMPLETE, json.dumps(names) + "\n")
-        _replay(folder)
+        return _replay(folder)
+
+
+def abandon(folder: Path) -> None:
+    """Remove a staging folder whose job failed (a full disk: its space is given back at
+    once); the old results were never touched."""
+    shutil.rmtree(folder / STAGING, ignore_errors=True)
 
 
 def recover(folder: Path) -> None:
@@ -56,17 +63,21 @@ def recover(folder: Path) -> None:
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def _replay(folder: Path) -> None:
+def _replay(folder: Path) -> list[int]:
     staging = folder / STAGING
     names = set(json.loads((staging / COMPLETE).read_text(encoding="utf-8")))
     for name in sorted(names):
         if (staging / name).exists():
             os.replace(staging / name, folder / name)
+    removed = []
     for path in folder.iterdir():
         if path.name not in names and _is_result(path.name):
             path.unlink()
+            if match := SEED_FILE.match(path.name):
+                removed.append(int(match.group(1)))
     fsync_folder(folder)
     shutil.rmtree(staging)
+    return sorted(removed)
 
 
 def _is_result(name: str) -> bool:

@@ -50,6 +50,18 @@ def test_run_on_a_full_disk_says_where_and_resumes(limit: int, tmp_path: Path) -
     assert snapshot(tmp_path / "r") == expected
 
 
+def test_an_overwrite_on_a_full_disk_gives_its_space_back(tmp_path: Path) -> None:
+    """The staged new results of a failed overwrite are removed at once (they would hold
+    the disk full until the folder's next run); the old results stay whole."""
+    assert nslb(*RUN, "env.horizon=300", "hydra.run.dir=r", cwd=tmp_path).returncode == 0
+    before = snapshot(tmp_path / "r")
+    full = limited([*RUN, "env.horizon=300", "run.overwrite=true", "hydra.run.dir=r"],
+                   tmp_path, 5_000)  # fmt: skip
+    assert full.returncode == 2 and "cannot write results in" in the_one_line(full.stderr)
+    assert not (tmp_path / "r/.nslb-overwrite").exists()
+    assert snapshot(tmp_path / "r") == before
+
+
 def test_plot_on_a_full_disk_says_where(tmp_path: Path) -> None:
     assert nslb(*RUN, "hydra.run.dir=r", cwd=tmp_path).returncode == 0
     full = limited(["plot", "r", "--out", "figures"], tmp_path, 20_000)

@@ -89,6 +89,33 @@ def test_a_damaged_config_yaml_heals_from_its_seeds(damage: bytes, tmp_path: Pat
     assert snapshot(folder) == before
 
 
+def test_a_lost_seed_record_beside_a_damaged_config_yaml_heals(tmp_path: Path) -> None:
+    """The other seeds' records say whose folder it is: the seed whose record is lost is
+    simulated again (the same bytes) and config.yaml restored, not the folder refused."""
+    folder = tmp_path / "r"
+    assert run_into(folder, cwd=tmp_path).returncode == 0
+    before = snapshot(folder)
+    config = folder / "config.yaml"
+    config.write_bytes(config.read_bytes()[:100])  # still a YAML mapping, of a few keys
+    (folder / "seed=1.json").unlink()
+    again = run_into(folder, cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    warnings = [line for line in again.stdout.splitlines() if "simulating it again" in line]
+    assert len(warnings) == 1 and "seed=1.csv has no readable record" in warnings[0]
+    assert snapshot(folder) == before
+
+
+def test_an_overwrite_with_fewer_seeds_says_which_old_ones_it_removed(tmp_path: Path) -> None:
+    folder = tmp_path / "r"
+    assert run_into(folder, "run.n_seeds=5", cwd=tmp_path).returncode == 0
+    fewer = run_into(folder, "run.n_seeds=2", "run.overwrite=true", cwd=tmp_path)
+    assert fewer.returncode == 0, fewer.stderr
+    assert sorted(p.name for p in folder.glob("seed=*.csv")) == ["seed=0.csv", "seed=1.csv"]
+    removed = [line for line in fewer.stdout.splitlines() if "run.overwrite removed" in line]
+    assert len(removed) == 1 and "3 old seeds" in removed[0] and "(2–4)" in removed[0]
+    assert ".nslb-overwrite" not in fewer.stdout, "the lines name the run folder"
+
+
 def test_a_damaged_seed_file_is_simulated_again_with_one_line(tmp_path: Path) -> None:
     folder = tmp_path / "r"
     assert run_into(folder, cwd=tmp_path).returncode == 0
