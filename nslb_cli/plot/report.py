@@ -22,6 +22,7 @@ in the image, its caption in ``<stem>.caption.txt`` beside it.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import sys
 from collections.abc import Sequence
@@ -489,8 +490,15 @@ def _paper(
         work.figure(job, paper.caption(spec, described, counts))
 
 
+MAX_STEM = 120
+"""Bytes of a file name's stem: the filesystem allows 255 for the whole name, which adds a
+suffix (``-final_cum_regret.png``, ``-param-<key>.pdf``) and, while written, a temporary's
+marks; a longer title is cut to a prefix and a hash of the whole."""
+
+
 class _Stems:
-    """File name stems from titles: safe characters only, never the same stem twice."""
+    """File name stems from titles: safe characters only, at most :data:`MAX_STEM` bytes,
+    never the same stem twice."""
 
     def __init__(self, out: Path) -> None:
         self.out = out
@@ -498,6 +506,9 @@ class _Stems:
 
     def new(self, title: str) -> Path:
         base = re.sub(r"[^A-Za-z0-9._=+-]+", "_", title).strip("_") or "results"
+        if len(base) > MAX_STEM:  # ASCII only: characters are bytes
+            digest = hashlib.sha256(title.encode()).hexdigest()[:10]
+            base = f"{base[: MAX_STEM - 11].rstrip('_')}-{digest}"
         stem, i = base, 2
         while stem in self.used:
             stem, i = f"{base}-{i}", i + 1

@@ -155,6 +155,19 @@ def test_help_names_the_selector_and_publication_mode(capsys) -> None:
     assert parse(["d", "--publication"]).paper and parse(["d", "--paper"]).paper
 
 
+def test_long_group_titles_get_short_distinct_file_names(tmp_path: Path, capsys) -> None:
+    """Two experiments whose names share their first 250 characters: each group's files
+    fit the filesystem's 255 bytes (a prefix and a hash), and neither overwrites the other."""
+    for last in "ab":
+        name = "x" * 250 + last
+        write_run(tmp_path / "runs" / last, "mts", [0, 1], name=name)
+    out, err = plot(capsys, tmp_path / "runs", "--out", tmp_path / "figures", "--format", "png")
+    names = [p.name for p in (tmp_path / "figures").iterdir()]
+    assert err == "" and "wrote 6 figure files" in out
+    assert all(len(n.encode()) <= 160 for n in names), max(names, key=len)
+    assert len({n for n in names if n.endswith("-cum_regret.png")}) == 2
+
+
 def test_bad_files_are_reported_in_one_line_and_skipped(tmp_path: Path, capsys) -> None:
     write_run(tmp_path / "e/synthetic/mts", "mts", [0, 1])
     write_run(tmp_path / "e/synthetic/random", "random", [0])
