@@ -61,7 +61,10 @@ def main(arguments: Sequence[str]) -> None:
     print(f"nslb check: {AGENTS.describe(name)}, seeds {seeds} in one batch and {ALONE} alone, on")
     for setting in settings:
         print(f"  {setting.label}")
-    outcomes = run_checks(AGENTS[name], configs[0].agent, settings)
+    try:
+        outcomes = run_checks(AGENTS[name], configs[0].agent, settings)
+    except ConfigError as err:  # a world built from data files that cannot be read
+        fail(str(err))
     for outcome in outcomes:
         print(outcome.line())
     failed = [o for o in outcomes if o.status == "FAIL"]

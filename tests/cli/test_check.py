@@ -62,6 +62,19 @@ def test_bad_input_is_one_line_with_status_2(
     assert error.startswith(f"nslb: error: {message}") and error.count("\n") == 1
 
 
+def test_data_that_cannot_be_read_is_one_line_with_status_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The world is built inside the checks: a folder without ratings is refused as
+    ``nslb run`` refuses it, not with a traceback."""
+    with pytest.raises(SystemExit) as exited:
+        main(["check", "agent=mts", "env=movielens", f"env.data_dir={tmp_path}"])
+    assert exited.value.code == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"nslb: error: env.data_dir: {tmp_path}: no ratings file found")
+    assert error.count("\n") == 1
+
+
 def test_a_failing_agent_exits_with_status_1(tmp_path: Path) -> None:
     """A plugin whose agent draws from NumPy's global generator (tests' faulty agents)."""
     faulty = {"faulty": "tests.helpers.faulty_agents:GlobalRandom"}
