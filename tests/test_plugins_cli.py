@@ -65,10 +65,11 @@ INVALID = {
     "agent.restart_every=-1": "agent.restart_every: must be >= 0, got -1",
     "agent.epsilon=lots": "agent.epsilon: Value 'lots' of type 'str' could not be converted to "
     "Float",
-    "+agent.epsilom=0.2": "agent.epsilom: unknown key for agent 'epsilon_greedy'; valid keys: "
-    "name, epsilon, restart_every",
-    "agent.epsilom=0.2": "overrides: Could not override 'agent.epsilom'. To append to your "
-    "config use +agent.epsilom=0.2",
+    "+agent.epsilom=0.2": "agent.epsilom: unknown key for agent 'epsilon_greedy' (did you "
+    "mean agent.epsilon?); valid keys: name, epsilon, restart_every",
+    # not Hydra's advice to add the key with +, which would be refused as above
+    "agent.epsilom=0.2": "agent.epsilom: unknown key for agent 'epsilon_greedy' (did you "
+    "mean agent.epsilon?); valid keys: name, epsilon, restart_every",
 }
 
 

@@ -17,6 +17,7 @@ through the same ``Params`` dataclass in :func:`validate`.
 from __future__ import annotations
 
 import copy
+import difflib
 import functools
 import hashlib
 import os
@@ -163,10 +164,13 @@ def _parameters(schema: type, node: Any, section: str) -> Any:
     try:
         return OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(schema), node))
     except ConfigKeyError as err:
-        known = ", ".join(f.name for f in fields(schema))
+        names = [f.name for f in fields(schema)]
+        close = difflib.get_close_matches(str(err.key), names, n=1)
+        guess = f" (did you mean {section}.{close[0]}?)" if close else ""
         raise ConfigError(
             f"{section}.{err.key}",
-            f"unknown key for {section} '{node.get('name')}'; valid keys: {known}",
+            f"unknown key for {section} '{node.get('name')}'{guess}; valid keys: "
+            + ", ".join(names),
         ) from None
     except OmegaConfBaseException as err:
         key = f"{section}.{err.full_key}" if err.full_key else section
@@ -321,6 +325,19 @@ def parse_overrides(overrides: list[str]) -> list[Override]:
     return parsed
 
 
+def refuse_deletions(parsed: list[Override]) -> None:
+    """Refuse ``~env.horizon`` and the like: a run records every value it used (in
+    ``config.yaml`` and its folder's name), and a deleted one would be missing there."""
+    for override in parsed:
+        if override.is_delete() and not override.key_or_group.startswith("hydra"):
+            raise ConfigError(
+                override.key_or_group,
+                f"'{override.input_line}' deletes a setting, and every run records the "
+                f"value it used: give it a value ({override.key_or_group}=…) or leave it out "
+                "for its default",
+            )
+
+
 def _sweep_points(overrides: list[str], multirun: bool) -> tuple[list[list[str]], DictConfig]:
     """The override list of every job Hydra would launch, and the composed base config."""
     base = compose(CONFIG_NAME, overrides=_non_sweep(overrides), return_hydra_config=True)
@@ -386,6 +403,25 @@ def _swept_group_hint(overrides: list[str]) -> str:
     return ""
 
 
+def _unknown_key(overrides: list[str], multirun: bool, err: Exception) -> ConfigError | None:
+    """Hydra refuses ``agent.taux=3`` as a key its config lacks and advises
+    ``+agent.taux=3``, which nslb refuses in turn; give that refusal at once (the key
+    unknown, the valid ones, a close match) instead of the advice."""
+    found = re.match(r"Could not override '([^']+)'", one_line(err))
+    if found is None or found.group(1).split(".")[0] not in SECTIONS:
+        return None
+    key = found.group(1)
+    added = [f"++{o}" if o.split("=", 1)[0] == key else o for o in overrides]
+    try:
+        points, _ = _sweep_points(added, multirun)
+        validate(_Compositions()(points[0]))
+    except ConfigError as refused:
+        return refused if refused.key == key else None
+    except (HydraException, OmegaConfBaseException, ValueError):
+        return None
+    return None
+
+
 def _non_sweep(overrides: list[str]) -> list[str]:
     return [
         o.input_line
@@ -396,13 +432,15 @@ def _non_sweep(overrides: list[str]) -> list[str]:
 
 def load(overrides: list[str]) -> RunConfig:
     """The validated config of one job (no sweep) of ``overrides``; raise :class:`ConfigError`."""
-    parse_overrides(overrides)
+    refuse_deletions(parse_overrides(overrides))
     register_options()
     with initialize_config_module(CONFIG_MODULE, version_base="1.3"):
         try:
             cfg = compose(CONFIG_NAME, overrides=overrides)
         except (HydraException, OmegaConfBaseException, ValueError) as err:
-            raise ConfigError("overrides", one_line(err)) from None
+            raise _unknown_key(overrides, False, err) or ConfigError(
+                "overrides", one_line(err)
+            ) from None
     return validate(cfg)
 
 
@@ -466,7 +504,7 @@ def check_command_line(overrides: list[str], multirun: bool) -> CommandLine:
 
     Raises :class:`ConfigError` naming the first bad point.
     """
-    parse_overrides(overrides)
+    refuse_deletions(parse_overrides(overrides))
     register_options()
     with initialize_config_module(CONFIG_MODULE, version_base="1.3"):
         try:
@@ -474,7 +512,10 @@ def check_command_line(overrides: list[str], multirun: bool) -> CommandLine:
         except ConfigError:
             raise
         except (HydraException, OmegaConfBaseException, ValueError) as err:
-            raise ConfigError("overrides", one_line(err) + _swept_group_hint(overrides)) from None
+            hint = _swept_group_hint(overrides)
+            raise (hint == "" and _unknown_key(overrides, multirun, err)) or ConfigError(
+                "overrides", one_line(err) + hint
+            ) from None
         sweep = multirun or base.hydra.mode == RunMode.MULTIRUN
         composed = _Compositions()
         for point in points:

@@ -63,7 +63,7 @@ INVALID = [
     (["+agent.typo=1"], "agent.typo: unknown key for agent 'mts'"),
     (["+env.horizn=5"], "env.horizn: unknown key for env 'synthetic'"),
     (["+typo=1"], "typo: unknown top-level key"),
-    (["agent.typo=1"], "Could not override 'agent.typo'"),
+    (["agent.typo=1"], "agent.typo: unknown key for agent 'mts'"),  # not Hydra's advice to add it
     (["env.sigma=inf"], "env.sigma: must be a finite number"),
     (["env.sigma=nan"], "env.sigma: must be a finite number"),
     (["env.sigma=1e-300"], "env.sigma: must be >= 1e-06"),
