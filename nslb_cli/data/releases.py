@@ -19,7 +19,7 @@ from pathlib import Path
 import pooch
 
 from nslb_cli.config.paths import user_cache
-from nslb_cli.data import DataError
+from nslb_cli.data import DataError, unzipped
 
 BASE_URL = "https://files.grouplens.org/datasets/movielens"
 
@@ -58,7 +58,8 @@ def fetch(release: str, root: Path, downloader: Downloader | None = None) -> Pat
 
     The archive is checked against its pinned MD5 by pooch (a mismatch deletes the
     download); an archive already in the cache is re-checked and re-downloaded if it does
-    not match. Raises :class:`DataError` with one line on any failure.
+    not match, and its unzipped files are checked against it (:mod:`.unzipped`). Raises
+    :class:`DataError` with one line on any failure.
     """
     if release not in RELEASES:
         raise DataError("env.release", unknown_release_message(release))
@@ -94,6 +95,7 @@ def fetch(release: str, root: Path, downloader: Downloader | None = None) -> Pat
             f"could not download {source} ({reason}); download and unzip it yourself and "
             "set env.data_dir=<folder>",
         ) from None
+    unzipped.check(folder / f"{release}.zip", folder / release)
     return release_folder(folder / release, [Path(f) for f in files])
 
 

@@ -74,6 +74,29 @@ def test_download_verifies_unzips_and_is_cached(mirror, tmp_path: Path) -> None:
     assert releases.fetch("ml-test", root) == folder
 
 
+def test_unzipped_files_changed_after_the_download_are_unzipped_again(
+    mirror, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pooch unzips once (again only when a file is missing); a release file cut short or
+    edited in the cache later is restored from the verified archive (one warning line),
+    never read as the release."""
+    root = tmp_path / "cache"
+    folder = releases.fetch("ml-test", root)
+    original = {p.name: p.read_bytes() for p in folder.iterdir()}
+    ratings = folder / "u.data"
+    ratings.write_bytes(ratings.read_bytes()[: len(original["u.data"]) // 2])
+    assert releases.fetch("ml-test", root) == folder
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == original
+    warning = capsys.readouterr().err
+    assert warning.count("\n") == 1 and f"{ratings} differs from the verified archive" in warning
+    assert releases.fetch("ml-test", root) == folder
+    assert capsys.readouterr().err == "", "intact files: no warning"
+    lines = ratings.read_bytes().splitlines(keepends=True)
+    ratings.write_bytes(b"".join(lines[:1] + [lines[1].replace(b"\t", b"\t9", 1)] + lines[2:]))
+    releases.fetch("ml-test", root)
+    assert ratings.read_bytes() == original["u.data"], "an edit of the same file, found too"
+
+
 def test_checksum_mismatch_fails_in_one_line_and_keeps_nothing(
     mirror, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
