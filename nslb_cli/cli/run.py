@@ -26,6 +26,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from nslb_cli.cli.errors import fail, warn
+from nslb_cli.config.registry import describe_error
 from nslb_cli.config.stopping import stopped_by
 from nslb_cli.config.validators import ConfigError
 from nslb_cli.runner import parts, study
@@ -75,8 +76,9 @@ def hydra_job(cfg: DictConfig) -> float | None:
                 fail(_user_message(err, folder))
             raise  # a bug: Hydra shows where
         overrides = list(hydra_cfg.overrides.task)
-        sweep.record(hydra_cfg.job.num, overrides, err, bool(cfg.run.get("fail_fast", False)))
-        print(f"nslb: job {' '.join(overrides)} failed: {err}", file=sys.stderr)
+        line = _user_message(err, folder) if isinstance(err, USER_ERRORS) else describe_error(err)
+        sweep.record(hydra_cfg.job.num, overrides, line, bool(cfg.run.get("fail_fast", False)))
+        print(f"nslb: job {' '.join(overrides)} failed: {line}", file=sys.stderr)
     if sweep is not None and study.is_study(hydra_cfg.sweeper):
         study.record_trial(
             Path(hydra_cfg.sweep.dir),
@@ -99,8 +101,9 @@ def _check_job_folder(cfg: DictConfig, hydra_cfg: Any, folder: Path) -> None:
         hydra_cfg.job.override_dirname,
     )
     if folder.resolve() != intended.resolve():
+        blocking = next((p for p in (intended, *intended.parents) if p.is_file()), intended)
         raise OutputConflict(
-            f"{intended}: a file stands where this job's folder goes; move it away"
+            f"{blocking}: a file stands where this job's folder {intended} goes; move it away"
         )
 
 

@@ -20,7 +20,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from nslb_cli.config.registry import describe_error
 from nslb_cli.store.atomic import atomic_write_text
 
 FOLDER = ".nslb-failures"
@@ -35,6 +34,12 @@ class Failure:
 
     overrides: list[str]
     error: str
+
+
+_unwritten: dict[Path, dict[int, Failure]] = {}
+"""Failures of this process's jobs whose records could not be written, by records folder."""
+_stopped: set[Path] = set()
+"""Records folders whose stop mark could not be written."""
 
 
 def start_sweep() -> str:
@@ -59,23 +64,31 @@ class Failures:
                 shutil.rmtree(old, ignore_errors=True)
         shutil.rmtree(self.folder, ignore_errors=True)
 
-    def record(self, job: int, overrides: list[str], error: BaseException, stop: bool) -> None:
-        """Record that job number ``job`` failed; ``stop``: ask later jobs to skip."""
-        entry = {"overrides": overrides, "error": describe_error(error)}
-        atomic_write_text(self.folder / f"{job}.json", json.dumps(entry))
-        if stop:
-            atomic_write_text(self.folder / STOP, "")
+    def record(self, job: int, overrides: list[str], error: str, stop: bool) -> None:
+        """Record that job number ``job`` failed with the one line ``error``; ``stop``: ask
+        later jobs to skip. Where the record cannot be written (the disk that failed the
+        job is full), it is kept in this process, whose summary still names the job."""
+        entry = {"overrides": overrides, "error": error}
+        try:
+            atomic_write_text(self.folder / f"{job}.json", json.dumps(entry))
+            if stop:
+                atomic_write_text(self.folder / STOP, "")
+        except OSError:
+            _unwritten.setdefault(self.folder, {})[job] = Failure(overrides, error)
+            if stop:
+                _stopped.add(self.folder)
 
     def stopped(self) -> bool:
         """Whether a failure asked the remaining jobs to stop (``run.fail_fast``)."""
-        return (self.folder / STOP).exists()
+        return self.folder in _stopped or (self.folder / STOP).exists()
 
     def collect(self) -> list[Failure]:
         """The recorded failures, in job order."""
-        if not self.folder.is_dir():
-            return []
-        paths = sorted(self.folder.glob("*.json"), key=lambda p: int(p.stem))
-        return [Failure(**json.loads(p.read_text(encoding="utf-8"))) for p in paths]
+        found = dict(_unwritten.get(self.folder, {}))
+        if self.folder.is_dir():
+            for path in self.folder.glob("*.json"):
+                found[int(path.stem)] = Failure(**json.loads(path.read_text(encoding="utf-8")))
+        return [found[job] for job in sorted(found)]
 
     def summary(self, jobs: int) -> str:
         """A few lines: how many of ``jobs`` failed, then each one's overrides and error."""

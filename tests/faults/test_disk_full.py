@@ -76,6 +76,9 @@ def test_a_sweep_on_a_full_disk_records_each_failed_job(tmp_path: Path) -> None:
     full = limited(sweep, tmp_path, 5_000)  # room for Hydra's multirun.yaml, not for a CSV
     assert full.returncode == 1 and "Traceback" not in full.stderr, full.stderr
     assert "2 of 2 sweep jobs failed" in full.stderr
+    for agent in ("mts", "random"):  # the job's line and its summary line name its folder
+        where = f"cannot write results in {tmp_path / 's/synthetic' / agent}"
+        assert full.stderr.count(where) == 2, full.stderr
     assert full.stderr.count("File too large") >= 2
     fuller = limited(sweep, tmp_path / "s", 600)  # not even room for multirun.yaml
     assert fuller.returncode == 2

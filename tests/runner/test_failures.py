@@ -169,3 +169,24 @@ def test_plot_skips_a_csv_cut_inside_its_last_field(tmp_path: Path) -> None:
     assert len(notices) == 1 and "damaged" in notices[0]
     summary = (tmp_path / "outputs/summary.md").read_text()
     assert "| mTS | 2 |" in summary, "two seeds left"
+
+
+def test_a_failure_whose_record_cannot_be_written_is_still_in_the_summary(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """The disk that failed a job may not take its failure record either: the summary of
+    the command (same process, the basic launcher) still names the job and its error,
+    and a fail-fast stop still stops the later jobs."""
+    from nslb_cli.runner import failures
+
+    monkeypatch.setenv(failures.SWEEP, "host-1-2")
+    (tmp_path / failures.FOLDER).write_text("a file where the records folder goes")
+    sweep = failures.Failures(tmp_path)
+    sweep.record(3, ["agent=mts"], "cannot write results in /x: No space left on device", True)
+    sweep.record(1, ["agent=umts"], "agent.tau: must be > 0", False)
+    assert failures.Failures(tmp_path).collect() == [
+        failures.Failure(["agent=umts"], "agent.tau: must be > 0"),
+        failures.Failure(["agent=mts"], "cannot write results in /x: No space left on device"),
+    ]
+    assert failures.Failures(tmp_path).stopped()
+    assert "2 of 4 sweep jobs failed" in failures.Failures(tmp_path).summary(4)
