@@ -169,6 +169,8 @@ def parse(argv: Sequence[str]) -> Options:
         raise PlotError("--style: empty; give a matplotlib style file")
     if args.jobs is not None and args.jobs <= 0:
         raise PlotError(f"--jobs: must be > 0, got {args.jobs}")
+    if args.root.exists() and not args.root.is_dir():
+        raise PlotError(f"{args.root}: not a folder; give the folder of the results to plot")
     if args.out is not None and not args.out.strip():
         raise PlotError("--out: empty; give a folder (default: DIR)")
     out = Path(args.out).expanduser() if args.out else args.root

@@ -469,10 +469,14 @@ def keep_frequent(ratings: Ratings, s: Settings) -> Kept:
     rank too large to factorise a half, a movie rated twice by one user)."""
     raw_users, user_codes = encode(ratings.users)
     raw_items, item_codes = encode(ratings.items)
-    keep = frequent(user_codes, s.min_user_ratings) & frequent(item_codes, s.min_item_ratings)
-    if not keep.any():
+    user_kept = frequent(user_codes, s.min_user_ratings)
+    item_kept = frequent(item_codes, s.min_item_ratings)
+    keep = user_kept & item_kept
+    if not keep.any():  # named: the threshold that empties the data alone, else both
+        both = {"env.min_user_ratings": user_kept, "env.min_item_ratings": item_kept}
+        alone = [name for name, kept in both.items() if not kept.any()]
         raise DataError(
-            "env.min_user_ratings",
+            ", ".join(alone or both),
             f"no ratings left after keeping users with >= {s.min_user_ratings} and movies "
             f"with >= {s.min_item_ratings} ratings; lower the thresholds",
         )

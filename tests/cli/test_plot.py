@@ -207,6 +207,21 @@ def test_missing_folder_is_one_error_line(tmp_path: Path, capsys) -> None:
     assert capsys.readouterr().err == f"nslb: error: {tmp_path / 'nope'}: no such folder\n"
 
 
+@pytest.mark.parametrize("out", [[], ["--out", "figures"]], ids=["no-out", "out"])
+def test_a_file_given_as_the_results_folder_is_named_as_such(
+    tmp_path: Path, capsys, out: list[str]
+) -> None:
+    """Not blamed on ``--out`` (which defaults to it), nor called missing."""
+    (tmp_path / "notes.txt").write_text("")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["plot", str(tmp_path / "notes.txt"), *out])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err == (
+        f"nslb: error: {tmp_path / 'notes.txt'}: not a folder; give the folder of the results "
+        "to plot\n"
+    )
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

@@ -58,10 +58,22 @@ def test_prepare_tiny_release(tmp_path: Path) -> None:
     assert not np.array_equal(data.test_users, other.test_users)
 
 
-def test_prepare_refuses_an_empty_filter(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("thresholds", "key"),
+    [
+        ({"min_user_ratings": 10_000}, "env.min_user_ratings"),
+        ({"min_item_ratings": 10_000}, "env.min_item_ratings"),
+        ({"min_user_ratings": 10_000, "min_item_ratings": 10_000},
+         "env.min_user_ratings, env.min_item_ratings"),
+    ],
+)  # fmt: skip
+def test_prepare_refuses_an_empty_filter_naming_the_threshold(
+    tmp_path: Path, thresholds: dict[str, int], key: str
+) -> None:
     ratings = read_release(write_csv(tiny_release(), tmp_path))
-    with pytest.raises(DataError, match="no ratings left"):
-        prepare(ratings, replace(TINY, min_user_ratings=10_000))
+    with pytest.raises(DataError, match="no ratings left") as refused:
+        prepare(ratings, replace(TINY, **thresholds))
+    assert str(refused.value).startswith(f"{key}: no ratings left")
 
 
 @needs_ml_100k
