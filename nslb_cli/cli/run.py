@@ -41,6 +41,7 @@ from nslb_cli.runner.compose import (
     validate,
 )
 from nslb_cli.runner.failures import Failures, start_sweep
+from nslb_cli.runner.owner import end_with_owner
 from nslb_cli.runner.remembered import remembered_compositions
 from nslb_cli.runner.sweep_configs import SweepConfigs
 from nslb_cli.store import provenance
@@ -57,6 +58,7 @@ def hydra_job(cfg: DictConfig) -> float | None:
     objective (what a sweeper such as Optuna's reads), ``None`` if the job failed."""
     from nslb_cli.runner.job import run_job
 
+    end_with_owner()  # a worker process: gone with its command, even one killed
     hydra_cfg = HydraConfig.get()
     folder = Path(hydra_cfg.runtime.output_dir)
     sweep = Failures(Path(hydra_cfg.sweep.dir)) if hydra_cfg.mode == RunMode.MULTIRUN else None

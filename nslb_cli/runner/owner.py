@@ -6,12 +6,18 @@ that its owner is still there: a worker orphaned by a killed command raises
 :class:`~nslb_cli.config.stopping.Terminated` instead of writing (:func:`check_owner`).
 The owner is named by machine and pid: a job on another machine (a SLURM node, a Ray
 worker) cannot see the command's process and does not check.
+
+A worker process of a parallel sweep on this machine also ends itself once its command has
+gone (:func:`end_with_owner`): a command killed with SIGKILL cannot stop its workers, which
+would otherwise simulate to the end of their batch and then idle for minutes.
 """
 
 from __future__ import annotations
 
 import os
 import socket
+import threading
+import time
 
 from nslb_cli.config.stopping import Terminated
 
@@ -41,6 +47,29 @@ def owner_alive() -> bool:
     except PermissionError:
         return True
     return True
+
+
+WATCH_SECONDS = 1.0
+"""How often a worker looks for its command (:func:`end_with_owner`)."""
+_watched: list[threading.Thread] = []
+
+
+def end_with_owner() -> None:
+    """In a process other than the command that owns its jobs (a worker on this machine):
+    end it, without writing anything more (status 143, as SIGTERM would), within
+    :data:`WATCH_SECONDS` of its command's end. Started once per process."""
+    owner = os.environ.get(OWNER)
+    if _watched or owner is None or owner.rpartition(":")[2] == str(os.getpid()):
+        return
+    watch = threading.Thread(target=_watch, name="nslb-owner", daemon=True)
+    _watched.append(watch)
+    watch.start()
+
+
+def _watch() -> None:
+    while owner_alive():
+        time.sleep(WATCH_SECONDS)
+    os._exit(143)
 
 
 def check_owner() -> None:

@@ -12,13 +12,15 @@ from __future__ import annotations
 import json
 import shutil
 import signal
+import socket
+import subprocess
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from tests.helpers.cli import nslb
+from tests.helpers.cli import NSLB, nslb
 from tests.helpers.faults import (
     expected_exit,
     one_line_for,
@@ -176,3 +178,42 @@ def test_a_stopped_data_prepare_prepares_the_same_data_again(tmp_path: Path) -> 
 @pytest.mark.slow
 def test_twenty_stopped_data_prepares_prepare_the_same_data_again(tmp_path: Path) -> None:
     prepare_stops(SLOW, tmp_path)
+
+
+def owned_by(pid: int) -> list[int]:
+    """The processes of this machine whose jobs belong to command ``pid`` (the
+    ``NSLB_OWNER_PID`` they inherited), the command itself left out."""
+    owner = f"NSLB_OWNER_PID={socket.gethostname()}:{pid}".encode()
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            if owner in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return [p for p in found if p != pid]
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="reads /proc")
+def test_workers_of_a_killed_parallel_sweep_end_themselves(tmp_path: Path) -> None:
+    """SIGKILL cannot be caught, so the command cannot stop its workers: they see it gone
+    and end within seconds, instead of simulating to the end of their batch and idling
+    for minutes; and they write nothing."""
+    command = subprocess.Popen(
+        [NSLB, "run", "-m", "agent=umts", "agent.num_particles=3000,3001", "run.n_seeds=8",
+         "env.horizon=2000", "run.batch_size=4", "hydra/launcher=joblib",
+         "hydra.launcher.n_jobs=2", "hydra.sweep.dir=s"], cwd=tmp_path,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while len(list(tmp_path.glob("s/**/nslb.log"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)  # both workers have begun their job
+    assert len(list(tmp_path.glob("s/**/nslb.log"))) == 2, "the sweep's jobs started"
+    time.sleep(1.0)  # in the middle of their first batch
+    command.kill()
+    command.wait()
+    deadline = time.monotonic() + 10
+    while owned_by(command.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert owned_by(command.pid) == []
+    assert not list((tmp_path / "s").rglob("seed=*.csv"))
