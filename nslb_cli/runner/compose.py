@@ -527,7 +527,9 @@ def check_command_line(overrides: list[str], multirun: bool) -> CommandLine:
             except (HydraException, OmegaConfBaseException, ValueError) as err:
                 raise _at_point(ConfigError("overrides", one_line(err)), point, points) from None
             batch = min(config.run.batch_size, config.run.n_seeds)
-            reason = memory.too_large(config.env, config.agent, batch)
+            reason = memory.too_many_seeds(config.run.n_seeds) or memory.too_large(
+                config.env, config.agent, batch
+            )
             if reason:
                 raise _at_point(ConfigError("memory", reason), point, points)
         key = "hydra.sweep.dir" if sweep else "hydra.run.dir"

@@ -45,6 +45,23 @@ def physical_memory() -> int:
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
+SEED_BYTES = 100
+"""Bytes a job keeps for each of its seeds whatever the batch (the seed list, the set of
+seeds done, their final values): a lower bound."""
+
+
+def too_many_seeds(n_seeds: int) -> str | None:
+    """``None`` if the bookkeeping of ``n_seeds`` seeds fits in memory, else a one-line
+    reason naming ``run.n_seeds``."""
+    needed, available = n_seeds * SEED_BYTES, physical_memory()
+    if needed <= available:
+        return None
+    return (
+        f"{n_seeds} seeds need at least {needed / 2**30:.3g} GiB for their bookkeeping alone "
+        f"but this machine has {available / 2**30:.3g} GiB: lower run.n_seeds"
+    )
+
+
 def too_large(env: Any, agent: Any, batch: int) -> str | None:
     """``None`` if a batch fits in memory, else a one-line reason naming the key to lower."""
     parts = batch_bytes(env, agent, batch)
@@ -52,8 +69,16 @@ def too_large(env: Any, agent: Any, batch: int) -> str | None:
     if total <= available:
         return None
     largest = max(parts, key=parts.__getitem__)
+    sizes = [
+        key
+        for key, grows in (
+            ("agent.num_particles", hasattr(agent, "num_particles")),
+            ("env.rank", bool(getattr(env, "rank", 0))),
+        )
+        if grows
+    ] or ["env.n_states", "env.n_arms"]
     keys = {
-        "agent": "agent.num_particles or run.batch_size",
+        "agent": f"{', '.join(sizes)} or run.batch_size",
         "window": "agent.tau or run.batch_size",
         "world": "env.horizon, env.n_arms or run.batch_size",
         "trace": "env.horizon or run.batch_size",
