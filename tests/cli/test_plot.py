@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -246,6 +247,14 @@ def test_rounds_option() -> None:
     assert parse(["d", "--rounds", "20"]).rounds == (None, 20)
     assert parse(["d", "--rounds", "5:"]).rounds == (5, None)
     assert parse(["d"]).out == Path("d"), "--out defaults to DIR"
+
+
+def test_runs_without_rounds_in_the_range_are_left_out_with_a_line(tmp_path: Path, capsys) -> None:
+    write_run(tmp_path / "runs/short", "mts", [0, 1])  # horizon 60
+    write_run(tmp_path / "runs/long", "mts", [0, 1], env=replace(SMALL, horizon=120))
+    out, err = plot(capsys, tmp_path / "runs", "--out", tmp_path / "f", "--rounds", "80:100")
+    assert err == "nslb plot: left out short: no rounds in 80…100 (--rounds)\n"
+    assert "horizon=120" in out and "| mTS | 2 |" in out, "the long run's group is drawn"
 
 
 def test_mean_se_formatting() -> None:
