@@ -102,6 +102,7 @@ def _completion(arguments: Sequence[str]) -> None:
 
 def _warmup(arguments: Sequence[str]) -> None:
     """``nslb warmup``: see :mod:`nslb_cli.runner.warmup`."""
+    import tempfile
     import time
 
     from nslb_cli.core.compiled import CACHE, cache_kept
@@ -109,6 +110,12 @@ def _warmup(arguments: Sequence[str]) -> None:
 
     if arguments:
         fail("nslb warmup takes no arguments")
+    try:  # said now, not after minutes of compiling for nothing
+        CACHE.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=CACHE).close()
+    except OSError as err:
+        fail(f"cannot write the compiled-code cache {CACHE} ({err.strerror or err}): set "
+             "NSLB_CACHE to a writable folder")  # fmt: skip
     start = time.perf_counter()
     played = warm_up(lambda line: print(f"  {line}", file=sys.stderr))
     if not cache_kept():

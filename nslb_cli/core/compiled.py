@@ -192,7 +192,15 @@ class VersionedLocator(_LOCATOR):
         try:
             locator.ensure_cache_path()
         except OSError as err:
-            locator._cache_path = str(_temporary_cache(err))
+            if os.access(locator._cache_path, os.R_OK | os.X_OK):  # a read-only cache: used
+                _warn_once(
+                    "save",
+                    f"cannot write the compiled-code cache {CACHE} ({err.strerror or err}): "
+                    "the kernels in it are used, others are compiled again in every process; "
+                    "set NSLB_CACHE to a writable folder",
+                )
+            else:
+                locator._cache_path = str(_temporary_cache(err))
         return locator
 
 
@@ -225,11 +233,13 @@ def _announce(module: str) -> None:
     family = ".".join(module.split(".")[1:3])
     if family not in _announced:
         _announced.add(family)
-        print(
-            f"nslb: compiling {family} kernels once for this version of nslb (then cached; "
-            "`nslb warmup` compiles every kernel in advance)",
-            file=sys.stderr,
+        kept = (
+            "once for this version of nslb (then cached; `nslb warmup` compiles every kernel "
+            "in advance)"
+            if cache_kept()
+            else "for this process (the cache cannot be written)"
         )
+        print(f"nslb: compiling {family} kernels {kept}", file=sys.stderr)
 
 
 def _cause(err: BaseException) -> str:

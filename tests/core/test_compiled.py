@@ -190,6 +190,41 @@ def test_compiling_is_announced_once_per_family_and_a_cached_kernel_is_silent(
     assert runs[1].stderr == "" and runs[0].stdout == runs[1].stdout == "14.0\n"
 
 
+LINALG = """
+import numpy as np
+from nslb_cli.agents.linalg import add_scaled, dot
+
+x = np.arange(4.0)
+add_scaled(x, np.ones(4), 2.0)
+print(dot(x, np.ones(4)))
+"""
+READ_ONLY = """
+from nslb_cli.core import compiled
+
+def refused(self):
+    raise PermissionError(1, "Operation not permitted")  # as a read-only or immutable folder
+
+compiled.VersionedLocator.ensure_cache_path = refused
+"""
+
+
+def test_a_read_only_cache_is_still_read(tmp_path: Path) -> None:
+    """A cache that cannot be written (a shared install, a read-only mount) is not replaced
+    by a temporary one: its kernels load; one warning says that new ones will not be kept."""
+    env = {**os.environ, "NSLB_CACHE": str(tmp_path / "cache")}
+    env.pop("NUMBA_CACHE_DIR", None)
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", program], env=env, capture_output=True, text=True, check=True
+        )
+        for program in (LINALG, READ_ONLY + LINALG)
+    ]
+    assert "compiling agents.linalg" in runs[0].stderr, "the first run fills the cache"
+    lines = runs[1].stderr.splitlines()
+    assert len(lines) == 1 and "the kernels in it are used" in lines[0], runs[1].stderr
+    assert runs[1].stdout == "14.0\n"
+
+
 LOAD_THEN_COMPILE = """
 import sys
 import numba
