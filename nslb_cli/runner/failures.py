@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from nslb_cli.runner.owner import is_command
 from nslb_cli.store.atomic import atomic_write_text
 
 FOLDER = ".nslb-failures"
@@ -67,13 +68,17 @@ class Failures:
     def record(self, job: int, overrides: list[str], error: str, stop: bool) -> None:
         """Record that job number ``job`` failed with the one line ``error``; ``stop``: ask
         later jobs to skip. Where the record cannot be written (the disk that failed the
-        job is full), it is kept in this process, whose summary still names the job."""
+        job is full), a job run by the command itself (the basic launcher) keeps it in
+        memory, and the command's summary still names the job; a worker's job fails, as
+        the launcher then reports."""
         entry = {"overrides": overrides, "error": error}
         try:
             atomic_write_text(self.folder / f"{job}.json", json.dumps(entry))
             if stop:
                 atomic_write_text(self.folder / STOP, "")
         except OSError:
+            if not is_command():  # a worker's memory dies with it: the launcher must know
+                raise
             _unwritten.setdefault(self.folder, {})[job] = Failure(overrides, error)
             if stop:
                 _stopped.add(self.folder)

@@ -27,14 +27,16 @@ OWNER = "NSLB_OWNER_PID"
 
 
 def claim_ownership() -> None:
-    """Make this process the owner of the jobs it starts (unless a command above it is)."""
-    os.environ.setdefault(OWNER, f"{socket.gethostname()}:{os.getpid()}")
+    """Make this process the owner of the jobs it starts: a command, even one started by
+    another command or by a process that ran one in-process (whose owner it inherits)."""
+    os.environ[OWNER] = f"{socket.gethostname()}:{os.getpid()}"
 
 
-def owner_alive() -> bool:
-    """Whether the command that owns this process's jobs still runs (``True`` when it runs
-    on another machine, where it cannot be seen)."""
-    owner = os.environ.get(OWNER)
+def owner_alive(owner: str | None = None) -> bool:
+    """Whether the command that owns this process's jobs (``owner``, by default the one
+    :data:`OWNER` names) still runs (``True`` when it runs on another machine, where it
+    cannot be seen)."""
+    owner = os.environ.get(OWNER) if owner is None else owner
     if owner is None:
         return True
     host, _, pid = owner.rpartition(":")
@@ -49,6 +51,11 @@ def owner_alive() -> bool:
     return True
 
 
+def is_command() -> bool:
+    """Whether this process is the command that owns its jobs (not one of its workers)."""
+    return os.environ.get(OWNER, "").rpartition(":")[2] == str(os.getpid())
+
+
 WATCH_SECONDS = 1.0
 """How often a worker looks for its command (:func:`end_with_owner`)."""
 _watched: list[threading.Thread] = []
@@ -59,15 +66,15 @@ def end_with_owner() -> None:
     end it, without writing anything more (status 143, as SIGTERM would), within
     :data:`WATCH_SECONDS` of its command's end. Started once per process."""
     owner = os.environ.get(OWNER)
-    if _watched or owner is None or owner.rpartition(":")[2] == str(os.getpid()):
-        return
-    watch = threading.Thread(target=_watch, name="nslb-owner", daemon=True)
+    if _watched or owner is None or is_command():
+        return  # the command itself (every process that runs one claims its jobs)
+    watch = threading.Thread(target=_watch, args=(owner,), name="nslb-owner", daemon=True)
     _watched.append(watch)
     watch.start()
 
 
-def _watch() -> None:
-    while owner_alive():
+def _watch(owner: str) -> None:
+    while owner_alive(owner):
         time.sleep(WATCH_SECONDS)
     os._exit(143)
 

@@ -10,6 +10,7 @@ two signals. The default run tries a few moments per kind; ``-m slow`` tries 20 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import socket
@@ -204,12 +205,14 @@ def test_workers_of_a_killed_parallel_sweep_end_themselves(tmp_path: Path) -> No
          "env.horizon=2000", "run.batch_size=4", "hydra/launcher=joblib",
          "hydra.launcher.n_jobs=2", "hydra.sweep.dir=s"], cwd=tmp_path,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={k: v for k, v in os.environ.items() if k != "NSLB_OWNER_PID"},
     )  # fmt: skip
     deadline = time.monotonic() + 120
     while len(list(tmp_path.glob("s/**/nslb.log"))) < 2 and time.monotonic() < deadline:
         time.sleep(0.1)  # both workers have begun their job
     assert len(list(tmp_path.glob("s/**/nslb.log"))) == 2, "the sweep's jobs started"
     time.sleep(1.0)  # in the middle of their first batch
+    assert len(owned_by(command.pid)) >= 2, "its workers are found by the command's pid"
     command.kill()
     command.wait()
     deadline = time.monotonic() + 10

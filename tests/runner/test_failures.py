@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
+import socket
 import subprocess
 import time
 from pathlib import Path
 
+import pytest
 import yaml
 
+from nslb_cli.runner import failures
+from nslb_cli.runner.owner import OWNER
 from tests.helpers.cli import NSLB, QUICK, nslb
 from tests.helpers.movielens import tiny_env_params
 
@@ -172,15 +177,18 @@ def test_plot_skips_a_csv_cut_inside_its_last_field(tmp_path: Path) -> None:
 
 
 def test_a_failure_whose_record_cannot_be_written_is_still_in_the_summary(
-    tmp_path: Path, monkeypatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The disk that failed a job may not take its failure record either: the summary of
     the command (same process, the basic launcher) still names the job and its error,
-    and a fail-fast stop still stops the later jobs."""
-    from nslb_cli.runner import failures
-
+    and a fail-fast stop still stops the later jobs. A worker's memory would die with it:
+    there, the job fails for the launcher to report."""
     monkeypatch.setenv(failures.SWEEP, "host-1-2")
     (tmp_path / failures.FOLDER).write_text("a file where the records folder goes")
+    monkeypatch.setenv(OWNER, f"{socket.gethostname()}:{os.getpid() + 1}")  # in a worker
+    with pytest.raises(OSError):
+        failures.Failures(tmp_path).record(3, ["agent=mts"], "no space", False)
+    monkeypatch.setenv(OWNER, f"{socket.gethostname()}:{os.getpid()}")  # the command
     sweep = failures.Failures(tmp_path)
     sweep.record(3, ["agent=mts"], "cannot write results in /x: No space left on device", True)
     sweep.record(1, ["agent=umts"], "agent.tau: must be > 0", False)
