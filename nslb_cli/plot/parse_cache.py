@@ -57,9 +57,18 @@ def stamps(paths: Sequence[Path]) -> list[Stamp]:
     return found
 
 
-def key(files: Sequence[Stamp], horizon: int | None) -> dict[str, object]:
-    """What a cache must have been built from to be current."""
-    return {"version": VERSION, "horizon": horizon, "files": [list(s) for s in sorted(files)]}
+def key(
+    files: Sequence[Stamp], horizon: int | None, result: str | None = None
+) -> dict[str, object]:
+    """What a cache must have been built from to be current: the files (the seed CSVs and
+    their records), the horizon and the result key of the folder's ``config.yaml`` (which
+    seeds are skipped as another config's depends on both)."""
+    return {
+        "version": VERSION,
+        "horizon": horizon,
+        "result": result,
+        "files": [list(s) for s in sorted(files)],
+    }
 
 
 def read(

@@ -144,7 +144,8 @@ def read_folder(
     A parse stores every column the old cache held as well, so that alternating between
     metrics does not parse the CSVs each time.
     """
-    current = parse_cache.key(parse_cache.stamps([path for _, path in seeds]), horizon)
+    files = [f for _, path in seeds for f in (path, path.with_suffix(".json"))]
+    current = parse_cache.key(parse_cache.stamps(files), horizon, key)
     held: list[str] = []
     if use_cache:
         cached, held = parse_cache.read(folder, current, columns)

@@ -11,7 +11,7 @@ import pytest
 
 from nslb_cli.plot.csvread import read_seed
 from nslb_cli.plot.parse_cache import CACHE_FILE
-from nslb_cli.plot.tidy import CONTRADICTED, load
+from nslb_cli.plot.tidy import load
 from nslb_cli.store.results import COLUMNS
 from tests.helpers.results_tree import (
     SMALL,
@@ -101,16 +101,21 @@ def test_missing_config_skips_the_folder_with_its_path(tree: Path) -> None:
 
 
 def test_a_config_its_seeds_contradict_skips_the_folder_in_one_line(tree: Path) -> None:
-    """config.yaml cut short (still a mapping) and a seed without its record: the seeds
-    that have records name another config, so config.yaml is wrong; no group is made
-    from it (the recordless seed included), and one line says so instead of one per seed."""
+    """config.yaml edited (or cut short) and a seed without its record: the seeds that have
+    records name another config, so config.yaml is wrong; no group is made from it (the
+    recordless seed included), and one line says so instead of one per seed."""
     folder = tree / "exp/synthetic/umts"
-    lines = (folder / "config.yaml").read_text().splitlines(keepends=True)
-    (folder / "config.yaml").write_text("".join(lines[:4]))
+    whole = (folder / "config.yaml").read_text()
+    assert "  sigma: 0.5\n" in whole
+    (folder / "config.yaml").write_text(whole.replace("  sigma: 0.5\n", "  sigma: 0.7\n"))
     (folder / "seed=1.json").unlink()
     loaded = load(tree)
-    assert [str(skip) for skip in loaded.skipped] == [f"{folder / 'config.yaml'}: {CONTRADICTED}"]
+    assert [skip.path for skip in loaded.skipped] == [folder / "config.yaml"]
+    assert "its seeds record another config" in loaded.skipped[0].reason
     assert set(loaded.frame["agent.name"]) == {"mts"} and len(loaded.runs) == 1
+    (folder / "config.yaml").write_text(whole)  # as the next run of the command restores it
+    again = load(tree)  # not the parse cache's verdict on the damaged config.yaml
+    assert again.skipped == [] and set(again.frame["agent.name"]) == {"mts", "umts"}
 
 
 def test_read_seed_names_the_problem(tmp_path: Path) -> None:
