@@ -27,7 +27,11 @@ CHUNK = 1 << 20
 def check(archive: Path, extracted: Path) -> None:
     """Make every file of ``extracted`` (the unzipped ``archive``) the archive's member."""
     record = archive.with_suffix(".unzipped.json")
-    with zipfile.ZipFile(archive) as zipped:
+    try:
+        zipped = zipfile.ZipFile(archive)
+    except (OSError, zipfile.BadZipFile) as err:  # checked by its MD5 a moment ago
+        raise DataError("env.release", f"cannot read {archive} ({err}): remove it") from None
+    with zipped:
         members = [m for m in zipped.infolist() if not m.is_dir()]
         if _read(record) == _stamps(extracted, members):
             return

@@ -167,10 +167,10 @@ def _parameters(schema: type, node: Any, section: str) -> Any:
         names = [f.name for f in fields(schema)]
         close = difflib.get_close_matches(str(err.key), names, n=1)
         guess = f" (did you mean {section}.{close[0]}?)" if close else ""
+        named = f" '{node.get('name')}'" if node.get("name") else ""
         raise ConfigError(
             f"{section}.{err.key}",
-            f"unknown key for {section} '{node.get('name')}'{guess}; valid keys: "
-            + ", ".join(names),
+            f"unknown key for {section}{named}{guess}; valid keys: " + ", ".join(names),
         ) from None
     except OmegaConfBaseException as err:
         key = f"{section}.{err.full_key}" if err.full_key else section
@@ -408,9 +408,9 @@ def _unknown_key(overrides: list[str], multirun: bool, err: Exception) -> Config
     ``+agent.taux=3``, which nslb refuses in turn; give that refusal at once (the key
     unknown, the valid ones, a close match) instead of the advice."""
     found = re.match(r"Could not override '([^']+)'", one_line(err))
-    if found is None or found.group(1).split(".")[0] not in SECTIONS:
+    key = found.group(1) if found else str(getattr(err, "full_key", None) or "")
+    if key.split(".")[0] not in SECTIONS:
         return None
-    key = found.group(1)
     added = [f"++{o}" if o.split("=", 1)[0] == key else o for o in overrides]
     try:
         points, _ = _sweep_points(added, multirun)
@@ -525,7 +525,8 @@ def check_command_line(overrides: list[str], multirun: bool) -> CommandLine:
             except ConfigError as err:
                 raise _at_point(err, point, points) from None
             except (HydraException, OmegaConfBaseException, ValueError) as err:
-                raise _at_point(ConfigError("overrides", one_line(err)), point, points) from None
+                refused = _unknown_key(point, False, err) or ConfigError("overrides", one_line(err))
+                raise _at_point(refused, point, points) from None
             batch = min(config.run.batch_size, config.run.n_seeds)
             reason = memory.too_many_seeds(config.run.n_seeds) or memory.too_large(
                 config.env, config.agent, batch

@@ -45,6 +45,8 @@ def cases(tmp: Path) -> list[tuple[list[str], str]]:
         (["run", "agent=cd_ucb", "agent.taux=3"], "unknown key for agent 'cd_ucb' (did you mean"),
         (["run", "env.horizn=5"], "env.horizn: unknown key for env 'synthetic'"),
         (["run", "env.horizon=200", "~env.horizon"], "deletes a setting"),
+        (["run", "-m", "agent=cd_ucb", "agent.taux=3,4"], "unknown key for agent 'cd_ucb' (did"),
+        (["run", "run.n_sed=3"], "unknown key for run (did you mean run.n_seeds?)"),
         (["run", "env.horizon=-10"], "env.horizon: must be > 0"),
         (["run", "env.sigma=0"], "env.sigma: must be >="),
         (["run", "env.switch_prob=2"], "env.switch_prob: must be in [0, 1]"),
