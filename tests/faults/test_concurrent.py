@@ -9,6 +9,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.helpers.cli import NSLB, nslb
 from tests.helpers.faults import snapshot
 
@@ -93,25 +95,21 @@ def test_two_sweeps_into_one_folder_keep_their_own_failures(tmp_path: Path) -> N
     assert len(list(sweep.glob("synthetic/mts/*/seed=*.csv"))) == 10
 
 
-def test_a_sweep_goes_on_past_a_job_whose_folder_is_a_file(tmp_path: Path) -> None:
+@pytest.mark.parametrize("blocker", ["synthetic/mts/env.horizon=300", "synthetic/mts"])
+def test_a_sweep_goes_on_past_a_job_whose_folder_a_file_blocks(
+    blocker: str, tmp_path: Path
+) -> None:
+    """The file where the job's folder goes, or where one of its parents goes: the job
+    fails naming that file, and the other jobs run."""
     sweep = tmp_path / "s"
-    (sweep / "synthetic/mts").mkdir(parents=True)
-    (sweep / "synthetic/mts/env.horizon=300").write_text("in the way")
+    (sweep / blocker).parent.mkdir(parents=True)
+    (sweep / blocker).write_text("in the way")
     done = nslb("run", "-m", "agent=mts,random", "env.horizon=300", "run.progress=false",
                 f"hydra.sweep.dir={sweep}", cwd=tmp_path)  # fmt: skip
     assert done.returncode == 1
     assert "1 of 2 sweep jobs failed" in done.stderr and "Traceback" not in done.stderr
+    assert f"{sweep / blocker}: a file stands where this job's folder" in done.stderr
     assert len(list(sweep.glob("synthetic/random/*/seed=*.csv"))) == 10
-
-
-def test_a_file_in_place_of_a_jobs_parent_folder_is_the_one_named(tmp_path: Path) -> None:
-    sweep = tmp_path / "s"
-    (sweep / "synthetic").mkdir(parents=True)
-    (sweep / "synthetic/mts").write_text("in the way")
-    done = nslb("run", "-m", "agent=mts,random", "env.horizon=300", "run.progress=false",
-                f"hydra.sweep.dir={sweep}", cwd=tmp_path)  # fmt: skip
-    assert done.returncode == 1 and "1 of 2 sweep jobs failed" in done.stderr
-    assert f"{sweep / 'synthetic/mts'}: a file stands where this job's folder" in done.stderr
 
 
 def test_a_second_study_into_a_folder_being_tuned_is_refused_and_its_trials_kept(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import signal
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -89,22 +90,6 @@ def test_a_damaged_config_yaml_heals_from_its_seeds(damage: bytes, tmp_path: Pat
     assert snapshot(folder) == before
 
 
-def test_a_lost_seed_record_beside_a_damaged_config_yaml_heals(tmp_path: Path) -> None:
-    """The other seeds' records say whose folder it is: the seed whose record is lost is
-    simulated again (the same bytes) and config.yaml restored, not the folder refused."""
-    folder = tmp_path / "r"
-    assert run_into(folder, cwd=tmp_path).returncode == 0
-    before = snapshot(folder)
-    config = folder / "config.yaml"
-    config.write_bytes(config.read_bytes()[:100])  # still a YAML mapping, of a few keys
-    (folder / "seed=1.json").unlink()
-    again = run_into(folder, cwd=tmp_path)
-    assert again.returncode == 0, again.stderr
-    warnings = [line for line in again.stdout.splitlines() if "simulating it again" in line]
-    assert len(warnings) == 1 and "seed=1.csv has no readable record" in warnings[0]
-    assert snapshot(folder) == before
-
-
 def test_an_overwrite_with_fewer_seeds_says_which_old_ones_it_removed(tmp_path: Path) -> None:
     folder = tmp_path / "r"
     assert run_into(folder, "run.n_seeds=5", cwd=tmp_path).returncode == 0
@@ -116,18 +101,40 @@ def test_an_overwrite_with_fewer_seeds_says_which_old_ones_it_removed(tmp_path: 
     assert ".nslb-overwrite" not in fewer.stdout, "the lines name the run folder"
 
 
-def test_a_damaged_seed_file_is_simulated_again_with_one_line(tmp_path: Path) -> None:
-    folder = tmp_path / "r"
-    assert run_into(folder, cwd=tmp_path).returncode == 0
-    before = snapshot(folder)
+def flip_a_bit(folder: Path) -> None:
     csv = folder / "seed=1.csv"
     data = bytearray(csv.read_bytes())
     data[len(data) // 2] ^= 0x01  # one flipped bit, inside a number
     csv.write_bytes(bytes(data))
+
+
+def lose_the_record_and_cut_the_config(folder: Path) -> None:
+    """The other seeds' records still say whose folder it is."""
+    config = folder / "config.yaml"
+    config.write_bytes(config.read_bytes()[:100])  # still a YAML mapping, of a few keys
+    (folder / "seed=1.json").unlink()
+
+
+@pytest.mark.parametrize(
+    ("damage", "said"),
+    [
+        (flip_a_bit, "seed=1.csv is damaged"),
+        (lose_the_record_and_cut_the_config, "seed=1.csv has no readable record"),
+    ],
+    ids=["flipped-bit", "lost-record"],
+)
+def test_a_damaged_seed_is_simulated_again_with_one_line(
+    damage: Callable[[Path], None], said: str, tmp_path: Path
+) -> None:
+    """The same bytes again, config.yaml restored; the folder is never refused."""
+    folder = tmp_path / "r"
+    assert run_into(folder, cwd=tmp_path).returncode == 0
+    before = snapshot(folder)
+    damage(folder)
     again = run_into(folder, cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     warnings = [line for line in again.stdout.splitlines() if "simulating it again" in line]
-    assert len(warnings) == 1 and "seed=1.csv" in warnings[0]
+    assert len(warnings) == 1 and said in warnings[0]
     assert snapshot(folder) == before
 
 
