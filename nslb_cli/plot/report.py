@@ -364,10 +364,10 @@ def _load(
     frame = frame[keep]
     if frame.empty:
         raise PlotError(f"--rounds: no results in rounds {start or 1}…{end or 'end'}")
-    left_out = runs.index.difference(frame["run"].unique())
-    for folder in runs.loc[left_out, lab.FOLDER]:
+    kept = frame["run"].unique()
+    for folder in runs.loc[runs.index.difference(kept), lab.FOLDER]:
         _warn(f"left out {folder}: no rounds in {start or 1}…{end or 'end'} (--rounds)")
-    runs = runs.loc[frame["run"].unique()]
+    runs = runs.loc[kept]
     seed_stats = loaded.seed_stats[loaded.seed_stats["run"].isin(runs.index)]
     return frame, runs, seed_stats
 

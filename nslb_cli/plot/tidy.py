@@ -47,7 +47,7 @@ from nslb_cli.plot import csvread, parse_cache
 from nslb_cli.plot.csvread import Columns, MalformedResult, Skipped
 from nslb_cli.plot.identity import FINGERPRINT, identity, with_data
 from nslb_cli.plot.labels import config_value
-from nslb_cli.store.folder import result_key
+from nslb_cli.store.folder import read_seed_record, result_key
 from nslb_cli.store.results import (
     COLUMNS,
     CONFIG_FILE,
@@ -189,7 +189,7 @@ def load(
         horizon = horizon if isinstance(horizon, int) else None
         found, bad = read_folder(folder, seeds, columns, horizon, key, use_cache)
         others = [s for s in bad if s.reason.startswith(OTHER_KEY)]
-        if others and not _attested(found, dict(seeds), key):
+        if others and not _attested(folder, found, key):
             skipped += [s for s in bad if s not in others]
             skipped.append(Skipped(folder / CONFIG_FILE, CONTRADICTED))
             continue
@@ -213,18 +213,11 @@ CONTRADICTED = (
 )
 
 
-def _attested(found: dict[int, Columns], paths: dict[int, Path], key: str) -> bool:
+def _attested(folder: Path, found: dict[int, Columns], key: str) -> bool:
     """Whether a seed of ``found`` records result key ``key`` (that of the folder's
     ``config.yaml``): a folder holds one config's seeds, so when some record another key
     and none this one, ``config.yaml`` is what is wrong, and no seed can be grouped by it."""
-    for seed in found:
-        try:
-            record = json.loads(paths[seed].with_suffix(".json").read_bytes())
-        except (OSError, ValueError):
-            continue
-        if isinstance(record, dict) and record.get("config") == key:
-            return True
-    return False
+    return any((read_seed_record(folder, seed) or {}).get("config") == key for seed in found)
 
 
 def read_seed_stats(csv: Path) -> dict[str, float]:

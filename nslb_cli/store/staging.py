@@ -30,8 +30,8 @@ RESULT_FILES = frozenset({CONFIG_FILE, DATA_FILE, provenance.FILE})
 
 def begin(folder: Path) -> Path:
     """A new, empty staging folder in ``folder`` for the results that will replace its own."""
+    abandon(folder)
     staging = folder / STAGING
-    shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     return staging
 
@@ -49,8 +49,8 @@ def commit(folder: Path) -> list[int]:
 
 
 def abandon(folder: Path) -> None:
-    """Remove a staging folder whose job failed (a full disk: its space is given back at
-    once); the old results were never touched."""
+    """Remove a staging folder that will never be swapped in (its job failed: on a full
+    disk, its space is given back at once); the old results were never touched."""
     shutil.rmtree(folder / STAGING, ignore_errors=True)
 
 
@@ -59,8 +59,8 @@ def recover(folder: Path) -> None:
     staging = folder / STAGING
     if (staging / COMPLETE).is_file():
         _replay(folder)
-    elif staging.exists():
-        shutil.rmtree(staging, ignore_errors=True)
+    else:
+        abandon(folder)
 
 
 def _replay(folder: Path) -> list[int]:
