@@ -1,4 +1,4 @@
-"""The ``nslb`` command: a thin dispatcher over subcommands, one module each.
+"""The ``nslb`` command: a dispatcher over subcommands, one module each.
 
 * :mod:`~nslb_cli.cli.run` — ``nslb run <overrides>`` (Hydra);
 * :mod:`~nslb_cli.cli.plot` — ``nslb plot DIR``;
@@ -6,7 +6,9 @@
 * :mod:`~nslb_cli.cli.listing` — ``nslb list``: environments and agents with their parameters;
 * :mod:`~nslb_cli.cli.check` — ``nslb check agent=NAME``: the agent conformance checks;
 * :mod:`~nslb_cli.cli.completion` — ``nslb completion bash|zsh``: shell completion;
-* ``nslb warmup`` (:mod:`nslb_cli.runner.warmup`) and ``nslb --version``, here.
+* ``nslb warmup`` (:mod:`nslb_cli.runner.warmup`) and ``nslb --version``, here;
+* :mod:`~nslb_cli.cli.process` — the process's life: signals, BLAS threads, a parallel
+  sweep's workers.
 
 Each subcommand's module is imported only when it is used: matplotlib (plot) and Hydra's
 composition (run) are slow to import. (The functions here are private: a public ``run``
@@ -17,19 +19,14 @@ May import every other package: it is the top layer. Nothing imports it.
 
 from __future__ import annotations
 
-import atexit
-import contextlib
-import os
-import signal
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn
 
+from nslb_cli.cli import process
 from nslb_cli.cli.errors import fail
-from nslb_cli.config.stopping import Terminated, forget, request, requests_unreported, stopped_by
+from nslb_cli.config.stopping import Terminated, forget, requests_unreported, stopped_by
 from nslb_cli.config.stopping import check as check_stop
 from nslb_cli.config.validators import ConfigError
-from nslb_cli.runner.owner import claim_ownership
 
 USAGE = """usage: nslb <command> [arguments]
 
@@ -173,55 +170,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     or not at all: running the same command again continues where it stopped.
     """
     if argv is None:
-        _one_blas_thread()
+        process.one_blas_thread()
     forget()
-    handlers = {signal.SIGINT: _interrupt, signal.SIGTERM: _terminate}
-    previous = {signum: signal.signal(signum, handler) for signum, handler in handlers.items()}
-    claim_ownership()
     status: object = 0
     try:
-        with requests_unreported():
+        with process.signals(in_process=argv is not None), requests_unreported():
             _dispatch(list(sys.argv[1:] if argv is None else argv))
     except SystemExit as stop:
         if argv is not None:
             raise
         status = stop.code
-    finally:
-        for signum, handler in previous.items():  # the command is over: from here, _late
-            signal.signal(signum, handler if argv is not None else _late)
-        _stop_workers()  # idle workers of a parallel sweep: gone before the command ends
     if argv is None:
-        _end(status)
-
-
-BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
-"""What OpenBLAS reads for its thread count, the first one set winning."""
-
-
-def _one_blas_thread() -> None:
-    """One OpenBLAS thread (the BLAS of numpy's and scipy's wheels) for the command and the
-    processes it starts, unless the user set a count OpenBLAS reads (:data:`BLAS_THREADS`);
-    set before numpy loads OpenBLAS, which reads it once.
-
-    nslb's matrix products are small (a world's expected rewards, MovieLens's ALS): more
-    threads finish them no sooner, and OpenBLAS's idle threads spin for a while
-    after every call, taking CPU from umTS's parts and from the other jobs of a sweep or of
-    ``make paper`` (1-2 % of its CPU, measured; the results are the same bytes)."""
-    if not any(os.environ.get(name) for name in BLAS_THREADS):
-        os.environ[BLAS_THREADS[0]] = "1"
-
-
-def _end(status: object) -> NoReturn:
-    """End the process with ``status`` (``SystemExit``'s rules) after its exit functions,
-    without Python's shutdown, which restores the default signal handlers: a signal that
-    came then would kill the process without a word."""
-    if isinstance(status, str):
-        print(status, file=sys.stderr)
-        status = 1
-    atexit._run_exitfuncs()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(status if isinstance(status, int) else 0)
+        process.end(status)
 
 
 def _dispatch(arguments: list[str]) -> None:
@@ -258,73 +218,7 @@ def _dispatch(arguments: list[str]) -> None:
         stop = stopped_by(err)
         if stop is None:
             raise
-        _stop_workers()
+        process.stop_workers()
         terminated = isinstance(stop, Terminated)
         print(f"nslb: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
         raise SystemExit(143 if terminated else 130) from None
-
-
-def _terminate(signum: int, frame: object) -> None:
-    """SIGTERM: unwind like Ctrl-C (see :mod:`nslb_cli.config.stopping`)."""
-    request(Terminated(f"signal {signum}"))
-
-
-def _interrupt(signum: int, frame: object) -> None:
-    """SIGINT (Ctrl-C): ``KeyboardInterrupt``, recorded (:mod:`nslb_cli.config.stopping`)."""
-    request(KeyboardInterrupt())
-
-
-def _late(signum: int, frame: object) -> None:
-    """A signal once the command's work is done (Python is shutting down): end at once,
-    with the same line and status as at any other moment. The workers of a parallel sweep
-    are killed first: the signal may have cut their orderly stop (:func:`_stop_workers`),
-    and a worker left behind would keep the command's output open until it idles out."""
-    terminated = signum == signal.SIGTERM
-    _kill_workers()
-    sys.stdout.flush()
-    print(f"nslb: {'terminated' if terminated else 'interrupted'}", file=sys.stderr, flush=True)
-    os._exit(143 if terminated else 130)
-
-
-def _sweep_executor() -> Any:
-    """The worker pool of a parallel sweep (joblib's reusable loky executor), or ``None``."""
-    if "joblib" not in sys.modules:
-        return None
-    from joblib.externals.loky import reusable_executor
-
-    return getattr(reusable_executor, "_executor", None)
-
-
-def _workers() -> list[int]:
-    """The pids of the worker processes of a parallel sweep: the executor's, and every loky
-    worker this process started and has not reaped. The executor's stopping thread takes a
-    worker out of its table before it kills it: a signal that ends the command meanwhile
-    would leave that worker alive, holding the command's stderr open until it idles out
-    (found by stopping sweeps at random moments: 2 of 150)."""
-    executor = _sweep_executor()
-    pids = set(getattr(executor, "_processes", None) or {})
-    if "joblib" in sys.modules:
-        import multiprocessing
-
-        from joblib.externals.loky.backend.process import LokyProcess
-
-        children = multiprocessing.active_children()
-        pids.update(p.pid for p in children if isinstance(p, LokyProcess) and p.pid)
-    return sorted(pids)
-
-
-def _kill_workers() -> None:
-    """Kill the worker processes of a parallel sweep at once (SIGKILL, no waiting: safe in
-    a signal handler that interrupted :func:`_stop_workers`)."""
-    for pid in _workers():
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
-
-
-def _stop_workers() -> None:
-    """Stop the worker processes of a parallel sweep (joblib's loky workers), so none of
-    them simulates or writes after the command has ended, nor holds its output open."""
-    executor = _sweep_executor()
-    if executor is not None:
-        executor.shutdown(wait=True, kill_workers=True)
-    _kill_workers()  # a worker the executor did not know

@@ -14,7 +14,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from nslb_cli.cli import BLAS_THREADS, COMMANDS
+from nslb_cli.cli import COMMANDS
+from nslb_cli.cli.process import BLAS_THREADS
 from nslb_cli.core import compiled
 from tests.helpers.cli import NSLB, QUICK, nslb, said
 

@@ -1,4 +1,4 @@
-"""A signal that cuts the orderly stop of a parallel sweep's workers (cli._late) still
+"""A signal that cuts the orderly stop of a parallel sweep's workers (cli.process._late) still
 kills them: a worker left behind keeps the command's stderr open until it idles out, so a
 wrapper reading the output waits minutes after `nslb: terminated`."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from joblib.externals.loky import get_reusable_executor
 
-from nslb_cli import cli
+from nslb_cli.cli import process
 
 
 def gone(pid: int) -> bool:
@@ -36,7 +36,7 @@ def test_the_workers_of_a_parallel_sweep_are_killed_at_once() -> None:
     executor.submit(time.sleep, 0).result()  # a worker is up and idle
     workers = list(executor._processes)
     assert workers and not any(gone(pid) for pid in workers)
-    cli._kill_workers()
+    process.kill_workers()
     assert all_gone(workers)
     executor.shutdown(wait=True, kill_workers=True)
 
@@ -50,7 +50,7 @@ def test_a_worker_the_executor_is_already_stopping_is_killed_too() -> None:
     pid, worker = executor._processes.popitem()  # taken out, as the stopping thread does
     try:
         assert not gone(pid)
-        cli._kill_workers()
+        process.kill_workers()
         assert all_gone([pid])
     finally:  # not worker.is_alive(): once reaped elsewhere, its poll says "running"
         if not gone(pid):

@@ -1,0 +1,136 @@
+"""The life of an ``nslb`` process: how it starts, how signals stop it, how it ends.
+
+* one OpenBLAS thread unless the user chose a count (:func:`one_blas_thread`);
+* Ctrl-C and SIGTERM recorded as requests to stop (:mod:`nslb_cli.config.stopping`) while a
+  command runs (:func:`signals`), and a signal after its work is done ended at once;
+* the worker processes of a parallel sweep (joblib's loky workers) stopped or killed with
+  the command (:func:`stop_workers`, :func:`kill_workers`);
+* the end without Python's shutdown, which would restore the default signal handlers
+  (:func:`end`).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import signal
+import sys
+from collections.abc import Iterator
+from typing import Any, NoReturn
+
+from nslb_cli.config.stopping import Terminated, request
+from nslb_cli.runner.owner import claim_ownership
+
+
+@contextlib.contextmanager
+def signals(in_process: bool) -> Iterator[None]:
+    """Ctrl-C and SIGTERM request a stop while the command runs; this process owns its jobs
+    (:func:`~nslb_cli.runner.owner.claim_ownership`). Afterwards the previous handlers are
+    back when the command ran inside a Python caller (``in_process``), else a signal ends
+    the process at once (:func:`_late`); either way the sweep's workers are stopped."""
+    handlers = {signal.SIGINT: _interrupt, signal.SIGTERM: _terminate}
+    previous = {signum: signal.signal(signum, handler) for signum, handler in handlers.items()}
+    claim_ownership()
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():  # the command is over: from here, _late
+            signal.signal(signum, handler if in_process else _late)
+        stop_workers()  # idle workers of a parallel sweep: gone before the command ends
+
+
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
+"""What OpenBLAS reads for its thread count, the first one set winning."""
+
+
+def one_blas_thread() -> None:
+    """One OpenBLAS thread (the BLAS of numpy's and scipy's wheels) for the command and the
+    processes it starts, unless the user set a count OpenBLAS reads (:data:`BLAS_THREADS`);
+    set before numpy loads OpenBLAS, which reads it once.
+
+    nslb's matrix products are small (a world's expected rewards, MovieLens's ALS): more
+    threads finish them no sooner, and OpenBLAS's idle threads spin for a while
+    after every call, taking CPU from umTS's parts and from the other jobs of a sweep or of
+    ``make paper`` (1-2 % of its CPU, measured; the results are the same bytes)."""
+    if not any(os.environ.get(name) for name in BLAS_THREADS):
+        os.environ[BLAS_THREADS[0]] = "1"
+
+
+def end(status: object) -> NoReturn:
+    """End the process with ``status`` (``SystemExit``'s rules) after its exit functions,
+    without Python's shutdown, which restores the default signal handlers: a signal that
+    came then would kill the process without a word."""
+    if isinstance(status, str):
+        print(status, file=sys.stderr)
+        status = 1
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status if isinstance(status, int) else 0)
+
+
+def _terminate(signum: int, frame: object) -> None:
+    """SIGTERM: unwind like Ctrl-C (see :mod:`nslb_cli.config.stopping`)."""
+    request(Terminated(f"signal {signum}"))
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    """SIGINT (Ctrl-C): ``KeyboardInterrupt``, recorded (:mod:`nslb_cli.config.stopping`)."""
+    request(KeyboardInterrupt())
+
+
+def _late(signum: int, frame: object) -> None:
+    """A signal once the command's work is done (Python is shutting down): end at once,
+    with the same line and status as at any other moment. The workers of a parallel sweep
+    are killed first: the signal may have cut their orderly stop (:func:`stop_workers`),
+    and a worker left behind would keep the command's output open until it idles out."""
+    terminated = signum == signal.SIGTERM
+    kill_workers()
+    sys.stdout.flush()
+    print(f"nslb: {'terminated' if terminated else 'interrupted'}", file=sys.stderr, flush=True)
+    os._exit(143 if terminated else 130)
+
+
+def _sweep_executor() -> Any:
+    """The worker pool of a parallel sweep (joblib's reusable loky executor), or ``None``."""
+    if "joblib" not in sys.modules:
+        return None
+    from joblib.externals.loky import reusable_executor
+
+    return getattr(reusable_executor, "_executor", None)
+
+
+def _workers() -> list[int]:
+    """The pids of the worker processes of a parallel sweep: the executor's, and every loky
+    worker this process started and has not reaped. The executor's stopping thread takes a
+    worker out of its table before it kills it: a signal that ends the command meanwhile
+    would leave that worker alive, holding the command's stderr open until it idles out
+    (found by stopping sweeps at random moments: 2 of 150)."""
+    executor = _sweep_executor()
+    pids = set(getattr(executor, "_processes", None) or {})
+    if "joblib" in sys.modules:
+        import multiprocessing
+
+        from joblib.externals.loky.backend.process import LokyProcess
+
+        children = multiprocessing.active_children()
+        pids.update(p.pid for p in children if isinstance(p, LokyProcess) and p.pid)
+    return sorted(pids)
+
+
+def kill_workers() -> None:
+    """Kill the worker processes of a parallel sweep at once (SIGKILL, no waiting: safe in
+    a signal handler that interrupted :func:`stop_workers`)."""
+    for pid in _workers():
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def stop_workers() -> None:
+    """Stop the worker processes of a parallel sweep (joblib's loky workers), so none of
+    them simulates or writes after the command has ended, nor holds its output open."""
+    executor = _sweep_executor()
+    if executor is not None:
+        executor.shutdown(wait=True, kill_workers=True)
+    kill_workers()  # a worker the executor did not know
