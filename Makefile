@@ -18,8 +18,12 @@ BENCH_ARGS ?=
 # make compare-smpybandits: e.g. COMPARE_ARGS='--only sw_ucb --seeds 20'
 COMPARE_ARGS ?=
 
+# mkdocs build: --strict (in mkdocs.yml) fails on a broken link, anchor or API reference;
+# NO_MKDOCS_2_WARNING silences the theme's banner about a future MkDocs 2.
+MKDOCS := NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build
+
 .DEFAULT_GOAL := help
-.PHONY: help install lint test test-full bench bench-data smpy-venv compare-smpybandits paper paper-runs clean
+.PHONY: help install lint docs test test-full bench bench-data smpy-venv compare-smpybandits paper paper-runs clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  %-10s %s\n", $$1, $$2}'
@@ -30,11 +34,15 @@ install: ## create .venv and install nslb with its dev tools (editable)
 	$(BIN)/pip install -e '.[dev]'
 	$(BIN)/nslb warmup  # compile every kernel now, not in the first runs
 
-lint: ## ruff (lint and format check), mypy (types) and import-linter (the layers' import rules)
+lint: ## ruff (lint and format check), mypy (types), import-linter (the layers' import rules), the docs (strict)
 	$(BIN)/ruff check nslb_cli tests examples benchmarks
 	$(BIN)/ruff format --check nslb_cli tests examples benchmarks
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	$(MKDOCS) --strict --quiet
+
+docs: ## the documentation site (mkdocs.yml, docs/) into site/
+	$(MKDOCS)
 
 test: ## the fast test suite (what CI runs)
 	$(BIN)/python -m pytest -n 2 -q
