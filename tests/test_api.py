@@ -1,4 +1,4 @@
-"""The public interface for plugins, and the README's example of it."""
+"""The public interface for plugins, and the plugins guide's example of it."""
 
 from __future__ import annotations
 
@@ -18,8 +18,7 @@ from nslb_cli.plot import notebook
 from tests.helpers.paths import EXAMPLE, REPO
 from tests.helpers.plugins import example_entry_points
 
-README = (REPO / "README.md").read_text()
-SECTION = README.split("## Add your own agent")[1].split("\n## ")[0]
+GUIDE = (REPO / "docs" / "guide" / "plugins.md").read_text()
 
 
 # What nslb_cli/api.py's docstring promises of each public name: the very objects nslb's own
@@ -64,7 +63,7 @@ FIELDS = {
 
 
 def blocks(language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", SECTION, flags=re.DOTALL)
+    return re.findall(rf"```{language}\n(.*?)```", GUIDE, flags=re.DOTALL)
 
 
 def test_the_public_names_are_stable() -> None:
@@ -88,14 +87,14 @@ def test_the_public_names_are_stable() -> None:
     assert all(isinstance(g, np.random.Generator) for g in generators)
 
 
-def test_the_readme_example_is_the_example_plugin_the_tests_run() -> None:
+def test_the_guides_example_is_the_example_plugin_the_tests_run() -> None:
     (code,) = blocks("python")
     assert code == (EXAMPLE / "src/nslb_epsilon_greedy/agent.py").read_text()
     (toml,) = blocks("toml")
     assert tomllib.loads(toml)["project"]["entry-points"] == example_entry_points()
 
 
-def test_the_readme_shows_what_nslb_check_prints(capsys: pytest.CaptureFixture[str]) -> None:
-    (shown,) = re.findall(r"```\n\$ nslb check agent=mts\n(.*?)```", SECTION, flags=re.DOTALL)
+def test_the_guide_shows_what_nslb_check_prints(capsys: pytest.CaptureFixture[str]) -> None:
+    (shown,) = re.findall(r"```\n\$ nslb check agent=mts\n(.*?)```", GUIDE, flags=re.DOTALL)
     main(["check", "agent=mts"])
     assert capsys.readouterr().out == shown
