@@ -365,17 +365,30 @@ def test_per_seed_statistics_are_mean_and_se_in_both_tables(
 def test_bootstrap_intervals_are_the_same_every_run(
     hand_tree: Path, tmp_path: Path, capsys
 ) -> None:
+    """Three seeds of short decimals give a bootstrap few distinct resampled means, so an
+    unseeded one often repeats its intervals; twelve seeds of uneven values (group ``wide``)
+    give every metric's interval a new value with each unseeded draw."""
+    for agent, base, step, divisor in (("mts", 10.0, 7, 1000), ("umts", 8.0, 5, 700)):
+        finals = {
+            s: (base + (s * step % 12) * 0.375 + s * s / divisor, 0.5 + s * s / 1000)
+            for s in range(12)
+        }
+        hand.write_run(hand_tree / f"wide/{agent}", hand.config("wide", agent), finals)
     out, _ = plot(
         capsys, hand_tree, "--out", tmp_path / "a", "--format", "png", "--ci", "bootstrap"
     )
     plot(capsys, hand_tree, "--out", tmp_path / "b", "--format", "png", "--ci", "bootstrap")
-    first, second = ((tmp_path / d / "summary.csv").read_text() for d in "ab")
-    assert first == second
-    summary = pd.read_csv(tmp_path / "a/summary.csv").set_index("agent")
+    first, second = (
+        pd.read_csv(tmp_path / d / "summary.csv").set_index(["group", "agent"]) for d in "ab"
+    )
     for metric in ("cum_regret", "avg_reward", "diff_cum_regret"):
-        low, high = summary[f"{metric}_ci_low"], summary[f"{metric}_ci_high"]
-        mean = summary[f"{metric}_mean"]
-        assert ((low <= mean) & (mean <= high) | mean.isna() | (metric == "diff_cum_regret")).all()
+        bounds = [f"{metric}_ci_low", f"{metric}_ci_high"]
+        assert first[bounds].equals(second[bounds]), metric
+        low, high = first[bounds[0]], first[bounds[1]]
+        mean = first[f"{metric}_mean"]  # the reference's difference: 0 on every seed
+        assert ((low <= mean) & (mean <= high)).all(), metric
+        assert low[("wide", "umTS")] < mean[("wide", "umTS")] < high[("wide", "umTS")], metric
+    assert first.equals(second)
     assert "[95 % bootstrap CI of the mean]" in out and "20.75 ± 0.66 [" in out
 
 
