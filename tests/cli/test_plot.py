@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -239,6 +240,75 @@ def test_a_file_given_as_the_results_folder_is_named_as_such(
 def test_bad_options_are_refused(argv: list[str], message: str) -> None:
     with pytest.raises(PlotError, match=message):
         parse(["somewhere", *argv])
+
+
+TOO_FINE = "would draw figures of 420,000 × 270,000 pixels or more; at most 100,000,000 pixels \
+a figure: use 2,969 dpi or less"
+"""What a resolution of 100,000 dpi draws of the smallest figure (4.2 x 2.7 inches)."""
+
+
+@pytest.mark.parametrize(
+    ("argv", "style", "message"),
+    [
+        (["--dpi", "100000"], "", f"--dpi 100000 {TOO_FINE}"),
+        ([], "savefig.dpi: 100000", f"--style: savefig.dpi 100000 {TOO_FINE}"),
+        (["--format", "pdf"], "figure.dpi: 100000", f"--style: figure.dpi 100000 {TOO_FINE}"),
+    ],
+)
+def test_a_resolution_too_fine_to_draw_is_refused_before_drawing(
+    argv: list[str], style: str, message: str, hand_tree: Path, tmp_path: Path, capsys
+) -> None:
+    """Not a MemoryError traceback from matplotlib, once the results are read."""
+    (tmp_path / "s.mplstyle").write_text(style + "\n")
+    with pytest.raises(SystemExit) as stopped:
+        main(
+            [
+                "plot",
+                str(hand_tree),
+                "--out",
+                str(tmp_path / "f"),
+                "--style",
+                str(tmp_path / "s.mplstyle"),
+                *argv,
+            ]
+        )
+    assert stopped.value.code == 2
+    assert capsys.readouterr().err == f"nslb: error: {message}\n"
+    assert not (tmp_path / "f").exists(), "refused before anything is drawn or written"
+
+
+def test_vector_figures_take_any_resolution(hand_tree: Path, tmp_path: Path, capsys) -> None:
+    out, _ = plot(capsys, hand_tree, "--out", tmp_path, "--format", "pdf", "--dpi", "100000")
+    assert "wrote 4 figure files" in out and (tmp_path / "e-cum_regret.pdf").is_file()
+
+
+def test_a_figure_grown_too_large_to_draw_is_refused(
+    hand_tree: Path, tmp_path: Path, capsys
+) -> None:
+    """Fonts of 3,000 points make a figure hundreds of inches wide: an image of it is
+    refused in one line (its size said) before it is drawn."""
+    (tmp_path / "huge.mplstyle").write_text("font.size: 3000\n")
+    with pytest.raises(SystemExit) as stopped:
+        main(
+            [
+                "plot",
+                str(hand_tree),
+                "--out",
+                str(tmp_path / "f"),
+                "--format",
+                "png",
+                "--style",
+                str(tmp_path / "huge.mplstyle"),
+            ]
+        )
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert re.fullmatch(
+        r"nslb: error: e-\w+: 150 dpi would draw a [\d,]+ × [\d,]+-pixel figure \([\d,.]+ × "
+        r"[\d,.]+ inches\); at most 100,000,000 pixels a figure: use \d+ dpi or less\n",
+        err,
+    ), err
+    assert not list((tmp_path / "f").glob("*.png"))
 
 
 def test_rounds_option() -> None:
