@@ -311,6 +311,30 @@ def test_a_figure_grown_too_large_to_draw_is_refused(
     assert not list((tmp_path / "f").glob("*.png"))
 
 
+def test_run_folders_behind_symbolic_links_are_plotted_once(tmp_path: Path, capsys) -> None:
+    """A run folder that is a link to results kept elsewhere is followed; a second path to
+    a folder already read (``latest``, a loop of two links) adds nothing; a link to a folder
+    above it (a loop) is named in one line and left out, never walked round."""
+    kept = tmp_path / "kept"
+    hand.write_run(kept / "mts", hand.config("e", "mts"), {0: (10.5, 2.25), 1: (12.0, 2.5)})
+    hand.write_run(kept / "umts", hand.config("e", "umts"), {0: (8.0, 2.5), 1: (9.5, 2.75)})
+    root = tmp_path / "results"
+    (root / "e").mkdir(parents=True)
+    (root / "e/mts").symlink_to(kept / "mts", target_is_directory=True)
+    (root / "e/umts").symlink_to(kept / "umts", target_is_directory=True)
+    (root / "latest").symlink_to(root / "e/mts", target_is_directory=True)
+    (root / "e/loop").symlink_to(root, target_is_directory=True)
+    (kept / "mts/next").symlink_to(kept / "umts", target_is_directory=True)  # a loop of two:
+    (kept / "umts/next").symlink_to(kept / "mts", target_is_directory=True)  # each read once
+    out, err = plot(capsys, root, "--out", tmp_path / "f", "--format", "png")
+    assert err == (
+        f"nslb plot: skipped {root / 'e/loop'}: a link to {root}, a folder above it (a loop)\n"
+    )
+    summary = pd.read_csv(tmp_path / "f/summary.csv").set_index("agent")
+    assert list(summary.index) == ["mTS", "umTS"] and set(summary["n_seeds"]) == {2}
+    assert summary.loc["umTS", "diff_cum_regret_mean"] == -2.5, "(8 - 10.5 + 9.5 - 12) / 2"
+
+
 def test_rounds_option() -> None:
     assert parse(["d", "--rounds", "10:20"]).rounds == (10, 20)
     assert parse(["d", "--rounds", ":20"]).rounds == (None, 20)
