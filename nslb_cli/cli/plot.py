@@ -11,6 +11,7 @@ from matplotlib.backend_bases import FigureCanvasBase
 from nslb_cli.config.paths import unwritable
 from nslb_cli.plot.aggregate import CI_METHODS, METRICS
 from nslb_cli.plot.figures import CONTEXTS
+from nslb_cli.plot.layout import MAX_PIXELS
 from nslb_cli.plot.report import (
     DEFAULT_DPI,
     DEFAULT_FORMATS,
@@ -96,7 +97,8 @@ def _drawing(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--dpi",
         type=int,
-        help=f"PNG resolution (default: the style's savefig.dpi, else {DEFAULT_DPI})",
+        help=f"PNG resolution (default: the style's savefig.dpi, else {DEFAULT_DPI}); an image "
+        f"of more than {MAX_PIXELS:,} pixels is refused",
     )
     p.add_argument(
         "--paper",

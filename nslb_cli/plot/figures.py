@@ -39,11 +39,13 @@ from matplotlib.lines import Line2D
 from matplotlib.typing import RcKeyType
 from natsort import natsorted
 
-from nslb_cli.plot.layout import arrange, new_figure
+from nslb_cli.plot.layout import arrange, check_pixels, new_figure
 from nslb_cli.plot.styles import LineStyle, Style
 from nslb_cli.store.atomic import atomic_write
 
 PANEL = (5.6, 3.4)  # inches of one plotting area
+VECTOR_FORMATS = frozenset({"pdf", "svg", "svgz", "eps", "ps", "pgf"})
+"""Formats drawn without pixels, whatever the resolution; every other is an image."""
 ROUND_LABEL = "round t"
 LEGEND_TITLE = "agent (seeds)"
 LEGEND_WIDTH = 30  # characters; longer legend labels wrap
@@ -420,8 +422,13 @@ def scales(axes: Axes, log_x: bool, log_y: bool) -> None:
 
 def save(figure: Figure, stem: Path, formats: Iterable[str], dpi: int) -> list[Path]:
     """Write ``stem.<format>`` for each format, each whole or not at all (a killed or
-    concurrent plot never leaves half a figure); return the paths."""
+    concurrent plot never leaves half a figure); return the paths. Images are drawn only
+    within :data:`~nslb_cli.plot.layout.MAX_PIXELS` (:class:`~nslb_cli.plot.layout.TooLarge`
+    before any is written otherwise)."""
     paths = [stem.parent / f"{stem.name}.{fmt}" for fmt in formats]
+    if any(path.suffix[1:] not in VECTOR_FORMATS for path in paths):
+        width, height = figure.get_size_inches()
+        check_pixels(width, height, dpi, f"{stem.name}: {dpi} dpi")
     with matplotlib.rc_context(current_theme()):
         for path in paths:
             atomic_write(path, partial(figure.savefig, format=path.suffix[1:], dpi=dpi))

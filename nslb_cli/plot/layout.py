@@ -10,10 +10,15 @@ overlap their neighbour (``800`` and ``1000`` side by side on a logarithmic axis
 measured with the Agg renderer and left blank (:func:`declutter`), the tick mark kept; an
 axis label longer than its side of the plotting area is broken into lines
 (:func:`fit_labels`).
+
+A figure is drawn only at a resolution that keeps its image within :data:`MAX_PIXELS`
+(:func:`check_pixels`; :class:`TooLarge` otherwise): matplotlib's Agg renderer allocates
+4 bytes a pixel at once and fails with a ``MemoryError`` beyond what the machine holds.
 """
 
 from __future__ import annotations
 
+import math
 import textwrap
 from collections.abc import Sequence
 from typing import cast
@@ -29,12 +34,50 @@ from matplotlib.text import Text
 PAD = 0.1  # inches between the canvas edge and anything on it
 GAP = 0.25  # inches between neighbours: panels, the legend, the title
 TICK_GAP = 2.0  # points of space kept between neighbouring tick labels
+SMALLEST_PANEL = (4.0, 2.5)  # inches: no plotting area is smaller (see new_figure)
+SMALLEST_FIGURE = (SMALLEST_PANEL[0] + 2 * PAD, SMALLEST_PANEL[1] + 2 * PAD)
+"""Inches no figure is smaller than: a plotting area and the padding around it."""
+MAX_PIXELS = 100_000_000
+"""The most pixels a figure's image may have: 100 megapixels, a 9 x 5-inch figure at
+1,490 dpi (0.5 GB and 5 s to write as PNG, measured), well beyond print resolutions.
+matplotlib's own limit, 2^23 pixels a side, would let one image take 256 TB."""
+
+
+class TooLarge(ValueError):
+    """A figure whose image would have more than :data:`MAX_PIXELS` pixels; one line."""
+
+
+def check_pixels(width: float, height: float, dpi: float, what: str, least: bool = False) -> None:
+    """Raise :class:`TooLarge` if a figure of ``width x height`` inches drawn at ``dpi`` dots
+    per inch, ``(width dpi) x (height dpi)`` pixels, exceeds :data:`MAX_PIXELS`; the message
+    names ``what`` asked for the resolution and the largest one that fits,
+    ``floor(sqrt(MAX_PIXELS / (width height)))``. ``least``: this is the smallest a figure
+    can be, so figures have at least that many pixels."""
+    pixels = (round(width * dpi), round(height * dpi))
+    if pixels[0] * pixels[1] <= MAX_PIXELS:
+        return
+    most = math.floor(math.sqrt(MAX_PIXELS / (width * height)))
+    drawn = (
+        f"figures of {pixels[0]:,} × {pixels[1]:,} pixels or more"
+        if least
+        else f"a {pixels[0]:,} × {pixels[1]:,}-pixel figure ({width:,.1f} × {height:,.1f} inches)"
+    )
+    raise TooLarge(
+        f"{what} would draw {drawn}; at most {MAX_PIXELS:,} pixels a figure: "
+        f"use {most:,} dpi or less"
+    )
 
 
 def new_figure(n_panels: int, panel: tuple[float, float]) -> tuple[Figure, list[Axes]]:
-    """A figure with ``n_panels`` axes of ``panel`` (width, height) inches each."""
+    """A figure with ``n_panels`` axes of ``panel`` (width, height) inches each, at least
+    :data:`SMALLEST_PANEL` (so that a resolution can be checked before any figure is
+    drawn); its canvas, laid out at ``figure.dpi``, within :data:`MAX_PIXELS`."""
     width, height = panel
-    figure = Figure(figsize=(n_panels * (width + 4) + 6, height + 4))
+    if width < SMALLEST_PANEL[0] or height < SMALLEST_PANEL[1]:
+        raise ValueError(f"a plotting area of {panel} inches: smaller than {SMALLEST_PANEL}")
+    canvas = (n_panels * (width + 4) + 6, height + 4)
+    figure = Figure(figsize=canvas)
+    check_pixels(*canvas, figure.dpi, f"figure.dpi {figure.dpi:g}")
     FigureCanvasAgg(figure)
     axes = []
     for i in range(n_panels):

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from nslb_cli.plot import aggregate, figures, paper, render, study, tables, tidy
+from nslb_cli.plot import aggregate, figures, layout, paper, render, study, tables, tidy
 from nslb_cli.plot import labels as lab
 from nslb_cli.plot.aggregate import METRICS, PAIRED_METRIC, SUMMARY_METRICS
 from nslb_cli.plot.styles import Style, style_map
@@ -105,6 +105,7 @@ def plot(options: Options) -> tuple[list[Path], list[str]]:
     """Load, aggregate, draw and write; return the files written and the markdown sections."""
     rc = _theme(options)
     dpi = options.dpi or _style_dpi(rc) or DEFAULT_DPI
+    _check_resolution(options, rc, dpi)
     studies = _studies(options.root)
     work = _Work()
     stems = _Stems(options.out)
@@ -124,7 +125,10 @@ def plot(options: Options) -> tuple[list[Path], list[str]]:
     ]
     claim_plotted(options.out, planned)  # nothing it did not write is replaced
     processes = options.jobs or render.workers(rows)
-    written = render.run(work.jobs, options.formats, dpi, processes, rc)
+    try:
+        written = render.run(work.jobs, options.formats, dpi, processes, rc)
+    except layout.TooLarge as err:  # a figure grown large around a style's huge fonts
+        raise PlotError(str(err)) from None
     for stem, text in work.captions.items():
         path = stem.with_name(f"{stem.name}.{CAPTION}")
         atomic_write_text(path, text)
@@ -143,6 +147,22 @@ def _theme(options: Options) -> figures.Theme:
         except ValueError as err:
             raise PlotError(f"--style: {err}") from None
     return figures.theme(options.context, style)
+
+
+def _check_resolution(options: Options, rc: figures.Theme, dpi: int) -> None:
+    """Refuse, before anything is drawn, a resolution at which even the smallest figure
+    (:data:`~nslb_cli.plot.layout.SMALLEST_FIGURE`) would exceed
+    :data:`~nslb_cli.plot.layout.MAX_PIXELS`: ``dpi`` where an image format is asked, and
+    the style's ``figure.dpi``, at which every figure is laid out."""
+    asked = []
+    if any(fmt not in figures.VECTOR_FORMATS for fmt in options.formats):
+        asked.append((f"--dpi {dpi}" if options.dpi else f"--style: savefig.dpi {dpi}", dpi))
+    asked.append((f"--style: figure.dpi {rc['figure.dpi']:g}", rc["figure.dpi"]))
+    for what, value in asked:
+        try:
+            layout.check_pixels(*layout.SMALLEST_FIGURE, value, what, least=True)
+        except layout.TooLarge as err:
+            raise PlotError(str(err)) from None
 
 
 def _style_dpi(rc: figures.Theme) -> int | None:

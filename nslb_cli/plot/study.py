@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -47,6 +46,7 @@ from nslb_cli.plot import labels as lab
 from nslb_cli.plot.csvread import MalformedResult, Skipped
 from nslb_cli.plot.figures import PANEL, figure_legend, heading, themed
 from nslb_cli.plot.layout import arrange, new_figure
+from nslb_cli.plot.tidy import walk
 
 STUDY_FOLDER = ".nslb-study"
 DIRECTIONS = ("minimize", "maximize")
@@ -92,14 +92,13 @@ def find(root: Path) -> tuple[list[Study], list[Skipped]]:
     """Every study under ``root`` (its own included), in folder order, and the files left
     out (unreadable trials; trials of another metric or direction than their study's)."""
     studies, skipped = [], []
-    for folder, subfolders, _ in os.walk(root):
-        if STUDY_FOLDER in subfolders:
-            study, bad = read(Path(folder) / STUDY_FOLDER)
+    for folder, _ in walk(root, []):  # links followed; a loop is named by the results' walk
+        if (folder / STUDY_FOLDER).is_dir():
+            study, bad = read(folder / STUDY_FOLDER)
             skipped += bad
             if study.trials:
-                study.folder = Path(folder).relative_to(root)
+                study.folder = folder.relative_to(root)
                 studies.append(study)
-        subfolders[:] = sorted(d for d in subfolders if not d.startswith("."))
     return studies, skipped
 
 

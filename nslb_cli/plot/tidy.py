@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -93,18 +93,43 @@ class _Run:
     first: dict[int, Path] = field(default_factory=dict)  # seed -> the file it came from
 
 
-def find_seed_files(root: Path) -> dict[Path, list[tuple[int, Path]]]:
-    """Every run folder under ``root`` (hidden folders excluded) with its ``(seed, csv)``s."""
-    runs: dict[Path, list[tuple[int, Path]]] = {}
-    for folder, subfolders, files in os.walk(root):
+def walk(root: Path, skipped: list[Skipped]) -> Iterator[tuple[Path, list[str]]]:
+    """Every folder under ``root`` (its own included, hidden folders excluded) with its file
+    names, top-down in sorted order, following symbolic links to folders (a run folder may
+    be a link to results kept elsewhere). A folder that several paths lead to (a
+    ``latest`` link) is walked once, by the first; a link to a folder above it (a loop) is
+    left out and named in ``skipped``."""
+    walked: set[Path] = set()
+    for name, subfolders, files in os.walk(root, followlinks=True):
+        folder = Path(name)
+        real = folder.resolve()
+        if real in walked:
+            subfolders[:] = []
+            continue
+        walked.add(real)
         subfolders[:] = sorted(d for d in subfolders if not d.startswith("."))
+        for link in [d for d in subfolders if (folder / d).is_symlink()]:
+            target = (folder / link).resolve()
+            if real.is_relative_to(target):
+                subfolders.remove(link)
+                skipped.append(
+                    Skipped(folder / link, f"a link to {target}, a folder above it (a loop)")
+                )
+        yield folder, files
+
+
+def find_seed_files(root: Path, skipped: list[Skipped]) -> dict[Path, list[tuple[int, Path]]]:
+    """Every run folder under ``root`` (:func:`walk`: hidden folders excluded, links
+    followed, loops named in ``skipped``) with its ``(seed, csv)``s."""
+    runs: dict[Path, list[tuple[int, Path]]] = {}
+    for folder, files in walk(root, skipped):
         seeds = sorted(
-            (int(match.group(1)), Path(folder, name))
+            (int(match.group(1)), folder / name)
             for name in files
             if (match := SEED_FILE.match(name))
         )
         if seeds:
-            runs[Path(folder)] = seeds
+            runs[folder] = seeds
     return runs
 
 
@@ -178,7 +203,7 @@ def load(
     runs: dict[tuple, _Run] = {}
     skipped: list[Skipped] = []
     n_files = 0
-    for folder, seeds in find_seed_files(root).items():
+    for folder, seeds in find_seed_files(root, skipped).items():
         n_files += len(seeds)
         try:
             config, key = read_config(folder)

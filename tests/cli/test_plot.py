@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -241,6 +242,99 @@ def test_bad_options_are_refused(argv: list[str], message: str) -> None:
         parse(["somewhere", *argv])
 
 
+TOO_FINE = "would draw figures of 420,000 × 270,000 pixels or more; at most 100,000,000 pixels \
+a figure: use 2,969 dpi or less"
+"""What a resolution of 100,000 dpi draws of the smallest figure (4.2 x 2.7 inches)."""
+
+
+@pytest.mark.parametrize(
+    ("argv", "style", "message"),
+    [
+        (["--dpi", "100000"], "", f"--dpi 100000 {TOO_FINE}"),
+        ([], "savefig.dpi: 100000", f"--style: savefig.dpi 100000 {TOO_FINE}"),
+        (["--format", "pdf"], "figure.dpi: 100000", f"--style: figure.dpi 100000 {TOO_FINE}"),
+    ],
+)
+def test_a_resolution_too_fine_to_draw_is_refused_before_drawing(
+    argv: list[str], style: str, message: str, hand_tree: Path, tmp_path: Path, capsys
+) -> None:
+    """Not a MemoryError traceback from matplotlib, once the results are read."""
+    (tmp_path / "s.mplstyle").write_text(style + "\n")
+    with pytest.raises(SystemExit) as stopped:
+        main(
+            [
+                "plot",
+                str(hand_tree),
+                "--out",
+                str(tmp_path / "f"),
+                "--style",
+                str(tmp_path / "s.mplstyle"),
+                *argv,
+            ]
+        )
+    assert stopped.value.code == 2
+    assert capsys.readouterr().err == f"nslb: error: {message}\n"
+    assert not (tmp_path / "f").exists(), "refused before anything is drawn or written"
+
+
+def test_vector_figures_take_any_resolution(hand_tree: Path, tmp_path: Path, capsys) -> None:
+    out, _ = plot(capsys, hand_tree, "--out", tmp_path, "--format", "pdf", "--dpi", "100000")
+    assert "wrote 4 figure files" in out and (tmp_path / "e-cum_regret.pdf").is_file()
+
+
+def test_a_figure_grown_too_large_to_draw_is_refused(
+    hand_tree: Path, tmp_path: Path, capsys
+) -> None:
+    """Fonts of 3,000 points make a figure hundreds of inches wide: an image of it is
+    refused in one line (its size said) before it is drawn."""
+    (tmp_path / "huge.mplstyle").write_text("font.size: 3000\n")
+    with pytest.raises(SystemExit) as stopped:
+        main(
+            [
+                "plot",
+                str(hand_tree),
+                "--out",
+                str(tmp_path / "f"),
+                "--format",
+                "png",
+                "--style",
+                str(tmp_path / "huge.mplstyle"),
+            ]
+        )
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert re.fullmatch(
+        r"nslb: error: e-\w+: 150 dpi would draw a [\d,]+ × [\d,]+-pixel figure \([\d,.]+ × "
+        r"[\d,.]+ inches\); at most 100,000,000 pixels a figure: use \d+ dpi or less\n",
+        err,
+    ), err
+    assert not list((tmp_path / "f").glob("*.png"))
+
+
+def test_run_folders_behind_symbolic_links_are_plotted_once(tmp_path: Path, capsys) -> None:
+    """A run folder that is a link to results kept elsewhere is followed; a second path to
+    a folder already read (``latest``, a loop of two links) adds nothing; a link to a folder
+    above it (a loop) is named in one line and left out, never walked round."""
+    kept = tmp_path / "kept"
+    hand.write_run(kept / "mts", hand.config("e", "mts"), {0: (10.5, 2.25), 1: (12.0, 2.5)})
+    hand.write_run(kept / "umts", hand.config("e", "umts"), {0: (8.0, 2.5), 1: (9.5, 2.75)})
+    root = tmp_path / "results"
+    (root / "e").mkdir(parents=True)
+    (root / "e/mts").symlink_to(kept / "mts", target_is_directory=True)
+    (root / "e/umts").symlink_to(kept / "umts", target_is_directory=True)
+    (root / "latest").symlink_to(root / "e/mts", target_is_directory=True)
+    (root / "e/loop").symlink_to(root, target_is_directory=True)
+    (kept / "mts/next").symlink_to(kept / "umts", target_is_directory=True)  # a loop of two:
+    (kept / "umts/next").symlink_to(kept / "mts", target_is_directory=True)  # each read once
+    out, err = plot(capsys, root, "--out", tmp_path / "f", "--format", "png")
+    assert err == (
+        f"nslb plot: skipped {root / 'e/loop'}: a link to {root}, a folder above it (a loop)\n"
+    )
+    summary = pd.read_csv(tmp_path / "f/summary.csv").set_index("agent")
+    assert list(summary.index) == ["mTS", "umTS"] and set(summary["n_seeds"]) == {2}
+    assert summary.loc["umTS", "diff_cum_regret_mean"] == -2.5, "(8 - 10.5 + 9.5 - 12) / 2"
+
+
 def test_rounds_option() -> None:
     assert parse(["d", "--rounds", "10:20"]).rounds == (10, 20)
     assert parse(["d", "--rounds", ":20"]).rounds == (None, 20)
@@ -365,17 +459,30 @@ def test_per_seed_statistics_are_mean_and_se_in_both_tables(
 def test_bootstrap_intervals_are_the_same_every_run(
     hand_tree: Path, tmp_path: Path, capsys
 ) -> None:
+    """Three seeds of short decimals give a bootstrap few distinct resampled means, so an
+    unseeded one often repeats its intervals; twelve seeds of uneven values (group ``wide``)
+    give every metric's interval a new value with each unseeded draw."""
+    for agent, base, step, divisor in (("mts", 10.0, 7, 1000), ("umts", 8.0, 5, 700)):
+        finals = {
+            s: (base + (s * step % 12) * 0.375 + s * s / divisor, 0.5 + s * s / 1000)
+            for s in range(12)
+        }
+        hand.write_run(hand_tree / f"wide/{agent}", hand.config("wide", agent), finals)
     out, _ = plot(
         capsys, hand_tree, "--out", tmp_path / "a", "--format", "png", "--ci", "bootstrap"
     )
     plot(capsys, hand_tree, "--out", tmp_path / "b", "--format", "png", "--ci", "bootstrap")
-    first, second = ((tmp_path / d / "summary.csv").read_text() for d in "ab")
-    assert first == second
-    summary = pd.read_csv(tmp_path / "a/summary.csv").set_index("agent")
+    first, second = (
+        pd.read_csv(tmp_path / d / "summary.csv").set_index(["group", "agent"]) for d in "ab"
+    )
     for metric in ("cum_regret", "avg_reward", "diff_cum_regret"):
-        low, high = summary[f"{metric}_ci_low"], summary[f"{metric}_ci_high"]
-        mean = summary[f"{metric}_mean"]
-        assert ((low <= mean) & (mean <= high) | mean.isna() | (metric == "diff_cum_regret")).all()
+        bounds = [f"{metric}_ci_low", f"{metric}_ci_high"]
+        assert first[bounds].equals(second[bounds]), metric
+        low, high = first[bounds[0]], first[bounds[1]]
+        mean = first[f"{metric}_mean"]  # the reference's difference: 0 on every seed
+        assert ((low <= mean) & (mean <= high)).all(), metric
+        assert low[("wide", "umTS")] < mean[("wide", "umTS")] < high[("wide", "umTS")], metric
+    assert first.equals(second)
     assert "[95 % bootstrap CI of the mean]" in out and "20.75 ± 0.66 [" in out
 
 

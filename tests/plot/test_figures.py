@@ -14,6 +14,7 @@ from matplotlib.figure import Figure
 from nslb_cli.cli import main
 from nslb_cli.plot import aggregate, paper, report
 from nslb_cli.plot.figures import curves, final_distribution, sweep
+from nslb_cli.plot.layout import SMALLEST_PANEL, new_figure
 from nslb_cli.plot.styles import FIXED, style_map
 from nslb_cli.plot.tidy import load
 from tests.helpers.results_tree import MOVIELENS_ENV, fake_config, write_fake_run
@@ -326,3 +327,11 @@ def test_figure_3_has_its_two_panels_side_by_side() -> None:
     (legend,) = figure.legends
     assert [t.get_text() for t in legend.get_texts()] == [f"{a} (n=100)" for a in agents]
     check_readable(figure)
+
+
+def test_no_plotting_area_is_smaller_than_the_one_resolutions_are_checked_against() -> None:
+    """``nslb plot`` refuses a resolution before drawing from the smallest figure there can
+    be; a smaller plotting area would slip past that check."""
+    new_figure(2, SMALLEST_PANEL)
+    with pytest.raises(ValueError, match="smaller than"):
+        new_figure(1, (SMALLEST_PANEL[0], SMALLEST_PANEL[1] - 0.1))

@@ -106,6 +106,15 @@ def test_a_study_alone_is_plotted_and_bad_trials_are_one_line_each(tmp_path: Pat
     assert "wrote 2 figure files" in captured.out
 
 
+def test_a_study_behind_a_symbolic_link_is_found(tmp_path: Path) -> None:
+    """As run folders are: a sweep folder linked into the results is followed."""
+    hand.write_trial(tmp_path / "kept/search", 0, {"x": 1}, 0.5)
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results/search").symlink_to(tmp_path / "kept/search", target_is_directory=True)
+    found, skipped = study.find(tmp_path / "results")
+    assert [one.folder for one in found] == [Path("search")] and skipped == []
+
+
 def test_best_and_table_follow_the_direction(tmp_path: Path) -> None:
     for number, objective in enumerate((0.5, 0.8, 0.7)):
         hand.write_trial(tmp_path, number, {"x": number}, objective, direction="maximize")
