@@ -85,7 +85,7 @@ from nslb_cli.agents.tuning import expected_changes
 from nslb_cli.config import validators as check
 from nslb_cli.core import reward_kernels
 from nslb_cli.core.compiled import jit
-from nslb_cli.core.problem import OfflineModel, Problem
+from nslb_cli.core.problem import OfflineModel, Problem, Sizes
 from nslb_cli.core.rewards import GAUSSIAN_KERNEL, RewardModel
 from nslb_cli.core.rng import BatchRNG
 
@@ -290,6 +290,13 @@ class BOCDThompsonSampling(Agent):
 
     Params = BOCDThompsonSamplingParams
     fixed_arms = True
+
+    @classmethod
+    def memory(cls, params: BOCDThompsonSamplingParams, sizes: Sizes) -> dict[str, int]:
+        """Each run's hypotheses, at most ``max_hypotheses`` (and ``n + 1``): two statistics
+        per arm, a mass and a start each, ``8 R H (2K + 2)`` bytes."""
+        capacity = min(params.max_hypotheses, sizes.horizon + 1)
+        return {"agent.max_hypotheses": 8 * sizes.n_runs * capacity * (2 * sizes.n_arms + 2)}
 
     def __init__(
         self,
