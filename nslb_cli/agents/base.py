@@ -55,21 +55,23 @@ class Agent(ABC):
     def memory(cls, params: Any, sizes: Sizes) -> dict[str, int]:
         """The bytes this agent keeps for a batch of ``sizes.n_runs`` runs, as
         ``{config key: bytes}``: each term keyed by the key whose value makes it grow (one of
-        the agent's own, ``agent.KEY``, or of the environment, ``env.KEY``), so that a batch
-        too large for the machine is refused naming what to lower. A lower bound: count the
-        arrays that grow with the problem and your parameters, not temporaries.
+        the agent's own, ``agent.KEY``, or of the environment, ``env.KEY``; several joined by
+        ``", "`` when it grows with each), so that a batch too large for the machine is
+        refused naming what to lower. A lower bound: count the arrays that grow with the
+        problem and your parameters, not temporaries.
 
         The default is that of an agent with statistics per state, in float64 (``R`` runs,
         ``K`` arms, ``S`` states, contexts of dimension ``d``): without contexts two sums per
-        arm and state plus transition counts, ``8 R S (2K + S)`` bytes keyed ``env.n_states``;
-        with contexts a Bayesian linear regression per state, ``8 R S (d^2 + d)`` bytes keyed
-        by ``sizes.features_key`` (MovieLens: ``env.rank``). Override it when your memory
-        grows with your own parameters (umTS: ``agent.num_particles``).
+        arm and state plus transition counts, ``8 R S (2K + S)`` bytes keyed ``env.n_states,
+        env.n_arms``; with contexts a Bayesian linear regression per state,
+        ``8 R S (d^2 + d)`` bytes keyed by ``sizes.features_key`` (MovieLens: ``env.rank``).
+        Override it when your memory grows with your own parameters (umTS:
+        ``agent.num_particles``).
         """
         R, K, S, d = sizes.n_runs, sizes.n_arms, sizes.n_states, sizes.n_features
         if d:
             return {sizes.features_key: R * S * (d * d + d) * FLOAT}
-        return {"env.n_states": R * S * (2 * K + S) * FLOAT}
+        return {"env.n_states, env.n_arms": R * S * (2 * K + S) * FLOAT}
 
     def __init__(self, params: Any, problem: Problem, model: OfflineModel, rng: BatchRNG) -> None:
         self.params = params

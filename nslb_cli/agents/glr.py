@@ -251,10 +251,10 @@ class GLRklUCB(Agent):
     @classmethod
     def memory(cls, params: GLRklUCBParams, sizes: Sizes) -> dict[str, int]:
         """The default statistics and ``prefix``, ``8 R K ceil(n / Delta s)`` bytes, which
-        grow with the horizon."""
+        grow with the horizon and the arms."""
         splits = -(-sizes.horizon // params.split_every)
         return super().memory(params, sizes) | {
-            "env.horizon": 8 * sizes.n_runs * sizes.n_arms * splits
+            "env.horizon, env.n_arms": 8 * sizes.n_runs * sizes.n_arms * splits
         }
 
     def __init__(

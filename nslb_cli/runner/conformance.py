@@ -22,7 +22,7 @@ generators (NumPy's and Python's), and seed ``ALONE`` by itself. Then:
 ``summary``                ``summary`` maps names to arrays of shape ``(R,)``
 ``memory``                 the agent's (and the environment's) memory declaration,
                            ``memory(params, sizes)``, maps config keys of its own, of the
-                           environment or ``run.*`` to integers ``>= 0``; and the bytes
+                           environment or ``run.batch_size`` to integers ``>= 0``; the bytes
                            allocated by building the agent and playing the batch a second
                            time (``tracemalloc``'s peak, NumPy's arrays included; compiled
                            code's own arrays are not seen) are at most ``MEMORY_FACTOR``

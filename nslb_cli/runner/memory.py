@@ -6,11 +6,12 @@ run.n_seeds)`` runs whose environment gives the :class:`~nslb_cli.core.problem.S
 rounds, ``K`` arms, ``S`` states and contexts of dimension ``d`` (its ``sizes(params,
 n_runs)``; without one, its ``horizon``, ``n_arms`` and ``n_states``, no contexts), it adds up
 these terms, in bytes (8 per float or index), each keyed by the config key whose value makes
-it grow:
+it grow (or the keys, joined by ``", "``, when it grows with each):
 
 * the world's arrays, which every environment's :class:`~nslb_cli.core.world.World` has:
   the mean rewards of every arm ``R n K``, the latent path, the noise and the optimal rewards
-  ``3 R n``, and with contexts the items behind the arms ``R n K``; keyed ``env.horizon``;
+  ``3 R n``, and with contexts the items behind the arms ``R n K``; keyed ``env.horizon,
+  env.n_arms``;
 * the trace: about ten ``R n`` arrays (the simulator's record and the CSV columns); keyed
   ``env.horizon``;
 * the agent's declaration, ``Agent.memory(params, sizes)``: its statistics, keyed by the
@@ -90,8 +91,8 @@ def declared(
     owner: str, memory: Callable[[Any, Sizes], Any], params: Any, sizes: Sizes, keys: set[str]
 ) -> dict[str, int]:
     """``memory(params, sizes)`` checked against the contract: a dict from config keys among
-    ``keys`` to numbers of bytes (integers ``>= 0``); :class:`Malformed` names ``owner`` and
-    the first breach."""
+    ``keys`` (or several, joined by ``", "``) to numbers of bytes (integers ``>= 0``);
+    :class:`Malformed` names ``owner`` and the first breach."""
     terms = _call(owner, "memory(params, sizes)", memory, params, sizes)
     if not isinstance(terms, dict):
         raise Malformed(
@@ -99,7 +100,7 @@ def declared(
             "not a dict from config keys to bytes"
         )
     for key, value in terms.items():
-        if key not in keys:
+        if not isinstance(key, str) or not set(key.split(", ")) <= keys:
             raise Malformed(
                 f"{owner}: memory(params, sizes) names {key!r}, not a config key of its own, "
                 f"of the environment or {' or '.join(RUN_KEYS)}"
@@ -136,7 +137,7 @@ def batch_bytes(env_params: Any, agent_params: Any, batch: int) -> dict[str, int
     R, n, K = sizes.n_runs, sizes.horizon, sizes.n_arms
     items = K if env.contextual else 0
     world = R * n * (K + items + WORLD_ARRAYS) * FLOAT
-    terms = [{"env.horizon": world + trace_bytes(sizes)}]
+    terms = [{"env.horizon, env.n_arms": world, "env.horizon": trace_bytes(sizes)}]
     terms.append(agent_memory(AGENTS[agent_params.name], agent_params, env_params, sizes))
     terms.append(env_memory(env, env_params, sizes))
     total: dict[str, int] = {}

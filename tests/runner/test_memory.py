@@ -4,7 +4,7 @@ cannot fit naming the key to lower; a malformed declaration is refused naming th
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -62,20 +62,36 @@ def test_the_key_to_lower_is_one_that_grows_the_agents_statistics() -> None:
 
 def test_the_estimate_is_the_sum_of_the_declarations_and_the_worlds_arrays() -> None:
     """umTS declares N particles of the default statistics; the world and the trace come on
-    top, keyed by the horizon (numbers the refusal thresholds were set with)."""
+    top (the numbers the refusal thresholds were set with). A term that grows with several
+    keys names them all."""
     env = SyntheticParams()  # n = 1000 rounds, K = 5 arms, S = 3 states
     R, n, K, S, N = 7, env.horizon, env.n_arms, env.n_states, 11
-    terms = batch_bytes(env, agent_params("umts", num_particles=N), R)
-    assert terms == {
-        "env.horizon": 8 * R * n * (K + 3) + 8 * R * n * 10,
+    assert batch_bytes(env, agent_params("umts", num_particles=N), R) == {
+        "env.horizon, env.n_arms": 8 * R * n * (K + 3),
+        "env.horizon": 8 * R * n * 10,
         "agent.num_particles": 8 * R * N * S * (2 * K + S),
     }
+    assert batch_bytes(env, agent_params("mts"), R)["env.n_states, env.n_arms"] == (
+        8 * R * S * (2 * K + S)
+    )
     contexts = MovieLensParams(rank=4)  # the world keeps the items behind the arms too
     K, S = contexts.n_arms, contexts.n_states
-    assert batch_bytes(contexts, agent_params("mts"), R) == {
-        "env.horizon": 8 * R * contexts.horizon * (2 * K + 3 + 10),
-        "env.rank": 8 * R * S * (4 * 4 + 4),
+    assert batch_bytes(contexts, agent_params("umts", num_particles=N), R) == {
+        "env.horizon, env.n_arms": 8 * R * contexts.horizon * (2 * K + 3),
+        "env.horizon": 8 * R * contexts.horizon * 10,
+        "agent.num_particles, env.rank": 8 * R * N * S * (4 * 4 + 4),
     }
+    arms = too_large(MovieLensParams(n_arms=10**8), agent_params("mts"), 10)
+    assert arms is not None and arms.endswith("lower env.horizon, env.n_arms or run.batch_size")
+
+
+def test_bocds_hypotheses_are_counted_up_to_the_horizon() -> None:
+    env = SyntheticParams(n_arms=100, horizon=10**5)
+    short = replace(env, horizon=10**4)
+    capped = batch_bytes(short, agent_params("bocd_ts", max_hypotheses=10**5), 10)
+    assert capped["agent.max_hypotheses"] == 8 * 10 * (10**4 + 1) * (2 * 100 + 2)
+    reason = too_large(env, agent_params("bocd_ts", max_hypotheses=10**5), 10**5)
+    assert reason is not None and reason.endswith("lower agent.max_hypotheses or run.batch_size")
 
 
 @dataclass
@@ -94,10 +110,18 @@ class Declared(UniformRandom):
         return {"agent.slots": 8 * sizes.n_runs * params.slots}
 
 
-def test_a_plugins_declaration_names_its_own_key() -> None:
+class DeclaredPerArm(Declared):
+    @classmethod
+    def memory(cls, params: Any, sizes: Sizes) -> dict[str, int]:
+        return {"agent.slots, env.n_arms": 8 * sizes.n_runs * params.slots * sizes.n_arms}
+
+
+def test_a_plugins_declaration_names_its_own_keys() -> None:
     sizes = sizes_of(Synthetic, SyntheticParams(), 3)
     params = HoardParams(slots=10**15)
     assert agent_memory(Declared, params, SyntheticParams(), sizes) == {"agent.slots": 24 * 10**15}
+    per_arm = agent_memory(DeclaredPerArm, params, SyntheticParams(), sizes)
+    assert per_arm == {"agent.slots, env.n_arms": 5 * 24 * 10**15}
 
 
 @pytest.mark.parametrize(
@@ -105,6 +129,7 @@ def test_a_plugins_declaration_names_its_own_key() -> None:
     [
         ({"agent.slot": 1}, "agent 'hoard': memory(params, sizes) names 'agent.slot', not a"),
         ({"run.seed": 1}, "names 'run.seed', not a config key of its own"),
+        ({"agent.slots, env.arms": 1}, "names 'agent.slots, env.arms', not a config key"),
         ({"agent.slots": -1}, "gives agent.slots -1 bytes, not an integer >= 0"),
         ({"agent.slots": 2.5}, "gives agent.slots 2.5 bytes, not an integer >= 0"),
         ({"agent.slots": True}, "gives agent.slots True bytes"),

@@ -123,9 +123,11 @@ class UncertainModelThompsonSampling(Agent):
     @classmethod
     def memory(cls, params: UMTSParams, sizes: Sizes) -> dict[str, int]:
         """``N`` particles, each with the statistics per state of one agent
-        (:meth:`Agent.memory`'s default, times ``N``), keyed ``agent.num_particles``."""
+        (:meth:`Agent.memory`'s default, times ``N``), keyed ``agent.num_particles`` (and the
+        contexts' key, with contexts: each particle's regressions grow with it)."""
         per_particle = sum(super().memory(params, sizes).values())
-        return {"agent.num_particles": params.num_particles * per_particle}
+        keys = ["agent.num_particles", *([sizes.features_key] if sizes.n_features else [])]
+        return {", ".join(keys): params.num_particles * per_particle}
 
     def __init__(
         self, params: UMTSParams, problem: Problem, model: OfflineModel, rng: BatchRNG
