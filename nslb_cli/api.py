@@ -77,6 +77,27 @@ An agent that learns per arm (arm ``a`` must be the same item every round) decla
 ``fixed_arms = True``: nslb then refuses it, in one line, on environments whose arms are
 different items every round (``contextual``, e.g. MovieLens).
 
+Memory: before anything is built, nslb estimates what a batch needs and refuses a job whose
+batch cannot fit in the machine's memory, in one line naming the config key to lower. An
+agent states its part with the classmethod ``memory(params, sizes) -> dict[str, int]``: the
+bytes it keeps for a batch, each term keyed by the config key whose value makes it grow —
+one of its own (``"agent.window"``), the environment's (``"env.n_arms"``) or
+``"run.batch_size"``; several joined by ``", "`` when the term grows with each. ``sizes`` is
+a :class:`Sizes`: ``n_runs`` (R), ``horizon``, ``n_arms``, ``n_states``, ``n_features``
+(the contexts' dimension d, 0 without contexts) and ``features_key``, the key that sets d.
+The default, :meth:`Agent.memory`, counts statistics per arm and state, ``8 R S (2K + S)``
+bytes keyed ``"env.n_states, env.n_arms"`` (with contexts a regression per state,
+``8 R S (d^2 + d)`` keyed ``features_key``); override it when your arrays grow with your
+own parameters::
+
+    @classmethod
+    def memory(cls, params, sizes):
+        return {"agent.window, env.n_arms": 8 * sizes.n_runs * params.window * sizes.n_arms}
+
+A lower bound will do (the arrays that grow, not temporaries). ``nslb check`` fails a
+declaration with other keys or values than integers ``>= 0``, or far below what a short
+batch allocates; ``nslb run`` refuses a job whose agent's declaration raises or is malformed.
+
 Environments
 ============
 ``class MyEnv`` with ``Params = MyEnvParams`` (same rules as an agent's, plus the fields
@@ -88,6 +109,14 @@ are different items with features, ``False`` for fixed arms) and
 and draw the reward noise per round, not per arm (``RewardModel.noise``; the world's
 ``problem.reward_model.realise`` turns it into the pulled arm's reward). See :class:`World`
 for its arrays.
+
+Memory (see Agents), with two optional static or class methods. nslb counts a batch's
+:class:`World` arrays itself from its :class:`Sizes`: by default the ``Params``' horizon,
+arms and states, without contexts. An environment with contexts gives them with
+``sizes(params, n_runs) -> Sizes``, naming the contexts' dimension and the key that sets it
+(MovieLens: ``Sizes(n_runs, p.horizon, p.n_arms, p.n_states, p.rank, "env.rank")``). What
+its batch needs beyond the world's arrays it declares with ``memory(params, sizes) ->
+dict[str, int]``, keyed by its own config keys (``env.KEY``) or ``run.batch_size``.
 
 Results
 =======
@@ -116,7 +145,7 @@ from typing import TYPE_CHECKING, Any
 from nslb_cli.agents.base import Agent, Belief
 from nslb_cli.config import validators as check
 from nslb_cli.config.validators import ConfigError
-from nslb_cli.core.problem import OfflineModel, Problem, Truth
+from nslb_cli.core.problem import OfflineModel, Problem, Sizes, Truth
 from nslb_cli.core.rewards import Bernoulli, Gaussian, RewardModel
 from nslb_cli.core.rng import BatchRNG, Stream, generator
 from nslb_cli.core.world import World
@@ -134,6 +163,7 @@ __all__ = [
     "OfflineModel",
     "Problem",
     "RewardModel",
+    "Sizes",
     "Stream",
     "Truth",
     "World",

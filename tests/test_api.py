@@ -34,6 +34,7 @@ PROMISED = {
     "OfflineModel": problem.OfflineModel,
     "Problem": problem.Problem,
     "RewardModel": rewards.RewardModel,
+    "Sizes": problem.Sizes,
     "Stream": rng.Stream,
     "Truth": problem.Truth,
     "World": world.World,
@@ -44,7 +45,7 @@ PROMISED = {
 }
 # ... with the members it names
 DOCUMENTED = {
-    "Agent": ["act", "update", "belief", "summary", "fixed_arms", "sees_truth"],
+    "Agent": ["act", "update", "belief", "summary", "fixed_arms", "sees_truth", "memory"],
     "BatchRNG": ["random", "normal", "integers", "beta"],
     "OfflineModel": ["expected_rewards"],
     "RewardModel": [
@@ -59,6 +60,7 @@ FIELDS = {
     "OfflineModel": {"means", "mean_sd", "transitions", "concentration", "initial", "covariance"},
     "Belief": {"state", "posterior"},
     "Truth": {"states", "mean_rewards"},
+    "Sizes": {"n_runs", "horizon", "n_arms", "n_states", "n_features", "features_key"},
 }
 
 
@@ -70,7 +72,7 @@ def test_the_public_names_are_stable() -> None:
     """Changing this list is a breaking change for plugins (nslb_cli/api.py)."""
     assert nslb_cli.api.__all__ == [
         "Agent", "BatchRNG", "Belief", "Bernoulli", "ConfigError", "Gaussian", "OfflineModel",
-        "Problem", "RewardModel", "Stream", "Truth", "World", "check", "generator",
+        "Problem", "RewardModel", "Sizes", "Stream", "Truth", "World", "check", "generator",
         "load_results", "summarise",
     ]  # fmt: skip
     api = nslb_cli.api

@@ -11,6 +11,9 @@ Each round the simulator calls ``act`` then ``update``; ``belief`` reports what 
 believes about the latent state, where it has such a belief.
 
 All arrays have a leading runs axis: one agent object plays a batch of independent runs.
+
+Before a batch is built, :meth:`Agent.memory` says how many bytes the agent will keep for it
+(the plugin contract: :mod:`nslb_cli.api`).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from nslb_cli.core.problem import OfflineModel, Problem
+from nslb_cli.core.problem import FLOAT, OfflineModel, Problem, Sizes
 from nslb_cli.core.rng import BatchRNG
 
 
@@ -48,6 +51,28 @@ class Agent(ABC):
     # being simulated in threads at once (nslb_cli.runner.parts)
     concurrent: ClassVar[bool] = False
 
+    @classmethod
+    def memory(cls, params: Any, sizes: Sizes) -> dict[str, int]:
+        """The bytes this agent keeps for a batch of ``sizes.n_runs`` runs, as
+        ``{config key: bytes}``: each term keyed by the key whose value makes it grow (one of
+        the agent's own, ``agent.KEY``, or of the environment, ``env.KEY``; several joined by
+        ``", "`` when it grows with each), so that a batch too large for the machine is
+        refused naming what to lower. A lower bound: count the arrays that grow with the
+        problem and your parameters, not temporaries.
+
+        The default is that of an agent with statistics per state, in float64 (``R`` runs,
+        ``K`` arms, ``S`` states, contexts of dimension ``d``): without contexts two sums per
+        arm and state plus transition counts, ``8 R S (2K + S)`` bytes keyed ``env.n_states,
+        env.n_arms``; with contexts a Bayesian linear regression per state,
+        ``8 R S (d^2 + d)`` bytes keyed by ``sizes.features_key`` (MovieLens: ``env.rank``).
+        Override it when your memory grows with your own parameters (umTS:
+        ``agent.num_particles``).
+        """
+        R, K, S, d = sizes.n_runs, sizes.n_arms, sizes.n_states, sizes.n_features
+        if d:
+            return {sizes.features_key: R * S * (d * d + d) * FLOAT}
+        return {"env.n_states, env.n_arms": R * S * (2 * K + S) * FLOAT}
+
     def __init__(self, params: Any, problem: Problem, model: OfflineModel, rng: BatchRNG) -> None:
         self.params = params
         self.problem = problem
@@ -71,3 +96,13 @@ class Agent(ABC):
     def summary(self) -> dict[str, np.ndarray]:
         """Per-run statistics to store beside the CSVs (e.g. detected changes), ``(R,)`` each."""
         return {}
+
+
+def window_memory(sizes: Sizes, tau: int | None) -> dict[str, int]:
+    """The memory of an agent that keeps each run's last ``tau`` observations (an arm or a
+    context, and a reward; twice, for the two halves a change detector compares):
+    ``8 * 2 R tau max(K, d + 1)`` bytes keyed ``agent.tau``. A window left to the agent's
+    default (``tau = None``) counts as the horizon, the longest such a default can be."""
+    window = sizes.horizon if tau is None else tau
+    width = max(sizes.n_arms, sizes.n_features + 1)
+    return {"agent.tau": 2 * sizes.n_runs * window * width * FLOAT}

@@ -84,8 +84,8 @@ from nslb_cli.agents.base import Agent
 from nslb_cli.agents.tuning import expected_changes
 from nslb_cli.config import validators as check
 from nslb_cli.core import reward_kernels
-from nslb_cli.core.compiled import jit
-from nslb_cli.core.problem import OfflineModel, Problem
+from nslb_cli.core.compiled import inline, jit
+from nslb_cli.core.problem import OfflineModel, Problem, Sizes
 from nslb_cli.core.rewards import GAUSSIAN_KERNEL, RewardModel
 from nslb_cli.core.rng import BatchRNG
 
@@ -172,6 +172,140 @@ def bocd_arms(
     return arms
 
 
+@inline
+def filtered_posterior(
+    family: int,
+    parameter: float,
+    x: float,
+    a: int,
+    r: int,
+    first: np.ndarray,
+    second: np.ndarray,
+    mass: np.ndarray,
+    live: int,
+    weight: np.ndarray,
+    exponents: np.ndarray,
+) -> int:
+    """Run ``r``'s filtered posterior ``Q(l) ∝ P(l) p(x | pi_l(a))`` of its ``live``
+    hypotheses, into ``weight[:live]``; returns the MAP (the first on ties). The
+    predictive's exponent is shifted by its largest value among hypotheses of positive mass
+    before exponentiating."""
+    top = -np.inf
+    for j in range(live):
+        exponent, scale = reward_kernels.predictive(
+            family, parameter, x, first[r, j, a], second[r, j, a]
+        )
+        exponents[j] = exponent
+        weight[j] = mass[r, j] * scale
+        if weight[j] > 0.0 and exponent > top:
+            top = exponent
+    total = 0.0
+    for j in range(live):
+        weight[j] *= np.exp(exponents[j] - top)
+        total += weight[j]
+    best = 0
+    for j in range(live):
+        weight[j] /= total
+        if weight[j] > weight[best]:
+            best = j
+    return best
+
+
+@inline
+def choose_kept(
+    weight: np.ndarray, live: int, best: int, room: int, min_mass: float, keep: np.ndarray
+) -> None:
+    """Pruning: ``keep[j]`` for the hypotheses of mass at least ``min_mass`` (and positive);
+    if more than ``room``, the ``room`` most probable instead (a stable order on ties). The
+    MAP ``best`` is always kept."""
+    kept = 0
+    for j in range(live):
+        keep[j] = weight[j] >= min_mass and weight[j] > 0.0 or j == best
+        kept += keep[j]
+    if kept > room:
+        order = np.argsort(-weight[:live], kind="mergesort")
+        for j in range(live):
+            keep[j] = False
+        for i in range(room):
+            keep[order[i]] = True
+        keep[best] = True
+
+
+@inline
+def compact(
+    t: int,
+    r: int,
+    first: np.ndarray,
+    second: np.ndarray,
+    start: np.ndarray,
+    weight: np.ndarray,
+    keep: np.ndarray,
+    live: int,
+    best: int,
+) -> tuple[int, int, float, float, float]:
+    """Move run ``r``'s kept hypotheses to the front, oldest first, with their statistics
+    and weights. Returns the hypotheses kept, the MAP's new index, the mass dropped, the
+    mass kept and the kept mass' sum of run lengths (rounds, round ``t`` included)."""
+    _, _, K = first.shape
+    dropped = 0.0
+    kept_mass = 0.0
+    mean_length = 0.0
+    i = 0
+    for j in range(live):
+        if not keep[j]:
+            dropped += weight[j]
+            continue
+        kept_mass += weight[j]
+        mean_length += weight[j] * (t + 1 - start[r, j])
+        if i != j:
+            start[r, i] = start[r, j]
+            for b in range(K):
+                first[r, i, b] = first[r, j, b]
+                second[r, i, b] = second[r, j, b]
+        weight[i] = weight[j]
+        if j == best:
+            best = i
+        i += 1
+    return i, best, dropped, kept_mass, mean_length
+
+
+@inline
+def grow(
+    t: int,
+    r: int,
+    family: int,
+    parameter: float,
+    a: int,
+    x: float,
+    h: float,
+    prior: tuple[float, float],
+    first: np.ndarray,
+    second: np.ndarray,
+    mass: np.ndarray,
+    start: np.ndarray,
+    weight: np.ndarray,
+    live: int,
+    kept_mass: float,
+) -> int:
+    """Growth: each of run ``r``'s ``live`` kept hypotheses absorbs ``(a, x)`` and gets mass
+    ``(1 - h) Q(l)``, renormalised over the kept mass; then, if ``h > 0``, the change point
+    with the prior and mass ``h``. Returns the hypotheses held."""
+    _, _, K = first.shape
+    for j in range(live):
+        first[r, j, a], second[r, j, a] = reward_kernels.update(
+            family, parameter, x, first[r, j, a], second[r, j, a]
+        )
+        mass[r, j] = (1.0 - h) * weight[j] / kept_mass
+    if h > 0.0:
+        mass[r, live] = h
+        start[r, live] = t + 1
+        for b in range(K):
+            first[r, live, b] = prior[0]
+            second[r, live, b] = prior[1]
+        live += 1
+    return live
+
+
 @jit
 def bocd_update(
     t: int,
@@ -189,13 +323,15 @@ def bocd_update(
     count: np.ndarray,
     record: np.ndarray,
 ) -> None:
-    """One round of the run-length recursion for every run, in place (module docstring).
+    """One round of the run-length recursion for every run, in place (module docstring):
+    :func:`filtered_posterior`, pruning (:func:`choose_kept`, :func:`compact`), then
+    :func:`grow`.
 
     ``record[r]`` accumulates the run's statistics: ``[0]`` detections, ``[1]`` the sum of
     posterior mean run lengths, ``[2]`` the sum of hypotheses held after each round, ``[3]``
     the mass dropped, ``[4]`` the latest start of a MAP segment so far.
     """
-    R, capacity, K = first.shape
+    R, capacity, _ = first.shape
     weight = np.empty(capacity)
     exponents = np.empty(capacity)
     keep = np.zeros(capacity, dtype=np.bool_)
@@ -204,79 +340,22 @@ def bocd_update(
         a = actions[r]
         x = rewards[r]
         h = hazard[r]
-        # Filtered posterior Q(l) ∝ P(l) p(x | pi_l(a)): the predictive's exponent is shifted
-        # by its largest value among hypotheses of positive mass before exponentiating.
-        top = -np.inf
-        for j in range(live):
-            exponent, scale = reward_kernels.predictive(
-                family, parameter, x, first[r, j, a], second[r, j, a]
-            )
-            exponents[j] = exponent
-            weight[j] = mass[r, j] * scale
-            if weight[j] > 0.0 and exponent > top:
-                top = exponent
-        total = 0.0
-        for j in range(live):
-            weight[j] *= np.exp(exponents[j] - top)
-            total += weight[j]
-        best = 0
-        for j in range(live):
-            weight[j] /= total
-            if weight[j] > weight[best]:
-                best = j
-        # Pruning: below min_mass, then the least probable beyond the cap; MAP always kept.
-        room = capacity - 1 if h > 0.0 else capacity
-        kept = 0
-        for j in range(live):
-            keep[j] = weight[j] >= min_mass and weight[j] > 0.0 or j == best
-            kept += keep[j]
-        if kept > room:
-            order = np.argsort(-weight[:live], kind="mergesort")
-            for j in range(live):
-                keep[j] = False
-            for i in range(room):
-                keep[order[i]] = True
-            keep[best] = True
-        dropped = 0.0
-        kept_mass = 0.0
-        mean_length = 0.0
-        i = 0
-        for j in range(live):
-            if not keep[j]:
-                dropped += weight[j]
-                continue
-            kept_mass += weight[j]
-            mean_length += weight[j] * (t + 1 - start[r, j])
-            if i != j:
-                start[r, i] = start[r, j]
-                for b in range(K):
-                    first[r, i, b] = first[r, j, b]
-                    second[r, i, b] = second[r, j, b]
-            weight[i] = weight[j]
-            if j == best:
-                best = i
-            i += 1
-        live = i
+        best = filtered_posterior(
+            family, parameter, x, a, r, first, second, mass, live, weight, exponents
+        )
+        room = capacity - 1 if h > 0.0 else capacity  # room for the new change point
+        choose_kept(weight, live, best, room, min_mass, keep)
+        live, best, dropped, kept_mass, mean_length = compact(
+            t, r, first, second, start, weight, keep, live, best
+        )
         if start[r, best] > record[r, 4]:
             record[r, 0] += 1.0
             record[r, 4] = start[r, best]
         record[r, 1] += mean_length / kept_mass
         record[r, 3] += dropped
-        # Growth: each kept run absorbs (a, x); then the change point with its prior.
-        for j in range(live):
-            first[r, j, a], second[r, j, a] = reward_kernels.update(
-                family, parameter, x, first[r, j, a], second[r, j, a]
-            )
-            mass[r, j] = (1.0 - h) * weight[j] / kept_mass
-        if h > 0.0:
-            mass[r, live] = h
-            start[r, live] = t + 1
-            for b in range(K):
-                first[r, live, b] = prior[0]
-                second[r, live, b] = prior[1]
-            live += 1
-        count[r] = live
-        record[r, 2] += live
+        count[r] = grow(t, r, family, parameter, a, x, h, prior,
+                        first, second, mass, start, weight, live, kept_mass)  # fmt: skip
+        record[r, 2] += count[r]
 
 
 class BOCDThompsonSampling(Agent):
@@ -290,6 +369,13 @@ class BOCDThompsonSampling(Agent):
 
     Params = BOCDThompsonSamplingParams
     fixed_arms = True
+
+    @classmethod
+    def memory(cls, params: BOCDThompsonSamplingParams, sizes: Sizes) -> dict[str, int]:
+        """Each run's hypotheses, at most ``max_hypotheses`` (and ``n + 1``): two statistics
+        per arm, a mass and a start each, ``8 R H (2K + 2)`` bytes."""
+        capacity = min(params.max_hypotheses, sizes.horizon + 1)
+        return {"agent.max_hypotheses": 8 * sizes.n_runs * capacity * (2 * sizes.n_arms + 2)}
 
     def __init__(
         self,

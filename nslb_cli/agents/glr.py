@@ -83,7 +83,7 @@ from nslb_cli.agents.round_draws import RoundDraws
 from nslb_cli.agents.tuning import expected_changes
 from nslb_cli.config import validators as check
 from nslb_cli.core.compiled import inline, jit
-from nslb_cli.core.problem import OfflineModel, Problem
+from nslb_cli.core.problem import OfflineModel, Problem, Sizes
 from nslb_cli.core.rewards import GAUSSIAN_KERNEL, KL_EPSILON
 from nslb_cli.core.rng import BatchRNG
 
@@ -247,6 +247,15 @@ class GLRklUCB(Agent):
 
     Params = GLRklUCBParams
     fixed_arms = True
+
+    @classmethod
+    def memory(cls, params: GLRklUCBParams, sizes: Sizes) -> dict[str, int]:
+        """The default statistics and ``prefix``, ``8 R K ceil(n / Delta s)`` bytes, which
+        grow with the horizon and the arms."""
+        splits = -(-sizes.horizon // params.split_every)
+        return super().memory(params, sizes) | {
+            "env.horizon, env.n_arms": 8 * sizes.n_runs * sizes.n_arms * splits
+        }
 
     def __init__(
         self, params: GLRklUCBParams, problem: Problem, model: OfflineModel, rng: BatchRNG

@@ -87,11 +87,11 @@ from typing import Any
 
 import numpy as np
 
-from nslb_cli.agents.base import Agent
+from nslb_cli.agents.base import Agent, window_memory
 from nslb_cli.agents.tuning import expected_changes
 from nslb_cli.config import validators as check
 from nslb_cli.core.compiled import inline, jit
-from nslb_cli.core.problem import OfflineModel, Problem
+from nslb_cli.core.problem import OfflineModel, Problem, Sizes
 from nslb_cli.core.rewards import GAUSSIAN_KERNEL
 from nslb_cli.core.rng import BatchRNG
 
@@ -340,6 +340,11 @@ class SlidingWindowThompsonSampling(_ForgettingThompson):
     """
 
     Params = SlidingWindowThompsonSamplingParams
+
+    @classmethod
+    def memory(cls, params: SlidingWindowThompsonSamplingParams, sizes: Sizes) -> dict[str, int]:
+        """The default statistics and the window of the last ``tau`` arms and rewards."""
+        return super().memory(params, sizes) | window_memory(sizes, params.tau)
 
     def __init__(
         self,

@@ -66,10 +66,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nslb_cli.agents.base import Agent
+from nslb_cli.agents.base import Agent, window_memory
 from nslb_cli.agents.tuning import expected_changes
 from nslb_cli.config import validators as check
-from nslb_cli.core.problem import OfflineModel, Problem
+from nslb_cli.core.problem import OfflineModel, Problem, Sizes
 from nslb_cli.core.rng import BatchRNG
 
 #: The paper's exploration constant in its experiments.
@@ -170,6 +170,11 @@ class SlidingWindowUCB(Agent):
 
     Params = SlidingWindowUCBParams
     fixed_arms = True
+
+    @classmethod
+    def memory(cls, params: SlidingWindowUCBParams, sizes: Sizes) -> dict[str, int]:
+        """The default statistics and the window of the last ``tau`` arms and rewards."""
+        return super().memory(params, sizes) | window_memory(sizes, params.tau)
 
     def __init__(
         self, params: SlidingWindowUCBParams, problem: Problem, model: OfflineModel, rng: BatchRNG

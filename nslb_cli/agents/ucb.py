@@ -41,11 +41,11 @@ from typing import ClassVar
 
 import numpy as np
 
-from nslb_cli.agents.base import Agent, Belief
+from nslb_cli.agents.base import Agent, Belief, window_memory
 from nslb_cli.config import validators as check
 from nslb_cli.config.validators import ConfigError
 from nslb_cli.core.compiled import inline, jit
-from nslb_cli.core.problem import OfflineModel, Problem
+from nslb_cli.core.problem import OfflineModel, Problem, Sizes
 from nslb_cli.core.rng import BatchRNG
 
 MAX_EPSILON = 1e12
@@ -245,6 +245,12 @@ class SlidingWindowModelUCB(Agent):
     ``counts``, ``N_t(s)``."""
 
     Params: ClassVar[type] = SWMUCBParams
+
+    @classmethod
+    def memory(cls, params: SWMUCBParams, sizes: Sizes) -> dict[str, int]:
+        """The default statistics and the window of the last ``tau`` rounds' states and
+        residuals."""
+        return super().memory(params, sizes) | window_memory(sizes, params.tau)
 
     def __init__(
         self, params: SWMUCBParams, problem: Problem, model: OfflineModel, rng: BatchRNG

@@ -1,5 +1,6 @@
 """What an agent is told: the problem's shape, the offline model, and (reference agents only)
-the truth; for a batch of runs.
+the truth; for a batch of runs. And a batch's :class:`Sizes`, which memory estimates are
+computed from before anything is built.
 
 All arrays carry a leading runs axis ``R``; ``S`` latent states, ``K`` arms.
 
@@ -56,6 +57,39 @@ class Problem:
                 f"Problem.sigma ({self.sigma}) must be the reward model's scale "
                 f"({self.reward_model.scale})"
             )
+
+
+FLOAT = 8
+"""Bytes of one entry of a float64 or int64 array."""
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """The sizes of one batch of runs, as an environment with these parameters makes it,
+    known before anything is built: what memory estimates are computed from. An environment
+    states them, an agent declares the bytes it keeps for them, keyed by the config key whose
+    value makes them grow (:mod:`nslb_cli.api`, "Memory"; :mod:`nslb_cli.runner.memory`).
+
+    Attributes:
+        n_runs: ``R``, the runs (seeds) of the batch (``run.batch_size`` at most).
+        horizon: ``n``, the rounds (``env.horizon``).
+        n_arms: ``K``, the arms of a round (``env.n_arms``).
+        n_states: ``S``, the latent states (``env.n_states``).
+        n_features: ``d``, the dimension of a context vector; 0 without contexts.
+        features_key: the config key that sets ``d`` (MovieLens: ``env.rank``); needed
+            when ``d > 0``, so that a memory term growing with ``d`` can name it.
+    """
+
+    n_runs: int
+    horizon: int
+    n_arms: int
+    n_states: int
+    n_features: int = 0
+    features_key: str = ""
+
+    def __post_init__(self) -> None:
+        if self.n_features and not self.features_key:
+            raise ValueError("Sizes with n_features > 0 need the features_key that sets it")
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,7 @@ import numpy as np
 
 from nslb_cli.config import validators as check
 from nslb_cli.core.numerics import normalised_exp
-from nslb_cli.core.problem import OfflineModel, Problem
+from nslb_cli.core.problem import OfflineModel, Problem, Sizes
 from nslb_cli.core.rng import Stream, generator
 from nslb_cli.core.world import World
 from nslb_cli.data import releases
@@ -337,6 +337,12 @@ class MovieLens:
     Params = MovieLensParams
     contextual = True  # each round's arms are different movies
     provenance = staticmethod(provenance)  # data.json of a run folder (nslb_cli.runner.job)
+
+    @staticmethod
+    def sizes(p: MovieLensParams, n_runs: int) -> Sizes:
+        """A batch's sizes (for its memory estimate): each arm's context is a movie's
+        ``rank`` factors, so the agents' statistics grow with ``env.rank``."""
+        return Sizes(n_runs, p.horizon, p.n_arms, p.n_states, p.rank, features_key="env.rank")
 
     @staticmethod
     def build(p: MovieLensParams, seeds: np.ndarray) -> World:

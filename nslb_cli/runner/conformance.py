@@ -20,6 +20,13 @@ generators (NumPy's and Python's), and seed ``ALONE`` by itself. Then:
                            or never; states are in ``[0, S)``, posteriors ``(R, S)``, ``>= 0``,
                            rows summing to one
 ``summary``                ``summary`` maps names to arrays of shape ``(R,)``
+``memory``                 the agent's (and the environment's) memory declaration,
+                           ``memory(params, sizes)``, maps config keys of its own, of the
+                           environment or ``run.batch_size`` to integers ``>= 0``; the bytes
+                           allocated by building the agent and playing the batch a second
+                           time (``tracemalloc``'s peak, NumPy's arrays included; compiled
+                           code's own arrays are not seen) are at most ``MEMORY_FACTOR``
+                           times the declaration and the trace, plus ``MEMORY_SLACK``
 =========================  =================================================================
 
 Each check gives one :class:`Outcome`: passed, failed (with the first failure found and the
@@ -30,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import random
+import tracemalloc
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any, Protocol
@@ -42,11 +50,17 @@ from nslb_cli.core.rng import BatchRNG
 from nslb_cli.core.trace import Trace
 from nslb_cli.core.world import World
 from nslb_cli.envs import ENVIRONMENTS
+from nslb_cli.runner import memory
 from nslb_cli.runner.simulate import build_agent, simulate
 
 SEEDS = (2, 7, 11, 30)
 ALONE = 7
 POSTERIOR_TOLERANCE = 1e-9
+# A declaration may be a lower bound, but not absurdly low: a short batch may allocate this many
+# times the declared bytes (and the trace's), plus this much for Python's own objects (the
+# built-in agents allocate at most 2.1 times, and 0.4 MiB, on DEFAULT_ENVS).
+MEMORY_FACTOR = 10
+MEMORY_SLACK = 4 * 2**20
 # The environments an agent is checked on unless told otherwise: the synthetic environment
 # with a known model and fixed dynamics, and with a prior and Markov dynamics (short runs).
 DEFAULT_ENVS: tuple[dict[str, Any], ...] = (
@@ -178,12 +192,15 @@ def _belief_problem(view: Any, runs: int, states: int) -> str | None:
 
 @dataclass(frozen=True)
 class _Play:
-    """One simulation: the world played, the recorded agent, and the trace or the error."""
+    """One simulation: the world played, the recorded agent, and the trace or the error;
+    for a play that was measured, the peak of the bytes allocated while building the agent
+    and playing (above those allocated before)."""
 
     world: World
     recorder: _Recorder | None
     trace: Trace | None
     error: str | None
+    peak: int | None = None
 
     @property
     def played(self) -> Trace:
@@ -200,8 +217,11 @@ class _Play:
 
 @dataclass(frozen=True)
 class _Runs:
-    """The three plays of one setting, and a world built for ``SEEDS`` that nobody played."""
+    """The three plays of one setting (the second measured), and a world built for ``SEEDS``
+    that nobody played; the agent class and parameters played."""
 
+    cls: type[Agent]
+    params: Any
     setting: Setting
     batch: _Play
     again: _Play
@@ -226,17 +246,46 @@ def _global_random_state(seed: int) -> Iterator[None]:
         random.setstate(python_state)
 
 
-def _play(cls: type[Agent], params: Any, setting: Setting, seeds: Sequence[int], key: int) -> _Play:
+@contextlib.contextmanager
+def _allocations(measure: bool) -> Iterator[Callable[[], int | None]]:
+    """Within the block, a function giving the peak of the bytes allocated since the block
+    began (``tracemalloc``: Python's objects and NumPy's arrays) if ``measure``, else
+    ``None``. A trace already running (``PYTHONTRACEMALLOC``) is left running."""
+    if not measure:
+        yield lambda: None
+        return
+    running = tracemalloc.is_tracing()
+    if not running:
+        tracemalloc.start()
+    tracemalloc.reset_peak()
+    start = tracemalloc.get_traced_memory()[0]
+    try:
+        yield lambda: tracemalloc.get_traced_memory()[1] - start
+    finally:
+        if not running:
+            tracemalloc.stop()
+
+
+def _play(
+    cls: type[Agent],
+    params: Any,
+    setting: Setting,
+    seeds: Sequence[int],
+    key: int,
+    measure: bool = False,
+) -> _Play:
+    """Build a world for ``seeds`` and play it; with ``measure``, note the allocations' peak."""
     seeds_array = np.asarray(seeds, dtype=np.int64)
     world = setting.env.build(setting.params, seeds_array)
     recorder = None
     try:
-        with _global_random_state(key):
+        with _global_random_state(key), _allocations(measure) as allocated:
             recorder = _Recorder(build_agent(cls, params, world, BatchRNG(seeds_array)))
             trace = simulate(world, recorder, progress=False)
+            peak = allocated()
     except Exception as err:  # the agent's code may raise anything: that is the finding
         return _Play(world, recorder, None, describe_error(err))
-    return _Play(world, recorder, trace, None)
+    return _Play(world, recorder, trace, None, peak)
 
 
 def _same(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -351,6 +400,25 @@ def _valid_summary(r: _Runs) -> str | None:
     return None
 
 
+def _declared_memory(r: _Runs) -> str | None:
+    env, env_params = r.setting.env, r.setting.params
+    try:
+        sizes = memory.sizes_of(env, env_params, len(SEEDS))
+        memory.env_memory(env, env_params, sizes)
+        declared = sum(memory.agent_memory(r.cls, r.params, env_params, sizes).values())
+    except memory.Malformed as err:
+        return str(err)
+    peak, trace = r.again.peak, memory.trace_bytes(sizes)
+    if peak is None or peak <= MEMORY_FACTOR * (declared + trace) + MEMORY_SLACK:
+        return None
+    return (
+        f"memory(params, sizes) declares {declared} bytes for {sizes.n_runs} runs of "
+        f"{sizes.horizon} rounds, but they allocated {peak} (over {MEMORY_FACTOR} times that "
+        f"and the trace's {trace}, plus {MEMORY_SLACK // 2**20} MiB): declare the arrays "
+        "that grow, keyed by the config key that makes them grow"
+    )
+
+
 @dataclass(frozen=True)
 class Check:
     """One conformance check: ``test`` returns the first failure in a setting, or ``None``."""
@@ -382,6 +450,11 @@ CHECKS = (
         _valid_beliefs,
     ),
     Check("summary", "summary() values are arrays of shape (R,)", _valid_summary),
+    Check(
+        "memory",
+        "memory(params, sizes) by config key, not far below what a batch allocates",
+        _declared_memory,
+    ),
 )
 
 
@@ -390,9 +463,11 @@ def run_checks(cls: type[Agent], params: Any, settings: Sequence[Setting]) -> li
     :class:`Outcome` per check of :data:`CHECKS`, with the first failure found."""
     runs = [
         _Runs(
+            cls=cls,
+            params=params,
             setting=s,
             batch=_play(cls, params, s, SEEDS, key=0),
-            again=_play(cls, params, s, SEEDS, key=1),
+            again=_play(cls, params, s, SEEDS, key=1, measure=True),
             alone=_play(cls, params, s, (ALONE,), key=2),
             fresh=s.env.build(s.params, np.asarray(SEEDS, dtype=np.int64)),
         )

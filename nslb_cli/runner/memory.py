@@ -1,43 +1,155 @@
 """How much memory one batch of a job needs, estimated before anything is simulated.
 
-The large arrays of a batch of ``R = min(run.batch_size, run.n_seeds)`` runs, in bytes
-(8 per float or index), with ``n`` rounds, ``K`` arms, ``S`` states, ``d`` features
-(``env.rank``; 0 without context) and ``N`` particles (``agent.num_particles``; 1 for
-agents without particles):
+Agents and environments state their own needs (the plugin contract of :mod:`nslb_cli.api`);
+this module knows none of their parameters. For a batch of ``R = min(run.batch_size,
+run.n_seeds)`` runs whose environment gives the :class:`~nslb_cli.core.problem.Sizes` ``n``
+rounds, ``K`` arms, ``S`` states and contexts of dimension ``d`` (its ``sizes(params,
+n_runs)``; without one, its ``horizon``, ``n_arms`` and ``n_states``, no contexts), it adds up
+these terms, in bytes (8 per float or index), each keyed by the config key whose value makes
+it grow (or the keys, joined by ``", "``, when it grows with each):
 
-* world: mean rewards of every arm ``R n K``, plus path, noise and (contexts) items;
-* trace: about ten ``R n`` arrays (the simulator's record and the CSV columns);
-* agent: ``R N S (2K + S)`` for per-arm particle statistics and transition counts, or
-  ``R N S (d^2 + d)`` for Bayesian linear regression per particle and state;
-* window: ``2 R tau max(K, d + 1)`` for agents that keep their last ``tau`` observations
-  (``agent.tau``: the change detectors, the sliding windows; a window left to the agent's
-  default, ``null``, counts as ``n``, the longest such a default can be).
+* the world's arrays, which every environment's :class:`~nslb_cli.core.world.World` has:
+  the mean rewards of every arm ``R n K``, the latent path, the noise and the optimal rewards
+  ``3 R n``, and with contexts the items behind the arms ``R n K``; keyed ``env.horizon,
+  env.n_arms``;
+* the trace: about ten ``R n`` arrays (the simulator's record and the CSV columns); keyed
+  ``env.horizon``;
+* the agent's declaration, ``Agent.memory(params, sizes)``: its statistics, keyed by the
+  agent's own parameter or the environment's size that makes them grow;
+* the environment's declaration ``memory(params, sizes)``, if it has one: what its batch
+  needs beyond the world's arrays.
 
-The estimate is a lower bound of the peak (temporaries come on top); a job whose batch
-cannot fit in the machine's memory is refused with the key to lower.
+Terms keyed alike are added. The estimate is a lower bound of the peak (temporaries come on
+top); a job whose batch cannot fit in the machine's memory is refused naming the key of the
+largest term. A declaration that raises or breaks the contract refuses the job as well, in
+one line naming the plugin.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from dataclasses import fields
 from typing import Any
 
-FLOAT = 8
+import numpy as np
+
+from nslb_cli.agents import AGENTS
+from nslb_cli.config.registry import describe_error
+from nslb_cli.config.stopping import stopped_by
+from nslb_cli.core.problem import FLOAT, Sizes
+from nslb_cli.envs import ENVIRONMENTS
+
 TRACE_ARRAYS = 10
+WORLD_ARRAYS = 3  # (R, n) each: the latent path, the noise, the optimal rewards
+RUN_KEYS = ("run.batch_size", "run.n_seeds")
+"""The run settings a declaration may name (they size a job's memory)."""
 
 
-def batch_bytes(env: Any, agent: Any, batch: int) -> dict[str, int]:
-    """The estimated bytes of one batch, by part (``world``, ``trace``, ``agent``)."""
-    n, K, S = env.horizon, env.n_arms, env.n_states
-    d = getattr(env, "rank", 0)
-    N = getattr(agent, "num_particles", 1)
-    world = batch * n * (K + (K if d else 0) + 3) * FLOAT
-    trace = batch * n * TRACE_ARRAYS * FLOAT
-    per_particle = S * (d * d + d) if d else S * (2 * K + S)
-    tau = getattr(agent, "tau", 0)
-    window = 2 * batch * (n if tau is None else tau) * max(K, d + 1) * FLOAT
-    agent_bytes = batch * N * per_particle * FLOAT
-    return {"world": world, "trace": trace, "agent": agent_bytes, "window": window}
+class Malformed(ValueError):
+    """A plugin's memory declaration raised or broke the contract; ``str(err)`` is one line
+    naming the plugin and what is wrong."""
+
+
+def _call(owner: str, what: str, function: Callable[..., Any], *args: Any) -> Any:
+    """``function(*args)``, any exception of the plugin's code (a request to stop aside)
+    turned into :class:`Malformed`."""
+    try:
+        return function(*args)
+    except BaseException as err:
+        if stopped_by(err) is not None:
+            raise
+        raise Malformed(f"{owner}: {what} raised {describe_error(err)}") from None
+
+
+def config_keys(section: str, params: Any) -> set[str]:
+    """``{"env.horizon", ...}``: the keys of a config section whose values are ``params``."""
+    return {f"{section}.{field.name}" for field in fields(params)}
+
+
+def sizes_of(env: Any, params: Any, runs: int) -> Sizes:
+    """The sizes of a batch of ``runs`` runs of environment class ``env`` with ``params``:
+    its own ``sizes(params, runs)`` where it has one (raising :class:`Malformed` if that
+    fails), else its ``horizon``, ``n_arms`` and ``n_states`` without contexts."""
+    declared = getattr(env, "sizes", None)
+    if declared is None:
+        return Sizes(runs, params.horizon, params.n_arms, params.n_states)
+    owner = f"environment '{params.name}'"
+    sizes = _call(owner, "sizes(params, n_runs)", declared, params, runs)
+    if not isinstance(sizes, Sizes):
+        returned = type(sizes).__name__
+        raise Malformed(f"{owner}: sizes(params, n_runs) returned {returned}, not Sizes")
+    if sizes.n_features and sizes.features_key not in config_keys("env", params):
+        raise Malformed(
+            f"{owner}: sizes(params, n_runs) names {sizes.features_key!r} as the key of the "
+            f"contexts' dimension, not one of its config keys"
+        )
+    return sizes
+
+
+def declared(
+    owner: str, memory: Callable[[Any, Sizes], Any], params: Any, sizes: Sizes, keys: set[str]
+) -> dict[str, int]:
+    """``memory(params, sizes)`` checked against the contract: a dict from config keys among
+    ``keys`` (or several, joined by ``", "``) to numbers of bytes (integers ``>= 0``);
+    :class:`Malformed` names ``owner`` and the first breach."""
+    terms = _call(owner, "memory(params, sizes)", memory, params, sizes)
+    if not isinstance(terms, dict):
+        raise Malformed(
+            f"{owner}: memory(params, sizes) returned {type(terms).__name__}, "
+            "not a dict from config keys to bytes"
+        )
+    for key, value in terms.items():
+        if not isinstance(key, str) or not set(key.split(", ")) <= keys:
+            raise Malformed(
+                f"{owner}: memory(params, sizes) names {key!r}, not a config key of its own, "
+                f"of the environment or {' or '.join(RUN_KEYS)}"
+            )
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
+            raise Malformed(
+                f"{owner}: memory(params, sizes) gives {key} {value!r} bytes, not an integer >= 0"
+            )
+    return {key: int(value) for key, value in terms.items()}
+
+
+def agent_memory(agent: Any, params: Any, env_params: Any, sizes: Sizes) -> dict[str, int]:
+    """Agent class ``agent``'s declaration for ``sizes``, checked (:func:`declared`): its keys
+    may be its own, the environment's (``env_params``) or :data:`RUN_KEYS`."""
+    keys = config_keys("agent", params) | config_keys("env", env_params) | set(RUN_KEYS)
+    return declared(f"agent '{params.name}'", agent.memory, params, sizes, keys)
+
+
+def env_memory(env: Any, params: Any, sizes: Sizes) -> dict[str, int]:
+    """Environment class ``env``'s declaration ``memory(params, sizes)``, checked
+    (:func:`declared`: its keys may be its own or :data:`RUN_KEYS`); none without one."""
+    memory = getattr(env, "memory", None)
+    if memory is None:
+        return {}
+    keys = config_keys("env", params) | set(RUN_KEYS)
+    return declared(f"environment '{params.name}'", memory, params, sizes, keys)
+
+
+def batch_bytes(env_params: Any, agent_params: Any, batch: int) -> dict[str, int]:
+    """The estimated bytes of one batch of ``batch`` runs, by the config key whose value makes
+    each term grow (see the module docstring); :class:`Malformed` if a declaration is."""
+    env = ENVIRONMENTS[env_params.name]
+    sizes = sizes_of(env, env_params, batch)
+    R, n, K = sizes.n_runs, sizes.horizon, sizes.n_arms
+    items = K if env.contextual else 0
+    world = R * n * (K + items + WORLD_ARRAYS) * FLOAT
+    terms = [{"env.horizon, env.n_arms": world, "env.horizon": trace_bytes(sizes)}]
+    terms.append(agent_memory(AGENTS[agent_params.name], agent_params, env_params, sizes))
+    terms.append(env_memory(env, env_params, sizes))
+    total: dict[str, int] = {}
+    for term in terms:
+        for key, value in term.items():
+            total[key] = total.get(key, 0) + value
+    return total
+
+
+def trace_bytes(sizes: Sizes) -> int:
+    """The trace's term alone (the simulator's record of a batch)."""
+    return sizes.n_runs * sizes.horizon * TRACE_ARRAYS * FLOAT
 
 
 def physical_memory() -> int:
@@ -63,28 +175,19 @@ def too_many_seeds(n_seeds: int) -> str | None:
 
 
 def too_large(env: Any, agent: Any, batch: int) -> str | None:
-    """``None`` if a batch fits in memory, else a one-line reason naming the key to lower."""
-    parts = batch_bytes(env, agent, batch)
-    total, available = sum(parts.values()), physical_memory()
+    """``None`` if a batch fits in memory, else a one-line reason: the key of the largest
+    term to lower, or the plugin whose declaration is malformed."""
+    try:
+        terms = batch_bytes(env, agent, batch)
+    except Malformed as err:
+        return str(err)
+    total, available = sum(terms.values()), physical_memory()
     if total <= available:
         return None
-    largest = max(parts, key=parts.__getitem__)
-    sizes = [
-        key
-        for key, grows in (
-            ("agent.num_particles", hasattr(agent, "num_particles")),
-            ("env.rank", bool(getattr(env, "rank", 0))),
-        )
-        if grows
-    ] or ["env.n_states", "env.n_arms"]
-    keys = {
-        "agent": f"{', '.join(sizes)} or run.batch_size",
-        "window": "agent.tau or run.batch_size",
-        "world": "env.horizon, env.n_arms or run.batch_size",
-        "trace": "env.horizon or run.batch_size",
-    }[largest]
+    key = max(terms, key=terms.__getitem__)
+    lower = key if key == "run.batch_size" else f"{key} or run.batch_size"
     return (
-        f"a batch of {batch} seeds needs at least {total / 2**30:.3g} GiB ({largest}: "
-        f"{parts[largest] / 2**30:.3g} GiB) but this machine has {available / 2**30:.3g} GiB: "
-        f"lower {keys}"
+        f"a batch of {batch} seeds needs at least {total / 2**30:.3g} GiB ({key}: "
+        f"{terms[key] / 2**30:.3g} GiB) but this machine has {available / 2**30:.3g} GiB: "
+        f"lower {lower}"
     )

@@ -20,8 +20,8 @@ def test_check_prints_one_line_per_check(capsys: pytest.CaptureFixture[str]) -> 
         "  synthetic (dynamics=fixed, horizon=80, period=40)",
         "  synthetic (model=prior, horizon=80, switch_prob=0.02)",
     ]
-    assert [line.split()[0] for line in lines[3:-1]] == ["pass"] * 8
-    assert lines[-1] == "all 8 checks passed"
+    assert [line.split()[0] for line in lines[3:-1]] == ["pass"] * 9
+    assert lines[-1] == "all 9 checks passed"
 
 
 def test_check_on_another_environment(capsys: pytest.CaptureFixture[str]) -> None:
@@ -35,7 +35,7 @@ def test_check_with_bernoulli_rewards(capsys: pytest.CaptureFixture[str]) -> Non
     main(["check", "agent=cd_ts", "env.reward=bernoulli", "env.horizon=60"])
     lines = capsys.readouterr().out.splitlines()
     assert lines[1] == "  synthetic (dynamics=fixed, reward=bernoulli, horizon=60, period=40)"
-    assert lines[-1] == "all 8 checks passed"
+    assert lines[-1] == "all 9 checks passed"
 
 
 @pytest.mark.parametrize(
@@ -88,4 +88,23 @@ def test_a_failing_agent_exits_with_status_1(tmp_path: Path) -> None:
         "FAIL  determinism             synthetic (dynamics=fixed, horizon=120, period=40): "
         "two runs of the same seeds differ"
     )
-    assert lines[-1] == "2 of 8 checks failed, 0 not checked"
+    assert lines[-1] == "2 of 9 checks failed, 0 not checked"
+
+
+def test_a_plugin_that_allocates_far_more_than_it_declares_fails_in_one_line(
+    tmp_path: Path,
+) -> None:
+    """A plugin agent that keeps 32 MB for the checks' four runs and declares nothing (the
+    default says a few KiB): only the memory check fails, in one line."""
+    hoarder = {"hoarder": "tests.runner.test_conformance:Hoarder"}
+    fake_distribution(tmp_path / "site", "hoarder-plugin", "0.1", {GROUP: hoarder})
+    path = os.pathsep.join([str(tmp_path / "site"), str(REPO)])
+    checked = nslb_with(path, "check", "agent=hoarder", cwd=tmp_path)
+    assert checked.returncode == 1
+    failed = [line for line in checked.stdout.splitlines() if line.startswith("FAIL")]
+    assert len(failed) == 1 and failed[0].startswith(
+        "FAIL  memory                  synthetic (dynamics=fixed, horizon=120, period=40): "
+        "memory(params, sizes) declares 2400 bytes for 4 runs of 120 rounds, but they allocated "
+        "320"
+    )
+    assert checked.stdout.splitlines()[-1] == "1 of 9 checks failed, 0 not checked"

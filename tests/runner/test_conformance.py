@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import pytest
 
 from nslb_cli.agents import AGENTS
 from nslb_cli.agents.base import Agent
+from nslb_cli.agents.reference import UniformRandom
+from nslb_cli.core.problem import OfflineModel, Problem, Sizes
+from nslb_cli.core.rng import BatchRNG
 from nslb_cli.runner.conformance import CHECKS, Setting, default_settings, run_checks
 from tests.helpers.faulty_agents import (
     BadSummary,
@@ -79,3 +83,57 @@ def test_each_fault_fails_its_check_and_only_it(
     for check, outcome in outcomes.items():
         if check not in failures:
             assert outcome.status == ("skip" if crashed and check != "actions" else "pass"), check
+
+
+@dataclass
+class HoarderParams:
+    name: str = "hoarder"
+    slots: int = 10**6
+
+
+class Hoarder(UniformRandom):
+    """A plugin-like agent that keeps ``slots`` floats per run (32 MB for the checks' four
+    runs) and declares nothing: the default says a few KiB."""
+
+    Params = HoarderParams
+
+    def __init__(
+        self, params: HoarderParams, problem: Problem, model: OfflineModel, rng: BatchRNG
+    ) -> None:
+        super().__init__(params, problem, model, rng)
+        self.kept = np.zeros((problem.n_runs, params.slots))
+
+
+class DeclaredHoarder(Hoarder):
+    @classmethod
+    def memory(cls, params: Any, sizes: Sizes) -> dict[str, int]:
+        return {"agent.slots": 8 * sizes.n_runs * params.slots}
+
+
+class MisnamedHoarder(Hoarder):
+    @classmethod
+    def memory(cls, params: Any, sizes: Sizes) -> dict[str, int]:
+        return {"agent.n_slots": 8 * sizes.n_runs * params.slots}
+
+
+@pytest.mark.parametrize(
+    ("agent", "failure"),
+    [
+        (Hoarder, "memory(params, sizes) declares 2400 bytes for 4 runs of 120 rounds, but they "
+         "allocated 320"),
+        (MisnamedHoarder, "agent 'hoarder': memory(params, sizes) names 'agent.n_slots', not a "
+         "config key of its own"),
+        (DeclaredHoarder, None),
+    ],
+)  # fmt: skip
+def test_a_declaration_far_below_what_the_agent_allocates_fails_the_memory_check(
+    agent: type[Agent], failure: str | None
+) -> None:
+    outcomes = {o.check: o for o in run_checks(agent, HoarderParams(), default_settings())}
+    assert [o.status for c, o in outcomes.items() if c != "memory"] == ["pass"] * (len(CHECKS) - 1)
+    if failure is None:
+        assert outcomes["memory"].status == "pass"
+    else:
+        assert outcomes["memory"].status == "FAIL"
+        assert outcomes["memory"].detail.startswith(f"synthetic (dynamics=fixed, horizon=120, "
+                                                    f"period=40): {failure}")  # fmt: skip

@@ -74,7 +74,7 @@ from nslb_cli.agents.umts.arm_posterior import ArmPosterior
 from nslb_cli.agents.umts.linear_posterior import LinearPosterior
 from nslb_cli.agents.umts.resampling import SCHEMES
 from nslb_cli.config import validators as check
-from nslb_cli.core.problem import OfflineModel, Problem
+from nslb_cli.core.problem import OfflineModel, Problem, Sizes
 from nslb_cli.core.rewards import Gaussian, RewardModel
 from nslb_cli.core.rng import BatchRNG
 
@@ -119,6 +119,15 @@ class UncertainModelThompsonSampling(Agent):
 
     Params = UMTSParams
     concurrent = True
+
+    @classmethod
+    def memory(cls, params: UMTSParams, sizes: Sizes) -> dict[str, int]:
+        """``N`` particles, each with the statistics per state of one agent
+        (:meth:`Agent.memory`'s default, times ``N``), keyed ``agent.num_particles`` (and the
+        contexts' key, with contexts: each particle's regressions grow with it)."""
+        per_particle = sum(super().memory(params, sizes).values())
+        keys = ["agent.num_particles", *([sizes.features_key] if sizes.n_features else [])]
+        return {", ".join(keys): params.num_particles * per_particle}
 
     def __init__(
         self, params: UMTSParams, problem: Problem, model: OfflineModel, rng: BatchRNG
