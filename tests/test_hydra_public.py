@@ -58,12 +58,10 @@ def _patches(tree: ast.AST) -> list[int]:
             targets = node.targets
         elif isinstance(node, ast.AugAssign | ast.AnnAssign):
             targets = [node.target]
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            if node.func.id in ("setattr", "delattr") and node.args:
-                lines += [node.lineno] if _root(node.args[0]) in hydras else []
-        lines += [
-            t.lineno for t in targets if isinstance(t, ast.Attribute) and _root(t) in hydras
-        ]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args:
+            changer = node.func.id in ("setattr", "delattr")
+            lines += [node.lineno] if changer and _root(node.args[0]) in hydras else []
+        lines += [t.lineno for t in targets if isinstance(t, ast.Attribute) and _root(t) in hydras]
     return lines
 
 

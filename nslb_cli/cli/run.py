@@ -18,10 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import hydra
-from hydra._internal.config_loader_impl import ConfigLoaderImpl
-from hydra._internal.hydra import Hydra
 from hydra.core.hydra_config import HydraConfig
-from hydra.plugins.sweeper import Sweeper
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
@@ -42,8 +39,6 @@ from nslb_cli.runner.compose import (
 )
 from nslb_cli.runner.failures import Failures, start_sweep
 from nslb_cli.runner.owner import end_with_owner
-from nslb_cli.runner.remembered import remembered_compositions
-from nslb_cli.runner.sweep_configs import SweepConfigs
 from nslb_cli.store import provenance
 from nslb_cli.store.folder import OutputConflict
 from nslb_cli.store.lock import FolderLock
@@ -117,44 +112,10 @@ def _user_message(err: BaseException, folder: Path) -> str:
     return str(err)
 
 
-@contextlib.contextmanager
-def _checked(plan: CommandLine | None) -> Iterator[None]:
-    """Spare Hydra the compositions that repeat the command-line check's: the whole config
-    composed once more only to read ``hydra.mode`` (given here as the check found it; Hydra
-    then decides the mode from it and ``-m`` as always), every job of a sweep composed
-    before any is launched to find errors early (the check composed and validated each), and
-    each job's own composition when jobs share their choice of groups
-    (:class:`~nslb_cli.runner.sweep_configs.SweepConfigs`)."""
-    if plan is None:
-        yield
-        return
-    get_mode, validate_batch = Hydra.get_mode, Sweeper.validate_batch_is_legal
-    load_sweep_config = ConfigLoaderImpl.load_sweep_config
-    Hydra.get_mode = lambda self, config_name, overrides: plan.mode  # type: ignore[method-assign]
-    Sweeper.validate_batch_is_legal = lambda self, batch: None  # type: ignore[method-assign]
-    configs = SweepConfigs(load_sweep_config)
-    ConfigLoaderImpl.load_sweep_config = (  # type: ignore[method-assign]
-        lambda self, master_config, sweep_overrides: configs(self, master_config, sweep_overrides)
-    )
-    try:
-        yield
-    finally:
-        Hydra.get_mode = get_mode  # type: ignore[method-assign]
-        Sweeper.validate_batch_is_legal = validate_batch  # type: ignore[method-assign]
-        ConfigLoaderImpl.load_sweep_config = load_sweep_config  # type: ignore[method-assign]
-
-
 def main(arguments: Sequence[str]) -> None:
-    """``nslb run``: check every job of the command line, then hand over to Hydra, which
-    reuses the check's compositions."""
-    with remembered_compositions():
-        _check_and_launch(arguments)
-
-
-def _check_and_launch(arguments: Sequence[str]) -> None:
+    """``nslb run``: check every job of the command line, then hand over to Hydra."""
     parts.start_look()  # the idle CPUs are measured from here to the first batch
-    os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra's own errors reach us, not its report;
-    # set before the check composes: a remembered composition saw the same environment
+    os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra's own errors reach us, not its report
     provenance.remember_command(["run", *arguments])
     try:
         arguments = expand_home(study.expand_best(list(arguments)))
@@ -210,8 +171,7 @@ def _one_study(folder: Path, arguments: Sequence[str]) -> Iterator[None]:
 def _launch(plan: CommandLine | None) -> None:
     """Hand over to Hydra; for a study, then write its ``best.yaml``."""
     try:
-        with _checked(plan):
-            hydra_job()
+        hydra_job()
     except OSError as err:  # Hydra's files (multirun.yaml, nslb.log) on a full disk, say
         where = err.filename or (plan.output.absolute() if plan else "the output folder")
         fail(f"cannot write {where}: {err.strerror or err}")

@@ -20,6 +20,7 @@ import copy
 import difflib
 import functools
 import hashlib
+import itertools
 import os
 import re
 from dataclasses import dataclass, fields
@@ -29,7 +30,6 @@ from typing import Any
 
 import numpy as np
 from hydra import compose, initialize_config_module
-from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.config_store import ConfigStore
 from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
@@ -292,8 +292,6 @@ class CommandLine:
     multirun: bool
     study: str | None = None
     """The agent an Optuna study tunes (``hparams_search=…``), else ``None``."""
-    mode: RunMode | None = None
-    """``hydra.mode`` as the config sets it (a preset's ``MULTIRUN``), ``None`` if unset."""
 
 
 def parse_overrides(overrides: list[str]) -> list[Override]:
@@ -352,7 +350,27 @@ def _sweep_points(overrides: list[str], multirun: bool) -> tuple[list[list[str]]
             )
     if study.is_study(base.hydra.sweeper):
         return _study_points(parsed), base
-    return BasicSweeper.split_arguments(parsed, None)[0], base
+    return _basic_sweep(parsed), base
+
+
+def _basic_sweep(parsed: list[Override]) -> list[list[str]]:
+    """The jobs of Hydra's basic sweeper, in its order: each key's values (a later override
+    of a key replaces an earlier one in its place), the first key's varying slowest
+    (``itertools.product``); ``a=1,2 b=x,y`` gives ``a=1 b=x``, ``a=1 b=y``, ``a=2 b=x``, …"""
+    values: dict[str, list[str]] = {}
+    for override in parsed:
+        key = override.get_key_element()
+        if not override.is_sweep_override():
+            values[key] = [f"{key}={override.get_value_element_as_str()}"]
+        elif override.is_discrete_sweep():
+            values[key] = [f"{key}={value}" for value in override.sweep_string_iterator()]
+        else:
+            raise ConfigError(
+                key,
+                f"'{override.input_line}': a sweep takes a list or range(…); interval(…) is "
+                "a study's search space (hparams_search=…)",
+            )
+    return [list(job) for job in itertools.product(*values.values())]
 
 
 def _study_points(parsed: list[Override]) -> list[list[str]]:
@@ -454,8 +472,7 @@ def sets_a_value(override: Override) -> bool:
 
 def values_apart(parsed: list[Override]) -> bool:
     """Whether the value overrides of ``parsed`` (:func:`sets_a_value`) may be set after
-    composing the others, as :class:`_Compositions` and the launcher's
-    :class:`~nslb_cli.runner.sweep_configs.SweepConfigs` set them: when every other override
+    composing the others, as :class:`_Compositions` sets them: when every other override
     is Hydra's own, chooses a config group (a name for ``agent``, ``env/…``), or sets a
     top-level value that no value override reaches into (``name=mine``). A section replaced
     (``run={n_seeds: 3}``), deleted (``~run``) or a key added (``+agent.x=1``) makes Hydra's
@@ -545,8 +562,8 @@ def check_command_line(overrides: list[str], multirun: bool) -> CommandLine:
                     f"hydra.sweeper.{setting}", f"must be an integer >= 1, got {value}"
                 )
         trials = int(base.hydra.sweeper.n_trials)
-        return CommandLine(trials, Path(folder), sweep, str(base.agent.name), base.hydra.mode)
-    return CommandLine(len(points), Path(folder), sweep, mode=base.hydra.mode)
+        return CommandLine(trials, Path(folder), sweep, str(base.agent.name))
+    return CommandLine(len(points), Path(folder), sweep)
 
 
 def _check_output(folder: str, key: str) -> None:

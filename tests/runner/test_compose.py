@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 from hydra import compose, initialize_config_module
 
 from nslb_cli.agents import AGENTS
 from nslb_cli.config.validators import ConfigError
 from nslb_cli.envs import ENVIRONMENTS
-from nslb_cli.runner.compose import CONFIG_MODULE, check_command_line, folder_name, validate
+from nslb_cli.runner.compose import (
+    CONFIG_MODULE,
+    _sweep_points,
+    check_command_line,
+    folder_name,
+    register_options,
+    validate,
+)
+from tests.helpers.cli import nslb
 from tests.helpers.paths import CONF
 
 
@@ -40,6 +51,36 @@ def test_every_experiment_preset_composes(experiment: str) -> None:
 def test_sweep_counts_every_point() -> None:
     assert check_command_line(["agent=umts", "agent.num_particles=10,100,1000"], True).jobs == 3
     assert check_command_line(["agent=mts,umts", "env.dynamics=fixed,markov"], True).jobs == 4
+
+
+SWEEP = [
+    "run.n_seeds=3",
+    "agent=random,oracle",
+    "env.horizon=4,5",
+    "run.seed=range(0,4,2)",
+    "++env.sigma=0.5",
+    "run.n_seeds=1",  # replaces the first in its place
+]
+
+
+def test_the_check_expands_a_sweep_into_hydras_jobs_in_hydras_order(tmp_path: Path) -> None:
+    """The check validates the jobs Hydra's basic sweeper launches (expanded with Hydra's
+    public API), in its order: job ``#n``'s overrides as Hydra's launcher logs them."""
+    overrides = [*SWEEP, f"hydra.sweep.dir={tmp_path}"]
+    register_options()
+    with initialize_config_module(CONFIG_MODULE, version_base="1.3"):
+        points, _ = _sweep_points(overrides, multirun=True)
+    done = nslb("run", "-m", *overrides, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    launched = re.findall(r"\t#(\d+) : (.*)", done.stdout + done.stderr)
+    assert [int(n) for n, _ in launched] == list(range(8))
+    assert [job.split() for _, job in launched] == [p[:-1] for p in points]
+    assert points[1][:4] == ["run.n_seeds=1", "agent=random", "env.horizon=4", "run.seed=2"]
+
+
+def test_a_sweep_refuses_an_interval_naming_the_key() -> None:
+    with pytest.raises(ConfigError, match=r"^agent\.tau: 'agent\.tau=interval\(1,9\)': a sweep"):
+        check_command_line(["agent=cd_ucb", "agent.tau=interval(1,9)"], multirun=True)
 
 
 INVALID = [
