@@ -29,7 +29,7 @@ from nslb_cli.cli.errors import fail, warn
 from nslb_cli.config.registry import describe_error
 from nslb_cli.config.stopping import stopped_by
 from nslb_cli.config.validators import ConfigError
-from nslb_cli.runner import parts, study
+from nslb_cli.runner import study
 from nslb_cli.runner.compose import (
     CONFIG_MODULE,
     CONFIG_NAME,
@@ -152,7 +152,6 @@ def main(arguments: Sequence[str]) -> None:
 
 
 def _check_and_launch(arguments: Sequence[str]) -> None:
-    parts.start_look()  # the idle CPUs are measured from here to the first batch
     os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra's own errors reach us, not its report;
     # set before the check composes: a remembered composition saw the same environment
     provenance.remember_command(["run", *arguments])
