@@ -98,7 +98,6 @@ SMPY_PAIRS = {  # nslb agent: the comparison's pair that times SMPyBandits
 
 CHEAP_AGENTS = ("mts", "exp3s", "exp4s", "cd_ucb", "cd_ts", "sw_mucb", "sw_umucb", "oracle",
                 "random")  # fmt: skip
-WRITE_COMPILED = "write CSVs, numba loaded (an agent with kernels ran)"
 E2E_MTS = "nslb run agent=mts run.n_seeds=100, end to end"
 E2E_START = "nslb run, 1 seed x 1 round (start-up), end to end"
 E2E_UMTS = "nslb run umts N=100 markov/prior, end to end"
@@ -128,7 +127,6 @@ ROWS = (
     Row("umts N=100, synthetic", 4),
     Row("umts N=1000, synthetic", 25),
     Row("write CSVs, 100 seeds x 2000 rounds", 0.1),
-    Row(WRITE_COMPILED, 0.1),
     Row("nslb plot, 1,500 CSVs of make paper", 3),
     Row("MovieLens umts N=100", 30),
     Row("MovieLens cd_linucb", 5),
@@ -319,23 +317,14 @@ def synthetic_umts(particles: int) -> Callable[[Context], Values]:
 
 
 def write_csvs(ctx: Context) -> Values:
-    """write_trace of mTS's trace (it has a belief) on the synthetic env, 100 x 2000: in a
-    process without numba (mTS has no kernels), then once numba is loaded, as in a run of an
-    agent with kernels (a tree may format differently then)."""
+    """write_trace of mTS's trace (it has a belief) on the synthetic env, 100 x 2000."""
     write_trace = module("nslb_cli.store.results", "nslb_cli.results").write_trace
     keyed = "key" in inspect.signature(write_trace).parameters  # seeds record their config
     key = ("0" * 16,) if keyed else ()
     trace = simulate(params("env", "synthetic", **SYNTHETIC_ENV), params("agent", "mts"))
-
-    def timed(folder: str) -> float:
-        folders = [fresh(ctx.scratch / f"{folder}/{i}") for i in range(ctx.repeats)]
-        return best_of(lambda i: write_trace(folders[i], trace, *key), ctx.repeats)
-
-    values = {"write CSVs, 100 seeds x 2000 rounds": timed("write")}
-    import numba  # noqa: F401  (what an agent with kernels has imported)
-
-    write_trace(fresh(ctx.scratch / "numba/untimed"), trace, *key)  # loads, or compiles
-    return {**values, WRITE_COMPILED: timed("numba")}
+    folders = [fresh(ctx.scratch / f"write/{i}") for i in range(ctx.repeats)]
+    seconds = best_of(lambda i: write_trace(folders[i], trace, *key), ctx.repeats)
+    return {"write CSVs, 100 seeds x 2000 rounds": seconds}
 
 
 def plot(ctx: Context) -> Values:

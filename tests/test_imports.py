@@ -54,16 +54,14 @@ def test_a_synthetic_run_imports_no_plotting_or_data_libraries() -> None:
         "for name in AGENTS: AGENTS[name]\n"
     )
     # numba (umTS's kernels) imports the scipy package itself to check its version (~10 ms,
-    # scipy.version and scipy._lib), and nslb loads scipy.linalg's one extension module
-    # numba's BLAS check imports (core.blas_check, ~2 ms); none of scipy's subpackages,
-    # scikit-learn or the plotting libraries load.
+    # scipy.version and scipy._lib); none of scipy's subpackages, scikit-learn or the
+    # plotting libraries load.
     light = (
         "scipy",
         "scipy.version",
         "scipy.__config__",
         "scipy._distributor_init",
         "scipy._cyutility",
-        "scipy.linalg.cython_blas",
     )
     loaded = [m for m in _imported(code) if m not in light and not m.startswith("scipy._lib")]
     assert loaded == []

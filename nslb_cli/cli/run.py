@@ -26,7 +26,7 @@ from nslb_cli.cli.errors import fail, warn
 from nslb_cli.config.registry import describe_error
 from nslb_cli.config.stopping import stopped_by
 from nslb_cli.config.validators import ConfigError
-from nslb_cli.runner import parts, study
+from nslb_cli.runner import study
 from nslb_cli.runner.compose import (
     CONFIG_MODULE,
     CONFIG_NAME,
@@ -114,7 +114,6 @@ def _user_message(err: BaseException, folder: Path) -> str:
 
 def main(arguments: Sequence[str]) -> None:
     """``nslb run``: check every job of the command line, then hand over to Hydra."""
-    parts.start_look()  # the idle CPUs are measured from here to the first batch
     os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra's own errors reach us, not its report
     provenance.remember_command(["run", *arguments])
     try:

@@ -51,9 +51,6 @@ from numba.core import caching
 from numba.core.runtime import rtsys
 
 from nslb_cli.config.paths import user_cache
-from nslb_cli.core.blas_check import load_cython_blas
-
-load_cython_blas()  # before numba loads its first kernel, which checks for BLAS
 
 PACKAGE = Path(__file__).resolve().parents[1]
 """The ``nslb_cli`` folder; module paths below are relative to it."""

@@ -3,9 +3,9 @@
 numba compiles a kernel for the argument types of its first call and caches it on disk
 (:mod:`nslb_cli.core.compiled`); the types depend on the reward model (Gaussian or clicks)
 and on whether the model is known or a prior, not on the sizes. Each registered agent
-therefore plays a few rounds of two seeds in each of :data:`SETTINGS`, and the CSV text of
-one run is formatted by compiled code. Kernels that only MovieLens's contextual worlds reach
-(umTS's linear posterior) compile on the first MovieLens run.
+therefore plays a few rounds of two seeds in each of :data:`SETTINGS`. Kernels that only
+MovieLens's contextual worlds reach (umTS's linear posterior) compile on the first
+MovieLens run.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from nslb_cli.config.validators import ConfigError
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner.compose import RunConfig, RunSettings
 from nslb_cli.runner.job import simulate_seeds
-from nslb_cli.store.results import COLUMNS, INTEGERS, compiled_text
 
 SETTINGS = tuple(
     {"model": model, "reward": reward, "horizon": 12, "n_arms": 3, "n_states": 2}
@@ -32,9 +31,8 @@ SETTINGS = tuple(
 
 
 def warm_up(report: Callable[[str], None]) -> int:
-    """Run every agent on every setting, then write one run's CSV text; ``report`` gets one
-    line per agent and one for the CSV. Returns the number of (agent, setting) pairs played;
-    pairs an agent refuses are skipped."""
+    """Run every agent on every setting; ``report`` gets one line per agent. Returns the
+    number of (agent, setting) pairs played; pairs an agent refuses are skipped."""
     synthetic = ENVIRONMENTS["synthetic"]
     played = 0
     for name in AGENTS:
@@ -50,7 +48,4 @@ def warm_up(report: Callable[[str], None]) -> int:
             done += 1
         played += done
         report(f"{name}: {done} of {len(SETTINGS)} settings, {time.perf_counter() - start:.1f} s")
-    start = time.perf_counter()
-    compiled_text({c: np.zeros(1, np.int64 if c in INTEGERS else np.float64) for c in COLUMNS})
-    report(f"CSV text: {time.perf_counter() - start:.1f} s")
     return played

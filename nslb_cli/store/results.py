@@ -20,10 +20,8 @@ Integers as integers; ``belief`` and ``p_true_state`` are empty for agents witho
 
 from __future__ import annotations
 
-import functools
 import json
 import re
-import sys
 import zlib
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -112,68 +110,15 @@ def seed_frame(trace: Trace, run: int) -> pd.DataFrame:
 
 
 def seed_csv_bytes(trace: Trace, run: int) -> bytes:
-    """The ``seed=K.csv`` text of one run: :data:`HEADER`, then one line per round.
-
-    Each float in the shortest form that parses back to the same double, a missing value as
-    an empty field (``belief`` where it is ``NO_BELIEF``, ``p_true_state`` where NaN).
-    Formatted by compiled code (:func:`compiled_text`, twice as fast) where
-    :func:`compiled_prints` says so, else by Arrow (:func:`arrow_text`): the same text.
-    """
-    columns = seed_columns(trace, run)
-    return compiled_text(columns) if compiled_prints(columns) else arrow_text(columns)
-
-
-def compiled_prints(columns: dict[str, np.ndarray]) -> bool:
-    """Whether :func:`compiled_text` formats ``columns``: in a process that has loaded numba
-    (an agent with kernels did; importing it for the CSVs alone, 0.2 s, would cost a numpy
-    agent's run more than it saves) and compiles (not under ``NUMBA_DISABLE_JIT``), for
-    columns it prints as Arrow does: integers within int64, floats as float64. Anything else
-    (a plugin world's float32 means, say) is left to Arrow, as nslb has always written it.
-    """
-    numba = sys.modules.get("numba")
-    if numba is None or numba.config.DISABLE_JIT:
-        return False
-    for name, values in columns.items():
-        kind, size = values.dtype.kind, values.dtype.itemsize
-        if name not in INTEGERS and (kind, size) != ("f", 8):
-            return False
-        if name in INTEGERS and not (kind == "i" or (kind == "u" and size < 8)):
-            return False
-    return True
-
-
-def compiled_text(columns: dict[str, np.ndarray]) -> bytes:
-    """:func:`seed_csv_bytes` of :func:`seed_columns` ``columns``, by
-    :mod:`nslb_cli.store.csv_text` (for the columns of :func:`compiled_prints`)."""
-    from nslb_cli.store import csv_text  # here: reading results needs no numba
-
-    ints = np.stack([columns[name].astype(np.int64, copy=False) for name in INTEGERS])
-    reals = np.stack([columns[name].astype(np.float64, copy=False) for name in FLOATS])
-    out = np.empty(len(HEADER) + ints.shape[1] * len(COLUMNS) * csv_text.FIELD_BYTES, np.uint8)
-    out[: len(HEADER)] = np.frombuffer(HEADER, np.uint8)
-    end = csv_text.csv_rows(ints, reals, _layout(), NO_BELIEF, out, len(HEADER))
-    return out[:end].tobytes()
-
-
-@functools.cache
-def _layout() -> np.ndarray:
-    """:data:`COLUMNS` as :func:`nslb_cli.store.csv_text.csv_rows` takes them: kind, row in
-    ``ints`` or ``floats``, empty where missing."""
-    from nslb_cli.store import csv_text
-
-    return np.array(
-        [
-            (csv_text.INT, INTEGERS.index(name), name in NULLS)
-            if name in INTEGERS
-            else (csv_text.FLOAT, FLOATS.index(name), name in NULLS)
-            for name in COLUMNS
-        ],
-        dtype=np.int64,
-    )
+    """The ``seed=K.csv`` text of one run: :data:`HEADER`, then one line per round
+    (:func:`arrow_text`)."""
+    return arrow_text(seed_columns(trace, run))
 
 
 def arrow_text(columns: dict[str, np.ndarray]) -> bytes:
-    """:func:`seed_csv_bytes` of :func:`seed_columns` ``columns``, by Arrow's CSV writer."""
+    """The CSV text of :func:`seed_columns` ``columns``, by Arrow's CSV writer: each float
+    in the shortest form that parses back to the same double, a missing value as an empty
+    field (``belief`` where it is ``NO_BELIEF``, ``p_true_state`` where NaN)."""
     nulls = {
         name: columns[name] == NO_BELIEF if name in INTEGERS else np.isnan(columns[name])
         for name in NULLS

@@ -14,6 +14,8 @@ from nslb_cli.plot.csvread import read_run
 from nslb_cli.store.results import (
     COLUMNS,
     HEADER,
+    INTEGERS,
+    arrow_text,
     seed_columns,
     seed_csv_bytes,
     seed_frame,
@@ -74,6 +76,30 @@ def test_floats_are_exact_and_missing_values_empty(traces) -> None:
                 assert set(fields[:, index]) == {""}, "no belief: empty, not nan"
             else:
                 assert [float(text) for text in fields[:, index]] == values.tolist(), column
+
+
+@pytest.mark.parametrize(
+    ("value", "field"),
+    [
+        (0.1, "0.1"),
+        (0.000001, "0.000001"),  # decimal exponent -6: still plain
+        (1e-7, "1e-7"),  # -7: exponent form, without padding
+        (123456789.5, "123456789.5"),
+        (1e9, "1000000000"),  # exponent 9: plain, no trailing point
+        (1e10, "1e+10"),  # 10: exponent form with its sign
+        (12345678901.0, "1.2345678901e+10"),
+        (-0.0, "-0"),
+        (2.0**-1074, "5e-324"),
+        (np.inf, "inf"),
+        (np.nan, "nan"),
+    ],
+)
+def test_the_layout_of_a_float(value: float, field: str) -> None:
+    """The text nslb has always written for a float (a new pyarrow that lays it out
+    otherwise would change every CSV's bytes)."""
+    columns = {c: np.array([1 if c in INTEGERS else value]) for c in COLUMNS}
+    line = arrow_text(columns).decode().splitlines()[1].split(",")
+    assert line[COLUMNS.index("reward")] == field
 
 
 def test_seed_frame_is_the_csv_as_pandas(tmp_path: Path, traces) -> None:
