@@ -1,5 +1,4 @@
-"""nslb's public interface: agents and environments from other packages, and results as
-pandas frames for notebooks.
+"""nslb's plugin contract: agents and environments from other packages.
 
 Import what a plugin needs from here (``from nslb_cli.api import Agent, ...``). The names in
 ``__all__`` and the rules below are stable: changing them is a breaking change of nslb.
@@ -118,40 +117,19 @@ arms and states, without contexts. An environment with contexts gives them with
 its batch needs beyond the world's arrays it declares with ``memory(params, sizes) ->
 dict[str, int]``, keyed by its own config keys (``env.KEY``) or ``run.batch_size``.
 
-Results
-=======
-What ``nslb run`` wrote, read back for a notebook (also ``nslb_cli.load_results`` and
-``nslb_cli.summarise``); nothing is simulated. Both are loaded on first use, with pandas, so
-a plugin importing this module pays for neither:
-
-* ``load_results(folder, rounds=None, metrics=("cum_regret", "avg_reward"))``: every result
-  under ``folder`` as one tidy frame, one row per agent, seed and round: ``group``, ``agent``
-  (its label, which names every setting away from the agent's defaults), ``agent.name``,
-  each config key that varies between runs, ``data`` (the identity of a data-driven
-  environment's data), ``seed``, ``t``, the metrics, and the per-seed statistics of
-  ``seed=K.json`` (``detections``, ``resamples``, …);
-* ``summarise(frame, reference=None, ci="se")``: the summary table ``nslb plot`` writes as
-  ``summary.csv``, as a frame: per group and agent, the final values' mean ± SE and
-  interquartile mean, the paired difference to the reference (``"umts(num_particles=100)"``
-  names one of several umTS runs), and each per-seed statistic's mean ± SE.
-
-See :mod:`nslb_cli.plot.notebook` for every argument and column.
+Results on disk, as pandas frames for notebooks, are ``nslb_cli.load_results`` and
+``nslb_cli.summarise`` (:mod:`nslb_cli.plot.notebook`): they are not part of this contract.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from nslb_cli.agents.base import Agent, Belief
-from nslb_cli.config import validators as check
-from nslb_cli.config.validators import ConfigError
-from nslb_cli.core.problem import OfflineModel, Problem, Sizes, Truth
-from nslb_cli.core.rewards import Bernoulli, Gaussian, RewardModel
-from nslb_cli.core.rng import BatchRNG, Stream, generator
-from nslb_cli.core.world import World
-
-if TYPE_CHECKING:  # loaded on first use, by __getattr__ below
-    from nslb_cli.plot.notebook import load_results, summarise
+from nslb_cli.bandit.problem import OfflineModel, Problem, Sizes, Truth
+from nslb_cli.bandit.rewards import Bernoulli, Gaussian, RewardModel
+from nslb_cli.bandit.rng import BatchRNG, Stream, generator
+from nslb_cli.bandit.world import World
+from nslb_cli.common import validators as check
+from nslb_cli.common.validators import ConfigError
 
 __all__ = [
     "Agent",
@@ -169,15 +147,4 @@ __all__ = [
     "World",
     "check",
     "generator",
-    "load_results",
-    "summarise",
 ]
-RESULTS_API = ("load_results", "summarise")  # nslb_cli.plot.notebook, imported when asked
-
-
-def __getattr__(name: str) -> Any:
-    if name in RESULTS_API:
-        from nslb_cli.plot import notebook
-
-        return getattr(notebook, name)
-    raise AttributeError(f"module 'nslb_cli.api' has no attribute {name!r}")

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from nslb_cli.config.stopping import forget
+from nslb_cli.common.stopping import forget
 from nslb_cli.envs.synthetic import SyntheticParams
 
 

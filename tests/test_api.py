@@ -11,10 +11,9 @@ import tomllib
 
 import nslb_cli.api
 from nslb_cli.agents.base import Agent, Belief
+from nslb_cli.bandit import problem, rewards, rng, world
 from nslb_cli.cli import main
-from nslb_cli.config import validators
-from nslb_cli.core import problem, rewards, rng, world
-from nslb_cli.plot import notebook
+from nslb_cli.common import validators
 from tests.helpers.paths import EXAMPLE, REPO
 from tests.helpers.plugins import example_entry_points
 
@@ -40,8 +39,6 @@ PROMISED = {
     "World": world.World,
     "check": validators,
     "generator": rng.generator,
-    "load_results": notebook.load_results,
-    "summarise": notebook.summarise,
 }
 # ... with the members it names
 DOCUMENTED = {
@@ -73,7 +70,6 @@ def test_the_public_names_are_stable() -> None:
     assert nslb_cli.api.__all__ == [
         "Agent", "BatchRNG", "Belief", "Bernoulli", "ConfigError", "Gaussian", "OfflineModel",
         "Problem", "RewardModel", "Sizes", "Stream", "Truth", "World", "check", "generator",
-        "load_results", "summarise",
     ]  # fmt: skip
     api = nslb_cli.api
     for name in api.__all__:

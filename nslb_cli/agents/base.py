@@ -1,10 +1,10 @@
 """The one agent interface every agent implements.
 
 An agent is built from ``(params, problem, offline_model, rng)``: its parameters, the
-:class:`~nslb_cli.core.problem.Problem`, the :class:`~nslb_cli.core.problem.OfflineModel`
+:class:`~nslb_cli.bandit.problem.Problem`, the :class:`~nslb_cli.bandit.problem.OfflineModel`
 (model-free agents ignore it) and its own random streams. Nothing else about the environment
 reaches an agent, except for reference agents that declare ``sees_truth`` (the oracle): they
-also get a :class:`~nslb_cli.core.problem.Truth` (see
+also get a :class:`~nslb_cli.bandit.problem.Truth` (see
 :func:`nslb_cli.runner.simulate.build_agent`).
 
 Each round the simulator calls ``act`` then ``update``; ``belief`` reports what the agent
@@ -24,8 +24,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from nslb_cli.core.problem import FLOAT, OfflineModel, Problem, Sizes
-from nslb_cli.core.rng import BatchRNG
+from nslb_cli.bandit.problem import FLOAT, OfflineModel, Problem, Sizes
+from nslb_cli.bandit.rng import BatchRNG
 
 
 @dataclass(frozen=True)

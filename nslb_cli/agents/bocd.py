@@ -11,18 +11,18 @@ change happens with constant hazard ``h``: ``l_{t+1} = l_t + 1`` with probabilit
 ``0`` with probability ``h``. Within a segment each arm's mean has the reward model's default
 Thompson prior (``N(0, sigma^2)``, or ``Beta(1, 1)`` for clicks: the prior of CD-TS, D25), and
 the segment's rewards update it by the conjugate rule
-(:meth:`~nslb_cli.core.rewards.RewardModel.update`). Hypothesis ``l`` thus carries, per arm,
+(:meth:`~nslb_cli.bandit.rewards.RewardModel.update`). Hypothesis ``l`` thus carries, per arm,
 the conjugate posterior ``pi_l(a)`` of the arm's mean given its rewards in rounds
 ``t - l … t - 1``.
 
 **Acting** (Thompson sampling from the joint posterior of run length and means, the paper's
 rule): draw ``l ~ P(l_t | H_t)`` by inverse CDF with one uniform, then each arm's mean
-``theta_a ~ pi_l(a)`` (:meth:`~nslb_cli.core.rewards.RewardModel.sample`), and pull
+``theta_a ~ pi_l(a)`` (:meth:`~nslb_cli.bandit.rewards.RewardModel.sample`), and pull
 ``A_t = argmax_a theta_a`` (lowest index on ties). ``l = 0`` draws from the prior: a change
 just before round ``t``. Each run draws ``1 + K`` numbers per round from its own generator.
 
 **Update** after ``(A_t, R_t)``, in log space with the conjugate posterior predictive
-(:meth:`~nslb_cli.core.rewards.RewardModel.predictive_log_likelihood`: ``N(R_t; m, v + sigma^2)``
+(:meth:`~nslb_cli.bandit.rewards.RewardModel.predictive_log_likelihood`: ``N(R_t; m, v + sigma^2)``
 or ``m^R (1 - m)^(1 - R)``) of the pulled arm under each hypothesis::
 
     log q(l)   = log P(l_t = l | H_t) + log p(R_t | pi_l(A_t))
@@ -32,7 +32,7 @@ or ``m^R (1 - m)^(1 - R)``) of the pulled arm under each hypothesis::
 
 and ``pi_{l+1}(A_t) = update(pi_l(A_t), R_t)`` (the other arms' posteriors move along
 unchanged), ``pi_0`` the prior. The compiled twin of the predictive gives it as
-``c_l exp(e_l)`` (:func:`nslb_cli.core.reward_kernels.predictive`); the weights are computed as
+``c_l exp(e_l)`` (:func:`nslb_cli.bandit.reward_kernels.predictive`); the weights are computed as
 ``P(l) c_l exp(e_l - max e)``, the shift taken over the hypotheses of positive mass: the same
 normalised ``Q``, one exponential per hypothesis, and never all weights zero. ``Q`` is the
 filtered posterior of the segment containing round ``t``. With ``h = 0`` a single hypothesis
@@ -66,10 +66,10 @@ one included) averaged over rounds; ``mean_hypotheses``, the run lengths held af
 round (the new change point included) on average; ``dropped_mass``, the total posterior
 mass discarded by pruning.
 
-**Implementation.** One compiled loop per round over runs (:mod:`nslb_cli.core.compiled`);
+**Implementation.** One compiled loop per round over runs (:mod:`nslb_cli.compiled.jit`);
 hypotheses are kept oldest first in arrays of capacity ``max_hypotheses`` (capped at
 ``n + 1``), their statistics in the reward model's own parameterisation, updated and sampled
-through the model's compiled twins (:mod:`nslb_cli.core.reward_kernels`): no formula of a
+through the model's compiled twins (:mod:`nslb_cli.bandit.reward_kernels`): no formula of a
 likelihood here, and no question which model runs, except :func:`default_prior`.
 """
 
@@ -82,12 +82,12 @@ import numpy as np
 
 from nslb_cli.agents.base import Agent
 from nslb_cli.agents.tuning import expected_changes
-from nslb_cli.config import validators as check
-from nslb_cli.core import reward_kernels
-from nslb_cli.core.compiled import inline, jit
-from nslb_cli.core.problem import OfflineModel, Problem, Sizes
-from nslb_cli.core.rewards import GAUSSIAN_KERNEL, RewardModel
-from nslb_cli.core.rng import BatchRNG
+from nslb_cli.bandit import reward_kernels
+from nslb_cli.bandit.problem import OfflineModel, Problem, Sizes
+from nslb_cli.bandit.rewards import GAUSSIAN_KERNEL, RewardModel
+from nslb_cli.bandit.rng import BatchRNG
+from nslb_cli.common import validators as check
+from nslb_cli.compiled.jit import inline, jit
 
 MAX_HYPOTHESES = 100_000
 """Largest ``max_hypotheses``: the statistics take ``16 R K max_hypotheses`` bytes (16 GB for
@@ -123,10 +123,10 @@ class BOCDThompsonSamplingParams:
 
 def default_prior(model: RewardModel) -> tuple[float, float]:
     """The statistics of the reward model's default Thompson prior, the prior behind
-    :meth:`~nslb_cli.core.rewards.RewardModel.sample_given_sums`: ``(0, sigma^2)`` for
+    :meth:`~nslb_cli.bandit.rewards.RewardModel.sample_given_sums`: ``(0, sigma^2)`` for
     ``N(0, sigma^2)``, ``(1/2, 2)`` (mean, strength) for ``Beta(1, 1)``. A stand-in until the
     reward models expose it (``RewardModel.default_prior``); selected by the family code that
-    compiled code uses (:attr:`~nslb_cli.core.rewards.RewardModel.kernel`)."""
+    compiled code uses (:attr:`~nslb_cli.bandit.rewards.RewardModel.kernel`)."""
     family, parameter = model.kernel
     if family == GAUSSIAN_KERNEL:
         return 0.0, float(parameter)

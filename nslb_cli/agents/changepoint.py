@@ -19,7 +19,7 @@ deviation of Gaussian rewards, ``1/2`` for Bernoulli ones: ``Problem.sigma``) an
   ``[0, 1]``, this is UCB1's ``sqrt(2 log m / n_a)``.
 * ``cd_ts``: Thompson sampling, ``theta_a`` drawn from each mean's posterior given its
   ``n_a`` rewards summing to ``Y_a`` under the reward model's default prior
-  (:meth:`~nslb_cli.core.rewards.RewardModel.sample_given_sums`), ``A_t = argmax_a theta_a``:
+  (:meth:`~nslb_cli.bandit.rewards.RewardModel.sample_given_sums`), ``A_t = argmax_a theta_a``:
   Gaussian rewards, ``theta_a ~ N(Y_a / (n_a + 1), sigma^2 / (n_a + 1))`` (a ``N(0,
   sigma^2)`` prior, known noise); Bernoulli rewards, ``theta_a ~ Beta(1 + Y_a, 1 + n_a -
   Y_a)`` (a uniform prior); both from Agrawal & Goyal.
@@ -35,7 +35,7 @@ collects ``gamma / K · 200 < tau / 2`` rewards in a 200-round segment, too few 
 detector to see a change of that arm.
 
 Implementation. Each round is two compiled calls that loop over the runs
-(:mod:`nslb_cli.core.compiled`): the choice, :func:`ucb_choice` or :func:`thompson_choice`
+(:mod:`nslb_cli.compiled.jit`): the choice, :func:`ucb_choice` or :func:`thompson_choice`
 (step 1 and the base algorithm), and :func:`restarted_update` (step 2: the pulled arm's
 ``n_a`` and ``Y_a``, its detector window and test, the global restart, ``r`` and the
 detections). They do the arithmetic of their numpy statements,
@@ -64,10 +64,10 @@ from nslb_cli.agents.detectors import MeanShiftDetector, cao_threshold
 from nslb_cli.agents.restarting import Restarting
 from nslb_cli.agents.switching_ts import thompson_arms
 from nslb_cli.agents.tuning import cao_exploration
-from nslb_cli.config import validators as check
-from nslb_cli.core.compiled import inline, jit
-from nslb_cli.core.problem import OfflineModel, Problem
-from nslb_cli.core.rng import BatchRNG
+from nslb_cli.bandit.problem import OfflineModel, Problem
+from nslb_cli.bandit.rng import BatchRNG
+from nslb_cli.common import validators as check
+from nslb_cli.compiled.jit import inline, jit
 
 
 @dataclass

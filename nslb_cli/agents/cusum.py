@@ -69,10 +69,10 @@ import numpy as np
 from nslb_cli.agents.base import Agent
 from nslb_cli.agents.round_draws import RoundDraws
 from nslb_cli.agents.tuning import expected_changes
-from nslb_cli.config import validators as check
-from nslb_cli.core.compiled import jit
-from nslb_cli.core.problem import OfflineModel, Problem
-from nslb_cli.core.rng import BatchRNG
+from nslb_cli.bandit.problem import OfflineModel, Problem
+from nslb_cli.bandit.rng import BatchRNG
+from nslb_cli.common import validators as check
+from nslb_cli.compiled.jit import jit
 
 MAX_TEST_SCALE = 1e12
 """Largest ``epsilon`` and ``threshold``. They are multiplied by ``2 sigma`` (``sigma`` up to

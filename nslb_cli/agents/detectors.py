@@ -21,8 +21,8 @@ from typing import Protocol
 
 import numpy as np
 
-from nslb_cli.config import validators as check
-from nslb_cli.core.problem import Problem
+from nslb_cli.bandit.problem import Problem
+from nslb_cli.common import validators as check
 
 
 class ChangeDetector(Protocol):

@@ -33,7 +33,7 @@ every round), and once per round, in ``act``, for a linear one.
 
 Plain numpy, nothing compiled (a run of these agents does not import numba): each round is
 a fixed handful of numpy calls on ``(R, K)`` and ``(R, N)`` arrays, the arm drawn by
-:func:`~nslb_cli.core.rng.categorical` from the agent's stream of one uniform per run and
+:func:`~nslb_cli.bandit.rng.categorical` from the agent's stream of one uniform per run and
 round, drawn in blocks (:class:`~nslb_cli.agents.round_draws.RoundDraws`).
 """
 
@@ -47,9 +47,9 @@ import numpy as np
 from nslb_cli.agents.base import Agent, Belief
 from nslb_cli.agents.round_draws import RoundDraws
 from nslb_cli.agents.tuning import exp3s_tuning
-from nslb_cli.config import validators as check
-from nslb_cli.core.problem import OfflineModel, Problem
-from nslb_cli.core.rng import BatchRNG, categorical
+from nslb_cli.bandit.problem import OfflineModel, Problem
+from nslb_cli.bandit.rng import BatchRNG, categorical
+from nslb_cli.common import validators as check
 
 #: The default reward range extends the model's means by this many noise deviations.
 RANGE_SIGMAS = 2.0

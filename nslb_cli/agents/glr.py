@@ -18,10 +18,10 @@ arm's rewards, whose detection restarts that arm (local restarts, the default) o
    since: the paper's index ``UCB_a(t)`` uses the observations up to round ``t`` and chooses
    ``A_{t+1}``, as in the authors' code and SMPyBandits), ``d`` the divergence of the reward
    model
-   (:meth:`~nslb_cli.core.rewards.RewardModel.divergence`): the binary relative entropy for
+   (:meth:`~nslb_cli.bandit.rewards.RewardModel.divergence`): the binary relative entropy for
    Bernoulli rewards, ``(x - y)^2 / (2 sigma^2)`` for Gaussian ones, whose index is then
    ``Y_a / N_a + sigma sqrt(2 f / N_a)``
-   (:meth:`~nslb_cli.core.rewards.RewardModel.upper_confidence`: closed form, or 8 Newton
+   (:meth:`~nslb_cli.bandit.rewards.RewardModel.upper_confidence`: closed form, or 8 Newton
    steps for Bernoulli). Unpulled arms come first (index ``+inf``);
    ties are broken uniformly at random. The paper's exploration function is
    ``log(s) + 3 log(log(s))``; its ``log log`` is negative for ``s < e`` (``f(2) < 0``, an
@@ -81,11 +81,11 @@ from nslb_cli.agents.base import Agent
 from nslb_cli.agents.cusum import random_argmax
 from nslb_cli.agents.round_draws import RoundDraws
 from nslb_cli.agents.tuning import expected_changes
-from nslb_cli.config import validators as check
-from nslb_cli.core.compiled import inline, jit
-from nslb_cli.core.problem import OfflineModel, Problem, Sizes
-from nslb_cli.core.rewards import GAUSSIAN_KERNEL, KL_EPSILON
-from nslb_cli.core.rng import BatchRNG
+from nslb_cli.bandit.problem import OfflineModel, Problem, Sizes
+from nslb_cli.bandit.rewards import GAUSSIAN_KERNEL, KL_EPSILON
+from nslb_cli.bandit.rng import BatchRNG
+from nslb_cli.common import validators as check
+from nslb_cli.compiled.jit import inline, jit
 
 RESTARTS = ("local", "global")
 MIN_ALPHA = 1e-9
@@ -172,8 +172,8 @@ def split_statistics(
 
 @inline
 def divergence_of(family: int, variance: float, x: float, y: float) -> float:
-    """The compiled twin of :meth:`~nslb_cli.core.rewards.RewardModel.divergence` for the
-    model whose :attr:`~nslb_cli.core.rewards.RewardModel.kernel` is ``(family, variance)``
+    """The compiled twin of :meth:`~nslb_cli.bandit.rewards.RewardModel.divergence` for the
+    model whose :attr:`~nslb_cli.bandit.rewards.RewardModel.kernel` is ``(family, variance)``
     (same arithmetic): ``(x - y)^2 / (2 sigma^2)``, or the binary relative entropy with both
     means kept in ``[KL_EPSILON, 1 - KL_EPSILON]``."""
     if family == GAUSSIAN_KERNEL:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nslb_cli.core.compiled import jit
+from nslb_cli.compiled.jit import jit
 
 
 @jit

@@ -53,9 +53,9 @@ import numpy as np
 from nslb_cli.agents.detectors import LinearShiftDetector
 from nslb_cli.agents.restarting import Restarting
 from nslb_cli.agents.round_draws import RoundDraws
-from nslb_cli.config import validators as check
-from nslb_cli.core.problem import OfflineModel, Problem
-from nslb_cli.core.rng import BatchRNG
+from nslb_cli.bandit.problem import OfflineModel, Problem
+from nslb_cli.bandit.rng import BatchRNG
+from nslb_cli.common import validators as check
 
 JITTER = 1e-12  # relative diagonal jitter before the Cholesky factor of A^-1
 MIN_RIDGE = 1e-6

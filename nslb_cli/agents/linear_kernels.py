@@ -19,7 +19,7 @@ from nslb_cli.agents.linalg import (
     dot,
     symmetric_matvec,
 )
-from nslb_cli.core.compiled import jit
+from nslb_cli.compiled.jit import jit
 
 
 @jit

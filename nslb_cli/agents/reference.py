@@ -8,8 +8,8 @@ import numpy as np
 
 from nslb_cli.agents.base import Agent, Belief
 from nslb_cli.agents.round_draws import RoundDraws
-from nslb_cli.core.problem import OfflineModel, Problem, Truth
-from nslb_cli.core.rng import BatchRNG
+from nslb_cli.bandit.problem import OfflineModel, Problem, Truth
+from nslb_cli.bandit.rng import BatchRNG
 
 
 @dataclass

@@ -14,8 +14,8 @@ import numpy as np
 
 from nslb_cli.agents.base import Agent, window_memory
 from nslb_cli.agents.detectors import ChangeDetector
-from nslb_cli.core.problem import OfflineModel, Problem, Sizes
-from nslb_cli.core.rng import BatchRNG
+from nslb_cli.bandit.problem import OfflineModel, Problem, Sizes
+from nslb_cli.bandit.rng import BatchRNG
 
 
 class Restarting(Agent):

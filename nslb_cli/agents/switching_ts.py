@@ -3,7 +3,7 @@
 Both are model-free, per-arm baselines for switching bandits (docs/design.md §4.8). They keep,
 per run and arm, a pseudo-count ``W_a`` and a pseudo-sum ``Y_a`` of the arm's rewards, and in
 every round draw each arm's mean from the posterior those statistics give under the reward
-model's default Thompson prior (:meth:`~nslb_cli.core.rewards.RewardModel.sample_given_sums`,
+model's default Thompson prior (:meth:`~nslb_cli.bandit.rewards.RewardModel.sample_given_sums`,
 the prior of CD-TS, D25) and pull ``A_t = argmax_a theta_a`` (lowest index on ties):
 
 * Gaussian rewards, prior ``N(0, sigma^2)``: ``theta_a ~ N(Y_a / (W_a + 1), sigma^2 / (W_a + 1))``;
@@ -71,12 +71,12 @@ scenario the final regret varies little between ``tau = 39`` and ``100`` (217, 2
 39, 78, 100; 332 at ``4 sqrt(n log n) = 493``, Garivier & Moulines' experimental window).
 
 Implementation. The draws and the window run in compiled per-run loops
-(:mod:`nslb_cli.core.compiled`): run ``r`` draws only from its own generator, ``K`` draws per
+(:mod:`nslb_cli.compiled.jit`): run ``r`` draws only from its own generator, ``K`` draws per
 round in arm order (one normal or one Beta each: the numbers ``sample_given_sums`` would draw),
 so a run's numbers do not depend on its batch. :func:`draw_given_sums` is the compiled twin of
-:meth:`~nslb_cli.core.rewards.RewardModel.sample_given_sums`, selected by the model's
-:attr:`~nslb_cli.core.rewards.RewardModel.kernel` family code like those of
-:mod:`nslb_cli.core.reward_kernels`, and tested to draw the same numbers.
+:meth:`~nslb_cli.bandit.rewards.RewardModel.sample_given_sums`, selected by the model's
+:attr:`~nslb_cli.bandit.rewards.RewardModel.kernel` family code like those of
+:mod:`nslb_cli.bandit.reward_kernels`, and tested to draw the same numbers.
 """
 
 from __future__ import annotations
@@ -89,11 +89,11 @@ import numpy as np
 
 from nslb_cli.agents.base import Agent, window_memory
 from nslb_cli.agents.tuning import expected_changes
-from nslb_cli.config import validators as check
-from nslb_cli.core.compiled import inline, jit
-from nslb_cli.core.problem import OfflineModel, Problem, Sizes
-from nslb_cli.core.rewards import GAUSSIAN_KERNEL
-from nslb_cli.core.rng import BatchRNG
+from nslb_cli.bandit.problem import OfflineModel, Problem, Sizes
+from nslb_cli.bandit.rewards import GAUSSIAN_KERNEL
+from nslb_cli.bandit.rng import BatchRNG
+from nslb_cli.common import validators as check
+from nslb_cli.compiled.jit import inline, jit
 
 MAX_PRIOR = 1e12
 """Largest ``alpha0``/``beta0``: prior pseudo-counts beyond it swamp any number of rewards
@@ -147,7 +147,7 @@ def draw_given_sums(
     family: int, sigma: float, pulls: float, sums: float, generator: np.random.Generator
 ) -> float:
     """One draw of a mean given ``pulls`` rewards summing to ``sums`` under the default prior:
-    the compiled twin of :meth:`~nslb_cli.core.rewards.RewardModel.sample_given_sums`, with the
+    the compiled twin of :meth:`~nslb_cli.bandit.rewards.RewardModel.sample_given_sums`, with the
     same arithmetic and the same draw: ``N(sums / (pulls + 1), sigma^2 / (pulls + 1))`` or
     ``Beta(1 + sums, 1 + pulls - sums)``."""
     if family == GAUSSIAN_KERNEL:

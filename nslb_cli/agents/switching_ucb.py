@@ -68,9 +68,9 @@ import numpy as np
 
 from nslb_cli.agents.base import Agent, window_memory
 from nslb_cli.agents.tuning import expected_changes
-from nslb_cli.config import validators as check
-from nslb_cli.core.problem import OfflineModel, Problem, Sizes
-from nslb_cli.core.rng import BatchRNG
+from nslb_cli.bandit.problem import OfflineModel, Problem, Sizes
+from nslb_cli.bandit.rng import BatchRNG
+from nslb_cli.common import validators as check
 
 #: The paper's exploration constant in its experiments.
 XI = 0.6

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nslb_cli.core.problem import OfflineModel, Problem
+from nslb_cli.bandit.problem import OfflineModel, Problem
 
 
 def expected_changes(model: OfflineModel, horizon: int) -> np.ndarray:

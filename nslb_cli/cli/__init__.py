@@ -24,9 +24,9 @@ from collections.abc import Sequence
 
 from nslb_cli.cli import process
 from nslb_cli.cli.errors import fail
-from nslb_cli.config.stopping import Terminated, forget, requests_unreported, stopped_by
-from nslb_cli.config.stopping import check as check_stop
-from nslb_cli.config.validators import ConfigError
+from nslb_cli.common.stopping import Terminated, forget, requests_unreported, stopped_by
+from nslb_cli.common.stopping import check as check_stop
+from nslb_cli.common.validators import ConfigError
 
 USAGE = """usage: nslb <command> [arguments]
 
@@ -102,7 +102,7 @@ def _warmup(arguments: Sequence[str]) -> None:
     import tempfile
     import time
 
-    from nslb_cli.core.compiled import CACHE, cache_kept
+    from nslb_cli.compiled.jit import CACHE, cache_kept
     from nslb_cli.runner.warmup import warm_up
 
     if arguments:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from nslb_cli.config.validators import ConfigError
+from nslb_cli.common.validators import ConfigError
 
 SHELLS = ("bash", "zsh")
 

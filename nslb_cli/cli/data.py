@@ -17,7 +17,7 @@ from hydra import compose, initialize_config_module
 from hydra.errors import HydraException
 from omegaconf.errors import OmegaConfBaseException
 
-from nslb_cli.config.validators import ConfigError
+from nslb_cli.common.validators import ConfigError
 from nslb_cli.data import releases
 from nslb_cli.envs.movielens import MovieLensParams, describe, load
 from nslb_cli.runner.compose import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import NoReturn
 
-from nslb_cli.config.stopping import pending
+from nslb_cli.common.stopping import pending
 
 
 def fail(message: str) -> NoReturn:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from nslb_cli.agents import AGENTS
 from nslb_cli.cli.errors import warn
-from nslb_cli.config.registry import Registry
+from nslb_cli.common.registry import Registry
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner.compose import CONFIG_MODULE
 

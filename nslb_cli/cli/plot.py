@@ -8,7 +8,7 @@ from pathlib import Path
 
 from matplotlib.backend_bases import FigureCanvasBase
 
-from nslb_cli.config.paths import unwritable
+from nslb_cli.common.paths import unwritable
 from nslb_cli.plot.aggregate import CI_METHODS, METRICS
 from nslb_cli.plot.figures import CONTEXTS
 from nslb_cli.plot.layout import MAX_PIXELS

@@ -1,7 +1,7 @@
 """The life of an ``nslb`` process: how it starts, how signals stop it, how it ends.
 
 * one OpenBLAS thread unless the user chose a count (:func:`one_blas_thread`);
-* Ctrl-C and SIGTERM recorded as requests to stop (:mod:`nslb_cli.config.stopping`) while a
+* Ctrl-C and SIGTERM recorded as requests to stop (:mod:`nslb_cli.common.stopping`) while a
   command runs (:func:`signals`), and a signal after its work is done ended at once;
 * the worker processes of a parallel sweep (joblib's loky workers) stopped or killed with
   the command (:func:`stop_workers`, :func:`kill_workers`);
@@ -19,7 +19,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any, NoReturn
 
-from nslb_cli.config.stopping import Terminated, request
+from nslb_cli.common.stopping import Terminated, request
 from nslb_cli.runner.owner import claim_ownership
 
 
@@ -71,12 +71,12 @@ def end(status: object) -> NoReturn:
 
 
 def _terminate(signum: int, frame: object) -> None:
-    """SIGTERM: unwind like Ctrl-C (see :mod:`nslb_cli.config.stopping`)."""
+    """SIGTERM: unwind like Ctrl-C (see :mod:`nslb_cli.common.stopping`)."""
     request(Terminated(f"signal {signum}"))
 
 
 def _interrupt(signum: int, frame: object) -> None:
-    """SIGINT (Ctrl-C): ``KeyboardInterrupt``, recorded (:mod:`nslb_cli.config.stopping`)."""
+    """SIGINT (Ctrl-C): ``KeyboardInterrupt``, recorded (:mod:`nslb_cli.common.stopping`)."""
     request(KeyboardInterrupt())
 
 

@@ -23,9 +23,9 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from nslb_cli.cli.errors import fail, warn
-from nslb_cli.config.registry import describe_error
-from nslb_cli.config.stopping import stopped_by
-from nslb_cli.config.validators import ConfigError
+from nslb_cli.common.registry import describe_error
+from nslb_cli.common.stopping import stopped_by
+from nslb_cli.common.validators import ConfigError
 from nslb_cli.runner import study
 from nslb_cli.runner.compose import (
     CONFIG_MODULE,

@@ -12,7 +12,7 @@
 * :mod:`~nslb_cli.data.prepared_cache` — the cache of prepared arrays, keyed by a hash.
 
 The command line over it, ``nslb data prepare|path``, is :mod:`nslb_cli.cli.data`. May
-import: :mod:`nslb_cli.store` and :mod:`nslb_cli.config`; it knows nothing of agents,
+import: :mod:`nslb_cli.store` and :mod:`nslb_cli.common`; it knows nothing of agents,
 environments or the run config.
 
 Every problem with the data is a :class:`DataError`: one line naming the file and what
@@ -21,13 +21,13 @@ was expected.
 
 from __future__ import annotations
 
-from nslb_cli.config.validators import ConfigError
+from nslb_cli.common.validators import ConfigError
 
 
 class DataError(ConfigError):
     """The MovieLens data cannot be found, downloaded, verified or parsed.
 
-    A :class:`~nslb_cli.config.validators.ConfigError` whose key is the setting to fix
+    A :class:`~nslb_cli.common.validators.ConfigError` whose key is the setting to fix
     (``env.data_dir`` or ``env.release``), so the CLI reports it in one line like any bad setting.
     """
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pooch
 
-from nslb_cli.config.paths import user_cache
+from nslb_cli.common.paths import user_cache
 from nslb_cli.data import DataError, unzipped
 
 BASE_URL = "https://files.grouplens.org/datasets/movielens"

@@ -1,4 +1,4 @@
-"""Environments: each builds a :class:`~nslb_cli.core.world.World` from its parameters and seeds.
+"""Environments: each builds a :class:`~nslb_cli.bandit.world.World` from its parameters and seeds.
 
 ``ENVIRONMENTS`` is the one registry that maps the config's ``env.name`` to a builder: every
 environment, built-in (``synthetic``, ``movielens``) or from another installed package, is an
@@ -8,7 +8,7 @@ entry point of the group ``nslb.envs`` (see :mod:`nslb_cli.api`). An environment
 * :mod:`~nslb_cli.envs.synthetic` — the paper's section 5.1 (docs/design.md §3.1);
 * :mod:`~nslb_cli.envs.movielens` — the paper's section 5.2 (docs/design.md §3.2).
 
-May import: :mod:`nslb_cli.data`, :mod:`nslb_cli.core` and :mod:`nslb_cli.config`. Never the
+May import: :mod:`nslb_cli.data`, :mod:`nslb_cli.bandit` and :mod:`nslb_cli.common`. Never the
 agents (a world is the same whoever plays it) or the runner.
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from nslb_cli.config.registry import InvalidEntry, Registry, require_params
+from nslb_cli.common.registry import InvalidEntry, Registry, require_params
 
 GROUP = "nslb.envs"
 
@@ -25,7 +25,7 @@ SIZES = ("n_arms", "n_states", "horizon")  # Params fields every environment has
 
 
 def check_environment_class(name: str, cls: object) -> None:
-    """Raise :class:`~nslb_cli.config.registry.InvalidEntry` unless ``cls`` has a callable
+    """Raise :class:`~nslb_cli.common.registry.InvalidEntry` unless ``cls`` has a callable
     ``build(params, seeds)``, a boolean ``contextual`` and a valid ``Params`` dataclass for
     the name ``name`` with the fields :data:`SIZES`."""
     if not isinstance(cls, type):

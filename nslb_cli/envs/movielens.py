@@ -52,11 +52,11 @@ from typing import Any
 
 import numpy as np
 
-from nslb_cli.config import validators as check
-from nslb_cli.core.numerics import normalised_exp
-from nslb_cli.core.problem import OfflineModel, Problem, Sizes
-from nslb_cli.core.rng import Stream, generator
-from nslb_cli.core.world import World
+from nslb_cli.bandit.numerics import normalised_exp
+from nslb_cli.bandit.problem import OfflineModel, Problem, Sizes
+from nslb_cli.bandit.rng import Stream, generator
+from nslb_cli.bandit.world import World
+from nslb_cli.common import validators as check
 from nslb_cli.data import releases
 from nslb_cli.data.prepare import AUTO, Loaded, Prepared, Settings, load_or_prepare
 from nslb_cli.envs.synthetic import MAX_CONCENTRATION, MAX_SIGMA, MIN_CONCENTRATION, MIN_SIGMA
@@ -393,7 +393,7 @@ def true_means(
 
 def latent_path(seeds: np.ndarray, phi: np.ndarray, n: int) -> np.ndarray:
     """``S_1..S_n`` per seed, ``(R, n)``: ``S_1`` uniform, then ``S_t ~ phi[S_{t-1}]``, the
-    inverse-CDF draw (:func:`~nslb_cli.core.rng.categorical`) with the run's ``t``-th uniform.
+    inverse-CDF draw (:func:`~nslb_cli.bandit.rng.categorical`) with the run's ``t``-th uniform.
 
     All uniforms are drawn first, so :func:`successors` takes every draw at once; the loop
     over rounds only follows each run's path through them.

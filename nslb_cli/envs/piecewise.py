@@ -28,12 +28,12 @@ from pathlib import Path
 
 import numpy as np
 
-from nslb_cli.config import validators as check
-from nslb_cli.config.validators import ConfigError
-from nslb_cli.core.problem import OfflineModel, Problem
-from nslb_cli.core.rewards import Bernoulli, Gaussian, RewardModel
-from nslb_cli.core.rng import Stream, generator
-from nslb_cli.core.world import World
+from nslb_cli.bandit.problem import OfflineModel, Problem
+from nslb_cli.bandit.rewards import Bernoulli, Gaussian, RewardModel
+from nslb_cli.bandit.rng import Stream, generator
+from nslb_cli.bandit.world import World
+from nslb_cli.common import validators as check
+from nslb_cli.common.validators import ConfigError
 from nslb_cli.envs.synthetic import MAX_SIGMA, MIN_SIGMA, uniform_switching
 
 REWARDS = ("bernoulli", "gaussian")

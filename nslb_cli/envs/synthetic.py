@@ -1,7 +1,7 @@
 """The synthetic non-stationary multi-armed latent bandit of the paper's section 5.1
 (docs/design.md §3.1).
 
-``K`` arms, ``S`` latent states. Rewards (``reward``, :mod:`nslb_cli.core.rewards`):
+``K`` arms, ``S`` latent states. Rewards (``reward``, :mod:`nslb_cli.bandit.rewards`):
     * ``gaussian``: ``R_t = mu(A_t, S_t) + eps_t`` with ``eps_t ~ N(0, sigma^2)``;
     * ``bernoulli``: ``R_t = 1[u_t < mu(A_t, S_t)]`` with ``u_t ~ U(0, 1)``, a click with
       probability ``mu(A_t, S_t)``.
@@ -36,16 +36,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nslb_cli.config import validators as check
-from nslb_cli.core.problem import OfflineModel, Problem
-from nslb_cli.core.rewards import Bernoulli, Gaussian, RewardModel
-from nslb_cli.core.rng import Stream, categorical, generator
-from nslb_cli.core.world import World
+from nslb_cli.bandit.problem import OfflineModel, Problem
+from nslb_cli.bandit.rewards import Bernoulli, Gaussian, RewardModel
+from nslb_cli.bandit.rng import Stream, categorical, generator
+from nslb_cli.bandit.world import World
+from nslb_cli.common import validators as check
 
 MIN_SIGMA = 1e-6
 MIN_CONCENTRATION = 0.01  # below it, Gamma(alpha) draws underflow to 0 with real probability
 
-# Upper bounds that keep the arithmetic finite (nslb_cli.config.validators). Means are in
+# Upper bounds that keep the arithmetic finite (nslb_cli.common.validators). Means are in
 # [0, 1] here (MovieLens ratings at most MAX_RATING = 1e6 in magnitude), so:
 MAX_SIGMA = 1e6
 """Largest noise scale (``sigma``) and prior spread of the true means (``prior_sd``): a
@@ -113,7 +113,7 @@ REWARDS: dict[str, Callable[[SyntheticParams], tuple[RewardModel, float]]] = {
     "bernoulli": lambda p: (Bernoulli(), p.prior_strength),
 }
 """``env.reward`` -> the reward model and the parameter of the prior on the true means in
-that model's units (:meth:`~nslb_cli.core.rewards.RewardModel.draw_means`)."""
+that model's units (:meth:`~nslb_cli.bandit.rewards.RewardModel.draw_means`)."""
 
 
 def uniform_switching(n_states: int, switch_prob: float) -> np.ndarray:

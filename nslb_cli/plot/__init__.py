@@ -20,7 +20,7 @@ The pipeline runs one way, one module a step:
 (``load_results``, ``summarise``; exported as ``nslb_cli.load_results`` and in
 :mod:`nslb_cli.api`); it imports no plotting library.
 
-May import: :mod:`nslb_cli.store` (the files and their layout) and :mod:`nslb_cli.config`;
+May import: :mod:`nslb_cli.store` (the files and their layout) and :mod:`nslb_cli.common`;
 never the runner, the agents, the environments or the data (the layers contract in
 pyproject.toml checks this).
 """

@@ -14,6 +14,6 @@
 * :mod:`~nslb_cli.runner.warmup` — every agent's compiled kernels, compiled in advance.
 
 May import: :mod:`nslb_cli.envs`, :mod:`nslb_cli.agents`, :mod:`nslb_cli.data`,
-:mod:`nslb_cli.store`, :mod:`nslb_cli.core`, :mod:`nslb_cli.config`. Never the command line
+:mod:`nslb_cli.store`, :mod:`nslb_cli.bandit`, :mod:`nslb_cli.common`. Never the command line
 or the plots.
 """

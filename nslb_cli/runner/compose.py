@@ -7,7 +7,7 @@ one line that names the key. :func:`check_command_line` does this for every poin
 sweep before the first job starts.
 
 Config group options: ``env=NAME`` and ``agent=NAME`` exist for every registered
-environment and agent (:mod:`nslb_cli.config.registry`). nslb's own are YAML files in ``conf/``,
+environment and agent (:mod:`nslb_cli.common.registry`). nslb's own are YAML files in ``conf/``,
 which document each parameter and must equal the ``Params`` defaults (the tests check it);
 an entry without a YAML file in ``conf/`` (a plugin's) gets its ``Params`` defaults as its
 option, stored in Hydra's ConfigStore by :func:`register_options`. Either way the values go
@@ -40,10 +40,10 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import ConfigKeyError, OmegaConfBaseException
 
 from nslb_cli.agents import AGENTS
-from nslb_cli.config import validators as check
-from nslb_cli.config.paths import unwritable
-from nslb_cli.config.registry import PluginError, Registry, describe_error
-from nslb_cli.config.validators import ConfigError
+from nslb_cli.common import validators as check
+from nslb_cli.common.paths import unwritable
+from nslb_cli.common.registry import PluginError, Registry, describe_error
+from nslb_cli.common.validators import ConfigError
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner import memory, study
 from nslb_cli.store.folder import OutputConflict, refuse_foreign_files

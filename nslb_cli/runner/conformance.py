@@ -45,10 +45,10 @@ from typing import Any, Protocol
 import numpy as np
 
 from nslb_cli.agents.base import Agent, Belief
-from nslb_cli.config.registry import describe_error
-from nslb_cli.core.rng import BatchRNG
-from nslb_cli.core.trace import Trace
-from nslb_cli.core.world import World
+from nslb_cli.bandit.rng import BatchRNG
+from nslb_cli.bandit.trace import Trace
+from nslb_cli.bandit.world import World
+from nslb_cli.common.registry import describe_error
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner import memory
 from nslb_cli.runner.simulate import build_agent, simulate

@@ -20,9 +20,9 @@ import numpy as np
 from omegaconf import DictConfig
 
 from nslb_cli.agents import AGENTS
-from nslb_cli.config.stopping import check as check_stop
-from nslb_cli.core.trace import Trace
-from nslb_cli.core.world import World
+from nslb_cli.bandit.trace import Trace
+from nslb_cli.bandit.world import World
+from nslb_cli.common.stopping import check as check_stop
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner.compose import RunConfig, container
 from nslb_cli.runner.owner import check_owner

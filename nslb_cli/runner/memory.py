@@ -2,13 +2,13 @@
 
 Agents and environments state their own needs (the plugin contract of :mod:`nslb_cli.api`);
 this module knows none of their parameters. For a batch of ``R = min(run.batch_size,
-run.n_seeds)`` runs whose environment gives the :class:`~nslb_cli.core.problem.Sizes` ``n``
+run.n_seeds)`` runs whose environment gives the :class:`~nslb_cli.bandit.problem.Sizes` ``n``
 rounds, ``K`` arms, ``S`` states and contexts of dimension ``d`` (its ``sizes(params,
 n_runs)``; without one, its ``horizon``, ``n_arms`` and ``n_states``, no contexts), it adds up
 these terms, in bytes (8 per float or index), each keyed by the config key whose value makes
 it grow (or the keys, joined by ``", "``, when it grows with each):
 
-* the world's arrays, which every environment's :class:`~nslb_cli.core.world.World` has:
+* the world's arrays, which every environment's :class:`~nslb_cli.bandit.world.World` has:
   the mean rewards of every arm ``R n K``, the latent path, the noise and the optimal rewards
   ``3 R n``, and with contexts the items behind the arms ``R n K``; keyed ``env.horizon,
   env.n_arms``;
@@ -35,9 +35,9 @@ from typing import Any
 import numpy as np
 
 from nslb_cli.agents import AGENTS
-from nslb_cli.config.registry import describe_error
-from nslb_cli.config.stopping import stopped_by
-from nslb_cli.core.problem import FLOAT, Sizes
+from nslb_cli.bandit.problem import FLOAT, Sizes
+from nslb_cli.common.registry import describe_error
+from nslb_cli.common.stopping import stopped_by
 from nslb_cli.envs import ENVIRONMENTS
 
 TRACE_ARRAYS = 10

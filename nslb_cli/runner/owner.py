@@ -3,7 +3,7 @@
 Jobs may run in other processes (Hydra's launchers). Each knows the process that started
 the command (:data:`OWNER`, inherited through the environment) and checks, before it writes,
 that its owner is still there: a worker orphaned by a killed command raises
-:class:`~nslb_cli.config.stopping.Terminated` instead of writing (:func:`check_owner`).
+:class:`~nslb_cli.common.stopping.Terminated` instead of writing (:func:`check_owner`).
 The owner is named by machine and pid: a job on another machine (a SLURM node, a Ray
 worker) cannot see the command's process and does not check.
 
@@ -19,7 +19,7 @@ import socket
 import threading
 import time
 
-from nslb_cli.config.stopping import Terminated
+from nslb_cli.common.stopping import Terminated
 
 OWNER = "NSLB_OWNER_PID"
 """The environment variable naming the ``nslb`` command a job belongs to: ``<host>:<pid>``

@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 
 from nslb_cli.agents.base import Agent
-from nslb_cli.core.rng import BatchRNG
-from nslb_cli.core.trace import Trace
-from nslb_cli.core.world import World
+from nslb_cli.bandit.rng import BatchRNG
+from nslb_cli.bandit.trace import Trace
+from nslb_cli.bandit.world import World
 from nslb_cli.runner.simulate import Abandoned, build_agent, simulate
 
 MIN_RUNS = 8

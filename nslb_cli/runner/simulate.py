@@ -9,16 +9,16 @@ import numpy as np
 from tqdm import tqdm
 
 from nslb_cli.agents.base import Agent
-from nslb_cli.config.stopping import check as check_stop
-from nslb_cli.core.rng import BatchRNG
-from nslb_cli.core.trace import NO_BELIEF, Trace
-from nslb_cli.core.world import World
+from nslb_cli.bandit.rng import BatchRNG
+from nslb_cli.bandit.trace import NO_BELIEF, Trace
+from nslb_cli.bandit.world import World
+from nslb_cli.common.stopping import check as check_stop
 
 
 def build_agent(cls: type[Agent], params: Any, world: World, rng: BatchRNG) -> Agent:
     """An agent of class ``cls`` for ``world``, built from what agents may know: the problem,
     the offline model and its own streams; an agent that ``sees_truth`` (the oracle) also
-    gets the world's :class:`~nslb_cli.core.problem.Truth`."""
+    gets the world's :class:`~nslb_cli.bandit.problem.Truth`."""
     truth = {"truth": world.truth} if cls.sees_truth else {}
     return cls(params, world.problem, world.offline_model, rng, **truth)
 

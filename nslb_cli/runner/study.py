@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from nslb_cli.config.validators import ConfigError
+from nslb_cli.common.validators import ConfigError
 from nslb_cli.store.atomic import atomic_write_text
 from nslb_cli.store.folder import BEST_FILE, BEST_HEADER, STUDY_FILE
 

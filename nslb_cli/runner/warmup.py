@@ -1,7 +1,7 @@
 """``nslb warmup``: compile every agent's kernels in advance, so no real run waits for them.
 
 numba compiles a kernel for the argument types of its first call and caches it on disk
-(:mod:`nslb_cli.core.compiled`); the types depend on the reward model (Gaussian or clicks)
+(:mod:`nslb_cli.compiled.jit`); the types depend on the reward model (Gaussian or clicks)
 and on whether the model is known or a prior, not on the sizes. Each registered agent
 therefore plays a few rounds of two seeds in each of :data:`SETTINGS`. Kernels that only
 MovieLens's contextual worlds reach (umTS's linear posterior) compile on the first
@@ -17,7 +17,7 @@ from dataclasses import replace
 import numpy as np
 
 from nslb_cli.agents import AGENTS
-from nslb_cli.config.validators import ConfigError
+from nslb_cli.common.validators import ConfigError
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner.compose import RunConfig, RunSettings
 from nslb_cli.runner.job import simulate_seeds

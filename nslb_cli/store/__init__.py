@@ -6,6 +6,6 @@
   rename), and the temporaries a killed writer left behind;
 * :mod:`~nslb_cli.store.provenance` — which code and command wrote a folder's results.
 
-May import: :mod:`nslb_cli.core`, :mod:`nslb_cli.config`. Knows nothing of how results are
+May import: :mod:`nslb_cli.bandit`, :mod:`nslb_cli.common`. Knows nothing of how results are
 simulated (no runner, agents or environments) or plotted.
 """

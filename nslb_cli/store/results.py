@@ -32,7 +32,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pa_csv
 
-from nslb_cli.core.trace import NO_BELIEF, Trace
+from nslb_cli.bandit.trace import NO_BELIEF, Trace
 from nslb_cli.store.atomic import atomic_write_bytes, fsync_folder
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ import os
 import shutil
 from pathlib import Path
 
-from nslb_cli.config.stopping import held
+from nslb_cli.common.stopping import held
 from nslb_cli.store import provenance
 from nslb_cli.store.atomic import atomic_write_text, fsync_folder
 from nslb_cli.store.folder import CONFIG_FILE, DATA_FILE
@@ -39,7 +39,7 @@ def begin(folder: Path) -> Path:
 def commit(folder: Path) -> list[int]:
     """Swap the staged results in (the module docstring's journal); return the seeds of the
     old results that the new ones do not have, now removed. Ctrl-C and SIGTERM wait until
-    the swap is done (:func:`~nslb_cli.config.stopping.held`): only a kill can stop it
+    the swap is done (:func:`~nslb_cli.common.stopping.held`): only a kill can stop it
     half-way, and the next run of the folder then finishes it."""
     staging = folder / STAGING
     names = sorted(p.name for p in staging.iterdir() if not p.name.startswith("."))

@@ -14,9 +14,9 @@ from nslb_cli.agents.bocd import (
     default_prior,
 )
 from nslb_cli.agents.reference import UniformRandom
-from nslb_cli.config.validators import ConfigError
-from nslb_cli.core import reward_kernels
-from nslb_cli.core.rng import BatchRNG
+from nslb_cli.bandit import reward_kernels
+from nslb_cli.bandit.rng import BatchRNG
+from nslb_cli.common.validators import ConfigError
 from nslb_cli.runner.simulate import build_agent, simulate
 from tests.helpers.worlds import synthetic_world
 

@@ -7,7 +7,7 @@ import pytest
 from scipy.stats import norm
 
 from nslb_cli.agents.detectors import MeanShiftDetector, cao_threshold
-from nslb_cli.core.problem import Problem
+from nslb_cli.bandit.problem import Problem
 
 SIGMA, TAU = 0.5, 100
 PAPER = Problem(n_arms=5, n_states=5, horizon=2000, sigma=SIGMA, n_runs=1)

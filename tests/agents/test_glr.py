@@ -9,9 +9,9 @@ import pytest
 from scipy.stats import bernoulli, norm
 
 from nslb_cli.agents.glr import GLRklUCB, GLRklUCBParams, glr_defaults, glr_threshold
-from nslb_cli.config.validators import ConfigError
-from nslb_cli.core.rewards import Bernoulli, Gaussian, RewardModel
-from nslb_cli.core.rng import BatchRNG
+from nslb_cli.bandit.rewards import Bernoulli, Gaussian, RewardModel
+from nslb_cli.bandit.rng import BatchRNG
+from nslb_cli.common.validators import ConfigError
 from nslb_cli.runner.simulate import build_agent, simulate
 from tests.helpers.agents import against_random, two_state_agent
 from tests.helpers.worlds import synthetic_world

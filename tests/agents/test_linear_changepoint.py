@@ -7,9 +7,9 @@ import pytest
 
 from nslb_cli.agents import AGENTS
 from nslb_cli.agents.detectors import LinearShiftDetector
-from nslb_cli.core.problem import OfflineModel, Problem
-from nslb_cli.core.rng import BatchRNG
-from nslb_cli.core.world import World
+from nslb_cli.bandit.problem import OfflineModel, Problem
+from nslb_cli.bandit.rng import BatchRNG
+from nslb_cli.bandit.world import World
 from nslb_cli.runner.simulate import build_agent
 from tests.helpers.agents import agent_params
 from tests.helpers.worlds import hand_made_world

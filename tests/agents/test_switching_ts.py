@@ -15,8 +15,8 @@ from nslb_cli.agents.switching_ts import (
     default_window,
     draw_given_sums,
 )
-from nslb_cli.config.validators import ConfigError
-from nslb_cli.core.rng import BatchRNG
+from nslb_cli.bandit.rng import BatchRNG
+from nslb_cli.common.validators import ConfigError
 from nslb_cli.runner.simulate import build_agent, simulate
 from tests.helpers.worlds import synthetic_world
 

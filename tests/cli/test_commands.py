@@ -16,7 +16,7 @@ import pytest
 
 from nslb_cli.cli import COMMANDS
 from nslb_cli.cli.process import BLAS_THREADS
-from nslb_cli.core import compiled
+from nslb_cli.compiled import jit as compiled
 from tests.helpers.cli import NSLB, QUICK, nslb, said
 
 

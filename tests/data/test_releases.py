@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nslb_cli.config import paths
+from nslb_cli.common import paths
 from nslb_cli.data import DataError, releases
 from nslb_cli.data.ratings import read_release
 from nslb_cli.envs.movielens import MovieLens, MovieLensParams

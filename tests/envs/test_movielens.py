@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nslb_cli.config.validators import ConfigError
-from nslb_cli.core.rng import Stream, categorical, generator
+from nslb_cli.bandit.rng import Stream, categorical, generator
+from nslb_cli.common.validators import ConfigError
 from nslb_cli.envs.movielens import (
     Catalogue,
     MovieLens,

@@ -39,7 +39,7 @@ import pandas as pd
 import pytest
 
 from nslb_cli.agents import linear_kernels
-from nslb_cli.core import compiled
+from nslb_cli.compiled import jit as compiled
 from nslb_cli.data import prepared_cache
 from nslb_cli.data.prepare import Loaded, load_or_prepare
 from nslb_cli.plot import csvread, parse_cache

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from nslb_cli.agents import GROUP, check_agent_class
-from nslb_cli.config.registry import PluginError, Registry, describe_error
-from nslb_cli.config.stopping import Terminated, stopped_by
+from nslb_cli.common.registry import PluginError, Registry, describe_error
+from nslb_cli.common.stopping import Terminated, stopped_by
 from nslb_cli.envs import GROUP as ENV_GROUP
 from tests.helpers.plugins import fake_distribution, nslb_with
 
@@ -208,7 +208,7 @@ def registry_with(site: Path, name: str, source: str) -> Registry:
     ("source", "stop"),
     [
         ("raise KeyboardInterrupt\n", KeyboardInterrupt),
-        ("from nslb_cli.config.stopping import Terminated\nraise Terminated('signal 15')\n",
+        ("from nslb_cli.common.stopping import Terminated\nraise Terminated('signal 15')\n",
          Terminated),
         ("try:\n    raise KeyboardInterrupt\nexcept KeyboardInterrupt:\n"
          "    raise SystemError('interrupted in compiled code')\n", SystemError),

@@ -38,7 +38,7 @@ def against_random(cls: type, params: object, reward: str, n_seeds: int = 20) ->
     """Final regret per seed of ``cls(params)`` and of uniform random play on the paper's
     fixed scenario (``reward`` rewards), and the agent's per-seed summary."""
     from nslb_cli.agents.reference import UniformRandom
-    from nslb_cli.core.rng import BatchRNG
+    from nslb_cli.bandit.rng import BatchRNG
     from nslb_cli.runner.simulate import build_agent, simulate
     from tests.helpers.worlds import synthetic_world
 
@@ -57,9 +57,9 @@ def two_state_agent(
     """An agent of class ``cls`` for ``runs`` runs (its default parameters with ``params``),
     told a two-state chain switching every 200 rounds, with Gaussian(0.5) rewards unless
     ``model`` says otherwise."""
-    from nslb_cli.core.problem import OfflineModel, Problem
-    from nslb_cli.core.rewards import Gaussian
-    from nslb_cli.core.rng import BatchRNG
+    from nslb_cli.bandit.problem import OfflineModel, Problem
+    from nslb_cli.bandit.rewards import Gaussian
+    from nslb_cli.bandit.rng import BatchRNG
     from nslb_cli.envs.synthetic import uniform_switching
 
     model = model or Gaussian(0.5)

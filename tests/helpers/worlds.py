@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from nslb_cli.core.problem import OfflineModel, Problem
-from nslb_cli.core.world import World
+from nslb_cli.bandit.problem import OfflineModel, Problem
+from nslb_cli.bandit.world import World
 from nslb_cli.envs.synthetic import Synthetic, SyntheticParams, uniform_switching
 
 

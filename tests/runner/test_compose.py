@@ -9,7 +9,7 @@ import pytest
 from hydra import compose, initialize_config_module
 
 from nslb_cli.agents import AGENTS
-from nslb_cli.config.validators import ConfigError
+from nslb_cli.common.validators import ConfigError
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner.compose import (
     CONFIG_MODULE,

@@ -11,8 +11,8 @@ import pytest
 from nslb_cli.agents import AGENTS
 from nslb_cli.agents.base import Agent
 from nslb_cli.agents.reference import UniformRandom
-from nslb_cli.core.problem import OfflineModel, Problem, Sizes
-from nslb_cli.core.rng import BatchRNG
+from nslb_cli.bandit.problem import OfflineModel, Problem, Sizes
+from nslb_cli.bandit.rng import BatchRNG
 from nslb_cli.runner.conformance import CHECKS, Setting, default_settings, run_checks
 from tests.helpers.faulty_agents import (
     BadSummary,

@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from nslb_cli.core.world import World
+from nslb_cli.bandit.world import World
 from nslb_cli.envs.synthetic import Synthetic, SyntheticParams
 from nslb_cli.runner.job import build_world
 from tests.helpers.agents import run_agent

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from nslb_cli.config.stopping import Terminated
+from nslb_cli.common.stopping import Terminated
 from nslb_cli.runner.owner import OWNER, check_owner, claim_ownership, owner_alive
 
 

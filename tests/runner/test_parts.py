@@ -16,9 +16,9 @@ import pytest
 
 from nslb_cli.agents import AGENTS
 from nslb_cli.agents.base import Agent
-from nslb_cli.config.stopping import Terminated, request
-from nslb_cli.core.trace import Trace
-from nslb_cli.core.world import World
+from nslb_cli.bandit.trace import Trace
+from nslb_cli.bandit.world import World
+from nslb_cli.common.stopping import Terminated, request
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.envs.synthetic import SyntheticParams
 from nslb_cli.runner import parts

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nslb_cli.core.trace import NO_BELIEF
+from nslb_cli.bandit.trace import NO_BELIEF
 from nslb_cli.plot.csvread import read_run
 from nslb_cli.store.results import (
     COLUMNS,

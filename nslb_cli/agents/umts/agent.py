@@ -1,6 +1,6 @@
 """umTS: uncertainty-aware model-based Thompson sampling by particle filtering (Algorithm 3).
 
-Model. Rewards follow the problem's reward model (:mod:`nslb_cli.core.rewards`) around their
+Model. Rewards follow the problem's reward model (:mod:`nslb_cli.bandit.rewards`) around their
 mean ``mu(A_t, X_t, S_t)``: Gaussian, ``R_t ~ N(mu, sigma^2)`` with known ``sigma``, or
 Bernoulli, ``R_t ~ Bernoulli(mu)`` (multi-armed only). The reward parameters have the
 reward model's conjugate prior with the offline model's means and spreads: per arm and
@@ -73,10 +73,10 @@ from nslb_cli.agents.umts import latent
 from nslb_cli.agents.umts.arm_posterior import ArmPosterior
 from nslb_cli.agents.umts.linear_posterior import LinearPosterior
 from nslb_cli.agents.umts.resampling import SCHEMES
-from nslb_cli.config import validators as check
-from nslb_cli.core.problem import OfflineModel, Problem, Sizes
-from nslb_cli.core.rewards import Gaussian, RewardModel
-from nslb_cli.core.rng import BatchRNG
+from nslb_cli.bandit.problem import OfflineModel, Problem, Sizes
+from nslb_cli.bandit.rewards import Gaussian, RewardModel
+from nslb_cli.bandit.rng import BatchRNG
+from nslb_cli.common import validators as check
 
 
 def reward_posterior(

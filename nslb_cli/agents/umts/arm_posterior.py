@@ -6,7 +6,7 @@ interface: :class:`ArmPosterior` here and
 :class:`~nslb_cli.agents.umts.linear_posterior.LinearPosterior`.
 
 :class:`ArmPosterior` (multi-armed): an independent conjugate posterior of each mean
-``mu(a, s)``, in the statistics of the problem's reward model (:mod:`nslb_cli.core.rewards`):
+``mu(a, s)``, in the statistics of the problem's reward model (:mod:`nslb_cli.bandit.rewards`):
 Gaussian rewards ``R = mu + N(0, sigma^2)``, ``mu ~ N(m, v)``; one reward ``r`` of arm ``a``::
 
     m <- (sigma^2 m + v r) / (sigma^2 + v),   v <- v sigma^2 / (sigma^2 + v)
@@ -17,7 +17,7 @@ n (1 - m))`` kept as mean ``m`` and strength ``n``; one click ``r``::
     m <- m + (r - m) / (n + 1),   n <- n + 1      (i.e. a += r, b += 1 - r)
 
 with predictive ``P(r = 1) = a / (a + b) = m``. The compiled kernels call the reward
-model's compiled twins (:mod:`nslb_cli.core.reward_kernels`) for these formulas, and never ask
+model's compiled twins (:mod:`nslb_cli.bandit.reward_kernels`) for these formulas, and never ask
 which model it is.
 
 The round's update (predictives, latent proposal, the statistics' updates, resampling) is
@@ -46,11 +46,11 @@ from numba.typed import List
 
 from nslb_cli.agents.umts.pool import SlotPool, gather_weights
 from nslb_cli.agents.umts.step import PooledPosterior
-from nslb_cli.core import reward_kernels as rk
-from nslb_cli.core.compiled import jit
-from nslb_cli.core.problem import OfflineModel
-from nslb_cli.core.rewards import RewardModel, Statistics
-from nslb_cli.core.rng import BatchRNG
+from nslb_cli.bandit import reward_kernels as rk
+from nslb_cli.bandit.problem import OfflineModel
+from nslb_cli.bandit.rewards import RewardModel, Statistics
+from nslb_cli.bandit.rng import BatchRNG
+from nslb_cli.compiled.jit import jit
 
 
 @jit

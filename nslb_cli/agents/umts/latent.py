@@ -18,7 +18,7 @@ from numba.typed import List
 
 from nslb_cli.agents.umts.resampling import draw_ancestors
 from nslb_cli.agents.umts.sampling import draw_each, normalise, standard_gammas
-from nslb_cli.core.compiled import jit
+from nslb_cli.compiled.jit import jit
 
 HALF_LOG_TWO_PI = 0.5 * np.log(2.0 * np.pi)
 UNDERFLOW = 600.0  # exp(-600) ~ 1e-261: far from underflow, even times phi and the scale
@@ -205,7 +205,7 @@ def propose(
     predictive ``p(R_t | s)`` of state ``s``, whose statistics are in pool slot
     ``k = slot[r, i, s]`` (:mod:`.pool`), given for the run's ``live`` slots as
     ``p(R_t | s) = c · scale[k] · exp(exponent[k])``
-    (:func:`~nslb_cli.core.reward_kernels.predictive`:
+    (:func:`~nslb_cli.bandit.reward_kernels.predictive`:
     for Gaussian rewards ``exponent[k] = -(R_t - m)^2 / (2 v)``, ``scale[k] = 1 / sqrt(v)``,
     ``v`` including ``sigma^2``, and ``c = 1 / sqrt(2 pi)``, which is subtracted below; for
     other reward models ``c`` is 1, and the subtraction a constant common to every particle,

@@ -26,10 +26,10 @@ from numba.typed import List
 
 from nslb_cli.agents.umts.pool import SlotPool, gather_weights
 from nslb_cli.agents.umts.step import PooledPosterior
-from nslb_cli.core.compiled import jit
-from nslb_cli.core.problem import OfflineModel
-from nslb_cli.core.rewards import GAUSSIAN_KERNEL
-from nslb_cli.core.rng import BatchRNG
+from nslb_cli.bandit.problem import OfflineModel
+from nslb_cli.bandit.rewards import GAUSSIAN_KERNEL
+from nslb_cli.bandit.rng import BatchRNG
+from nslb_cli.compiled.jit import jit
 
 JITTER = 1e-10  # added to covariance diagonals before a Cholesky factorisation
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nslb_cli.core.compiled import jit
+from nslb_cli.compiled.jit import jit
 
 Arrays = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 """``(slot, refs, free, n_free)``, as the kernels take them."""

@@ -2,11 +2,11 @@
 
 Kernels (functions called from Python) loop over the runs of a batch inside compiled
 code. Run ``r`` draws only from its own generator ``generators[r]`` (a ``numba.typed.List``
-of ``numpy.random.Generator``, :meth:`nslb_cli.core.rng.BatchRNG.typed`) and sums only its own
+of ``numpy.random.Generator``, :meth:`nslb_cli.bandit.rng.BatchRNG.typed`) and sums only its own
 numbers, in the order written (no ``fastmath``), so its results do not depend on the
 other runs of the batch (docs/design.md §2).
 
-* Compiled code is cached on disk (:mod:`nslb_cli.core.compiled`): the compile cost is paid
+* Compiled code is cached on disk (:mod:`nslb_cli.compiled.jit`): the compile cost is paid
   once per version of the kernels.
 * Passing an array or a generator to a compiled function (or taking a view of an array)
   costs two atomic reference-count updates that numba does not always remove: helpers are
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nslb_cli.core.compiled import jit
+from nslb_cli.compiled.jit import jit
 
 
 @jit
@@ -72,7 +72,7 @@ def standard_gammas(generator: np.random.Generator, shapes: np.ndarray) -> None:
 def draw_each(weights: np.ndarray, generator: np.random.Generator, out: np.ndarray) -> None:
     """``out[m] ~ weights[m] / sum(weights[m])`` for every row ``m``, one uniform ``u`` each:
     the first index whose cumulative weight exceeds ``u · sum(weights[m])`` (the rule of
-    :func:`nslb_cli.core.rng.categorical`)."""
+    :func:`nslb_cli.bandit.rng.categorical`)."""
     M, S = weights.shape
     for m in range(M):
         u = generator.random()

@@ -24,7 +24,7 @@ cached (numba recompiles kernels that take functions in every process). The fami
 * per-arm conjugate posteriors (:mod:`~nslb_cli.agents.umts.arm_posterior`; no contexts):
   statistics ``first`` and ``second``, two ``(R, P, K)`` arrays in the reward model's
   parameterisation; ``(family, parameter)`` select the reward model's compiled formulas
-  (:mod:`nslb_cli.core.reward_kernels`); the observation is the arm ``a``;
+  (:mod:`nslb_cli.bandit.reward_kernels`); the observation is the arm ``a``;
 * Bayesian linear regression (:mod:`~nslb_cli.agents.umts.linear_posterior`; contexts):
   ``first`` the means ``(R, P, d)`` and ``second`` the covariances ``(R, P, d, d)``;
   ``parameter`` is ``sigma^2``; the observation is the pulled arm's features ``x =
@@ -46,9 +46,9 @@ from numba.typed import List
 
 from nslb_cli.agents.umts import latent
 from nslb_cli.agents.umts.pool import Arrays, SlotPool, live_slots, move_references, plan_updates
-from nslb_cli.core import reward_kernels as rk
-from nslb_cli.core.compiled import jit
-from nslb_cli.core.rng import BatchRNG
+from nslb_cli.bandit import reward_kernels as rk
+from nslb_cli.bandit.rng import BatchRNG
+from nslb_cli.compiled.jit import jit
 
 Statistics = tuple[np.ndarray, np.ndarray]
 """A family's statistics per run and slot: ``(first, second)``."""

@@ -7,9 +7,9 @@ import numpy as np
 
 from nslb_cli.agents.umts.agent import reward_posterior
 from nslb_cli.agents.umts.arm_posterior import ArmPosterior
-from nslb_cli.core.problem import OfflineModel
-from nslb_cli.core.rewards import Bernoulli
-from nslb_cli.core.rng import BatchRNG
+from nslb_cli.bandit.problem import OfflineModel
+from nslb_cli.bandit.rewards import Bernoulli
+from nslb_cli.bandit.rng import BatchRNG
 
 
 def click_posterior(strength: np.ndarray, n_particles: int) -> ArmPosterior:

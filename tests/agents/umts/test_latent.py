@@ -7,14 +7,14 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from nslb_cli.agents.thompson import ModelThompsonSampling, MTSParams
+from nslb_cli.agents.mts import ModelThompsonSampling, MTSParams
 from nslb_cli.agents.umts import latent as particle_filter
 from nslb_cli.agents.umts.agent import UMTSParams, UncertainModelThompsonSampling
 from nslb_cli.agents.umts.resampling import SCHEMES
-from nslb_cli.core.problem import OfflineModel
-from nslb_cli.core.rewards import gaussian_log_likelihood
-from nslb_cli.core.rng import BatchRNG
-from nslb_cli.core.world import World
+from nslb_cli.bandit.problem import OfflineModel
+from nslb_cli.bandit.rewards import gaussian_log_likelihood
+from nslb_cli.bandit.rng import BatchRNG
+from nslb_cli.bandit.world import World
 from nslb_cli.envs.synthetic import Synthetic, SyntheticParams
 from tests.helpers.worlds import linear_world
 

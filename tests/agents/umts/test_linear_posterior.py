@@ -11,9 +11,9 @@ import pytest
 from nslb_cli.agents import AGENTS, Agent
 from nslb_cli.agents.umts.agent import reward_posterior
 from nslb_cli.agents.umts.linear_posterior import LinearPosterior
-from nslb_cli.core.problem import OfflineModel, Problem
-from nslb_cli.core.rewards import Bernoulli
-from nslb_cli.core.rng import BatchRNG
+from nslb_cli.bandit.problem import OfflineModel, Problem
+from nslb_cli.bandit.rewards import Bernoulli
+from nslb_cli.bandit.rng import BatchRNG
 from nslb_cli.envs.synthetic import uniform_switching
 from nslb_cli.runner.simulate import build_agent, simulate
 from tests.helpers.worlds import linear_world

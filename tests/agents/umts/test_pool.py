@@ -7,7 +7,7 @@ import pytest
 
 from nslb_cli.agents import AGENTS
 from nslb_cli.agents.umts.pool import SlotPool
-from nslb_cli.core.rng import BatchRNG
+from nslb_cli.bandit.rng import BatchRNG
 from nslb_cli.envs.synthetic import Synthetic, SyntheticParams
 from nslb_cli.runner.simulate import build_agent
 from tests.helpers.worlds import linear_world

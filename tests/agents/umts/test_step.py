@@ -17,9 +17,9 @@ import pytest
 from scipy.special import gammaln
 
 from nslb_cli.agents.umts.agent import UMTSParams, UncertainModelThompsonSampling
-from nslb_cli.core.problem import OfflineModel, Problem
-from nslb_cli.core.rewards import Bernoulli, Gaussian, RewardModel, gaussian_log_likelihood
-from nslb_cli.core.rng import BatchRNG
+from nslb_cli.bandit.problem import OfflineModel, Problem
+from nslb_cli.bandit.rewards import Bernoulli, Gaussian, RewardModel, gaussian_log_likelihood
+from nslb_cli.bandit.rng import BatchRNG
 
 S, K, ROUNDS, SIGMA = 2, 2, 12, 0.5
 PRIOR_MEAN = np.array([[0.2, 0.8], [0.7, 0.3]])

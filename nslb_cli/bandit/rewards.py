@@ -40,12 +40,12 @@ from typing import ClassVar
 
 import numpy as np
 
-from nslb_cli.core.rng import BatchRNG
+from nslb_cli.bandit.rng import BatchRNG
 
 Statistics = tuple[np.ndarray, np.ndarray]
 """A conjugate posterior per entry: two arrays of one shape (see the module docstring)."""
 
-#: Family codes of the compiled twins of these formulas (:mod:`nslb_cli.core.reward_kernels`).
+#: Family codes of the compiled twins of these formulas (:mod:`nslb_cli.bandit.reward_kernels`).
 GAUSSIAN_KERNEL, BERNOULLI_KERNEL = 0, 1
 
 #: Probabilities below this are treated as this in logarithms, so that a reward impossible
@@ -58,7 +58,7 @@ KL_EPSILON = 1e-15
 
 #: Newton steps of the Bernoulli kl-UCB index (:meth:`Bernoulli.upper_confidence`): from its
 #: starting points the error falls below 1e-12 within eight steps on the whole range of means
-#: and levels a bandit meets (tests/core/test_rewards.py checks a grid against bisection).
+#: and levels a bandit meets (tests/bandit/test_rewards.py checks a grid against bisection).
 KL_NEWTON_STEPS = 8
 
 
@@ -85,7 +85,7 @@ class RewardModel(ABC):
     @abstractmethod
     def kernel(self) -> tuple[int, float]:
         """``(family, parameter)``: what compiled code passes to this model's compiled twins
-        in :mod:`nslb_cli.core.reward_kernels`."""
+        in :mod:`nslb_cli.bandit.reward_kernels`."""
 
     @property
     @abstractmethod

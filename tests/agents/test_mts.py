@@ -7,10 +7,10 @@ import itertools
 import numpy as np
 from scipy.stats import norm
 
-from nslb_cli.agents.thompson import ModelThompsonSampling, MTSParams
-from nslb_cli.core.problem import OfflineModel, Problem
-from nslb_cli.core.rewards import Bernoulli
-from nslb_cli.core.rng import BatchRNG
+from nslb_cli.agents.mts import ModelThompsonSampling, MTSParams
+from nslb_cli.bandit.problem import OfflineModel, Problem
+from nslb_cli.bandit.rewards import Bernoulli
+from nslb_cli.bandit.rng import BatchRNG
 
 
 def tiny_chain(seed: int, n_states: int = 3, n_arms: int = 2):
@@ -112,7 +112,7 @@ def test_the_state_major_filter_step_is_the_run_major_statement_to_the_last_bit(
     """mTS keeps ``P_t`` as ``(S, R)``; its step gives the numbers of the statement on
     ``(R, S)`` arrays (normalised along the last axis, propagated along the middle one of
     ``(R, S, S)``), also for 8 states and more, where numpy adds a row pairwise."""
-    from nslb_cli.agents.thompson import filter_step
+    from nslb_cli.agents.mts import filter_step
 
     rng = np.random.default_rng(4)
     for n_states in (3, 8, 13, 40):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nslb_cli.core.problem import OfflineModel
+from nslb_cli.bandit.problem import OfflineModel
 
 
 def linear_model(runs: int, states: int, dim: int, rng: np.random.Generator) -> OfflineModel:

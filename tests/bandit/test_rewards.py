@@ -1,4 +1,4 @@
-"""The reward models (nslb_cli.core.rewards): posteriors, predictives, draws vs closed forms."""
+"""The reward models (nslb_cli.bandit.rewards): posteriors, predictives, draws vs closed forms."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import pytest
 from scipy.special import betaln, rel_entr
 from scipy.stats import multivariate_normal, norm
 
-from nslb_cli.core import reward_kernels
-from nslb_cli.core.problem import Problem
-from nslb_cli.core.rewards import Bernoulli, Gaussian
-from nslb_cli.core.rng import BatchRNG
+from nslb_cli.bandit import reward_kernels
+from nslb_cli.bandit.problem import Problem
+from nslb_cli.bandit.rewards import Bernoulli, Gaussian
+from nslb_cli.bandit.rng import BatchRNG
 
 SIGMA = 0.5
 CLICKS = np.array([1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0, 1.0])
@@ -176,7 +176,7 @@ MODELS = [Gaussian(SIGMA), Bernoulli()]
 
 @pytest.mark.parametrize("model", MODELS, ids=["gaussian", "bernoulli"])
 def test_compiled_twins_compute_what_the_numpy_methods_do(model) -> None:
-    """nslb_cli.core.reward_kernels, entry by entry, against the numpy methods: the same update
+    """nslb_cli.bandit.reward_kernels, entry by entry, against the numpy methods: the same update
     bit for bit, the same predictive up to the family's constant (1 / sqrt(2 pi) for
     Gaussian rewards), the same answer to whether a reward changes the statistics."""
     family, parameter = model.kernel

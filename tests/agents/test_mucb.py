@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from nslb_cli.agents import AGENTS
-from nslb_cli.agents.ucb import SlidingWindowModelUCB, pairwise_plan, window_sums
-from nslb_cli.config.validators import ConfigError
-from nslb_cli.core.problem import OfflineModel, Problem
-from nslb_cli.core.rng import BatchRNG
+from nslb_cli.agents.mucb import SlidingWindowModelUCB, pairwise_plan, window_sums
+from nslb_cli.bandit.problem import OfflineModel, Problem
+from nslb_cli.bandit.rng import BatchRNG
+from nslb_cli.common.validators import ConfigError
 from nslb_cli.envs.synthetic import SyntheticParams
 from nslb_cli.runner.simulate import build_agent
 from tests.helpers.agents import agent_params, run_agent

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nslb_cli.core.numerics import pairwise_sum_rows
+from nslb_cli.bandit.numerics import pairwise_sum_rows
 
 
 def test_summing_the_first_axis_gives_numpys_row_sums_to_the_last_bit() -> None:

@@ -16,7 +16,7 @@ be imported, or that names something other than a valid class, fails when it is 
 ``Exception`` but ``SystemExit`` (a module that calls ``sys.exit()`` at import), the
 plugin's own ``BaseException`` subclasses, a ``Params`` whose default construction raises,
 and a class whose attribute access raises. Only a request to stop propagates
-(:func:`~nslb_cli.config.stopping.stopped_by`): the user's Ctrl-C, or SIGTERM, must still
+(:func:`~nslb_cli.common.stopping.stopped_by`): the user's Ctrl-C, or SIGTERM, must still
 stop nslb. (A plugin that calls ``os._exit`` ends the process; nothing can catch that.)
 """
 
@@ -28,8 +28,8 @@ from functools import cached_property
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
-from nslb_cli.config.stopping import stopped_by
-from nslb_cli.config.validators import ConfigError
+from nslb_cli.common.stopping import stopped_by
+from nslb_cli.common.validators import ConfigError
 
 
 class PluginError(RuntimeError):

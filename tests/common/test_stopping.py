@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from nslb_cli.config.stopping import Terminated, held, pending, request
+from nslb_cli.common.stopping import Terminated, held, pending, request
 
 
 def test_a_request_is_raised_at_once_and_recorded() -> None:
@@ -65,7 +65,7 @@ def test_a_signal_received_by_another_thread_waits_for_the_held_step() -> None:
 
 
 def test_a_request_whose_exception_was_swallowed_is_raised_at_the_next_check() -> None:
-    from nslb_cli.config.stopping import check
+    from nslb_cli.common.stopping import check
 
     check()  # nothing recorded: nothing raised
     with contextlib.suppress(BaseException):  # what a library's catch-all does
@@ -102,7 +102,7 @@ def test_a_request_python_could_not_raise_is_not_printed_but_raised_at_the_next_
     import ctypes
     import sys
 
-    from nslb_cli.config.stopping import check, requests_unreported
+    from nslb_cli.common.stopping import check, requests_unreported
 
     reported: list[type[BaseException]] = []
     monkeypatch.setattr(sys, "unraisablehook", lambda u: reported.append(u.exc_type))

@@ -8,7 +8,7 @@ emissions are the rewards. Each round:
 
        P_{t+1}(s') ∝ sum_s P_t(s) · p(R_t | mu(A_t, X_t, s)) · phi(s, s')
 
-   with ``p(r | mu)`` the problem's reward likelihood (:mod:`nslb_cli.core.rewards`):
+   with ``p(r | mu)`` the problem's reward likelihood (:mod:`nslb_cli.bandit.rewards`):
    ``N(r; mu, sigma^2)`` for Gaussian rewards, ``mu^r (1 - mu)^(1 - r)`` for Bernoulli ones.
 
 ``P_1`` is the model's initial distribution. The reported belief is the sampled ``B_t`` and
@@ -25,9 +25,9 @@ import numpy as np
 
 from nslb_cli.agents.base import Agent, Belief
 from nslb_cli.agents.round_draws import RoundDraws
-from nslb_cli.core.numerics import pairwise_sum_rows
-from nslb_cli.core.problem import OfflineModel, Problem
-from nslb_cli.core.rng import BatchRNG, categorical_first_axis
+from nslb_cli.bandit.numerics import pairwise_sum_rows
+from nslb_cli.bandit.problem import OfflineModel, Problem
+from nslb_cli.bandit.rng import BatchRNG, categorical_first_axis
 
 
 def filter_step(
@@ -46,7 +46,7 @@ def filter_step(
     Returns:
         ``(S, R)`` ``P_{t+1}``. Never through BLAS (which would make each run's numbers depend
         on the batch it is in); the normalising sum is added in numpy's pairwise order
-        (:func:`~nslb_cli.core.numerics.pairwise_sum_rows`) and the propagation in the order
+        (:func:`~nslb_cli.bandit.numerics.pairwise_sum_rows`) and the propagation in the order
         of ``s``: the numbers of the run-major statement, ``(R, S)`` arrays summed along
         their last axis and ``(R, S, S)`` along their middle one, to the last bit.
     """

@@ -1,4 +1,4 @@
-"""Compiled code is cached per version of the kernels' sources (nslb_cli.core.compiled)."""
+"""Compiled code is cached per version of the kernels' sources (nslb_cli.compiled.jit)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from nslb_cli.agents.umts.sampling import draw_each
-from nslb_cli.core import compiled
+from nslb_cli.compiled import jit as compiled
 
 
 def module_file(package: Path, name: str) -> str | None:
@@ -53,15 +53,17 @@ def test_the_hashed_modules_hold_every_compiled_function_and_what_they_import() 
             for d in node.decorator_list
         )
     }
-    assert {"core/reward_kernels.py", "agents/umts/latent.py", "agents/linalg.py"} <= decorated
+    assert {"bandit/reward_kernels.py", "agents/umts/latent.py", "agents/linalg.py"} <= decorated
     assert decorated <= listed
     for name in listed:
         imported = module_level_imports(package, (package / name).read_text())
         assert imported <= listed, f"{name} imports {imported - listed}, not hashed"
-    direct = {path.name for path in package.rglob("*.py") if "njit" in path.read_text()} - {
-        "compiled.py"
-    }
-    assert not direct, f"call numba through nslb_cli.core.compiled, not directly: {direct}"
+    direct = {
+        path.relative_to(package).as_posix()
+        for path in package.rglob("*.py")
+        if "njit" in path.read_text()
+    } - {"compiled/jit.py"}
+    assert not direct, f"call numba through nslb_cli.compiled.jit, not directly: {direct}"
 
 
 def test_a_new_kernel_module_and_what_it_imports_join_the_hash(tmp_path: Path) -> None:
@@ -69,13 +71,13 @@ def test_a_new_kernel_module_and_what_it_imports_join_the_hash(tmp_path: Path) -
     shutil.copytree(compiled.PACKAGE, package, ignore=shutil.ignore_patterns("__pycache__"))
     (package / "agents" / "helper.py").write_text("X = 1\n")
     (package / "agents" / "new_kernel.py").write_text(
-        "from nslb_cli.core.compiled import jit\nfrom nslb_cli.agents.helper import X\n"
+        "from nslb_cli.compiled.jit import jit\nfrom nslb_cli.agents.helper import X\n"
     )
     found = subprocess.run(
         [
             sys.executable,
             "-c",
-            "from nslb_cli.core import compiled; print(*compiled.KERNEL_MODULES)",
+            "from nslb_cli.compiled import jit as compiled; print(*compiled.KERNEL_MODULES)",
         ],
         cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": str(tmp_path), "NSLB_CACHE": str(tmp_path / "cache")},
@@ -137,7 +139,7 @@ def test_an_unwritable_cache_compiles_in_a_temporary_folder_with_one_warning(
     program = (
         "import numpy as np\n"
         "from nslb_cli.agents.umts.sampling import draw_each\n"
-        "from nslb_cli.core import compiled\n"
+        "from nslb_cli.compiled import jit as compiled\n"
         "out = np.empty(2, np.int64)\n"
         "draw_each(np.ones((2, 3)), np.random.default_rng(0), out)\n"
         "print(compiled._scratch[0])\n"
@@ -199,7 +201,7 @@ add_scaled(x, np.ones(4), 2.0)
 print(dot(x, np.ones(4)))
 """
 READ_ONLY = """
-from nslb_cli.core import compiled
+from nslb_cli.compiled import jit as compiled
 
 def refused(self):
     raise PermissionError(1, "Operation not permitted")  # as a read-only or immutable folder

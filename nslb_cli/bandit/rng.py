@@ -63,7 +63,7 @@ class BatchRNG:
         runs (built once; drawing through it advances the generators above). numba is
         imported here, on first use: agents without kernels never load it."""
         if self._typed is None:
-            from nslb_cli.core.generator_list import generator_list
+            from nslb_cli.compiled.generators import generator_list
 
             self._typed = generator_list(self.generators)
         return self._typed

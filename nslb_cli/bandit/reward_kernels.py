@@ -1,16 +1,16 @@
-"""Compiled scalar twins of the reward models' posterior formulas (:mod:`nslb_cli.core.rewards`).
+"""Compiled scalar twins of the reward models' posterior formulas (:mod:`nslb_cli.bandit.rewards`).
 
 Compiled agents (umTS's numba kernels) work one entry at a time and cannot call the numpy
-methods of a :class:`~nslb_cli.core.rewards.RewardModel`. They call these functions instead,
-passing the model's :attr:`~nslb_cli.core.rewards.RewardModel.kernel` pair ``(family,
+methods of a :class:`~nslb_cli.bandit.rewards.RewardModel`. They call these functions instead,
+passing the model's :attr:`~nslb_cli.bandit.rewards.RewardModel.kernel` pair ``(family,
 parameter)``: the family code selects the formulas here, so the kernels hold no likelihood
 formula and never ask which model they run. (numba does not cache kernels that take
 compiled functions as arguments, or closures over them — measured: they recompile in every
 process — hence codes rather than functions.)
 
-Statistics are the models' own (:data:`nslb_cli.core.rewards.Statistics`), one entry:
-``(first, second)`` = ``(m, v)`` for :class:`~nslb_cli.core.rewards.Gaussian` (``parameter`` is
-``sigma^2``), ``(m, n)`` for :class:`~nslb_cli.core.rewards.Bernoulli` (``parameter`` unused).
+Statistics are the models' own (:data:`nslb_cli.bandit.rewards.Statistics`), one entry:
+``(first, second)`` = ``(m, v)`` for :class:`~nslb_cli.bandit.rewards.Gaussian` (``parameter`` is
+``sigma^2``), ``(m, n)`` for :class:`~nslb_cli.bandit.rewards.Bernoulli` (``parameter`` unused).
 Each function computes exactly what its numpy twin computes (tested), with the same
 arithmetic for Gaussian rewards as umTS's kernels had before reward models existed. The
 family is a runtime argument, so each call branches on it; measured, the Gaussian kernels
@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from nslb_cli.core.compiled import jit
-from nslb_cli.core.rewards import GAUSSIAN_KERNEL as GAUSSIAN
-from nslb_cli.core.rewards import SMALLEST_PROBABILITY
+from nslb_cli.bandit.rewards import GAUSSIAN_KERNEL as GAUSSIAN
+from nslb_cli.bandit.rewards import SMALLEST_PROBABILITY
+from nslb_cli.compiled.jit import jit
 
 
 @jit
@@ -53,7 +53,7 @@ def learns(family: int, second: float) -> bool:
 def update(
     family: int, parameter: float, reward: float, first: float, second: float
 ) -> tuple[float, float]:
-    """The statistics after one more reward (:meth:`nslb_cli.core.rewards.RewardModel.update`)."""
+    """The statistics after one more reward (:meth:`nslb_cli.bandit.rewards.RewardModel.update`)."""
     if family == GAUSSIAN:
         noise = parameter
         return (noise * first + second * reward) / (noise + second), second * noise / (
@@ -64,7 +64,7 @@ def update(
 
 @jit
 def draw(family: int, generator: np.random.Generator, first: float, second: float) -> float:
-    """One draw of the mean from the posterior (:meth:`nslb_cli.core.rewards.RewardModel.sample`):
+    """One draw of the mean from the posterior (:meth:`nslb_cli.bandit.rewards.RewardModel.sample`):
     ``m + sqrt(v) z``, or ``Beta(n m, n (1 - m))`` (``m`` itself when ``n`` is infinite,
     without a draw)."""
     if family == GAUSSIAN:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from numba.typed import List
 
-from nslb_cli.core.compiled import jit
+from nslb_cli.compiled.jit import jit
 
 
 @jit

@@ -13,7 +13,7 @@ from functools import cached_property
 
 import numpy as np
 
-from nslb_cli.core.problem import OfflineModel, Problem, Truth
+from nslb_cli.bandit.problem import OfflineModel, Problem, Truth
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class World:
         mean_rewards: ``(R, n, K)`` ``mu(a, X_t, S_t; theta*)`` of every arm in every round.
         noise: ``(R, n)`` the reward noise, one draw per round (not per arm): ``eps_t`` for
             Gaussian rewards, ``u_t ~ U(0, 1)`` for Bernoulli ones
-            (:meth:`nslb_cli.core.rewards.RewardModel.realise` makes it a reward).
+            (:meth:`nslb_cli.bandit.rewards.RewardModel.realise` makes it a reward).
         offline_model: what model-based agents are told.
         items: ``(R, n, K)`` for contextual worlds, the item behind each arm in each round
             (ids, not feature copies, to keep memory small); ``None`` without context.

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from nslb_cli.agents import AGENTS, GROUP, check_agent_class
-from nslb_cli.config import registry as registry_module
-from nslb_cli.config.registry import PluginError, Registry
+from nslb_cli.common import registry as registry_module
+from nslb_cli.common.registry import PluginError, Registry
 from nslb_cli.envs import GROUP as ENV_GROUP
 from nslb_cli.envs import check_environment_class
 from tests.helpers.plugins import fake_distribution

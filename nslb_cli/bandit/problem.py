@@ -18,7 +18,7 @@ uncertain, Dirichlet concentrations ``alpha`` whose mean is ``phi``.
 How a reward scatters around its mean (Gaussian noise, a Bernoulli click) is the
 :class:`Problem`'s ``reward_model``; an uncertain mean's prior is given by its mean and
 standard deviation (``means``, ``mean_sd``), which the reward model turns into its
-conjugate prior (:meth:`nslb_cli.core.rewards.RewardModel.prior`).
+conjugate prior (:meth:`nslb_cli.bandit.rewards.RewardModel.prior`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nslb_cli.core.rewards import Gaussian, RewardModel
+from nslb_cli.bandit.rewards import Gaussian, RewardModel
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ class Problem:
         sigma: the sub-Gaussian scale of the reward noise, ``reward_model.scale``: the noise
             standard deviation of Gaussian rewards, ``1/2`` for rewards in ``[0, 1]``.
         reward_model: the reward likelihood and its conjugate prior
-            (:mod:`nslb_cli.core.rewards`); Gaussian with standard deviation ``sigma`` when not
+            (:mod:`nslb_cli.bandit.rewards`); Gaussian with standard deviation ``sigma`` when not
             given.
     """
 

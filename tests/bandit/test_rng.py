@@ -1,11 +1,11 @@
-"""Inverse-CDF draws (nslb_cli.core.rng.categorical and its first-axis twin) against the
+"""Inverse-CDF draws (nslb_cli.bandit.rng.categorical and its first-axis twin) against the
 definition, written as a loop over rows."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from nslb_cli.core.rng import categorical, categorical_first_axis
+from nslb_cli.bandit.rng import categorical, categorical_first_axis
 
 
 def first_above(masses: np.ndarray, u: float) -> int:

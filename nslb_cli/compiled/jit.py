@@ -50,11 +50,11 @@ import numba
 from numba.core import caching
 from numba.core.runtime import rtsys
 
-from nslb_cli.config.paths import user_cache
+from nslb_cli.common.paths import user_cache
 
 PACKAGE = Path(__file__).resolve().parents[1]
 """The ``nslb_cli`` folder; module paths below are relative to it."""
-_COMPILES = re.compile(r"^\s*from nslb_cli\.core(\.compiled import| import compiled\b)", re.M)
+_COMPILES = re.compile(r"^\s*from nslb_cli\.compiled(\.jit import| import jit\b)", re.M)
 
 
 _IMPORTS = re.compile(
@@ -225,7 +225,7 @@ _announced: set[str] = set()  # the families of kernels this process said it com
 
 
 def _announce(module: str) -> None:
-    """Say once per process and family (``agents.umts``, ``core.reward_kernels``…) that its
+    """Say once per process and family (``agents.umts``, ``bandit.reward_kernels``…) that its
     kernels are being compiled: the first run of a new version waits seconds per family."""
     family = ".".join(module.split(".")[1:3])
     if family not in _announced:

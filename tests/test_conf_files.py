@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from nslb_cli.agents import AGENTS
-from nslb_cli.config.registry import Registry
+from nslb_cli.common.registry import Registry
 from nslb_cli.envs import ENVIRONMENTS
 from tests.helpers.paths import CONF
 

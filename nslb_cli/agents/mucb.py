@@ -42,11 +42,11 @@ from typing import ClassVar
 import numpy as np
 
 from nslb_cli.agents.base import Agent, Belief, window_memory
-from nslb_cli.config import validators as check
-from nslb_cli.config.validators import ConfigError
-from nslb_cli.core.compiled import inline, jit
-from nslb_cli.core.problem import OfflineModel, Problem, Sizes
-from nslb_cli.core.rng import BatchRNG
+from nslb_cli.bandit.problem import OfflineModel, Problem, Sizes
+from nslb_cli.bandit.rng import BatchRNG
+from nslb_cli.common import validators as check
+from nslb_cli.common.validators import ConfigError
+from nslb_cli.compiled.jit import inline, jit
 
 MAX_EPSILON = 1e12
 """Largest slack ``epsilon``, in reward units. ``G_t(s)`` sums ``tau`` residuals that each

@@ -1,0 +1,1 @@
+"""Tests of ``nslb_cli.bandit``."""

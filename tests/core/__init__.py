@@ -1,1 +1,0 @@
-"""Tests of ``nslb_cli.core``."""
