@@ -205,6 +205,20 @@ def order_runs(runs: pd.DataFrame, agents: Sequence[str] | None = None) -> pd.Da
     return runs.loc[sorted(runs.index, key=key)]
 
 
+def agent_order(runs: pd.DataFrame, agents: Sequence[str]) -> list[str] | None:
+    """The runs' agent names in the order ``agents`` lists them (by agent or display name),
+    for :func:`~nslb_cli.plot.aggregate.labelled`; ``None`` when ``agents`` is empty."""
+    if not agents:
+        return None
+    names = list(dict.fromkeys(runs[AGENT].map(str)))
+    return sorted(
+        names,
+        key=lambda n: min(
+            (i for i, a in enumerate(agents) if a in (n, display_name(n))), default=len(agents)
+        ),
+    )
+
+
 def environment(run: pd.Series) -> str:
     """A run's environment in one line: ``synthetic (dynamics=fixed, …)``, the data first."""
     keys = [key for key in group_keys(run.index) if key not in (NAME, "env.name")]
@@ -224,7 +238,7 @@ def group_titles(runs: pd.DataFrame) -> pd.Series:
     titles = pd.Series("", index=runs.index, dtype=object)
     for name, same_name in runs.groupby(runs[NAME].map(format_value), sort=False):
         differing = _differing(same_name, keys[1:])
-        ids = [tuple(_hashable(row[key]) for key in keys) for _, row in same_name.iterrows()]
+        ids = [tuple(hashable(row[key]) for key in keys) for _, row in same_name.iterrows()]
         given: dict[tuple, str] = {}
         shown: dict[str, int] = {}  # title -> groups shown under it so far
         for index, group in zip(same_name.index, ids, strict=True):
@@ -453,7 +467,8 @@ def _unique(labels: pd.Series, runs: pd.DataFrame, context: Sequence[str]) -> pd
     return labels
 
 
-def _hashable(value: Any) -> Any:
+def hashable(value: Any) -> Any:
+    """``None`` for a missing value (:func:`missing`), else the value."""
     return None if missing(value) else value
 
 

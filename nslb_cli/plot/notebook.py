@@ -99,7 +99,7 @@ def load_results(
         frame = frame[frame["t"] <= end]
     present = set(frame["run"].unique().tolist())
     runs = runs.loc[[r for r in runs.index if r in present]]
-    frame, runs = aggregate.labelled(frame, runs, rename, _order(runs, agents))
+    frame, runs = aggregate.labelled(frame, runs, rename, lab.agent_order(runs, agents))
     result = _tidy(frame, runs, _varying(runs, loaded.config_columns), metrics)
     return _with_seed_stats(result, frame, loaded.seed_stats)
 
@@ -208,7 +208,7 @@ def _tidy(
     out[lab.AGENT] = frame[lab.AGENT].cat.as_ordered()
     for key in [*varying, DATA]:
         values = runs[key] if key in runs else pd.Series(None, index=runs.index, dtype=object)
-        per_run = pd.Categorical([_hashable(values.get(r)) for r in runs.index])
+        per_run = pd.Categorical([lab.hashable(values.get(r)) for r in runs.index])
         codes = np.full(int(runs.index.max()) + 1 if len(runs) else 0, -1, dtype=np.int32)
         codes[runs.index] = per_run.codes
         out[key] = pd.Categorical.from_codes(codes[run], per_run.categories)
@@ -250,23 +250,6 @@ def _rounds(rounds: Rounds) -> tuple[int | None, int | None]:
         first, _, last = rounds.partition(":") if ":" in rounds else ("", ":", rounds)
         return (int(first) if first.strip() else None, int(last) if last.strip() else None)
     return None, int(rounds)
-
-
-def _order(runs: pd.DataFrame, agents: Sequence[str]) -> list[str] | None:
-    if not agents:
-        return None
-    names = list(dict.fromkeys(runs[lab.AGENT].map(str)))
-    position = {a: i for i, a in enumerate(agents)}
-    return sorted(
-        names,
-        key=lambda n: min(
-            position.get(n, len(agents)), position.get(lab.display_name(n), len(agents))
-        ),
-    )
-
-
-def _hashable(value: object) -> object:
-    return None if lab.missing(value) else value
 
 
 __all__ = ["load_results", "summarise"]

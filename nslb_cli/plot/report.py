@@ -25,7 +25,6 @@ from __future__ import annotations
 import hashlib
 import re
 import sys
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -181,7 +180,7 @@ def _results(
 ) -> None:
     """The figures and tables of the results: per group, sweeps, the paper's figures."""
     rename = dict(options.rename)
-    frame, runs = aggregate.labelled(frame, runs, rename, _order(runs, options.agents))
+    frame, runs = aggregate.labelled(frame, runs, rename, lab.agent_order(runs, options.agents))
     references = _references(runs, options.reference, rename)
     final = aggregate.finals(frame)
     settings = [lab.NAME, *lab.setting_columns(runs.columns)]
@@ -541,19 +540,6 @@ class _Stems:
 
 def _suffixed(stem: Path, suffix: str) -> Path:
     return stem.with_name(f"{stem.name}-{suffix}")
-
-
-def _order(runs: pd.DataFrame, agents: Sequence[str]) -> list[str] | None:
-    """Agent names in the order ``agents`` lists them (by agent or display name)."""
-    if not agents:
-        return None
-    names = list(dict.fromkeys(runs[lab.AGENT].map(str)))
-    return sorted(
-        names,
-        key=lambda n: min(
-            (i for i, a in enumerate(agents) if a in (n, lab.display_name(n))), default=len(agents)
-        ),
-    )
 
 
 def _warn(message: str) -> None:
