@@ -98,11 +98,17 @@ class Agent(ABC):
         return {}
 
 
-def window_memory(sizes: Sizes, tau: int | None) -> dict[str, int]:
-    """The memory of an agent that keeps each run's last ``tau`` observations (an arm or a
-    context, and a reward; twice, for the two halves a change detector compares):
-    ``8 * 2 R tau max(K, d + 1)`` bytes keyed ``agent.tau``. A window left to the agent's
-    default (``tau = None``) counts as the horizon, the longest such a default can be."""
-    window = sizes.horizon if tau is None else tau
-    width = max(sizes.n_arms, sizes.n_features + 1)
-    return {"agent.tau": 2 * sizes.n_runs * window * width * FLOAT}
+class Windowed(Agent):
+    """Base class of the agents that keep each run's last ``params.tau`` observations."""
+
+    @classmethod
+    def memory(cls, params: Any, sizes: Sizes) -> dict[str, int]:
+        """The default statistics and the window of the last ``tau`` observations (an arm or
+        a context, and a reward; twice, for the two halves a change detector compares):
+        ``8 * 2 R tau max(K, d + 1)`` bytes keyed ``agent.tau``. A window left to the agent's
+        default (``tau = None``) counts as the horizon, the longest such a default can be."""
+        window = sizes.horizon if params.tau is None else params.tau
+        width = max(sizes.n_arms, sizes.n_features + 1)
+        return super().memory(params, sizes) | {
+            "agent.tau": 2 * sizes.n_runs * window * width * FLOAT
+        }

@@ -41,8 +41,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from nslb_cli.agents.base import Agent, Belief, window_memory
-from nslb_cli.bandit.problem import OfflineModel, Problem, Sizes
+from nslb_cli.agents.base import Belief, Windowed
+from nslb_cli.bandit.problem import OfflineModel, Problem
 from nslb_cli.bandit.rng import BatchRNG
 from nslb_cli.common import validators as check
 from nslb_cli.common.validators import ConfigError
@@ -236,7 +236,7 @@ def sw_mucb_update(
         residuals[r, slot] = means[r, s, actions[r]] - epsilon[r] - rewards[r]
 
 
-class SlidingWindowModelUCB(Agent):
+class SlidingWindowModelUCB(Windowed):
     """SW-mUCB (Algorithm 4): elimination of latent states inconsistent with the last ``tau``
     rounds, then optimism over the consistent ones (Hong et al., 2021).
 
@@ -245,12 +245,6 @@ class SlidingWindowModelUCB(Agent):
     ``counts``, ``N_t(s)``."""
 
     Params: ClassVar[type] = SWMUCBParams
-
-    @classmethod
-    def memory(cls, params: SWMUCBParams, sizes: Sizes) -> dict[str, int]:
-        """The default statistics and the window of the last ``tau`` rounds' states and
-        residuals."""
-        return super().memory(params, sizes) | window_memory(sizes, params.tau)
 
     def __init__(
         self, params: SWMUCBParams, problem: Problem, model: OfflineModel, rng: BatchRNG

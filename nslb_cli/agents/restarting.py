@@ -12,20 +12,14 @@ from typing import Any
 
 import numpy as np
 
-from nslb_cli.agents.base import Agent, window_memory
+from nslb_cli.agents.base import Windowed
 from nslb_cli.agents.detectors import ChangeDetector
-from nslb_cli.bandit.problem import OfflineModel, Problem, Sizes
+from nslb_cli.bandit.problem import OfflineModel, Problem
 from nslb_cli.bandit.rng import BatchRNG
 
 
-class Restarting(Agent):
+class Restarting(Windowed):
     """Base class: ``restart`` (round after the last detection) and ``detections`` per run."""
-
-    @classmethod
-    def memory(cls, params: Any, sizes: Sizes) -> dict[str, int]:
-        """The default statistics and the change detector's window of the last ``tau``
-        observations (``params.tau``, which every restarted agent has)."""
-        return super().memory(params, sizes) | window_memory(sizes, params.tau)
 
     def __init__(
         self,

@@ -87,9 +87,9 @@ from typing import Any
 
 import numpy as np
 
-from nslb_cli.agents.base import Agent, window_memory
+from nslb_cli.agents.base import Agent, Windowed
 from nslb_cli.agents.tuning import expected_changes
-from nslb_cli.bandit.problem import OfflineModel, Problem, Sizes
+from nslb_cli.bandit.problem import OfflineModel, Problem
 from nslb_cli.bandit.rewards import GAUSSIAN_KERNEL
 from nslb_cli.bandit.rng import BatchRNG
 from nslb_cli.common import validators as check
@@ -331,7 +331,7 @@ def default_window(problem: Problem, model: OfflineModel) -> np.ndarray:
     return np.where(changes > 0, np.clip(tau, 1, n), n).astype(np.int64)
 
 
-class SlidingWindowThompsonSampling(_ForgettingThompson):
+class SlidingWindowThompsonSampling(_ForgettingThompson, Windowed):
     """SW-TS: sliding-window Thompson sampling (Trovò, Paladino, Restelli & Gatti, JAIR 2020).
 
     Each arm's posterior from its rewards in the last ``tau`` rounds only, under a uniform
@@ -340,11 +340,6 @@ class SlidingWindowThompsonSampling(_ForgettingThompson):
     """
 
     Params = SlidingWindowThompsonSamplingParams
-
-    @classmethod
-    def memory(cls, params: SlidingWindowThompsonSamplingParams, sizes: Sizes) -> dict[str, int]:
-        """The default statistics and the window of the last ``tau`` arms and rewards."""
-        return super().memory(params, sizes) | window_memory(sizes, params.tau)
 
     def __init__(
         self,

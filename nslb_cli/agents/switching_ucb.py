@@ -66,9 +66,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nslb_cli.agents.base import Agent, window_memory
+from nslb_cli.agents.base import Agent, Windowed
 from nslb_cli.agents.tuning import expected_changes
-from nslb_cli.bandit.problem import OfflineModel, Problem, Sizes
+from nslb_cli.bandit.problem import OfflineModel, Problem
 from nslb_cli.bandit.rng import BatchRNG
 from nslb_cli.common import validators as check
 
@@ -163,18 +163,13 @@ def optimistic_arms(
     return np.where(counts > 0, index, np.inf).argmax(axis=1)
 
 
-class SlidingWindowUCB(Agent):
+class SlidingWindowUCB(Windowed):
     """SW-UCB: UCB over a sliding window of the last tau rounds (Garivier & Moulines, 2011).
 
     Index ``mean + B sqrt(xi log(min(t, tau)) / N)`` over the window (module docstring)."""
 
     Params = SlidingWindowUCBParams
     fixed_arms = True
-
-    @classmethod
-    def memory(cls, params: SlidingWindowUCBParams, sizes: Sizes) -> dict[str, int]:
-        """The default statistics and the window of the last ``tau`` arms and rewards."""
-        return super().memory(params, sizes) | window_memory(sizes, params.tau)
 
     def __init__(
         self, params: SlidingWindowUCBParams, problem: Problem, model: OfflineModel, rng: BatchRNG
