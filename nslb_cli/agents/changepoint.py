@@ -63,7 +63,7 @@ import numpy as np
 from nslb_cli.agents.detectors import MeanShiftDetector, cao_threshold
 from nslb_cli.agents.restarting import Restarting
 from nslb_cli.agents.switching_ts import thompson_arms
-from nslb_cli.agents.tuning import cao_exploration
+from nslb_cli.agents.tuning import cao_exploration, check_exploration, exploration_period
 from nslb_cli.bandit.problem import OfflineModel, Problem
 from nslb_cli.bandit.rng import BatchRNG
 from nslb_cli.common import validators as check
@@ -82,16 +82,9 @@ class RestartedParams:
     def __post_init__(self) -> None:
         check.int64(self.tau, "tau")
         check.even_window(self.tau, "tau")
-        if self.threshold is not None:
+        if self.threshold is not None:  # no upper bound: only compared with, never overflowed
             check.positive(self.threshold, "threshold")
-        if self.gamma is not None:
-            check.probability(self.gamma, "gamma")
-            check.require(
-                self.gamma == 0 or self.gamma >= MIN_GAMMA,
-                "gamma",
-                f"must be 0 (no forced exploration) or >= {MIN_GAMMA:g} (smaller ones overflow "
-                f"the exploration period K / gamma), got {self.gamma}",
-            )
+        check_exploration(self.gamma, "gamma")
 
 
 @dataclass
@@ -102,14 +95,6 @@ class CDUCBParams(RestartedParams):
 @dataclass
 class CDTSParams(RestartedParams):
     name: str = "cd_ts"
-
-
-MIN_GAMMA = 1e-9
-"""Smallest positive forced-exploration rate ``gamma``. The exploration period
-``floor(K / gamma)`` is an int64: ``gamma = 1e-300`` overflows it (numpy warns of an invalid
-cast). At 1e-9 the period is ``K · 1e9`` rounds, far beyond any horizon, and fits int64 for
-any number of arms that fits in memory (up to 9e9). The detector's ``threshold`` needs no
-upper bound: it is only compared with, and a finite one is never overflowed."""
 
 
 PAIRWISE_BLOCK = 128
@@ -342,9 +327,7 @@ class DetectorRestarted(Restarting):
         super().__init__(params, problem, model, rng, detector)
         gamma = cao_exploration(problem, model) if params.gamma is None else params.gamma
         gamma = np.broadcast_to(np.asarray(gamma, dtype=float), (R,))
-        # Exploration period floor(K / gamma); 0 marks runs without forced exploration.
-        with np.errstate(divide="ignore"):
-            self.period = np.where(gamma > 0, np.floor(K / gamma), 0).astype(np.int64)
+        self.period = exploration_period(gamma, K)
         self.pulls = np.zeros((R, K))
         self.sums = np.zeros((R, K))
 

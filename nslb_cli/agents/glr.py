@@ -80,7 +80,7 @@ import numpy as np
 from nslb_cli.agents.base import Agent
 from nslb_cli.agents.cusum import random_argmax
 from nslb_cli.agents.round_draws import RoundDraws
-from nslb_cli.agents.tuning import expected_changes
+from nslb_cli.agents.tuning import check_exploration, expected_changes, exploration_period
 from nslb_cli.bandit.problem import OfflineModel, Problem, Sizes
 from nslb_cli.bandit.rewards import GAUSSIAN_KERNEL, KL_EPSILON
 from nslb_cli.bandit.rng import BatchRNG
@@ -88,10 +88,6 @@ from nslb_cli.common import validators as check
 from nslb_cli.compiled.jit import inline, jit
 
 RESTARTS = ("local", "global")
-MIN_ALPHA = 1e-9
-"""Smallest positive forced-exploration rate: the exploration period ``floor(K / alpha)`` is
-an int64 (``alpha = 1e-300`` overflows it); at 1e-9 it is ``K · 1e9`` rounds, beyond any
-horizon."""
 MAX_STEP = 2**31
 """Largest ``test_every`` / ``split_every``: a step beyond any horizon already means "test
 once" or "one split point"; larger values only risk int64 overflow in ``1 + j Delta s``."""
@@ -114,14 +110,7 @@ class GLRklUCBParams:
         if self.delta is not None:
             check.positive(self.delta, "delta")
             check.require(self.delta <= 1.0, "delta", f"must be in (0, 1], got {self.delta}")
-        if self.alpha is not None:
-            check.probability(self.alpha, "alpha")
-            check.require(
-                self.alpha == 0 or self.alpha >= MIN_ALPHA,
-                "alpha",
-                f"must be 0 (no forced exploration) or >= {MIN_ALPHA:g} (smaller ones overflow "
-                f"the exploration period K / alpha), got {self.alpha}",
-            )
+        check_exploration(self.alpha, "alpha")
         check.probability(self.alpha_scale, "alpha_scale")
         for key in ("test_every", "split_every"):
             value = getattr(self, key)
@@ -268,8 +257,7 @@ class GLRklUCB(Agent):
         if params.alpha is not None:
             alpha = np.full(R, float(params.alpha))
         self.delta, self.alpha = delta, alpha
-        with np.errstate(divide="ignore"):  # 0 marks runs without forced exploration
-            self.period = np.where(alpha > 0, np.floor(K / alpha), 0).astype(np.int64)
+        self.period = exploration_period(alpha, K)
         self.pulls = np.zeros((R, K), dtype=np.int64)
         self.sums = np.zeros((R, K))
         self.restart = np.zeros((R, K), dtype=np.int64)

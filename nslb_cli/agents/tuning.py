@@ -13,6 +13,13 @@ from __future__ import annotations
 import numpy as np
 
 from nslb_cli.bandit.problem import OfflineModel, Problem
+from nslb_cli.common import validators as check
+
+MIN_EXPLORATION = 1e-9
+"""Smallest positive forced-exploration rate ``gamma``. The exploration period
+``floor(K / gamma)`` is an int64: ``gamma = 1e-300`` overflows it (numpy warns of an invalid
+cast). At 1e-9 the period is ``K · 1e9`` rounds, far beyond any horizon, and fits int64 for
+any number of arms that fits in memory (up to 9e9)."""
 
 
 def expected_changes(model: OfflineModel, horizon: int) -> np.ndarray:
@@ -50,3 +57,23 @@ def cao_exploration(problem: Problem, model: OfflineModel) -> np.ndarray:
     n, K = problem.horizon, problem.n_arms
     segments = 1.0 + expected_changes(model, n)
     return np.minimum(1.0, np.sqrt(K * segments * np.log(n) / n))
+
+
+def check_exploration(rate: float | None, key: str) -> None:
+    """A configured forced-exploration rate: ``None`` (computed), 0 (none) or a probability of
+    at least :data:`MIN_EXPLORATION`."""
+    if rate is not None:
+        check.probability(rate, key)
+        check.require(
+            rate == 0 or rate >= MIN_EXPLORATION,
+            key,
+            f"must be 0 (no forced exploration) or >= {MIN_EXPLORATION:g} (smaller ones overflow "
+            f"the exploration period K / {key}), got {rate}",
+        )
+
+
+def exploration_period(rate: np.ndarray, n_arms: int) -> np.ndarray:
+    """The forced-exploration period ``floor(K / rate)`` per run, ``(R,)`` int64; 0 marks the
+    runs without forced exploration (``rate = 0``)."""
+    with np.errstate(divide="ignore"):
+        return np.where(rate > 0, np.floor(n_arms / rate), 0).astype(np.int64)
