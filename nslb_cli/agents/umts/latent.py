@@ -18,7 +18,7 @@ from numba.typed import List
 
 from nslb_cli.agents.umts.resampling import draw_ancestors
 from nslb_cli.agents.umts.sampling import draw_each, normalise, standard_gammas
-from nslb_cli.compiled.jit import jit
+from nslb_cli.compiled.jit import inline, jit
 
 HALF_LOG_TWO_PI = 0.5 * np.log(2.0 * np.pi)
 UNDERFLOW = 600.0  # exp(-600) ~ 1e-261: far from underflow, even times phi and the scale
@@ -56,23 +56,10 @@ def _transition_rows(
                 out[i, s] = counts[r, i, p, s] / total
 
 
-@jit
-def _posterior(
-    r: int,
-    log_weights: np.ndarray,
-    previous: np.ndarray,
-    counts: np.ndarray | None,
-    started: bool,
-    initial: np.ndarray,
-    transitions: np.ndarray,
-    weights: np.ndarray,
-    rows: np.ndarray,
-    posterior: np.ndarray,
-) -> None:
-    """For run ``r``: the normalised weights ``w_i``, each particle's ``P(B_t = · | i)``
-    (``rows``, ``(N, S)``) and ``P(S_t = s | H_t) ≈ sum_i w_i P(B_t = s | i)``."""
-    normalise(log_weights, r, weights)
-    _transition_rows(r, previous, counts, started, initial, transitions, rows)
+@inline
+def _mix(r: int, weights: np.ndarray, rows: np.ndarray, posterior: np.ndarray) -> None:
+    """For run ``r``, with the normalised weights ``w_i`` and each particle's ``P(B_t = · |
+    i)`` (``rows``, ``(N, S)``): ``P(S_t = s | H_t) ≈ sum_i w_i P(B_t = s | i)``."""
     for i in range(rows.shape[0]):
         for s in range(rows.shape[1]):
             posterior[r, s] += weights[r, i] * rows[i, s]
@@ -95,18 +82,9 @@ def state_posterior(
     rows = np.empty((N, S))
     posterior = np.zeros((R, S))
     for r in range(R):
-        _posterior(
-            r,
-            log_weights,
-            previous,
-            counts,
-            started,
-            initial,
-            transitions,
-            weights,
-            rows,
-            posterior,
-        )
+        normalise(log_weights, r, weights)
+        _transition_rows(r, previous, counts, started, initial, transitions, rows)
+        _mix(r, weights, rows, posterior)
     return posterior
 
 
@@ -129,18 +107,9 @@ def act_states(
     posterior = np.zeros((R, S))
     states = np.empty((R, N), dtype=np.int64)
     for r in range(R):
-        _posterior(
-            r,
-            log_weights,
-            previous,
-            counts,
-            started,
-            initial,
-            transitions,
-            weights,
-            rows,
-            posterior,
-        )
+        normalise(log_weights, r, weights)
+        _transition_rows(r, previous, counts, started, initial, transitions, rows)
+        _mix(r, weights, rows, posterior)
         draw_each(rows, generators[r], states[r])
     return weights, posterior, states
 
@@ -165,18 +134,9 @@ def act_particle(
     chosen = np.empty(R, dtype=np.int64)
     states = np.empty(R, dtype=np.int64)
     for r in range(R):
-        _posterior(
-            r,
-            log_weights,
-            previous,
-            counts,
-            started,
-            initial,
-            transitions,
-            weights,
-            rows,
-            posterior,
-        )
+        normalise(log_weights, r, weights)
+        _transition_rows(r, previous, counts, started, initial, transitions, rows)
+        _mix(r, weights, rows, posterior)
         draw_each(weights[r : r + 1], generators[r], chosen[r : r + 1])
         draw_each(rows[chosen[r] : chosen[r] + 1], generators[r], states[r : r + 1])
     return posterior, chosen, states
