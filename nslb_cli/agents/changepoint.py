@@ -43,7 +43,7 @@ detections). They do the arithmetic of their numpy statements,
 :meth:`MeanShiftDetector.update <nslb_cli.agents.detectors.MeanShiftDetector.update>`), in the
 same order, so both give the same arms and statistics bit for bit (tests hold them to it):
 
-* each half of the detector window is summed in numpy's pairwise order (:func:`pairwise_sum`),
+* each half of the detector window is summed in numpy's pairwise order (:func:`plan_sum`),
   from the oldest reward of that half;
 * UCB's ``8 log m`` is read from a table numpy computes once per batch (numpy's ``log``
   differs from the C library's in the last bit for a few ``m``);
@@ -64,6 +64,7 @@ from nslb_cli.agents.detectors import MeanShiftDetector, cao_threshold
 from nslb_cli.agents.restarting import Restarting
 from nslb_cli.agents.switching_ts import thompson_arms
 from nslb_cli.agents.tuning import cao_exploration, check_exploration, exploration_period
+from nslb_cli.bandit.numerics import pairwise_plan
 from nslb_cli.bandit.problem import OfflineModel, Problem
 from nslb_cli.bandit.rng import BatchRNG
 from nslb_cli.common import validators as check
@@ -97,17 +98,9 @@ class CDTSParams(RestartedParams):
     name: str = "cd_ts"
 
 
-PAIRWISE_BLOCK = 128
-"""numpy's ``PW_BLOCKSIZE``: the longest run of numbers its pairwise summation adds without
-splitting it in two (:func:`pairwise_sum`)."""
-PAIRWISE_DEPTH = 64
-"""Room for :func:`pairwise_sum`'s sums in progress: a split's parts are at most
-``ceil(n / 2) + 7`` long, so a length below ``2^63`` is split fewer than 60 times deep."""
-
-
 @inline
 def block_sum(values: np.ndarray, start: int, n: int) -> float:
-    """:func:`pairwise_sum` of ``n <= 128`` numbers from ``values[start]``: one accumulator
+    """numpy's pairwise sum of ``n <= 128`` numbers from ``values[start]``: one accumulator
     from ``0.0`` if ``n < 8``; else eight, ``s_j = x_j + x_{j+8} + ...`` over the first
     ``8 floor(n / 8)`` numbers, ``((s_0 + s_1) + (s_2 + s_3)) + ((s_4 + s_5) + (s_6 + s_7))``,
     then the last ``n mod 8`` numbers added one by one."""
@@ -135,70 +128,38 @@ def block_sum(values: np.ndarray, start: int, n: int) -> float:
 
 
 @inline
-def first_part(n: int) -> int:
-    """The length of the first part numpy splits ``n > 128`` numbers into: ``floor(n / 2)``
-    rounded down to a multiple of 8."""
-    m = n // 2
-    return m - m % 8
-
-
-@inline
-def push(
-    starts: np.ndarray, lengths: np.ndarray, seconds: np.ndarray, top: int, start: int, n: int
-) -> int:
-    """Put the sum of ``n`` numbers from ``start`` on :func:`pairwise_sum`'s stack above
-    ``top``, its first part not yet summed; return the new top."""
-    top += 1
-    starts[top], lengths[top], seconds[top] = start, n, False
-    return top
-
-
-@jit
-def pairwise_sum(values: np.ndarray, start: int, n: int) -> float:
+def plan_sum(values: np.ndarray, start: int, plan: np.ndarray, partial: np.ndarray) -> float:
     """``values[start], ..., values[start + n - 1]`` summed in the order of numpy's
     ``add.reduce`` on float64 (its ``pairwise_sum``), so the sum is ``np.sum``'s bit for bit:
-    :func:`block_sum` if ``n <= 128``, else the sum of the first ``m =`` :func:`first_part`
-    numbers plus that of the other ``n - m``, each by this rule.
-
-    numpy recurses; numba's cache cannot hold recursive code (loading it crashes), so the
-    splits are walked with a stack of the sums in progress: their ``starts`` and ``lengths``,
-    whether their first part is summed (``seconds``) and then its sum (``firsts``)."""
-    if n <= PAIRWISE_BLOCK:
-        return block_sum(values, start, n)
-    starts = np.empty(PAIRWISE_DEPTH, dtype=np.int64)
-    lengths = np.empty(PAIRWISE_DEPTH, dtype=np.int64)
-    seconds = np.zeros(PAIRWISE_DEPTH, dtype=np.bool_)
-    firsts = np.zeros(PAIRWISE_DEPTH)
-    top = push(starts, lengths, seconds, -1, start, n)
-    total = 0.0
-    while top >= 0:
-        if lengths[top] > PAIRWISE_BLOCK:  # split: its first part is summed next
-            top = push(starts, lengths, seconds, top, starts[top], first_part(lengths[top]))
-            continue
-        total = block_sum(values, starts[top], lengths[top])
-        top -= 1
-        while top >= 0 and seconds[top]:  # its second part is summed: add its first part
-            total = firsts[top] + total
+    the postfix program ``plan`` (:func:`~nslb_cli.bandit.numerics.pairwise_plan` of ``n``)
+    run with :func:`block_sum` for its blocks; ``partial`` (``len(plan)``) holds the sums in
+    progress."""
+    top = 0
+    for k in range(len(plan)):
+        if plan[k, 0] >= 0:
+            partial[top] = block_sum(values, start + plan[k, 0], plan[k, 1])
+            top += 1
+        else:
             top -= 1
-        if top >= 0:  # its first part is summed: keep it, sum the second part
-            m = first_part(lengths[top])
-            firsts[top], seconds[top] = total, True
-            top = push(starts, lengths, seconds, top, starts[top] + m, lengths[top] - m)
-    return total
+            partial[top - 1] += partial[top]
+    return partial[0]
 
 
 @inline
-def window_shift(ring: np.ndarray, count: int, ordered: np.ndarray) -> float:
+def window_shift(
+    ring: np.ndarray, count: int, ordered: np.ndarray, plan: np.ndarray, partial: np.ndarray
+) -> float:
     """The mean-shift statistic of a full window: with ``Y_1 .. Y_tau`` the last ``tau``
     rewards in ``ring`` (``count`` written so far, the next slot ``count mod tau`` holding the
     oldest), ``sum_{i > tau/2} Y_i - sum_{i <= tau/2} Y_i``, each half summed by
-    :func:`pairwise_sum`; ``ordered`` (``tau``) receives the window, oldest first."""
+    :func:`plan_sum` (``plan`` of ``tau / 2`` numbers); ``ordered`` (``tau``) receives the
+    window, oldest first."""
     tau = len(ring)
     oldest = count % tau
     ordered[: tau - oldest] = ring[oldest:]
     ordered[tau - oldest :] = ring[:oldest]
     half = tau // 2
-    return pairwise_sum(ordered, half, half) - pairwise_sum(ordered, 0, half)
+    return plan_sum(ordered, half, plan, partial) - plan_sum(ordered, 0, plan, partial)
 
 
 @jit
@@ -207,6 +168,7 @@ def restarted_update(
     actions: np.ndarray,
     rewards: np.ndarray,
     threshold: float,
+    plan: np.ndarray,
     pulls: np.ndarray,
     sums: np.ndarray,
     window: np.ndarray,
@@ -217,11 +179,13 @@ def restarted_update(
     """:meth:`DetectorRestarted.update`, compiled, in place (module docstring, step 2). Per
     run ``r`` with ``a = actions[r]``: ``n_a += 1``, ``Y_a += R_t``; the reward enters ``a``'s
     ring buffer ``window[r, a]`` (``tau`` slots, ``counts[r, a]`` rewards since the reset);
-    once ``counts[r, a] >= tau``, if ``|`` :func:`window_shift` ``| > threshold`` the run
+    once ``counts[r, a] >= tau``, if ``|`` :func:`window_shift` ``| > threshold`` (its
+    halves summed by ``plan``) the run
     restarts: all its ``n``, ``Y`` and ``counts`` are 0, ``restart[r] = t + 1`` and
     ``detections[r] += 1``."""
     tau = window.shape[2]
     ordered = np.empty(tau)
+    partial = np.empty(len(plan))
     for r in range(len(actions)):
         a = actions[r]
         pulls[r, a] += 1.0
@@ -230,7 +194,9 @@ def restarted_update(
         window[r, a, count % tau] = rewards[r]
         count += 1
         counts[r, a] = count
-        if count >= tau and abs(window_shift(window[r, a], count, ordered)) > threshold:
+        if count < tau:
+            continue
+        if abs(window_shift(window[r, a], count, ordered, plan, partial)) > threshold:
             pulls[r, :] = 0.0
             sums[r, :] = 0.0
             counts[r, :] = 0
@@ -330,6 +296,7 @@ class DetectorRestarted(Restarting):
         self.period = exploration_period(gamma, K)
         self.pulls = np.zeros((R, K))
         self.sums = np.zeros((R, K))
+        self.plan = pairwise_plan(params.tau // 2)  # the order of each half's sum
 
     @abstractmethod
     def choose(self, t: int) -> np.ndarray:
@@ -352,6 +319,7 @@ class DetectorRestarted(Restarting):
             np.asarray(actions, dtype=np.int64),
             np.asarray(rewards, dtype=float),
             float(self.detector.threshold),
+            self.plan,
             self.pulls,
             self.sums,
             self.detector.rewards,

@@ -42,6 +42,7 @@ from typing import ClassVar
 import numpy as np
 
 from nslb_cli.agents.base import Belief, Windowed
+from nslb_cli.bandit.numerics import pairwise_plan
 from nslb_cli.bandit.problem import OfflineModel, Problem
 from nslb_cli.bandit.rng import BatchRNG
 from nslb_cli.common import validators as check
@@ -77,27 +78,6 @@ class SWUMUCBParams:
         if self.epsilon is not None:
             check.non_negative(self.epsilon, "epsilon")
             check.at_most(self.epsilon, MAX_EPSILON, "epsilon", "larger window sums overflow")
-
-
-PAIRWISE_BLOCK = 128
-"""numpy's pairwise summation adds runs of up to this many terms in eight interleaved partial
-sums and splits longer runs in two (its ``PW_BLOCKSIZE``)."""
-
-
-def pairwise_plan(n: int) -> np.ndarray:
-    """numpy's pairwise summation of ``n`` terms (``n >= 1``) as a postfix program, ``(P, 2)``
-    integers: a row ``(lo, m)`` sums the block of the ``m <= PAIRWISE_BLOCK`` terms from
-    ``lo`` (:func:`block_sums`), a row ``(-1, 0)`` adds the last two sums. numpy sums a run
-    of more than :data:`PAIRWISE_BLOCK` terms as the sum of its first ``h`` terms plus that of
-    the others, ``h = n // 2`` rounded down to a multiple of 8. (A program rather than a
-    recursive kernel: numba cannot load a recursive function back from its cache; the process
-    crashes.)"""
-    if n <= PAIRWISE_BLOCK:
-        return np.array([[0, n]], dtype=np.int64)
-    half = n // 2 - (n // 2) % 8
-    right = pairwise_plan(n - half)
-    right[right[:, 0] >= 0, 0] += half
-    return np.concatenate([pairwise_plan(half), right, [[-1, 0]]])
 
 
 @inline

@@ -47,3 +47,19 @@ def pairwise_sum_rows(values: np.ndarray) -> np.ndarray:
     for row in range(blocks, n):
         total = total + values[row]
     return total
+
+
+def pairwise_plan(n: int) -> np.ndarray:
+    """numpy's pairwise summation of ``n`` terms as a postfix program for compiled code,
+    ``(P, 2)`` integers: a row ``(lo, m)`` sums the block of the ``m <= PAIRWISE_BLOCK`` terms
+    from ``lo`` (as above), a row ``(-1, 0)`` adds the last two sums. numpy sums a run of more
+    than :data:`PAIRWISE_BLOCK` terms as the sum of its first ``h`` terms plus that of the
+    others, ``h = n // 2`` rounded down to a multiple of 8. (A program rather than a recursive
+    kernel: numba cannot load a recursive function back from its cache; the process
+    crashes.)"""
+    if n <= PAIRWISE_BLOCK:
+        return np.array([[0, n]], dtype=np.int64)
+    half = n // 2 - (n // 2) % 8
+    right = pairwise_plan(n - half)
+    right[right[:, 0] >= 0, 0] += half
+    return np.concatenate([pairwise_plan(half), right, [[-1, 0]]])

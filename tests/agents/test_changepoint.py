@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from nslb_cli.agents import AGENTS
-from nslb_cli.agents.changepoint import pairwise_sum, window_shift
+from nslb_cli.agents.changepoint import plan_sum, window_shift
 from nslb_cli.agents.detectors import cao_threshold
 from nslb_cli.agents.tuning import cao_exploration
+from nslb_cli.bandit.numerics import pairwise_plan
 from nslb_cli.bandit.rng import BatchRNG
 from nslb_cli.common.validators import ConfigError
 from nslb_cli.envs.synthetic import SyntheticParams
@@ -182,7 +183,8 @@ def test_pairwise_sum_adds_in_numpys_order() -> None:
     for n in lengths:
         x = rng.normal(0.3, 1.0, n + 5) * 10.0 ** rng.integers(-6, 7, n + 5)
         expected = x[2 : n + 2].sum()
-        assert pairwise_sum(x, 2, n) == expected, n
+        plan = pairwise_plan(n)
+        assert plan_sum(x, 2, plan, np.empty(len(plan))) == expected, n
         in_order += sum(x[2 : n + 2].tolist()) == expected
     assert in_order < len(lengths) / 2
 
@@ -199,5 +201,6 @@ def test_the_window_statistic_is_the_detectors_to_the_last_bit(tau: int) -> None
         ring = rng.normal(0.3, 1.0, tau) * 10.0 ** rng.integers(-4, 5, tau)
         window = ring[(count + np.arange(tau)) % tau]
         expected = window[half:].sum() - window[:half].sum()
-        assert window_shift(ring, count, ordered) == expected
+        plan = pairwise_plan(half)
+        assert window_shift(ring, count, ordered, plan, np.empty(len(plan))) == expected
         np.testing.assert_array_equal(ordered, window)

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from nslb_cli.agents import AGENTS
-from nslb_cli.agents.mucb import SlidingWindowModelUCB, pairwise_plan, window_sums
+from nslb_cli.agents.mucb import SlidingWindowModelUCB, window_sums
+from nslb_cli.bandit.numerics import pairwise_plan
 from nslb_cli.bandit.problem import OfflineModel, Problem
 from nslb_cli.bandit.rng import BatchRNG
 from nslb_cli.common.validators import ConfigError
