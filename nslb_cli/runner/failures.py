@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nslb_cli.runner.owner import is_command
-from nslb_cli.store.atomic import atomic_write_text
+from nslb_cli.store.atomic import atomic_write_text, process_alive
 
 FOLDER = ".nslb-failures"
 STOP = "stop"
@@ -61,7 +61,7 @@ class Failures:
         host = socket.gethostname()
         for old in self.root.glob("*/"):
             owner_host, _, rest = old.name.rpartition("-")[0].rpartition("-")
-            if owner_host == host and not _alive(rest):
+            if owner_host == host and not process_alive(rest):
                 shutil.rmtree(old, ignore_errors=True)
         shutil.rmtree(self.folder, ignore_errors=True)
 
@@ -103,13 +103,3 @@ class Failures:
         if self.stopped():
             lines.append("  (run.fail_fast=true: the jobs after the first failure were skipped)")
         return "\n".join(lines)
-
-
-def _alive(pid: str) -> bool:
-    try:
-        os.kill(int(pid), 0)
-    except (ValueError, ProcessLookupError):
-        return False
-    except PermissionError:
-        return True
-    return True

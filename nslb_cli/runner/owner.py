@@ -20,6 +20,7 @@ import threading
 import time
 
 from nslb_cli.common.stopping import Terminated
+from nslb_cli.store.atomic import process_alive
 
 OWNER = "NSLB_OWNER_PID"
 """The environment variable naming the ``nslb`` command a job belongs to: ``<host>:<pid>``
@@ -40,15 +41,7 @@ def owner_alive(owner: str | None = None) -> bool:
     if owner is None:
         return True
     host, _, pid = owner.rpartition(":")
-    if (host and host != socket.gethostname()) or int(pid) == os.getpid():
-        return True
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return bool(host and host != socket.gethostname()) or process_alive(int(pid))
 
 
 def is_command() -> bool:

@@ -87,19 +87,21 @@ def remove_stale_temporaries(folder: Path) -> list[Path]:
     removed = []
     for path in folder.glob(f".*{TMP}"):
         match = TEMPORARY.match(path.name)
-        if match and _alive(int(match.group(1))):
+        if match and process_alive(match.group(1)):
             continue
         path.unlink(missing_ok=True)
         removed.append(path)
     return removed
 
 
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
+def process_alive(pid: int | str) -> bool:
+    """Whether process ``pid`` (a number or its text; text that is no number: ``False``) runs
+    on this machine; ``True`` where it runs as another user, who may not signal it."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        if int(pid) == os.getpid():
+            return True
+        os.kill(int(pid), 0)
+    except (ValueError, ProcessLookupError):
         return False
     except PermissionError:
         return True
