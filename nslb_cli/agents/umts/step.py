@@ -52,6 +52,8 @@ from nslb_cli.compiled.jit import jit
 
 Statistics = tuple[np.ndarray, np.ndarray]
 """A family's statistics per run and slot: ``(first, second)``."""
+Work = tuple[np.ndarray, np.ndarray, np.ndarray]
+"""A family's per-slot work arrays: ``(y, centre, spread)``."""
 
 
 def observe(second: np.ndarray, contexts: Any, actions: np.ndarray, r: int) -> Any:
@@ -59,7 +61,7 @@ def observe(second: np.ndarray, contexts: Any, actions: np.ndarray, r: int) -> A
     raise NotImplementedError("compiled only")
 
 
-def work_arrays(first: np.ndarray, second: np.ndarray) -> Any:
+def work_arrays(first: np.ndarray, second: np.ndarray) -> Work:
     """The family's per-slot work arrays ``(y, centre, spread)`` (empty for arms)."""
     raise NotImplementedError("compiled only")
 
@@ -67,9 +69,7 @@ def work_arrays(first: np.ndarray, second: np.ndarray) -> Any:
 def predictives(
     first: np.ndarray,
     second: np.ndarray,
-    y: np.ndarray,
-    centre: np.ndarray,
-    spread: np.ndarray,
+    work: Work,
     r: int,
     slots: np.ndarray,
     seen: Any,
@@ -88,9 +88,7 @@ def predictives(
 def learn(
     first: np.ndarray,
     second: np.ndarray,
-    y: np.ndarray,
-    centre: np.ndarray,
-    spread: np.ndarray,
+    work: Work,
     r: int,
     sources: np.ndarray,
     targets: np.ndarray,
@@ -144,9 +142,7 @@ def _work_arrays(first: Any, second: Any) -> Any:
 def _predictives(
     first: Any,
     second: Any,
-    y: Any,
-    centre: Any,
-    spread: Any,
+    work: Any,
     r: Any,
     slots: Any,
     seen: Any,
@@ -162,9 +158,7 @@ def _predictives(
         def linear(
             first: Any,
             second: Any,
-            y: Any,
-            centre: Any,
-            spread: Any,
+            work: Any,
             r: Any,
             slots: Any,
             seen: Any,
@@ -177,6 +171,7 @@ def _predictives(
         ) -> Any:
             """``N(R_t; x' m, x' C x + sigma^2)`` with ``x = seen``; ``y = C x`` is computed
             as ``sum_k x_k C[k, :]`` (``C`` symmetric)."""
+            y, centre, spread = work
             d = first.shape[2]
             for p in slots:
                 y[p] = 0.0
@@ -198,9 +193,7 @@ def _predictives(
     def arm(
         first: Any,
         second: Any,
-        y: Any,
-        centre: Any,
-        spread: Any,
+        work: Any,
         r: Any,
         slots: Any,
         seen: Any,
@@ -225,9 +218,7 @@ def _predictives(
 def _learn(
     first: Any,
     second: Any,
-    y: Any,
-    centre: Any,
-    spread: Any,
+    work: Any,
     r: Any,
     sources: Any,
     targets: Any,
@@ -241,9 +232,7 @@ def _learn(
         def linear(
             first: Any,
             second: Any,
-            y: Any,
-            centre: Any,
-            spread: Any,
+            work: Any,
             r: Any,
             sources: Any,
             targets: Any,
@@ -255,6 +244,7 @@ def _learn(
             """``m += y (r - x' m) / (x' y + sigma^2)``, ``C -= y y' / (x' y + sigma^2)``
             with the ``y``, ``x' m`` and ``x' y`` of the source slot (:func:`predictives`);
             ``C`` stays exactly symmetric (``y_j y_k`` is the same product both ways)."""
+            y, centre, spread = work
             d = first.shape[2]
             for u in range(len(sources)):
                 p, q = sources[u], targets[u]
@@ -273,9 +263,7 @@ def _learn(
     def arm(
         first: Any,
         second: Any,
-        y: Any,
-        centre: Any,
-        spread: Any,
+        work: Any,
         r: Any,
         sources: Any,
         targets: Any,
@@ -327,16 +315,16 @@ def step(
     moving, moved = np.zeros(P, np.int64), np.full(P, -1)
     sources, targets = np.empty(N, np.int64), np.empty(N, np.int64)
     ancestors, weights = np.empty(N, np.int64), np.empty((R, N))
-    y, centre, spread = work_arrays(first, second)
+    work = work_arrays(first, second)
     for r in range(R):
         generator, seen, reward = generators[r], observe(second, contexts, actions, r), rewards[r]
         slots = live[: live_slots(r, refs, live)]
-        predictives(first, second, y, centre, spread, r, slots, seen, reward, family, parameter,
+        predictives(first, second, work, r, slots, seen, reward, family, parameter,
                     exponent, scale, informative)  # fmt: skip
         latent.propose(r, generator, log_weights, previous, counts, started, initial, transitions,
                        slot, slots, exponent, scale, likelihood)  # fmt: skip
         updates = plan_updates(r, pool, previous, informative, moving, moved, sources, targets)
-        learn(first, second, y, centre, spread, r, sources[:updates], targets[:updates], seen,
+        learn(first, second, work, r, sources[:updates], targets[:updates], seen,
               reward, family, parameter)  # fmt: skip
         moved_particles = latent.resample(
             r, generator, log_weights, previous, counts, threshold, scheme, weights, ancestors
