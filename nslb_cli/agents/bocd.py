@@ -429,16 +429,6 @@ class BOCDThompsonSampling(Agent):
         )
         self.rounds = t + 1
 
-    def run_length_posterior(self, t: int) -> np.ndarray:
-        """``P(l_t = l | H_t)`` for ``l = 0 … t`` before round ``t`` (after ``update(t - 1)``),
-        ``(R, t + 1)``; discarded run lengths have probability 0."""
-        R = self.problem.n_runs
-        dense = np.zeros((R, t + 1))
-        for r in range(R):
-            live = self.count[r]
-            np.add.at(dense[r], t - self.start[r, :live], self.mass[r, :live])
-        return dense
-
     def summary(self) -> dict[str, np.ndarray]:
         rounds = max(self.rounds, 1)
         return {

@@ -38,10 +38,9 @@ Implementation. Each round is two compiled calls that loop over the runs
 (:mod:`nslb_cli.compiled.jit`): the choice, :func:`ucb_choice` or :func:`thompson_choice`
 (step 1 and the base algorithm), and :func:`restarted_update` (step 2: the pulled arm's
 ``n_a`` and ``Y_a``, its detector window and test, the global restart, ``r`` and the
-detections). They do the arithmetic of their numpy statements,
-:meth:`DetectorRestarted.reference_act` and :meth:`DetectorRestarted.reference_update` (with
-:meth:`MeanShiftDetector.update <nslb_cli.agents.detectors.MeanShiftDetector.update>`), in the
-same order, so both give the same arms and statistics bit for bit (tests hold them to it):
+detections). They do the arithmetic of their numpy statements (``reference_act``,
+``reference_update`` and ``mean_shift_update`` in ``tests/helpers/reference_kernels.py``), in
+the same order, so both give the same arms and statistics bit for bit (tests hold them to it):
 
 * each half of the detector window is summed in numpy's pairwise order (:func:`plan_sum`),
   from the oldest reward of that half;
@@ -54,7 +53,6 @@ same order, so both give the same arms and statistics bit for bit (tests hold th
 
 from __future__ import annotations
 
-from abc import abstractmethod
 from dataclasses import dataclass
 from typing import Any
 
@@ -276,8 +274,8 @@ class DetectorRestarted(Restarting):
     """A per-arm bandit algorithm with forced exploration, restarted by a change detector.
 
     Compiled: each subclass's ``act`` and :meth:`update` (module docstring,
-    "Implementation"); :meth:`reference_act` and :meth:`reference_update` state the same
-    rounds in numpy."""
+    "Implementation"); ``reference_act`` and ``reference_update`` in
+    ``tests/helpers/reference_kernels.py`` state the same rounds in numpy."""
 
     fixed_arms = True
     detector: MeanShiftDetector
@@ -298,22 +296,10 @@ class DetectorRestarted(Restarting):
         self.sums = np.zeros((R, K))
         self.plan = pairwise_plan(params.tau // 2)  # the order of each half's sum
 
-    @abstractmethod
-    def choose(self, t: int) -> np.ndarray:
-        """The base algorithm's arm for every run, ``(R,)``, in numpy (the statement of the
-        compiled choice)."""
-
-    def reference_act(self, t: int) -> np.ndarray:
-        """:meth:`act` in numpy: the forced arm where there is one, else :meth:`choose`'s."""
-        base = self.choose(t)
-        phase = (t - self.restart) % np.maximum(self.period, 1)
-        forced = (self.period > 0) & (phase < self.problem.n_arms)
-        return np.where(forced, phase, base)
-
     def update(
         self, t: int, contexts: np.ndarray | None, actions: np.ndarray, rewards: np.ndarray
     ) -> None:
-        """Compiled: :func:`restarted_update` (the arithmetic of :meth:`reference_update`)."""
+        """Compiled: :func:`restarted_update`."""
         restarted_update(
             t,
             np.asarray(actions, dtype=np.int64),
@@ -327,14 +313,6 @@ class DetectorRestarted(Restarting):
             self.restart,
             self.detections,
         )
-
-    def reference_update(self, t: int, actions: np.ndarray, rewards: np.ndarray) -> None:
-        """:meth:`update` in numpy: the pulled arms' statistics, the detector's
-        :meth:`~nslb_cli.agents.detectors.MeanShiftDetector.update`, the restarts."""
-        runs = np.arange(self.problem.n_runs)
-        self.pulls[runs, actions] += 1.0
-        self.sums[runs, actions] += rewards
-        self.restart_where(self.detector.update(actions, rewards), t)
 
     def forget(self, runs: np.ndarray) -> None:
         self.pulls[runs] = 0.0
@@ -355,16 +333,8 @@ class CDUCB(DetectorRestarted):
         super().__init__(params, problem, model, rng)
         self.log_rounds = 8.0 * np.log(np.arange(1, problem.horizon + 1, dtype=float))
 
-    def choose(self, t: int) -> np.ndarray:
-        rounds = (t - self.restart + 1).astype(float)[:, None]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            index = self.sums / self.pulls + self.problem.sigma * np.sqrt(
-                8.0 * np.log(rounds) / self.pulls
-            )
-        return np.where(self.pulls == 0, np.inf, index).argmax(axis=1)
-
     def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
-        """Compiled: :func:`ucb_choice` (the arms of :meth:`reference_act`)."""
+        """Compiled: :func:`ucb_choice`."""
         return ucb_choice(
             t,
             self.restart,
@@ -383,12 +353,8 @@ class CDTS(DetectorRestarted):
 
     Params = CDTSParams
 
-    def choose(self, t: int) -> np.ndarray:
-        theta = self.problem.reward_model.sample_given_sums(self.pulls, self.sums, self.rng)
-        return theta.argmax(axis=1)
-
     def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
-        """Compiled: :func:`thompson_choice` (the arms and draws of :meth:`reference_act`)."""
+        """Compiled: :func:`thompson_choice`."""
         return thompson_choice(
             t,
             self.restart,

@@ -55,8 +55,8 @@ the offline model: :func:`~nslb_cli.agents.tuning.expected_changes`, at least 1)
 Randomness: two uniforms per run and round from the agent's stream (exploration, then the
 uniform arm or the tie-break), drawn in blocks (:class:`~nslb_cli.agents.round_draws.RoundDraws`).
 The choice and the update run in compiled per-run loops (:func:`cusum_choice`,
-:func:`cusum_update`); :meth:`CUSUMUCB.index` and :func:`random_argmax` are their numpy
-statements (tests hold the two to the same arms).
+:func:`cusum_update`); ``cusum_index`` in ``tests/helpers/reference_kernels.py`` and
+:func:`random_argmax` are their numpy statements (tests hold the two to the same arms).
 Per run statistics: ``detections`` (alarms), ``alpha`` and ``threshold`` (the ``h`` used).
 """
 
@@ -239,20 +239,10 @@ class CUSUMUCB(Agent):
         self.g_minus = np.zeros((R, K))
         self.detections = np.zeros(R, dtype=np.int64)
         self._draws = RoundDraws(rng.random, (2,))
-        self._runs = np.arange(R)
-
-    def index(self) -> np.ndarray:
-        """UCB indices ``(R, K)``: ``+inf`` for arms not pulled since their restart."""
-        total = self.pulls.sum(axis=1, keepdims=True)  # n_t
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ucb = self.sums / self.pulls + 2.0 * self.problem.sigma * np.sqrt(
-                2.0 * np.log(np.maximum(total, 1.0)) / self.pulls
-            )
-        return np.where(self.pulls > 0, ucb, np.inf)
 
     def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
         """With probability ``alpha`` a uniform arm, else the UCB arm, ties at random
-        (compiled: :func:`cusum_choice`, the arms of :meth:`index` and :func:`random_argmax`)."""
+        (compiled: :func:`cusum_choice`)"""
         u = self._draws.next()
         return cusum_choice(u, self.alpha, self.pulls, self.sums, 2.0 * self.problem.sigma)
 

@@ -11,8 +11,8 @@ compared with the sum of the ``tau / 2`` rewards before them.
 :class:`LinearShiftDetector` is the paper's adaptation to linear bandits (section 5.2), used
 by CD-LinUCB and CD-LinTS: least-squares weights on the last ``tau / 2`` rounds are compared
 with those on the ``tau / 2`` rounds before, in the norm of the window's design matrix. It
-watches feature vectors rather than arms, so its ``update`` takes the pulled arm's features
-``X_t[A_t]`` (``(R, d)``) where :class:`ChangeDetector` takes arm indices.
+watches feature vectors rather than arms: its ``update`` takes the pulled arm's features
+``X_t[A_t]`` (``(R, d)``).
 """
 
 from __future__ import annotations
@@ -26,12 +26,9 @@ from nslb_cli.common import validators as check
 
 
 class ChangeDetector(Protocol):
-    """What a restarted agent needs from a detector (every array has a leading runs axis)."""
-
-    def update(self, arms: np.ndarray, rewards: np.ndarray) -> np.ndarray:
-        """Record ``(A_t, R_t)`` of every run; return ``(R,)`` bool, True where a change is
-        detected this round."""
-        ...
+    """What a restarted agent needs from a detector: to forget runs it restarted. The
+    detector's test is its owner's business (:meth:`LinearShiftDetector.update`, or CD-UCB's
+    and CD-TS's compiled update on :class:`MeanShiftDetector`'s arrays)."""
 
     def reset(self, mask: np.ndarray) -> None:
         """Forget everything observed in the runs where ``mask`` (``(R,)`` bool) is True."""
@@ -63,10 +60,10 @@ class MeanShiftDetector:
 
     Only the arm pulled in a round is tested in that round.
 
-    :meth:`update` states the test in numpy. CD-UCB and CD-TS run it compiled, on this
-    detector's arrays, in the same order of additions (each half summed as ``np.sum`` sums
-    it), with their own update and restart in the same call
-    (:func:`~nslb_cli.agents.changepoint.restarted_update`).
+    ``mean_shift_update`` in ``tests/helpers/reference_kernels.py`` states the test in numpy.
+    CD-UCB and CD-TS run it compiled, on this detector's arrays, in the same order of
+    additions (each half summed as ``np.sum`` sums it), with their own update and restart in
+    the same call (:func:`~nslb_cli.agents.changepoint.restarted_update`).
 
     Args:
         n_runs: ``R``; n_arms: ``K``.
@@ -85,21 +82,6 @@ class MeanShiftDetector:
         self.threshold = threshold
         self.rewards = np.zeros((n_runs, n_arms, tau))  # ring buffer per (run, arm)
         self.counts = np.zeros((n_runs, n_arms), dtype=np.int64)  # rewards since reset
-        self._runs = np.arange(n_runs)
-        self._order = np.arange(tau)
-
-    def update(self, arms: np.ndarray, rewards: np.ndarray) -> np.ndarray:
-        runs = self._runs
-        count = self.counts[runs, arms]
-        self.rewards[runs, arms, count % self.tau] = rewards
-        count = count + 1
-        self.counts[runs, arms] = count
-        # The slot written next holds the oldest reward: read the window from there.
-        oldest_first = (count[:, None] + self._order) % self.tau
-        window = self.rewards[runs[:, None], arms[:, None], oldest_first]  # (R, tau)
-        half = self.tau // 2
-        shift = window[:, half:].sum(axis=1) - window[:, :half].sum(axis=1)
-        return (count >= self.tau) & (np.abs(shift) > self.threshold)
 
     def reset(self, mask: np.ndarray) -> None:
         self.counts[mask] = 0

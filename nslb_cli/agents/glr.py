@@ -46,8 +46,9 @@ The subsampling (``Delta n = Delta s = 10``) is the paper's speed-up: it keeps t
 false-alarm guarantee (a test over fewer ``(k, s)`` pairs) and delays a detection by at most
 ``Delta n - 1`` rewards of the arm; the paper and SMPyBandits use 10 and 10 for horizons up
 to 20,000. The update and the test run in a compiled per-run loop (:func:`glr_update`),
-which stops a test at the first split point over the threshold; :meth:`GLRklUCB.statistic`
-is the same statistic in numpy (tests hold the two to the same detections).
+which stops a test at the first split point over the threshold; :func:`glr_statistic` in
+``tests/helpers/reference_kernels.py`` is the same statistic in numpy (tests hold the two to
+the same detections).
 
 Defaults (``null``), with ``Upsilon`` the expected number of changes of the offline model
 (:func:`~nslb_cli.agents.tuning.expected_changes`, at least 1), ``n`` the horizon and
@@ -72,7 +73,6 @@ Per run statistics: ``detections``, ``alpha`` and ``delta``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -139,26 +139,6 @@ def exploration(s: np.ndarray) -> np.ndarray:
     return log_s + 3.0 * np.log(np.maximum(1.0, log_s))
 
 
-def glr_threshold(k: np.ndarray, delta: np.ndarray) -> np.ndarray:
-    """``beta(k, delta) = log(3 k^(3/2) / delta)``."""
-    return np.log(3.0) + 1.5 * np.log(k) - np.log(delta)
-
-
-def split_statistics(
-    divergence: Callable[[np.ndarray, np.ndarray], np.ndarray],
-    prefix: np.ndarray,
-    total: np.ndarray,
-    k: np.ndarray,
-    s: np.ndarray,
-) -> np.ndarray:
-    """``G(s)`` of the module docstring, broadcasting: ``prefix`` the sum of the first ``s``
-    rewards, ``total`` the sum of all ``k``, ``divergence(x, y)`` the reward model's (one
-    call for both halves)."""
-    mean = total / k
-    halves = divergence(np.stack(np.broadcast_arrays(prefix / s, (total - prefix) / (k - s))), mean)
-    return s * halves[0] + (k - s) * halves[1]
-
-
 @inline
 def divergence_of(family: int, variance: float, x: float, y: float) -> float:
     """The compiled twin of :meth:`~nslb_cli.bandit.rewards.RewardModel.divergence` for the
@@ -190,9 +170,10 @@ def glr_update(
     detections: np.ndarray,
 ) -> None:
     """:meth:`GLRklUCB.update`, compiled, in place: the pulled arm's statistics and split-point
-    sums, its GLR test when due (``max_s G(s) >= beta(k, delta)``, :meth:`GLRklUCB.statistic`
-    and :func:`glr_threshold`; the scan stops at the first split point over the threshold),
-    and the restart on a detection (of the arm, or of every arm with ``restart_all``)."""
+    sums, its GLR test when due (``max_s G(s) >= beta(k, delta)``, stated in numpy by
+    ``glr_statistic`` and ``glr_threshold`` in ``tests/helpers/reference_kernels.py``; the scan
+    stops at the first split point over the threshold), and the restart on a detection (of
+    the arm, or of every arm with ``restart_all``)."""
     K = pulls.shape[1]
     for r in range(len(actions)):
         a = actions[r]
@@ -302,21 +283,6 @@ class GLRklUCB(Agent):
             self.restart,
             self.detections,
         )
-
-    def statistic(self, runs: np.ndarray, arms: np.ndarray, k: np.ndarray) -> np.ndarray:
-        """``max_s G(s)`` of arm ``arms[i]`` of run ``runs[i]`` on its first ``k[i] >= 2``
-        rewards since its restart, over the split points ``1, 1 + Delta s, .. <= k - 1``:
-        ``(m,)``."""
-        step = self.params.split_every
-        width = int((k.max() - 2) // step + 1)
-        s = 1 + step * np.arange(width)[None, :]  # split points (sizes of the first part)
-        valid = s <= (k - 1)[:, None]
-        rows, cols = runs[:, None], arms[:, None]
-        prefix = self.prefix[rows, cols, np.where(valid, np.arange(width)[None, :], 0)]
-        total = self.sums[runs, arms][:, None]
-        with np.errstate(divide="ignore", invalid="ignore"):  # invalid splits: masked below
-            g = split_statistics(self.problem.reward_model.divergence, prefix, total, k[:, None], s)
-        return np.where(valid, g, -np.inf).max(axis=1)
 
     def summary(self) -> dict[str, np.ndarray]:
         return {"detections": self.detections, "alpha": self.alpha, "delta": self.delta}

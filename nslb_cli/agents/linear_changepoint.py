@@ -114,6 +114,8 @@ class CDLinTSParams(LinearRestartedParams):
 class LinearRestarted(Restarting):
     """A ridge-regression bandit restarted by the linear change detector."""
 
+    detector: LinearShiftDetector
+
     def __init__(
         self, params: LinearRestartedParams, problem: Problem, model: OfflineModel, rng: BatchRNG
     ) -> None:

@@ -28,9 +28,9 @@ consistent set ``C_t`` (not a probability model: ``p_true_state`` is ``1 / |C_t|
 true state is consistent, 0 otherwise).
 
 The choice and the update run in compiled per-run loops (:func:`sw_mucb_choice`,
-:func:`sw_mucb_update`); :meth:`SlidingWindowModelUCB.consistent_states` is the numpy
-statement of ``C_t`` (tests hold the two to the same states and arms). ``N_t(s)`` is kept up
-to date by the update; ``G_t(s)`` is summed over the window's slots each round in numpy's
+:func:`sw_mucb_update`); ``consistent_states`` in ``tests/helpers/reference_kernels.py`` is
+the numpy statement of ``C_t`` (tests hold the two to the same states and arms). ``N_t(s)``
+is kept up to date by the update; ``G_t(s)`` is summed over the window's slots each round in numpy's
 order (:func:`window_sums`), so the compiled comparisons are numpy's, to the last bit.
 """
 
@@ -244,15 +244,6 @@ class SlidingWindowModelUCB(Windowed):
     def slack(self) -> np.ndarray:
         """``epsilon`` per run: 0 for SW-mUCB."""
         return np.zeros(self.problem.n_runs)
-
-    def consistent_states(self) -> np.ndarray:
-        """``C_t`` as an ``(R, S)`` mask, before any fallback (the numpy statement of what
-        :func:`sw_mucb_choice` computes)."""
-        S = self.problem.n_states
-        member = self.believed[:, None, :] == np.arange(S)[None, :, None]  # (R, S, tau)
-        count = member.sum(axis=2)
-        gap = (member * self.residuals[:, None, :]).sum(axis=2)
-        return gap <= self.radius * np.sqrt(count)
 
     def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
         """``(B_t, A_t) = argmax_{s in C_t, a} mu(a, X_t, s)``, compiled

@@ -18,6 +18,7 @@ from nslb_cli.bandit import reward_kernels
 from nslb_cli.bandit.rng import BatchRNG
 from nslb_cli.common.validators import ConfigError
 from nslb_cli.runner.simulate import build_agent, simulate
+from tests.helpers.reference_kernels import run_length_posterior
 from tests.helpers.worlds import synthetic_world
 
 REWARDS = ["gaussian", "bernoulli"]
@@ -78,11 +79,11 @@ def test_the_run_length_posterior_is_the_brute_force_one(reward: str, hazard: fl
         rewards = rng.integers(0, 2, 8).astype(float).tolist()
     else:
         rewards = (rng.normal(0, 1, 8) + 2.0 * (np.arange(8) >= 4)).tolist()
-    assert agent.run_length_posterior(0).tolist() == [[1.0]]
+    assert run_length_posterior(agent, 0).tolist() == [[1.0]]
     for t in range(8):
         agent.update(t, None, np.array([actions[t]]), np.array([rewards[t]]))
         expected = brute_force(actions[: t + 1], rewards[: t + 1], hazard, reward, 2, 0.5)
-        np.testing.assert_allclose(agent.run_length_posterior(t + 1)[0], expected, rtol=1e-9)
+        np.testing.assert_allclose(run_length_posterior(agent, t + 1)[0], expected, rtol=1e-9)
 
 
 @pytest.mark.parametrize("reward", REWARDS)
@@ -138,7 +139,7 @@ def test_posteriors_sum_to_one_and_pruning_drops_less_than_its_bound(reward: str
         dropped_before += dropped
         assert np.all(dropped < np.maximum(discarded, 0) * min_mass + 1e-15)
         pruned += discarded.sum()
-        posterior = agent.run_length_posterior(t + 1)
+        posterior = run_length_posterior(agent, t + 1)
         np.testing.assert_allclose(posterior.sum(axis=1), 1.0, rtol=1e-12)
         assert np.all(posterior >= 0.0)
         for r in range(4):
@@ -155,7 +156,7 @@ def test_the_cap_bounds_the_hypotheses() -> None:
         actions = agent.act(t, None)
         agent.update(t, None, actions, world.reward(t, actions))
         assert np.all(agent.count <= 5)
-        np.testing.assert_allclose(agent.run_length_posterior(t + 1).sum(axis=1), 1.0)
+        np.testing.assert_allclose(run_length_posterior(agent, t + 1).sum(axis=1), 1.0)
     assert np.all(agent.summary()["mean_hypotheses"] > 4)
 
 

@@ -18,6 +18,7 @@ from nslb_cli.common.validators import ConfigError
 from nslb_cli.envs.synthetic import SyntheticParams
 from nslb_cli.runner.simulate import build_agent
 from tests.helpers.agents import agent_params, run_agent
+from tests.helpers.reference_kernels import reference_act, reference_update
 from tests.helpers.worlds import hand_made_world, synthetic_world
 
 
@@ -158,10 +159,10 @@ def test_the_compiled_rounds_are_the_numpy_statement_bit_for_bit(
         actions = compiled.act(t, None)
         np.testing.assert_array_equal(actions[forced], phase[forced])
         forced_after_restarts += forced.sum()
-        np.testing.assert_array_equal(actions, reference.reference_act(t))
+        np.testing.assert_array_equal(actions, reference_act(reference, t))
         rewards = world.reward(t, actions)
         compiled.update(t, None, actions, rewards)
-        reference.reference_update(t, actions, rewards)
+        reference_update(reference, t, actions, rewards)
         for key in ("pulls", "sums", "restart", "detections"):
             np.testing.assert_array_equal(getattr(compiled, key), getattr(reference, key))
         for key in ("counts", "rewards"):

@@ -8,6 +8,7 @@ from scipy.stats import norm
 
 from nslb_cli.agents.detectors import MeanShiftDetector, cao_threshold
 from nslb_cli.bandit.problem import Problem
+from tests.helpers.reference_kernels import mean_shift_update
 
 SIGMA, TAU = 0.5, 100
 PAPER = Problem(n_arms=5, n_states=5, horizon=2000, sigma=SIGMA, n_runs=1)
@@ -25,7 +26,7 @@ def false_alarms(threshold: float, runs: int, blocks: int, seed: int) -> int:
     alarms = 0
     for _ in range(blocks):
         for i in range(TAU):
-            fired = detector.update(arms, 0.3 + SIGMA * rng.standard_normal(runs))
+            fired = mean_shift_update(detector, arms, 0.3 + SIGMA * rng.standard_normal(runs))
             assert i == TAU - 1 or not fired.any(), "no test before the window is full"
         alarms += int(fired.sum())
         detector.reset(np.ones(runs, dtype=bool))
@@ -64,10 +65,10 @@ def test_fires_within_half_a_window_after_a_large_mean_shift() -> None:
     detector = MeanShiftDetector(runs, 1, TAU, cao_threshold(PAPER, TAU))
     arms = np.zeros(runs, dtype=np.int64)
     for _ in range(before):
-        detector.update(arms, SIGMA * rng.standard_normal(runs))
+        mean_shift_update(detector, arms, SIGMA * rng.standard_normal(runs))
     delay = np.full(runs, -1)
     for k in range(1, TAU // 2 + 1):
-        fired = detector.update(arms, delta + SIGMA * rng.standard_normal(runs))
+        fired = mean_shift_update(detector, arms, delta + SIGMA * rng.standard_normal(runs))
         delay[(delay < 0) & fired] = k
     assert np.all(delay > 0), f"{np.sum(delay < 0)} runs missed the shift"
     # and it is not instantaneous: at k = 1 the statistic has mean 1, far below b.
@@ -80,15 +81,15 @@ def test_windows_are_per_arm_and_reset_per_run() -> None:
     detector = MeanShiftDetector(2, 2, 4, threshold=0.5)
     for t in range(20):
         arms = np.full(2, t % 2)
-        assert not detector.update(arms, 10.0 * arms).any()
+        assert not mean_shift_update(detector, arms, 10.0 * arms).any()
     # A jump on arm 1 in run 0 fires at once: its window is 10 10 | 10 20, a shift of 10 > 0.5.
-    fired = detector.update(np.array([1, 1]), np.array([20.0, 10.0]))
+    fired = mean_shift_update(detector, np.array([1, 1]), np.array([20.0, 10.0]))
     assert fired.tolist() == [True, False]
     detector.reset(fired)
     assert detector.counts[0].tolist() == [0, 0] and detector.counts[1].tolist() == [10, 11]
     # After the reset run 0 tests nothing until arm 1 has a full window again.
     for _ in range(3):
-        assert not detector.update(np.array([1, 1]), np.array([-50.0, 10.0]))[0]
+        assert not mean_shift_update(detector, np.array([1, 1]), np.array([-50.0, 10.0]))[0]
 
 
 def test_window_must_split_in_halves() -> None:

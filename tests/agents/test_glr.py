@@ -8,12 +8,13 @@ import numpy as np
 import pytest
 from scipy.stats import bernoulli, norm
 
-from nslb_cli.agents.glr import GLRklUCB, GLRklUCBParams, glr_defaults, glr_threshold
+from nslb_cli.agents.glr import GLRklUCB, GLRklUCBParams, glr_defaults
 from nslb_cli.bandit.rewards import Bernoulli, Gaussian, RewardModel
 from nslb_cli.bandit.rng import BatchRNG
 from nslb_cli.common.validators import ConfigError
 from nslb_cli.runner.simulate import build_agent, simulate
 from tests.helpers.agents import against_random, two_state_agent
+from tests.helpers.reference_kernels import glr_statistic, glr_threshold
 from tests.helpers.worlds import synthetic_world
 
 MODELS = [Gaussian(0.5), Bernoulli()]
@@ -76,7 +77,7 @@ def test_glr_statistic_is_the_log_likelihood_ratio_of_the_best_split(
     for k in range(1, len(z) + 1):
         feed(agent, 0, z[None, k - 1 : k], start=k - 1)
         if k >= 2:
-            got = agent.statistic(np.array([0]), np.array([0]), np.array([k]))[0]
+            got = glr_statistic(agent, np.array([0]), np.array([0]), np.array([k]))[0]
             expected = brute_force_glr(model, z[:k], range(1, k, step))
             assert got == pytest.approx(expected, rel=1e-9, abs=1e-12), k
     assert agent.detections[0] == 0
@@ -105,7 +106,7 @@ def test_compiled_detections_are_where_the_numpy_statistic_crosses_the_threshold
             continue
         undetected = first == 0
         ks = np.full(runs, k)
-        statistic = shadow.statistic(np.arange(runs), np.zeros(runs, dtype=np.int64), ks)
+        statistic = glr_statistic(shadow, np.arange(runs), np.zeros(runs, dtype=np.int64), ks)
         crossed = statistic >= glr_threshold(ks, delta)
         np.testing.assert_array_equal(agent.detections[undetected], crossed[undetected])
         first[undetected & crossed] = k
@@ -119,7 +120,7 @@ def test_gaussian_statistic_is_the_scaled_difference_of_means() -> None:
     feed(agent, 0, z[None])
     k = len(z)
     closed = [s * (k - s) / k * (z[:s].mean() - z[s:].mean()) ** 2 / 8 for s in range(1, k)]
-    got = agent.statistic(np.array([0]), np.array([0]), np.array([k]))[0]
+    got = glr_statistic(agent, np.array([0]), np.array([0]), np.array([k]))[0]
     assert got == pytest.approx(max(closed), rel=1e-12)
 
 

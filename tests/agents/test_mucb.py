@@ -17,6 +17,7 @@ from nslb_cli.common.validators import ConfigError
 from nslb_cli.envs.synthetic import SyntheticParams
 from nslb_cli.runner.simulate import build_agent
 from tests.helpers.agents import agent_params, run_agent
+from tests.helpers.reference_kernels import consistent_states
 from tests.helpers.worlds import hand_made_world, synthetic_world
 
 
@@ -63,7 +64,7 @@ def test_no_consistent_state_falls_back_to_all_and_is_counted() -> None:
         actions = agent.act(t, None)
         np.testing.assert_allclose(agent.belief().posterior.sum(axis=1), 1.0)
         agent.update(t, None, actions, world.reward(t, actions))
-    assert not agent.consistent_states().any()
+    assert not consistent_states(agent).any()
     np.testing.assert_allclose(agent.belief().posterior, 0.5)  # uniform over all states
     assert np.all(agent.summary()["fallbacks"] > horizon - 60)
 
@@ -78,7 +79,7 @@ def test_an_over_predicting_state_is_eliminated() -> None:
     first = agent.act(0, None)
     assert first.tolist() == [0] and agent.belief().state.tolist() == [0]
     agent.update(0, None, first, world.reward(0, first))
-    assert agent.consistent_states().tolist() == [[False, True]]
+    assert consistent_states(agent).tolist() == [[False, True]]
     assert agent.act(1, None).tolist() == [1]
 
 
@@ -165,7 +166,7 @@ def test_the_compiled_choice_is_the_numpy_statement(tau: int, linear: bool) -> N
     drift[:40] = 10.0  # no state is consistent
     agent.residuals[:] = rng.normal(drift[np.arange(runs)[:, None], agent.believed], 1.0)
     agent.counts[:] = (agent.believed[:, :, None] == np.arange(S)).sum(axis=1)
-    consistent = agent.consistent_states()
+    consistent = consistent_states(agent)
     empty = ~consistent.any(axis=1)
     assert empty.sum() >= 30 and (consistent.sum(axis=1) == S).sum() < runs - 100
     consistent[empty] = True
@@ -192,7 +193,7 @@ def test_the_compiled_window_follows_the_rounds() -> None:
     agent = build_agent(AGENTS["sw_umucb"], params, world, BatchRNG(range(runs)))
     partial = 0
     for t in range(250):
-        consistent = agent.consistent_states()
+        consistent = consistent_states(agent)
         consistent[~consistent.any(axis=1)] = True
         actions = agent.act(t, None)
         np.testing.assert_array_equal(agent.belief().posterior > 0, consistent)
