@@ -232,44 +232,6 @@ def choose_kept(
 
 
 @inline
-def compact(
-    t: int,
-    r: int,
-    first: np.ndarray,
-    second: np.ndarray,
-    start: np.ndarray,
-    weight: np.ndarray,
-    keep: np.ndarray,
-    live: int,
-    best: int,
-) -> tuple[int, int, float, float, float]:
-    """Move run ``r``'s kept hypotheses to the front, oldest first, with their statistics
-    and weights. Returns the hypotheses kept, the MAP's new index, the mass dropped, the
-    mass kept and the kept mass' sum of run lengths (rounds, round ``t`` included)."""
-    _, _, K = first.shape
-    dropped = 0.0
-    kept_mass = 0.0
-    mean_length = 0.0
-    i = 0
-    for j in range(live):
-        if not keep[j]:
-            dropped += weight[j]
-            continue
-        kept_mass += weight[j]
-        mean_length += weight[j] * (t + 1 - start[r, j])
-        if i != j:
-            start[r, i] = start[r, j]
-            for b in range(K):
-                first[r, i, b] = first[r, j, b]
-                second[r, i, b] = second[r, j, b]
-        weight[i] = weight[j]
-        if j == best:
-            best = i
-        i += 1
-    return i, best, dropped, kept_mass, mean_length
-
-
-@inline
 def grow(
     t: int,
     r: int,
@@ -284,26 +246,44 @@ def grow(
     mass: np.ndarray,
     start: np.ndarray,
     weight: np.ndarray,
+    keep: np.ndarray,
     live: int,
-    kept_mass: float,
-) -> int:
-    """Growth: each of run ``r``'s ``live`` kept hypotheses absorbs ``(a, x)`` and gets mass
-    ``(1 - h) Q(l)``, renormalised over the kept mass; then, if ``h > 0``, the change point
-    with the prior and mass ``h``. Returns the hypotheses held."""
+) -> tuple[int, float, float, float]:
+    """Growth: run ``r``'s kept hypotheses (``keep[:live]``) move to the front, oldest first;
+    each absorbs ``(a, x)`` and gets mass ``(1 - h) Q(l)``, renormalised over the kept mass;
+    then, if ``h > 0``, the change point with the prior and mass ``h``. Returns the hypotheses
+    held, the mass dropped, the mass kept and the kept mass' sum of run lengths (rounds, round
+    ``t`` included)."""
     _, _, K = first.shape
+    dropped = kept_mass = mean_length = 0.0
     for j in range(live):
-        first[r, j, a], second[r, j, a] = reward_kernels.update(
-            family, parameter, x, first[r, j, a], second[r, j, a]
+        if keep[j]:
+            kept_mass += weight[j]
+            mean_length += weight[j] * (t + 1 - start[r, j])
+        else:
+            dropped += weight[j]
+    i = 0
+    for j in range(live):
+        if not keep[j]:
+            continue
+        if i != j:
+            start[r, i] = start[r, j]
+            for b in range(K):
+                first[r, i, b] = first[r, j, b]
+                second[r, i, b] = second[r, j, b]
+        first[r, i, a], second[r, i, a] = reward_kernels.update(
+            family, parameter, x, first[r, i, a], second[r, i, a]
         )
-        mass[r, j] = (1.0 - h) * weight[j] / kept_mass
+        mass[r, i] = (1.0 - h) * weight[j] / kept_mass
+        i += 1
     if h > 0.0:
-        mass[r, live] = h
-        start[r, live] = t + 1
+        mass[r, i] = h
+        start[r, i] = t + 1
         for b in range(K):
-            first[r, live, b] = prior[0]
-            second[r, live, b] = prior[1]
-        live += 1
-    return live
+            first[r, i, b] = prior[0]
+            second[r, i, b] = prior[1]
+        i += 1
+    return i, dropped, kept_mass, mean_length
 
 
 @jit
@@ -324,8 +304,7 @@ def bocd_update(
     record: np.ndarray,
 ) -> None:
     """One round of the run-length recursion for every run, in place (module docstring):
-    :func:`filtered_posterior`, pruning (:func:`choose_kept`, :func:`compact`), then
-    :func:`grow`.
+    :func:`filtered_posterior`, pruning (:func:`choose_kept`), then :func:`grow`.
 
     ``record[r]`` accumulates the run's statistics: ``[0]`` detections, ``[1]`` the sum of
     posterior mean run lengths, ``[2]`` the sum of hypotheses held after each round, ``[3]``
@@ -345,17 +324,15 @@ def bocd_update(
         )
         room = capacity - 1 if h > 0.0 else capacity  # room for the new change point
         choose_kept(weight, live, best, room, min_mass, keep)
-        live, best, dropped, kept_mass, mean_length = compact(
-            t, r, first, second, start, weight, keep, live, best
-        )
         if start[r, best] > record[r, 4]:
             record[r, 0] += 1.0
             record[r, 4] = start[r, best]
+        count[r], dropped, kept_mass, mean_length = grow(
+            t, r, family, parameter, a, x, h, prior, first, second, mass, start, weight, keep, live
+        )
         record[r, 1] += mean_length / kept_mass
-        record[r, 3] += dropped
-        count[r] = grow(t, r, family, parameter, a, x, h, prior,
-                        first, second, mass, start, weight, live, kept_mass)  # fmt: skip
         record[r, 2] += count[r]
+        record[r, 3] += dropped
 
 
 class BOCDThompsonSampling(Agent):
