@@ -48,7 +48,7 @@ from nslb_cli.agents.umts.pool import SlotPool, gather_weights
 from nslb_cli.agents.umts.step import PooledPosterior
 from nslb_cli.bandit import reward_kernels as rk
 from nslb_cli.bandit.problem import OfflineModel
-from nslb_cli.bandit.rewards import RewardModel, Statistics
+from nslb_cli.bandit.rewards import RewardModel
 from nslb_cli.bandit.rng import BatchRNG
 from nslb_cli.compiled.jit import jit
 
@@ -128,22 +128,6 @@ class ArmPosterior(PooledPosterior):
         )
         self.stats = (self.pool_first, self.pool_second)
         self.model = reward_model.kernel
-
-    @property
-    def statistics(self) -> Statistics:
-        """The reward model's statistics of every particle, state and arm, two
-        ``(R, N, S, K)`` arrays (copies)."""
-        return self.pool.gather(self.pool_first), self.pool.gather(self.pool_second)
-
-    @property
-    def mean(self) -> np.ndarray:
-        """The posterior mean of every particle, state and arm, ``(R, N, S, K)`` (a copy)."""
-        return self.pool.gather(self.pool_first)
-
-    @property
-    def var(self) -> np.ndarray:
-        """The posterior variance of every particle, state and arm, ``(R, N, S, K)``."""
-        return self.reward_model.variance(self.statistics)
 
     def sample_mixture(
         self,

@@ -90,16 +90,6 @@ class LinearPosterior(PooledPosterior):
         self.stats = (self.pool_mean, self.pool_cov)
         self.model = (GAUSSIAN_KERNEL, noise_var)
 
-    @property
-    def mean(self) -> np.ndarray:
-        """``m`` of every particle and state, ``(R, N, S, d)`` (a copy)."""
-        return self.pool.gather(self.pool_mean)
-
-    @property
-    def cov(self) -> np.ndarray:
-        """``C`` of every particle and state, ``(R, N, S, d, d)`` (a copy)."""
-        return self.pool.gather(self.pool_cov)
-
     def sample_mixture(
         self,
         rng: BatchRNG,

@@ -10,6 +10,7 @@ from nslb_cli.agents.umts.arm_posterior import ArmPosterior
 from nslb_cli.bandit.problem import OfflineModel
 from nslb_cli.bandit.rewards import Bernoulli
 from nslb_cli.bandit.rng import BatchRNG
+from tests.helpers.posteriors import statistics, variance
 
 
 def click_posterior(strength: np.ndarray, n_particles: int) -> ArmPosterior:
@@ -49,14 +50,16 @@ def test_beta_statistics_follow_the_clicks() -> None:
                 resamples,
             )  # fmt: skip
         latent = (*latent[:2], True, *latent[3:])
-    mean, strength_now = posterior.statistics
+    mean, strength_now = statistics(posterior)
     a, b = 4.0 * 0.3 + sum(clicks), 4.0 * 0.7 + len(clicks) - sum(clicks)
     np.testing.assert_allclose(mean[0, :, 0, 0], a / (a + b), rtol=1e-12)
     np.testing.assert_allclose(strength_now[0, :, 0, 0], a + b, rtol=1e-12)
     np.testing.assert_array_equal(mean[0, :, 0, 1], 0.6)
     assert np.all(np.isinf(strength_now[0, :, 0, 1]))
     np.testing.assert_allclose(mean[0, :, 1], [[0.8, 0.1]] * 3)
-    np.testing.assert_allclose(posterior.var[0, :, 0, 0], a * b / ((a + b) ** 2 * (a + b + 1)))
+    np.testing.assert_allclose(
+        variance(posterior)[0, :, 0, 0], a * b / ((a + b) ** 2 * (a + b + 1))
+    )
     assert (posterior.pool.refs[0] > 0).sum() == 2, "one shared slot per state"
 
 

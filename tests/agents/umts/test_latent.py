@@ -16,6 +16,7 @@ from nslb_cli.bandit.rewards import gaussian_log_likelihood
 from nslb_cli.bandit.rng import BatchRNG
 from nslb_cli.bandit.world import World
 from nslb_cli.envs.synthetic import Synthetic, SyntheticParams
+from tests.helpers.posteriors import statistics, variance
 from tests.helpers.worlds import linear_world
 
 PARTICLES = 1000
@@ -108,7 +109,7 @@ def test_weights_and_statistics_stay_consistent() -> None:
     for t in range(env.horizon):
         actions = agent.act(t, None)
         agent.update(t, None, actions, world.reward(t, actions))
-        gained = ((1.0 / agent.rewards.var - prior_precision) * env.sigma**2).sum(axis=(2, 3))
+        gained = ((1.0 / variance(agent.rewards) - prior_precision) * env.sigma**2).sum(axis=(2, 3))
         np.testing.assert_allclose(gained, t + 1, rtol=1e-9)
         assert np.allclose(agent.counts.sum(axis=(2, 3)), prior_total[:, None] + t)
         assert np.all(np.isfinite(agent.log_weights))
@@ -185,12 +186,12 @@ def test_bernoulli_statistics_count_the_clicks() -> None:
     agent = UncertainModelThompsonSampling(
         UMTSParams(num_particles=50), world.problem, world.offline_model, BatchRNG([0, 1])
     )
-    np.testing.assert_allclose(agent.rewards.statistics[1], 5.0, rtol=1e-9)
+    np.testing.assert_allclose(statistics(agent.rewards)[1], 5.0, rtol=1e-9)
     prior_total = world.offline_model.concentration.sum(axis=(1, 2))
     for t in range(env.horizon):
         actions = agent.act(t, None)
         agent.update(t, None, actions, world.reward(t, actions))
-        gained = (agent.rewards.statistics[1] - 5.0).sum(axis=(2, 3))
+        gained = (statistics(agent.rewards)[1] - 5.0).sum(axis=(2, 3))
         np.testing.assert_allclose(gained, t + 1, rtol=1e-9)
         assert np.allclose(agent.counts.sum(axis=(2, 3)), prior_total[:, None] + t)
         assert np.all(np.isfinite(agent.log_weights))

@@ -16,6 +16,7 @@ from nslb_cli.bandit.rewards import Bernoulli
 from nslb_cli.bandit.rng import BatchRNG
 from nslb_cli.envs.synthetic import uniform_switching
 from nslb_cli.runner.simulate import build_agent, simulate
+from tests.helpers.posteriors import statistics, variance
 from tests.helpers.worlds import linear_world
 
 
@@ -45,9 +46,11 @@ def test_recursive_updates_equal_batch_bayesian_linear_regression() -> None:
     cov = np.linalg.inv(prior_precision + x.T @ x / 0.25)
     mean = cov @ (prior_precision @ model.means[0, 0] + x.T @ y / 0.25)
     for particle in range(2):
-        np.testing.assert_allclose(posterior.cov[0, particle, 0], cov, atol=1e-10)
-        np.testing.assert_allclose(posterior.mean[0, particle, 0], mean, atol=1e-9)
-    np.testing.assert_array_equal(posterior.mean[0, :, 1], model.means[0, 1][None].repeat(2, 0))
+        np.testing.assert_allclose(statistics(posterior)[1][0, particle, 0], cov, atol=1e-10)
+        np.testing.assert_allclose(statistics(posterior)[0][0, particle, 0], mean, atol=1e-9)
+    np.testing.assert_array_equal(
+        statistics(posterior)[0][0, :, 1], model.means[0, 1][None].repeat(2, 0)
+    )
     assert (posterior.pool.refs[0] > 0).sum() == S, "one shared slot per state"
     assert resamples[0] == 0 and np.all(weights == weights[0, 0]), "equal predictives"
 
@@ -94,9 +97,11 @@ def test_linear_posterior_with_one_hot_features_is_the_arm_posterior() -> None:
         linear.update(t, identity, played, rewards)
         np.testing.assert_allclose(linear.log_weights, arm.log_weights, rtol=0, atol=1e-9)
         np.testing.assert_array_equal(linear.previous, arm.previous)
-        np.testing.assert_allclose(linear.rewards.mean, arm.rewards.mean, rtol=0, atol=1e-12)
-        variances = np.diagonal(linear.rewards.cov, axis1=-2, axis2=-1)
-        np.testing.assert_allclose(variances, arm.rewards.var, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(
+            statistics(linear.rewards)[0], statistics(arm.rewards)[0], rtol=0, atol=1e-12
+        )
+        variances = np.diagonal(statistics(linear.rewards)[1], axis1=-2, axis2=-1)
+        np.testing.assert_allclose(variances, variance(arm.rewards), rtol=0, atol=1e-12)
     assert arm.resamples.sum() > 0, "resampling was exercised"
     assert (linear.rewards.pool.refs > 0).sum() > runs * arm.problem.n_states, "slots were split"
 

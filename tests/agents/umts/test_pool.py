@@ -10,6 +10,7 @@ from nslb_cli.agents.umts.pool import SlotPool
 from nslb_cli.bandit.rng import BatchRNG
 from nslb_cli.envs.synthetic import Synthetic, SyntheticParams
 from nslb_cli.runner.simulate import build_agent
+from tests.helpers.posteriors import statistics
 from tests.helpers.worlds import linear_world
 
 
@@ -64,5 +65,7 @@ def test_known_model_keeps_one_slot_per_state() -> None:
         agent.update(t, None, actions, world.reward(t, actions))
     pool = agent.rewards.pool
     np.testing.assert_array_equal((pool.refs > 0).sum(axis=1), world.problem.n_states)
-    expected = np.broadcast_to(world.offline_model.means[:, None], agent.rewards.mean.shape)
-    np.testing.assert_array_equal(agent.rewards.mean, expected)
+    expected = np.broadcast_to(
+        world.offline_model.means[:, None], statistics(agent.rewards)[0].shape
+    )
+    np.testing.assert_array_equal(statistics(agent.rewards)[0], expected)

@@ -20,6 +20,7 @@ from nslb_cli.agents.umts.agent import UMTSParams, UncertainModelThompsonSamplin
 from nslb_cli.bandit.problem import OfflineModel, Problem
 from nslb_cli.bandit.rewards import Bernoulli, Gaussian, RewardModel, gaussian_log_likelihood
 from nslb_cli.bandit.rng import BatchRNG
+from tests.helpers.posteriors import variance
 
 S, K, ROUNDS, SIGMA = 2, 2, 12, 0.5
 PRIOR_MEAN = np.array([[0.2, 0.8], [0.7, 0.3]])
@@ -122,7 +123,7 @@ def test_mean_action_is_the_weighted_average_of_particle_samples() -> None:
     tests above (0.5) the weighted draws would pick the other arm in about a fifth of them."""
     runs = 200
     agent = particle_filters(runs, 6, known=True)
-    np.testing.assert_array_equal(agent.rewards.var, 0.0)  # a known model
+    np.testing.assert_array_equal(variance(agent.rewards), 0.0)  # a known model
     agent.started = True
     agent.counts = None
     agent.model = OfflineModel(
