@@ -207,14 +207,6 @@ def frequent(codes: np.ndarray, least: int) -> np.ndarray:
     return np.bincount(codes)[codes] >= least
 
 
-def filter_ratings(
-    users: np.ndarray, items: np.ndarray, min_user: int, min_item: int
-) -> np.ndarray:
-    """Mask of the ratings by users with >= ``min_user`` and of movies with >= ``min_item``
-    ratings, both counted in the whole release (one simultaneous pass)."""
-    return frequent(encode(users)[1], min_user) & frequent(encode(items)[1], min_item)
-
-
 def split(n: int, rng: np.random.Generator) -> np.ndarray:
     """Boolean mask of the ``floor(n/2)`` ratings in the train half, uniformly at random."""
     return _random_share(n, n // 2, rng)

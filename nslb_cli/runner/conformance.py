@@ -39,7 +39,7 @@ import contextlib
 import random
 import tracemalloc
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from typing import Any, Protocol
 
 import numpy as np
@@ -49,7 +49,6 @@ from nslb_cli.bandit.rng import BatchRNG
 from nslb_cli.bandit.trace import Trace
 from nslb_cli.bandit.world import World
 from nslb_cli.common.registry import describe_error
-from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner import memory
 from nslb_cli.runner.simulate import build_agent, simulate
 
@@ -92,15 +91,6 @@ class Setting:
             if getattr(self.params, f.name) != getattr(defaults, f.name)
         ]
         return f"{self.params.name} ({', '.join(changed)})" if changed else self.params.name
-
-
-def default_settings() -> list[Setting]:
-    """:data:`DEFAULT_ENVS` as settings."""
-    settings = []
-    for values in DEFAULT_ENVS:
-        env = ENVIRONMENTS[values["name"]]
-        settings.append(Setting(env, replace(env.Params(), **values)))
-    return settings
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ import zlib
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -34,9 +34,6 @@ import pyarrow.csv as pa_csv
 
 from nslb_cli.bandit.trace import NO_BELIEF, Trace
 from nslb_cli.store.atomic import atomic_write_bytes, fsync_folder
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 COLUMNS = (
     "t",
@@ -97,16 +94,6 @@ def seed_columns(trace: Trace, run: int) -> dict[str, np.ndarray]:
         "belief": trace.belief[run],
         "p_true_state": trace.p_true_state[run],
     }
-
-
-def seed_frame(trace: Trace, run: int) -> pd.DataFrame:
-    """The CSV table of one run as pandas: ``belief`` nullable ``Int64``, NA without a belief."""
-    import pandas as pd  # here: a run writes without pandas and need not import it
-
-    columns: dict[str, Any] = seed_columns(trace, run)
-    belief = columns["belief"]
-    columns["belief"] = pd.array(np.where(belief == NO_BELIEF, None, belief), dtype="Int64")
-    return pd.DataFrame(columns, columns=COLUMNS)
 
 
 def seed_csv_bytes(trace: Trace, run: int) -> bytes:

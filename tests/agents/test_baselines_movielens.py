@@ -9,9 +9,9 @@ from nslb_cli.common.validators import ConfigError
 from nslb_cli.envs.movielens import MovieLensParams
 from nslb_cli.runner.compose import RunConfig, RunSettings
 from nslb_cli.runner.job import simulate_seeds
-from nslb_cli.store.results import seed_frame
 from tests.helpers.agents import agent_params
 from tests.helpers.movielens import tiny_env_params
+from tests.helpers.results_tree import seed_frame
 
 
 @pytest.fixture(scope="module")

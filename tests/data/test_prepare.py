@@ -10,10 +10,18 @@ import numpy as np
 import pytest
 
 from nslb_cli.data import DataError
-from nslb_cli.data.prepare import filter_ratings, prepare, split
+from nslb_cli.data.prepare import encode, frequent, prepare, split
 from nslb_cli.data.ratings import read_release
 from tests.helpers.movielens import TINY, needs_ml_100k, tiny_release, write_csv
 from tests.helpers.paths import ML_100K
+
+
+def filter_ratings(
+    users: np.ndarray, items: np.ndarray, min_user: int, min_item: int
+) -> np.ndarray:
+    """Mask of the ratings by users with >= ``min_user`` and of movies with >= ``min_item``
+    ratings, both counted in the whole release (one simultaneous pass, as prepare's filter)."""
+    return frequent(encode(users)[1], min_user) & frequent(encode(items)[1], min_item)
 
 
 def test_filter_keeps_exactly_the_ratings_of_frequent_users_and_movies() -> None:

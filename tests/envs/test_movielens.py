@@ -22,10 +22,10 @@ from nslb_cli.envs.movielens import (
 )
 from nslb_cli.runner.compose import RunConfig, RunSettings
 from nslb_cli.runner.job import simulate_seeds
-from nslb_cli.store.results import seed_frame
 from tests.helpers.agents import agent_params
 from tests.helpers.movielens import needs_ml_100k, tiny_env_params
 from tests.helpers.paths import ML_100K
+from tests.helpers.results_tree import seed_frame
 
 
 @pytest.fixture(scope="module")

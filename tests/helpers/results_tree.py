@@ -16,9 +16,10 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from nslb_cli.bandit.trace import NO_BELIEF, Trace
 from nslb_cli.envs.synthetic import SyntheticParams
 from nslb_cli.store.folder import claim, result_key
-from nslb_cli.store.results import COLUMNS, write_trace
+from nslb_cli.store.results import COLUMNS, seed_columns, write_trace
 from tests.helpers.agents import agent_params, run_agent
 
 SMALL = SyntheticParams(horizon=60, period=20, switch_prob=0.05)
@@ -115,3 +116,11 @@ def edited_by_hand(csv: Path) -> None:
     record = json.loads(stats.read_text())
     record.pop("csv")
     stats.write_text(json.dumps(record))
+
+
+def seed_frame(trace: Trace, run: int) -> pd.DataFrame:
+    """The CSV table of one run as pandas: ``belief`` nullable ``Int64``, NA without a belief."""
+    columns: dict[str, Any] = seed_columns(trace, run)
+    belief = columns["belief"]
+    columns["belief"] = pd.array(np.where(belief == NO_BELIEF, None, belief), dtype="Int64")
+    return pd.DataFrame(columns, columns=COLUMNS)

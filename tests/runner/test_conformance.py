@@ -13,7 +13,8 @@ from nslb_cli.agents.base import Agent
 from nslb_cli.agents.reference import UniformRandom
 from nslb_cli.bandit.problem import OfflineModel, Problem, Sizes
 from nslb_cli.bandit.rng import BatchRNG
-from nslb_cli.runner.conformance import CHECKS, Setting, default_settings, run_checks
+from nslb_cli.envs import ENVIRONMENTS
+from nslb_cli.runner.conformance import CHECKS, DEFAULT_ENVS, Setting, run_checks
 from tests.helpers.faulty_agents import (
     BadSummary,
     FaultyParams,
@@ -26,6 +27,15 @@ from tests.helpers.faulty_agents import (
     SometimesBelief,
     UnnormalisedBelief,
 )
+
+
+def default_settings() -> list[Setting]:
+    """The settings ``nslb check`` checks on without ``env=``: DEFAULT_ENVS as settings."""
+    settings = []
+    for values in DEFAULT_ENVS:
+        env = ENVIRONMENTS[values["name"]]
+        settings.append(Setting(env, replace(env.Params(), **values)))
+    return settings
 
 
 def bernoulli_settings() -> list[Setting]:

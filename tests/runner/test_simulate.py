@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from nslb_cli.envs.synthetic import Synthetic, SyntheticParams
-from nslb_cli.store.results import seed_frame
 from tests.helpers.agents import run_agent
+from tests.helpers.results_tree import seed_frame
 
 FIXED_KNOWN = SyntheticParams(dynamics="fixed", model="known")
 

@@ -18,11 +18,10 @@ from nslb_cli.store.results import (
     arrow_text,
     seed_columns,
     seed_csv_bytes,
-    seed_frame,
     write_trace,
 )
 from tests.helpers.agents import run_agent
-from tests.helpers.results_tree import SMALL
+from tests.helpers.results_tree import SMALL, seed_frame
 
 H = SMALL.horizon
 KEY = "0123456789abcdef"  # a result key (store.folder.result_key)
