@@ -35,8 +35,8 @@ install: ## create .venv and install nslb with its dev tools (editable)
 	$(BIN)/nslb warmup  # compile every kernel now, not in the first runs
 
 lint: ## ruff (lint and format check), mypy (types), import-linter (the layers' import rules), the docs (strict)
-	$(BIN)/ruff check nslb_cli tests examples benchmarks
-	$(BIN)/ruff format --check nslb_cli tests examples benchmarks
+	$(BIN)/ruff check nslb_cli hydra_plugins tests examples benchmarks
+	$(BIN)/ruff format --check nslb_cli hydra_plugins tests examples benchmarks
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	$(MKDOCS) --strict --quiet

@@ -8,7 +8,11 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = sorted([*(ROOT / "nslb_cli").rglob("*.py"), *(ROOT / "benchmarks").rglob("*.py")])
+SOURCES = sorted(
+    path
+    for folder in ("nslb_cli", "hydra_plugins", "benchmarks")
+    for path in (ROOT / folder).rglob("*.py")
+)
 
 
 def _private_imports(tree: ast.AST) -> list[str]:

@@ -23,6 +23,7 @@ import hashlib
 import itertools
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from importlib import resources
 from pathlib import Path
@@ -34,11 +35,14 @@ from hydra.core.config_store import ConfigStore
 from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import ChoiceSweep, IntervalSweep, Override, RangeSweep
+from hydra.core.plugins import Plugins
 from hydra.errors import HydraException
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import ConfigKeyError, OmegaConfBaseException
 
+# conf/config.yaml chooses nslb's sweeper: importing it stores its option hydra/sweeper=nslb.
+from hydra_plugins.nslb_sweeper.nslb_sweeper import NslbSweeper
 from nslb_cli.agents import AGENTS
 from nslb_cli.common import validators as check
 from nslb_cli.common.paths import unwritable
@@ -220,11 +224,15 @@ def _option(registry: Registry, name: str) -> dict[str, Any]:
 @functools.cache
 def register_options() -> tuple[str, ...]:
     """Store a Hydra config group option for every registered environment and agent that has
-    no YAML file in ``conf/`` (plugins); return the plugins' problems, one line each.
+    no YAML file in ``conf/`` (plugins), register nslb's sweeper with Hydra; return the
+    plugins' problems, one line each.
 
     Call it before Hydra composes (Hydra hands the ConfigStore to its launchers' workers).
     It imports those plugins, so a broken one is reported here, once, and left out.
     """
+    # Hydra finds plugins by listing the modules of the hydra_plugins package, which an
+    # editable install (pip install -e) does not show: nslb names its sweeper itself.
+    Plugins.instance().register(NslbSweeper)
     store = ConfigStore.instance()
     for group, registry in (("env", ENVIRONMENTS), ("agent", AGENTS)):
         for name in registry.declared():
@@ -350,13 +358,14 @@ def _sweep_points(overrides: list[str], multirun: bool) -> tuple[list[list[str]]
             )
     if study.is_study(base.hydra.sweeper):
         return _study_points(parsed), base
-    return _basic_sweep(parsed), base
+    return basic_sweep(parsed), base
 
 
-def _basic_sweep(parsed: list[Override]) -> list[list[str]]:
+def basic_sweep(parsed: list[Override]) -> list[list[str]]:
     """The jobs of Hydra's basic sweeper, in its order: each key's values (a later override
     of a key replaces an earlier one in its place), the first key's varying slowest
-    (``itertools.product``); ``a=1,2 b=x,y`` gives ``a=1 b=x``, ``a=1 b=y``, ``a=2 b=x``, …"""
+    (``itertools.product``); ``a=1,2 b=x,y`` gives ``a=1 b=x``, ``a=1 b=y``, ``a=2 b=x``, ….
+    nslb's sweeper (``hydra_plugins/nslb_sweeper``) launches these jobs."""
     values: dict[str, list[str]] = {}
     for override in parsed:
         key = override.get_key_element()
@@ -550,6 +559,8 @@ def check_command_line(overrides: list[str], multirun: bool) -> CommandLine:
             )
             if reason:
                 raise _at_point(ConfigError("memory", reason), point, points)
+        if sweep:
+            _CHECKED.update(_task_part(point) for point in points)
         key = "hydra.sweep.dir" if sweep else "hydra.run.dir"
         HydraConfig.instance().set_config(base)  # the folder names the chosen env option
         folder = str(base.hydra.sweep.dir if sweep else base.hydra.run.dir)
@@ -564,6 +575,24 @@ def check_command_line(overrides: list[str], multirun: bool) -> CommandLine:
         trials = int(base.hydra.sweeper.n_trials)
         return CommandLine(trials, Path(folder), sweep, str(base.agent.name))
     return CommandLine(len(points), Path(folder), sweep)
+
+
+_CHECKED: set[tuple[str, ...]] = set()
+"""The sweep jobs that :func:`check_command_line` validated in this process, each as Hydra's
+sweeper launches it (:func:`_task_part`)."""
+
+
+def _task_part(point: list[str]) -> tuple[str, ...]:
+    """A job's overrides as Hydra's sweeper launches it: without the ``hydra.…`` and
+    ``hydra/…`` ones (``+``/``~`` prefixes aside), which Hydra applies to the whole sweep."""
+    return tuple(item for item in point if not item.lstrip("+~").startswith(("hydra.", "hydra/")))
+
+
+def checked(job: Sequence[str]) -> bool:
+    """Whether :func:`check_command_line` composed and validated the sweep job ``job`` (its
+    overrides as Hydra's sweeper launches it) in this process: nslb's sweeper then launches
+    it without composing it beforehand."""
+    return tuple(job) in _CHECKED
 
 
 def _check_output(folder: str, key: str) -> None:
