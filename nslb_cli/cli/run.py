@@ -140,7 +140,10 @@ def main(arguments: Sequence[str]) -> None:
     # must not then warn of their semaphores in a second line.
     sys.warnoptions.append("ignore::UserWarning:multiprocessing.resource_tracker")
     sys.warnoptions.append("ignore::UserWarning:joblib.externals.loky.backend.resource_tracker")
-    sys.argv = [f"{Path(sys.argv[0]).name} run", *arguments]
+    # -m anywhere, as the check reads it: Hydra's parser takes overrides after its flags only
+    multirun = [a for a in arguments if a in MULTIRUN_FLAGS][:1]
+    rest = [a for a in arguments if a not in MULTIRUN_FLAGS]
+    sys.argv = [f"{Path(sys.argv[0]).name} run", *multirun, *rest]
     with contextlib.ExitStack() as stack:
         if plan is not None and plan.study is not None:
             stack.enter_context(_one_study(plan.output, arguments))

@@ -86,6 +86,9 @@ def load_results(
     loaded = tidy.load(root, columns, use_cache=use_cache, join_config=False)
     for skipped in loaded.skipped:
         warnings.warn(f"skipped {skipped}", stacklevel=2)
+    if loaded.frame.empty:  # the same words as nslb plot's
+        what = "no readable results" if loaded.n_files else "no results"
+        raise ValueError(f"{what} in {root}: no complete seed=K.csv files below it")
     frame, runs = loaded.frame, loaded.runs
     if agents:
         names = runs[lab.AGENT].map(str)

@@ -130,3 +130,14 @@ def test_interrupted_run_keeps_finished_seeds_and_resumes(tmp_path: Path) -> Non
     assert len(list(folder.glob("seed=*.csv"))) == 20
     for name, mtime in finished.items():
         assert (folder / name).stat().st_mtime_ns == mtime
+
+
+def test_multirun_flag_after_an_override_sweeps(tmp_path: Path) -> None:
+    """``-m`` after an override is a sweep, as it is before one (Hydra's own parser took the
+    overrides after it for unknown arguments and printed its usage)."""
+    done = nslb("run", "run.n_seeds=2", "-m", "agent=mts,random", *QUICK, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "usage" not in done.stderr
+    seeds = tmp_path.glob("outputs/default/synthetic/*/env.horizon=60/seed=1.csv")
+    jobs = sorted(path.parent.parent.name for path in seeds)
+    assert jobs == ["mts", "random"]

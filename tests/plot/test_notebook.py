@@ -122,3 +122,18 @@ def test_summarise_at_another_round_and_reference(results: Path) -> None:
     assert (boot["cum_regret_ci_low"] <= boot["cum_regret_mean"]).all()
     with pytest.raises(ValueError, match="summarise needs the columns"):
         summarise(frame.drop(columns="cum_regret"))
+
+
+def test_load_results_of_a_folder_without_results_says_so(tmp_path: Path) -> None:
+    """An empty folder, or one whose only seed file is unreadable, is a ValueError in nslb
+    plot's words (it was ``KeyError: 'name'``)."""
+    with pytest.raises(ValueError, match="no results in .*no complete seed=K.csv files"):
+        load_results(tmp_path)
+    run = tmp_path / "e" / "random"
+    run.mkdir(parents=True)
+    (run / "seed=0.csv").write_text("t,action\n1,0\n")
+    with (
+        pytest.warns(UserWarning, match="skipped"),
+        pytest.raises(ValueError, match="no readable results in"),
+    ):
+        load_results(tmp_path)
