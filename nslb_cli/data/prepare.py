@@ -393,10 +393,17 @@ def choose_penalty(halves: tuple[Half, Half], s: Settings, scale: float) -> dict
     }
 
 
-def _refuse_duplicates(users: np.ndarray, items: np.ndarray, n_items: int) -> None:
-    pairs = np.sort(users.astype(np.int64) * n_items + items)
-    if np.any(pairs[1:] == pairs[:-1]):
-        raise DataError("env.data_dir", "a user rated the same movie more than once")
+def _refuse_duplicates(kept: Kept) -> None:
+    """Refuse ratings in which a user rated a movie twice, naming the first such pair."""
+    pairs = np.sort(kept.users.astype(np.int64) * kept.shape[1] + kept.items)
+    twice = np.flatnonzero(pairs[1:] == pairs[:-1])
+    if len(twice):
+        user, movie = divmod(int(pairs[twice[0]]), kept.shape[1])
+        raise DataError(
+            "env.data_dir",
+            f"user {kept.user_ids[user]} rated movie {kept.movie_ids[movie]} more than once "
+            f"({len(twice)} repeated ratings in all); keep one rating per user and movie",
+        )
 
 
 def rating_scale(values: np.ndarray) -> dict[str, float]:
@@ -490,7 +497,7 @@ def keep_frequent(ratings: Ratings, s: Settings) -> Kept:
             f"movies left after filtering (each half must be factorised): use "
             f"env.rank < {min(kept.shape) // 2}",
         )
-    _refuse_duplicates(users, items, kept.shape[1])
+    _refuse_duplicates(kept)
     return kept
 
 

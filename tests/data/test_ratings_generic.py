@@ -123,3 +123,20 @@ def test_fingerprint_is_the_ratings_file_and_changes_with_one_rating(tmp_path: P
         renamed.data.diagnostics["source"]["fingerprint"]
         == changed.data.diagnostics["source"]["fingerprint"]
     )
+
+
+def test_a_movie_rated_twice_by_a_user_is_named(tmp_path: Path) -> None:
+    """The refusal names the user and the movie (it said only that some user rated some
+    movie more than once), with the count of repeated ratings."""
+    truth = tiny_release()
+    folder = write_generic(truth, tmp_path)
+    with (folder / "ratings.csv").open("a") as handle:
+        handle.write(f"{truth.users[5]},{truth.items[5]},3,9999\n")
+    with pytest.raises(
+        DataError,
+        match=(
+            rf"user {truth.users[5]} rated movie {truth.items[5]} more than once "
+            r"\(1 repeated ratings in all\)"
+        ),
+    ):
+        prepare(read_release(folder), TINY)
