@@ -178,7 +178,7 @@ def _problem(path: Path, message: str) -> DataError:
 
 def _header(path: Path) -> list[str]:
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open(path, encoding="utf-8-sig") as handle:
             return [c.strip().strip('"') for c in handle.readline().strip().split(",")]
     except (OSError, UnicodeDecodeError) as err:
         raise _problem(path, f"cannot read ({err})") from None

@@ -120,7 +120,7 @@ def segments(
 def read_table(path: Path) -> tuple[list[list[float]], list[int]]:
     """``(means, change_points)`` from a CSV file: ``start,<arm>,…`` then a row a segment."""
     try:
-        with path.open(newline="", encoding="utf-8") as handle:
+        with path.open(newline="", encoding="utf-8-sig") as handle:
             rows = list(csv.reader(handle))
     except (OSError, UnicodeDecodeError) as err:
         raise ConfigError("table", f"cannot read {path}: {err}") from None

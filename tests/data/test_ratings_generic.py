@@ -140,3 +140,19 @@ def test_a_movie_rated_twice_by_a_user_is_named(tmp_path: Path) -> None:
         ),
     ):
         prepare(read_release(folder), TINY)
+
+
+def test_a_byte_order_mark_is_read_as_excel_writes_it(tmp_path: Path) -> None:
+    """Excel's "CSV UTF-8" starts ratings.csv and items.csv with a byte-order mark: read as
+    the same release (it was refused as a missing header)."""
+    truth = tiny_release()
+    plain = read_release(write_generic(truth, tmp_path / "plain"))
+    folder = write_generic(truth, tmp_path / "bom")
+    for name in ("ratings.csv", "items.csv"):
+        path = folder / name
+        path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    marked = read_release(folder)
+    np.testing.assert_array_equal(marked.users, plain.users)
+    np.testing.assert_array_equal(marked.values, plain.values)
+    np.testing.assert_array_equal(marked.genres, plain.genres)
+    assert marked.genre_names == plain.genre_names

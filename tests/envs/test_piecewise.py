@@ -51,10 +51,12 @@ def test_gaussian_rewards_scatter_by_sigma() -> None:
     assert abs(world.noise.std() - 0.3) < 4 * 0.3 / np.sqrt(2 * world.noise.size)
 
 
-def test_a_csv_table_gives_the_same_world(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mark", [b"", b"\xef\xbb\xbf"], ids=["plain", "byte-order mark"])
+def test_a_csv_table_gives_the_same_world(tmp_path: Path, mark: bytes) -> None:
+    """Excel's "CSV UTF-8" starts the table with a byte-order mark: the same world."""
     table = tmp_path / "problem.csv"
-    table.write_text("start,a,b,c\n0,0.3,0.5,0.9\n1000,0.3,0.2,0.9\n2000,0.3,0.2,0.1\n"
-                     "3000,0.7,0.2,0.1\n4000,0.7,0.5,0.1\n")  # fmt: skip
+    table.write_bytes(mark + b"start,a,b,c\n0,0.3,0.5,0.9\n1000,0.3,0.2,0.9\n2000,0.3,0.2,0.1\n"
+                      b"3000,0.7,0.2,0.1\n4000,0.7,0.5,0.1\n")  # fmt: skip
     from_file = Piecewise.build(PiecewiseParams(table=str(table)), SEEDS)
     default = Piecewise.build(PiecewiseParams(), SEEDS)
     assert np.array_equal(from_file.mean_rewards, default.mean_rewards)
