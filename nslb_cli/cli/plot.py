@@ -227,7 +227,8 @@ def _none_or(text: str) -> str:
 
 
 def _items(text: str) -> tuple[str, ...]:
-    return tuple(item.strip() for item in text.split(",") if item.strip())
+    """The comma-separated items of ``text``, each once, in order (``png,png`` is ``png``)."""
+    return tuple(dict.fromkeys(item.strip() for item in text.split(",") if item.strip()))
 
 
 def _rounds(text: str) -> tuple[int | None, int | None]:

@@ -56,6 +56,12 @@ def test_figures_and_tables_are_written(tree: Path, tmp_path: Path, capsys) -> N
     assert "| mTS | 4 |" in out, "the summary is printed too"
 
 
+def test_a_format_named_twice_is_written_and_counted_once(tree: Path, tmp_path, capsys):
+    out, _ = plot(capsys, tree, "--out", tmp_path, "--format", "png, png")
+    assert "wrote 4 figure files and 4 table files" in out  # it said 8, for 4 files
+    assert len(list(tmp_path.glob("*.png"))) == 4
+
+
 def test_summary_table_shows_partial_seeds_and_paired_differences(tree: Path, tmp_path, capsys):
     plot(capsys, tree, "--out", tmp_path, "--format", "png")
     summary = pd.read_csv(tmp_path / "exp-summary.csv").set_index("agent")
