@@ -160,6 +160,8 @@ def read_release(folder: Path, layout: Layout | None = None) -> Ratings:
         movielens = layout.format == "csv"
         columns = MOVIELENS_CSV if movielens else GENERIC
         table = _csv(layout.ratings, columns, "int32" if movielens else "infer")
+        if not movielens:
+            table = _whole_ids(layout.ratings, columns, table)
         users, items, values = _ratings(layout.ratings, *(table[c] for c in columns))
         if layout.movies is None:
             movie_ids, genres, names = items[:0], np.zeros((0, 0), dtype=bool), ()
@@ -264,6 +266,24 @@ def _csv(
     if not exact and "rating" in columns and np.isinf(columns["rating"]).any():
         columns["rating"] = _csv(path, ("rating",), ids, exact=True)["rating"]
     return columns
+
+
+def _whole_ids(
+    path: Path, columns: tuple[str, ...], table: dict[str, np.ndarray]
+) -> dict[str, np.ndarray]:
+    """Your own ids as the file means them: integers written as floats (``196.0``, as pandas
+    writes an integer column that held a NaN) as integers; ids that float64 cannot hold
+    exactly (2^53 and above) as text, read again so that no two of them merge."""
+    floats = [c for c in ("user", "item") if table[c].dtype.kind == "f"]
+    whole = all(
+        np.all(np.isfinite(table[c]) & (np.abs(table[c]) < 2.0**53))
+        and np.all(table[c] == np.round(table[c]))
+        for c in floats
+    )
+    if whole:
+        return table | {c: table[c].astype(np.int64) for c in floats}
+    text = _csv(path, columns, "text")
+    return table | {c: text[c] for c in floats}
 
 
 def _numpy(column: Any) -> np.ndarray:  # a pyarrow ChunkedArray

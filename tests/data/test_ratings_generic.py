@@ -156,3 +156,23 @@ def test_a_byte_order_mark_is_read_as_excel_writes_it(tmp_path: Path) -> None:
     np.testing.assert_array_equal(marked.values, plain.values)
     np.testing.assert_array_equal(marked.genres, plain.genres)
     assert marked.genre_names == plain.genre_names
+
+
+def test_ids_written_as_floats_or_beyond_int64_are_read_exactly(tmp_path: Path) -> None:
+    """``196.0`` (pandas' integers after a NaN) is user 196; ids of 2^63 and more are kept
+    as text, two of them that differ only in the last digit kept apart (they were an
+    AttributeError)."""
+    truth = tiny_release()
+    plain = read_release(write_generic(truth, tmp_path / "plain"))
+    folder = write_generic(truth, tmp_path / "floats", genres=False)
+    lines = (folder / "ratings.csv").read_text().splitlines()
+    rows = [line.split(",") for line in lines[1:]]
+    floats = [lines[0]] + [f"{u}.0,{i}.0,{v},{k}" for u, i, v, k in rows]
+    (folder / "ratings.csv").write_text("\n".join(floats) + "\n")
+    read = read_release(folder)
+    np.testing.assert_array_equal(read.users, plain.users)
+    np.testing.assert_array_equal(read.items, plain.items)
+    huge = [lines[0], "18446744073709551615,1,3,0", "18446744073709551614,1,4,1"]
+    (folder / "ratings.csv").write_text("\n".join(huge) + "\n")
+    read = read_release(folder)
+    assert list(read.users) == ["18446744073709551615", "18446744073709551614"]
