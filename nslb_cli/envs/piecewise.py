@@ -118,21 +118,31 @@ def segments(
 
 
 def read_table(path: Path) -> tuple[list[list[float]], list[int]]:
-    """``(means, change_points)`` from a CSV file: ``start,<arm>,…`` then a row a segment."""
+    """``(means, change_points)`` from a CSV file: ``start,<arm>,…`` then a row a segment;
+    blank lines are skipped, and a bad row is named by its line."""
     try:
         with path.open(newline="", encoding="utf-8-sig") as handle:
-            rows = list(csv.reader(handle))
+            lines = list(enumerate(csv.reader(handle), 1))
     except (OSError, UnicodeDecodeError) as err:
         raise ConfigError("table", f"cannot read {path}: {err}") from None
-    if len(rows) < 2 or not rows[0] or rows[0][0].strip() != "start":
+    rows = [(number, row) for number, row in lines if any(cell.strip() for cell in row)]
+    if len(rows) < 2 or rows[0][1][0].strip() != "start":
         raise ConfigError("table", f"{path}: expected a header start,<arm>,… and a row a segment")
-    try:
-        starts = [int(row[0]) for row in rows[1:]]
-        means = [[float(x) for x in row[1:]] for row in rows[1:]]
-    except (ValueError, IndexError):
-        raise ConfigError("table", f"{path}: every row is a round and numbers") from None
-    if any(len(row) != len(rows[0]) - 1 for row in means):
-        raise ConfigError("table", f"{path}: every row needs a mean per arm of the header")
+    arms = len(rows[0][1]) - 1
+    starts, means = [], []
+    for number, row in rows[1:]:
+        try:
+            starts.append(int(row[0]))
+            means.append([float(x) for x in row[1:]])
+        except ValueError:
+            raise ConfigError(
+                "table", f"{path}, line {number}: expected a round and numbers, got {','.join(row)}"
+            ) from None
+        if len(means[-1]) != arms:
+            raise ConfigError(
+                "table",
+                f"{path}, line {number}: {len(means[-1])} means for the header's {arms} arms",
+            )
     return means, starts
 
 

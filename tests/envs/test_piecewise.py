@@ -96,3 +96,18 @@ def test_each_problem_gets_its_own_folder(tmp_path: Path) -> None:
         "problem_1",
         "problem_2",
     }
+
+
+def test_a_table_skips_blank_lines_and_names_a_bad_row_by_its_line(tmp_path: Path) -> None:
+    """A table ending in a blank line (as editors save it) is read; a bad row is refused
+    naming its line (a blank line was refused without one)."""
+    table = tmp_path / "problem.csv"
+    table.write_text("start,a,b\n0,0.3,0.5\n\n100,0.6,0.2\n\n")
+    read = Piecewise.build(PiecewiseParams(table=str(table), horizon=200), SEEDS)
+    assert read.mean_rewards[0, 150].tolist() == [0.6, 0.2]
+    table.write_text("start,a,b\n0,0.3,0.5\n100,0.6,x\n")
+    with pytest.raises(ConfigError, match=r"line 3: expected a round and numbers, got 100,0.6,x"):
+        PiecewiseParams(table=str(table), horizon=200)
+    table.write_text("start,a,b\n0,0.3,0.5\n100,0.6\n")
+    with pytest.raises(ConfigError, match=r"line 3: 1 means for the header's 2 arms"):
+        PiecewiseParams(table=str(table), horizon=200)
