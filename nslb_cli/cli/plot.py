@@ -20,6 +20,7 @@ from nslb_cli.plot.report import (
     Options,
     PlotError,
     plot,
+    rounds_range,
 )
 from nslb_cli.store.folder import OutputConflict
 
@@ -189,7 +190,7 @@ def parse(argv: Sequence[str]) -> Options:
         agents=_items(args.agents or ""),
         rename=tuple(renames),
         reference=None if args.reference is None else _none_or(args.reference),
-        rounds=_rounds(args.rounds),
+        rounds=rounds_range(args.rounds),
         log_x=args.log_x,
         log_y=args.log_y,
         dpi=args.dpi,
@@ -229,20 +230,3 @@ def _none_or(text: str) -> str:
 def _items(text: str) -> tuple[str, ...]:
     """The comma-separated items of ``text``, each once, in order (``png,png`` is ``png``)."""
     return tuple(dict.fromkeys(item.strip() for item in text.split(",") if item.strip()))
-
-
-def _rounds(text: str) -> tuple[int | None, int | None]:
-    """``START:END``, ``START:``, ``:END`` or ``END`` -> (start, end), checked."""
-    if not text.strip():
-        return None, None
-    start_text, sep, end_text = text.partition(":") if ":" in text else ("", ":", text)
-    try:
-        start = int(start_text) if start_text.strip() else None
-        end = int(end_text) if end_text.strip() else None
-    except ValueError:
-        raise PlotError(f"--rounds: expected START:END with whole numbers, got '{text}'") from None
-    if (start is not None and start < 1) or (end is not None and end < 1):
-        raise PlotError(f"--rounds: rounds start at 1, got '{text}'")
-    if start is not None and end is not None and start > end:
-        raise PlotError(f"--rounds: START must not exceed END, got '{text}'")
-    return start, end

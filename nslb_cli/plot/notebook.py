@@ -16,6 +16,7 @@ the same: ``group``, ``agent`` (the label), ``agent.name``, config keys under th
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -23,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from nslb_cli.plot import aggregate, tables, tidy
+from nslb_cli.plot import aggregate, report, tables, tidy
 from nslb_cli.plot import labels as lab
 from nslb_cli.plot.aggregate import CI_METHODS, METRICS
 from nslb_cli.plot.identity import DATA, DATA_SOURCE
@@ -89,17 +90,10 @@ def load_results(
     if loaded.frame.empty:  # the same words as nslb plot's
         what = "no readable results" if loaded.n_files else "no results"
         raise ValueError(f"{what} in {root}: no complete seed=K.csv files below it")
-    frame, runs = loaded.frame, loaded.runs
-    if agents:
-        names = runs[lab.AGENT].map(str)
-        keep = names.isin(agents) | names.map(lab.display_name).isin(agents)
-        runs = runs[keep]
-        frame = frame[frame["run"].isin(runs.index)]
-    start, end = _rounds(rounds)
-    if start is not None:
-        frame = frame[frame["t"] >= start]
-    if end is not None:
-        frame = frame[frame["t"] <= end]
+    warn = functools.partial(warnings.warn, stacklevel=2)
+    frame, runs = report.select(
+        loaded.frame, loaded.runs, agents, report.rounds_range(rounds), warn
+    )
     present = set(frame["run"].unique().tolist())
     runs = runs.loc[[r for r in runs.index if r in present]]
     frame, runs = aggregate.labelled(frame, runs, rename, lab.agent_order(runs, agents))
@@ -240,19 +234,6 @@ def _with_seed_stats(
         column = name if name not in taken else f"stat_{name}"
         result[column] = seed_stats[name].to_numpy(np.float64)[position]
     return result
-
-
-def _rounds(rounds: Rounds) -> tuple[int | None, int | None]:
-    """``rounds`` as ``(start, end)``, either ``None`` for no bound."""
-    if rounds is None:
-        return None, None
-    if isinstance(rounds, tuple):
-        start, end = rounds
-        return start, end
-    if isinstance(rounds, str):
-        first, _, last = rounds.partition(":") if ":" in rounds else ("", ":", rounds)
-        return (int(first) if first.strip() else None, int(last) if last.strip() else None)
-    return None, int(rounds)
 
 
 __all__ = ["load_results", "summarise"]

@@ -137,3 +137,23 @@ def test_load_results_of_a_folder_without_results_says_so(tmp_path: Path) -> Non
         pytest.raises(ValueError, match="no readable results in"),
     ):
         load_results(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("selection", "message"),
+    [
+        ({"rounds": 0}, "rounds start at 1"),
+        ({"rounds": (-3, None)}, "rounds start at 1"),
+        ({"rounds": (30, 10)}, "START must not exceed END"),
+        ({"rounds": 1.5}, "expected START:END with whole numbers"),
+        ({"rounds": "2:x"}, "expected START:END with whole numbers"),
+        ({"rounds": 10**6}, "END 1000000 is past the last round"),
+        ({"agents": ["nobody"]}, "--agents: no results for nobody; present: "),
+    ],
+    ids=str,
+)
+def test_load_results_refuses_what_nslb_plot_refuses(results: Path, selection, message) -> None:
+    """Rounds and agents nslb plot refuses are ValueErrors with its words (load_results
+    returned an empty frame, or cut round 1.5 to 1)."""
+    with pytest.raises(ValueError, match=message):
+        load_results(results, **selection)
