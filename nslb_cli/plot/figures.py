@@ -19,6 +19,7 @@ Nothing here reads results or computes statistics beyond drawing them.
 from __future__ import annotations
 
 import contextlib
+import logging
 import textwrap
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -136,13 +137,36 @@ def read_style(source: str | Path) -> dict[str, Any]:
             return {k: v for k, v in library[str(source)].items() if k not in IGNORED_STYLE_KEYS}
         raise ValueError(f"{source}: no such file (nor one of matplotlib's style names)")
     try:
-        params = matplotlib.rc_params_from_file(
-            str(path), fail_on_error=True, use_default_template=False
-        )
+        with _complaints() as complaints:
+            params = matplotlib.rc_params_from_file(
+                str(path), fail_on_error=True, use_default_template=False
+            )
     except (OSError, ValueError, UnicodeDecodeError) as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise ValueError(f"{source}: not a matplotlib style file ({first})") from None
+    if complaints:  # matplotlib logs a line for each line it cannot read: one line here
+        more = f"; {len(complaints) - 1} more such lines" if len(complaints) > 1 else ""
+        raise ValueError(f"{source}: not a matplotlib style file ({complaints[0]}{more})")
     return {key: value for key, value in params.items() if key not in IGNORED_STYLE_KEYS}
+
+
+@contextlib.contextmanager
+def _complaints() -> Iterator[list[str]]:
+    """The warnings matplotlib logs inside this block, collected instead of printed."""
+    logger, heard = logging.getLogger("matplotlib"), []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            heard.append(record.getMessage().strip().splitlines()[0])
+
+    handler, propagate = Collect(logging.WARNING), logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield heard
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
 
 
 _themes: list[Theme] = []  # the theme being drawn with (innermost last)

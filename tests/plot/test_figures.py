@@ -335,3 +335,18 @@ def test_no_plotting_area_is_smaller_than_the_one_resolutions_are_checked_agains
     new_figure(2, SMALLEST_PANEL)
     with pytest.raises(ValueError, match="smaller than"):
         new_figure(1, (SMALLEST_PANEL[0], SMALLEST_PANEL[1] - 0.1))
+
+
+def test_a_file_that_is_no_style_is_one_line(tmp_path: Path, capsys) -> None:
+    """--style on a file that is not a style: one reason (matplotlib logged a warning for
+    each of its lines, and the figures were drawn anyway)."""
+    from nslb_cli.plot.figures import read_style
+
+    notes = tmp_path / "notes.txt"
+    notes.write_text("hello world\nthis is not a style\nfoo\n")
+    with pytest.raises(ValueError, match=r"not a matplotlib style file \(Missing colon.*2 more"):
+        read_style(notes)
+    assert capsys.readouterr().err == ""
+    style = tmp_path / "ok.mplstyle"
+    style.write_text("font.size: 9\n")
+    assert read_style(style)["font.size"] == 9
