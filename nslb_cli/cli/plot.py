@@ -20,8 +20,8 @@ from nslb_cli.plot.report import (
     Options,
     PlotError,
     plot,
-    rounds_range,
 )
+from nslb_cli.plot.selection import rounds_range
 from nslb_cli.store.folder import OutputConflict
 
 

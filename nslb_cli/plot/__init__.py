@@ -7,6 +7,8 @@ The pipeline runs one way, one module a step:
   config beside them; runs are resolved configs, their data named by
   :mod:`~nslb_cli.plot.identity`;
 * :mod:`~nslb_cli.plot.labels` — name groups (experiment, environment and data) and agents;
+* :mod:`~nslb_cli.plot.selection` — keep the agents and rounds asked for, or refuse them in one
+  line (:class:`~nslb_cli.plot.selection.PlotError`);
 * :mod:`~nslb_cli.plot.aggregate` — mean ± standard error per round, finals, paired
   differences;
 * :mod:`~nslb_cli.plot.figures` (in :mod:`~nslb_cli.plot.styles` and the
@@ -17,8 +19,8 @@ The pipeline runs one way, one module a step:
   hyperparameter studies under DIR (:mod:`~nslb_cli.plot.study`).
 
 :mod:`~nslb_cli.plot.notebook` gives the same results to notebooks as pandas frames
-(``load_results``, ``summarise``; exported as ``nslb_cli.load_results`` and in
-:mod:`nslb_cli.api`); it imports no plotting library.
+(``load_results``, ``summarise``; exported as ``nslb_cli.load_results``); it imports no
+plotting library.
 
 May import: :mod:`nslb_cli.store` (the files and their layout) and :mod:`nslb_cli.common`;
 never the runner, the agents, the environments or the data (the layers contract in

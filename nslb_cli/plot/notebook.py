@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from nslb_cli.plot import aggregate, report, tables, tidy
+from nslb_cli.plot import aggregate, selection, tables, tidy
 from nslb_cli.plot import labels as lab
 from nslb_cli.plot.aggregate import CI_METHODS, METRICS
 from nslb_cli.plot.identity import DATA, DATA_SOURCE
@@ -91,8 +91,8 @@ def load_results(
         what = "no readable results" if loaded.n_files else "no results"
         raise ValueError(f"{what} in {root}: no complete seed=K.csv files below it")
     warn = functools.partial(warnings.warn, stacklevel=2)
-    frame, runs = report.select(
-        loaded.frame, loaded.runs, agents, report.rounds_range(rounds), warn
+    frame, runs = selection.select(
+        loaded.frame, loaded.runs, agents, selection.rounds_range(rounds), warn
     )
     present = set(frame["run"].unique().tolist())
     runs = runs.loc[[r for r in runs.index if r in present]]

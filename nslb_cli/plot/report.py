@@ -25,7 +25,6 @@ from __future__ import annotations
 import hashlib
 import re
 import sys
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,6 +33,7 @@ import pandas as pd
 from nslb_cli.plot import aggregate, figures, layout, paper, render, study, tables, tidy
 from nslb_cli.plot import labels as lab
 from nslb_cli.plot.aggregate import METRICS, PAIRED_METRIC, SUMMARY_METRICS
+from nslb_cli.plot.selection import PlotError, select
 from nslb_cli.plot.styles import Style, style_map
 from nslb_cli.store import provenance
 from nslb_cli.store.atomic import atomic_write_text
@@ -46,11 +46,6 @@ DEFAULT_DPI = 150
 CAPTION = "caption.txt"  # publication mode: <stem>.caption.txt beside each figure
 UNEVEN = "agents ran different seed sets"
 SEEDS_NOTE = f"{UNEVEN} (n in the legend); Δ uses the seeds both have"
-
-
-class PlotError(ValueError):
-    """A problem with the command line or the results folder; the message is one line (a
-    ``ValueError`` for :func:`nslb_cli.load_results`, which refuses the same)."""
 
 
 @dataclass(frozen=True)
@@ -364,78 +359,6 @@ def _load(
     frame, runs = select(loaded.frame, loaded.runs, options.agents, options.rounds, _warn)
     seed_stats = loaded.seed_stats[loaded.seed_stats["run"].isin(runs.index)]
     return frame, runs, seed_stats
-
-
-def select(
-    frame: pd.DataFrame,
-    runs: pd.DataFrame,
-    agents: Sequence[str],
-    rounds: tuple[int | None, int | None],
-    warn: Callable[[str], None],
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The rows and runs of ``agents`` (agent or display names; all when empty) in rounds
-    ``START…END``: an agent with no results, or a bound past the last round, is a
-    :class:`PlotError`; a run with no rounds in the range is left out with ``warn``."""
-    if agents:
-        names = runs[lab.AGENT].map(str)
-        shown = names.map(lab.display_name)
-        missing = [a for a in agents if not ((names == a) | (shown == a)).any()]
-        if missing:
-            present = ", ".join(sorted(set(names)))
-            raise PlotError(f"--agents: no results for {', '.join(missing)}; present: {present}")
-        runs = runs[names.isin(agents) | shown.isin(agents)]
-    start, end = rounds
-    last = int(frame["t"].max())
-    for bound, name in ((start, "START"), (end, "END")):
-        if bound is not None and bound > last:
-            raise PlotError(
-                f"--rounds: {name} {bound} is past the last round of the results ({last})"
-            )
-    keep = frame["run"].isin(runs.index)
-    if start is not None:
-        keep &= frame["t"] >= start
-    if end is not None:
-        keep &= frame["t"] <= end
-    frame = frame[keep]
-    if frame.empty:
-        raise PlotError(f"--rounds: no results in rounds {start or 1}…{end or 'end'}")
-    kept = frame["run"].unique()
-    for folder in runs.loc[runs.index.difference(kept), lab.FOLDER]:
-        warn(f"left out {folder}: no rounds in {start or 1}…{end or 'end'} (--rounds)")
-    return frame, runs.loc[kept]
-
-
-def rounds_range(rounds: object) -> tuple[int | None, int | None]:
-    """``START:END``, ``START:``, ``:END`` or ``END`` (text), ``END`` or ``(START, END)``
-    (whole numbers, either ``None``) as ``(start, end)``, checked: rounds start at 1, START
-    does not exceed END; a :class:`PlotError` otherwise."""
-    if rounds is None or (isinstance(rounds, str) and not rounds.strip()):
-        return None, None
-    if isinstance(rounds, str):
-        first, _, last = rounds.partition(":") if ":" in rounds else ("", ":", rounds)
-        bounds: tuple[object, object] = (first.strip() or None, last.strip() or None)
-    elif isinstance(rounds, tuple) and len(rounds) == 2:
-        bounds = rounds
-    else:
-        bounds = (None, rounds)
-    try:
-        start, end = (None if b is None else _whole(b) for b in bounds)
-    except ValueError:
-        raise PlotError(
-            f"--rounds: expected START:END with whole numbers, got '{rounds}'"
-        ) from None
-    if (start is not None and start < 1) or (end is not None and end < 1):
-        raise PlotError(f"--rounds: rounds start at 1, got '{rounds}'")
-    if start is not None and end is not None and start > end:
-        raise PlotError(f"--rounds: START must not exceed END, got '{rounds}'")
-    return start, end
-
-
-def _whole(value: object) -> int:
-    """``value`` as a whole number: an int (not a bool) or its decimal text; else ValueError."""
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        raise ValueError(value)
-    return int(value)
 
 
 def _studies(root: Path) -> list[study.Study]:
