@@ -1,0 +1,29 @@
+"""``nslb warmup`` compiles the kernels of MovieLens's contextual worlds too."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.helpers.cli import COMPILING, NSLB
+from tests.helpers.movielens import TINY_RUN, tiny_release, write_generic
+
+WARM = "from nslb_cli.runner.warmup import warm_up; warm_up(print, names=['cd_linucb'])"
+
+
+def test_after_warmup_a_movielens_run_compiles_nothing(tmp_path: Path) -> None:
+    """A linear agent's kernels run only on contextual worlds: warm_up plays them on its own
+    small ratings file, so the first MovieLens run after it compiles nothing (they used to
+    compile there)."""
+    env = os.environ | {"NSLB_CACHE": str(tmp_path / "cache")}
+    subprocess.run([sys.executable, "-c", WARM], env=env, check=False, capture_output=True)
+    data = write_generic(tiny_release(), tmp_path / "release")
+    run = subprocess.run(
+        [NSLB, "run", "env=movielens", f"env.data_dir={data}", *TINY_RUN, "agent=cd_linucb",
+         f"env.cache_dir={tmp_path / 'data-cache'}"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert COMPILING not in run.stderr
