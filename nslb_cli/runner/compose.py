@@ -607,6 +607,8 @@ def _check_output(folder: str, key: str) -> None:
         refuse_foreign_files(Path(folder), key)
     except OutputConflict as err:
         raise ConfigError(key, str(err).partition(": ")[2]) from None
+    except OSError as err:  # e.g. a loop of symbolic links on the way
+        raise ConfigError(key, f"cannot use {folder}: {err.strerror or err}") from None
 
 
 def _at_point(err: ConfigError, point: list[str], points: list[list[str]]) -> ConfigError:

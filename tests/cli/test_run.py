@@ -141,3 +141,13 @@ def test_multirun_flag_after_an_override_sweeps(tmp_path: Path) -> None:
     seeds = tmp_path.glob("outputs/default/synthetic/*/env.horizon=60/seed=1.csv")
     jobs = sorted(path.parent.parent.name for path in seeds)
     assert jobs == ["mts", "random"]
+
+
+def test_an_output_folder_in_a_loop_of_links_is_one_line(tmp_path: Path) -> None:
+    """``outputs`` a link to itself: one line naming the folder and the reason (it was an
+    ELOOP traceback)."""
+    (tmp_path / "outputs").symlink_to("outputs")
+    done = nslb("run", *QUICK, "run.n_seeds=1", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("nslb: error: ") and "symbolic links" in done.stderr
