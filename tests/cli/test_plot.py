@@ -253,6 +253,14 @@ a figure: use 2,969 dpi or less"
 """What a resolution of 100,000 dpi draws of the smallest figure (4.2 x 2.7 inches)."""
 
 
+def refused_styled(results: Path, tmp_path: Path, style: Path, *argv: str) -> object:
+    """The exit status of ``nslb plot results --out tmp_path/f --style style argv…``, which
+    must end the command."""
+    with pytest.raises(SystemExit) as stopped:
+        main(["plot", str(results), "--out", str(tmp_path / "f"), "--style", str(style), *argv])
+    return stopped.value.code
+
+
 @pytest.mark.parametrize(
     ("argv", "style", "message"),
     [
@@ -266,19 +274,7 @@ def test_a_resolution_too_fine_to_draw_is_refused_before_drawing(
 ) -> None:
     """Not a MemoryError traceback from matplotlib, once the results are read."""
     (tmp_path / "s.mplstyle").write_text(style + "\n")
-    with pytest.raises(SystemExit) as stopped:
-        main(
-            [
-                "plot",
-                str(hand_tree),
-                "--out",
-                str(tmp_path / "f"),
-                "--style",
-                str(tmp_path / "s.mplstyle"),
-                *argv,
-            ]
-        )
-    assert stopped.value.code == 2
+    assert refused_styled(hand_tree, tmp_path, tmp_path / "s.mplstyle", *argv) == 2
     assert capsys.readouterr().err == f"nslb: error: {message}\n"
     assert not (tmp_path / "f").exists(), "refused before anything is drawn or written"
 
@@ -294,20 +290,7 @@ def test_a_figure_grown_too_large_to_draw_is_refused(
     """Fonts of 3,000 points make a figure hundreds of inches wide: an image of it is
     refused in one line (its size said) before it is drawn."""
     (tmp_path / "huge.mplstyle").write_text("font.size: 3000\n")
-    with pytest.raises(SystemExit) as stopped:
-        main(
-            [
-                "plot",
-                str(hand_tree),
-                "--out",
-                str(tmp_path / "f"),
-                "--format",
-                "png",
-                "--style",
-                str(tmp_path / "huge.mplstyle"),
-            ]
-        )
-    assert stopped.value.code == 2
+    assert refused_styled(hand_tree, tmp_path, tmp_path / "huge.mplstyle", "--format", "png") == 2
     err = capsys.readouterr().err
     assert re.fullmatch(
         r"nslb: error: e-\w+: 150 dpi would draw a [\d,]+ × [\d,]+-pixel figure \([\d,.]+ × "
