@@ -20,7 +20,7 @@ def test_every_code_folder_is_a_listed_package() -> None:
     """nslb's code and its Hydra sweeper (in Hydra's ``hydra_plugins`` namespace package)."""
     code = [*(REPO / "nslb_cli").rglob("*.py"), *(REPO / "hydra_plugins").rglob("*.py")]
     packages = {".".join(p.parent.relative_to(REPO).parts) for p in code}
-    assert "hydra_plugins.nslb_sweeper" in packages
+    assert "hydra_plugins.nslb_sweep" in packages
     listed = set(
         tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
     )

@@ -174,6 +174,8 @@ def _launch(plan: CommandLine | None) -> None:
     """Hand over to Hydra; for a study, then write its ``best.yaml``."""
     try:
         hydra_job()
+    except ConfigError as err:  # a job of the sweep, checked by nslb's sweeper before any runs
+        fail(str(err))
     except OSError as err:  # Hydra's files (multirun.yaml, nslb.log) on a full disk, say
         where = err.filename or (plan.output.absolute() if plan else "the output folder")
         fail(f"cannot write {where}: {err.strerror or err}")

@@ -3,8 +3,9 @@
 Hydra composes ``conf/`` with the user's overrides; :func:`validate` then turns each
 section into its parameter dataclass (``SyntheticParams``, ``UMTSParams``, …), which
 rejects unknown keys (``+agent.typo=1`` included), wrong types and out-of-range values with
-one line that names the key. :func:`check_command_line` does this for every point of a
-sweep before the first job starts.
+one line that names the key. :func:`check_command_line` does this for a run, and checks
+the output folder, before Hydra starts; nslb's sweeper (``hydra_plugins/nslb_sweep``) does
+it for every job of a sweep (:func:`check_job`) before the first job starts.
 
 Config group options: ``env=NAME`` and ``agent=NAME`` exist for every registered
 environment and agent (:mod:`nslb_cli.common.registry`). nslb's own are YAML files in ``conf/``,
@@ -23,7 +24,7 @@ import hashlib
 import itertools
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from importlib import resources
 from pathlib import Path
@@ -41,8 +42,9 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import ConfigKeyError, OmegaConfBaseException
 
-# conf/config.yaml chooses nslb's sweeper: importing it stores its option hydra/sweeper=nslb.
-from hydra_plugins.nslb_sweeper.nslb_sweeper import NslbSweeper
+# conf/launching.yaml chooses nslb's sweeper and launcher: importing them stores their options.
+from hydra_plugins.nslb_sweep.launcher import NslbLauncher
+from hydra_plugins.nslb_sweep.sweeper import NslbSweeper, NslbSweeperConf
 from nslb_cli.agents import AGENTS
 from nslb_cli.common import validators as check
 from nslb_cli.common.paths import unwritable
@@ -224,15 +226,16 @@ def _option(registry: Registry, name: str) -> dict[str, Any]:
 @functools.cache
 def register_options() -> tuple[str, ...]:
     """Store a Hydra config group option for every registered environment and agent that has
-    no YAML file in ``conf/`` (plugins), register nslb's sweeper with Hydra; return the
+    no YAML file in ``conf/`` (plugins), register nslb's sweeper and launcher with Hydra; return the
     plugins' problems, one line each.
 
     Call it before Hydra composes (Hydra hands the ConfigStore to its launchers' workers).
     It imports those plugins, so a broken one is reported here, once, and left out.
     """
     # Hydra finds plugins by listing the modules of the hydra_plugins package, which an
-    # editable install (pip install -e) does not show: nslb names its sweeper itself.
+    # editable install (pip install -e) does not show: nslb names its own itself.
     Plugins.instance().register(NslbSweeper)
+    Plugins.instance().register(NslbLauncher)
     store = ConfigStore.instance()
     for group, registry in (("env", ENVIRONMENTS), ("agent", AGENTS)):
         for name in registry.declared():
@@ -365,7 +368,7 @@ def basic_sweep(parsed: list[Override]) -> list[list[str]]:
     """The jobs of Hydra's basic sweeper, in its order: each key's values (a later override
     of a key replaces an earlier one in its place), the first key's varying slowest
     (``itertools.product``); ``a=1,2 b=x,y`` gives ``a=1 b=x``, ``a=1 b=y``, ``a=2 b=x``, ….
-    nslb's sweeper (``hydra_plugins/nslb_sweeper``) launches these jobs."""
+    nslb's sweeper (``hydra_plugins/nslb_sweep``) launches these jobs."""
     values: dict[str, list[str]] = {}
     for override in parsed:
         key = override.get_key_element()
@@ -430,18 +433,20 @@ def _swept_group_hint(overrides: list[str]) -> str:
     return ""
 
 
-def _unknown_key(overrides: list[str], multirun: bool, err: Exception) -> ConfigError | None:
+def _unknown_key(
+    overrides: list[str], err: Exception, composed: Callable[[list[str]], DictConfig]
+) -> ConfigError | None:
     """Hydra refuses ``agent.taux=3`` as a key its config lacks and advises
     ``+agent.taux=3``, which nslb refuses in turn; give that refusal at once (the key
-    unknown, the valid ones, a close match) instead of the advice."""
+    unknown, the valid ones, a close match) instead of the advice. ``composed`` composes
+    the (first) job of a command line."""
     found = re.match(r"Could not override '([^']+)'", one_line(err))
     key = found.group(1) if found else str(getattr(err, "full_key", None) or "")
     if key.split(".")[0] not in SECTIONS:
         return None
     added = [f"++{o}" if o.split("=", 1)[0] == key else o for o in overrides]
     try:
-        points, _ = _sweep_points(added, multirun)
-        validate(_Compositions()(points[0]))
+        validate(composed(added))
     except ConfigError as refused:
         return refused if refused.key == key else None
     except (HydraException, OmegaConfBaseException, ValueError):
@@ -465,7 +470,7 @@ def load(overrides: list[str]) -> RunConfig:
         try:
             cfg = compose(CONFIG_NAME, overrides=overrides)
         except (HydraException, OmegaConfBaseException, ValueError) as err:
-            raise _unknown_key(overrides, False, err) or ConfigError(
+            raise _unknown_key(overrides, err, _composed) or ConfigError(
                 "overrides", one_line(err)
             ) from None
     return validate(cfg)
@@ -481,7 +486,7 @@ def sets_a_value(override: Override) -> bool:
 
 def values_apart(parsed: list[Override]) -> bool:
     """Whether the value overrides of ``parsed`` (:func:`sets_a_value`) may be set after
-    composing the others, as :class:`_Compositions` sets them: when every other override
+    composing the others, as :class:`Compositions` sets them: when every other override
     is Hydra's own, chooses a config group (a name for ``agent``, ``env/…``), or sets a
     top-level value that no value override reaches into (``name=mine``). A section replaced
     (``run={n_seeds: 3}``), deleted (``~run``) or a key added (``+agent.x=1``) makes Hydra's
@@ -499,29 +504,54 @@ def values_apart(parsed: list[Override]) -> bool:
     return True
 
 
-class _Compositions:
-    """The configs of a sweep's jobs. Hydra composes the defaults (the groups chosen) and
-    then sets the overrides' values in order; jobs that choose the same groups and differ
-    in values share one composition, copied and given their values (``OmegaConf.update``,
-    as Hydra does), instead of one composition per job (0.1–0.2 s each)."""
+class Compositions:
+    """The configs of a sweep's jobs, each as ``whole(job)`` composes it. Hydra composes the
+    defaults (the groups chosen) and then sets the overrides' values in order; jobs that
+    choose the same groups and differ in values (:func:`values_apart`) share one
+    composition, copied and given their values (``OmegaConf.update``, as Hydra does),
+    instead of one composition per job (0.05–0.2 s each)."""
 
-    def __init__(self) -> None:
+    def __init__(self, whole: Callable[[list[str]], DictConfig]) -> None:
+        self._whole = whole
         self._composed: dict[tuple[str, ...], DictConfig] = {}
 
     def __call__(self, point: list[str]) -> DictConfig:
         parsed = parse_overrides(point)
-        values = [o for o in parsed if sets_a_value(o)]
-        others = [o for o in parsed if not sets_a_value(o)]
         if not values_apart(parsed):
-            return compose(CONFIG_NAME, overrides=point)
-        choices = tuple(o.input_line or "" for o in others)
+            return self._whole(point)
+        choices = tuple(o.input_line or "" for o in parsed if not sets_a_value(o))
         if choices not in self._composed:
-            self._composed[choices] = compose(CONFIG_NAME, overrides=list(choices))
+            self._composed[choices] = self._whole(list(choices))
         config = copy.deepcopy(self._composed[choices])
-        for override in values:
+        for override in filter(sets_a_value, parsed):
             OmegaConf.update(config, override.key_or_group, override.value(), merge=True,
                              force_add=override.is_force_add())  # fmt: skip
         return config
+
+
+def check_job(
+    composed: Callable[[list[str]], DictConfig], point: list[str], points: list[list[str]]
+) -> None:
+    """Validate the config ``composed(point)`` of one job (``point`` of ``points``) and check
+    that a batch of its seeds fits in memory; raise :class:`ConfigError` naming the job."""
+    try:
+        config = validate(composed(point))
+    except ConfigError as err:
+        raise _at_point(err, point, points) from None
+    except (HydraException, OmegaConfBaseException, ValueError) as err:
+        refused = _unknown_key(point, err, composed) or ConfigError("overrides", one_line(err))
+        raise _at_point(refused, point, points) from None
+    batch = min(config.run.batch_size, config.run.n_seeds)
+    reason = memory.too_many_seeds(config.run.n_seeds) or memory.too_large(
+        config.env, config.agent, batch
+    )
+    if reason:
+        raise _at_point(ConfigError("memory", reason), point, points)
+
+
+def _composed(overrides: list[str]) -> DictConfig:
+    """The config of the job of ``overrides``, composed whole by Hydra's compose API."""
+    return compose(CONFIG_NAME, overrides=overrides)
 
 
 def check_command_line(overrides: list[str], multirun: bool) -> CommandLine:
@@ -539,28 +569,18 @@ def check_command_line(overrides: list[str], multirun: bool) -> CommandLine:
             raise
         except (HydraException, OmegaConfBaseException, ValueError) as err:
             hint = _swept_group_hint(overrides)
-            raise (hint == "" and _unknown_key(overrides, multirun, err)) or ConfigError(
+            first = lambda added: _composed(_sweep_points(added, multirun)[0][0])  # noqa: E731
+            raise (hint == "" and _unknown_key(overrides, err, first)) or ConfigError(
                 "overrides", one_line(err) + hint
             ) from None
         sweep = multirun or base.hydra.mode == RunMode.MULTIRUN
-        composed = _Compositions()
-        for point in points:
-            try:  # a single run's one point is the base, composed already
-                single = not sweep and _non_sweep(point) == point
-                config = validate(base if single else composed(point))
-            except ConfigError as err:
-                raise _at_point(err, point, points) from None
-            except (HydraException, OmegaConfBaseException, ValueError) as err:
-                refused = _unknown_key(point, False, err) or ConfigError("overrides", one_line(err))
-                raise _at_point(refused, point, points) from None
-            batch = min(config.run.batch_size, config.run.n_seeds)
-            reason = memory.too_many_seeds(config.run.n_seeds) or memory.too_large(
-                config.env, config.agent, batch
-            )
-            if reason:
-                raise _at_point(ConfigError("memory", reason), point, points)
-        if sweep:
-            _CHECKED.update(_task_part(point) for point in points)
+        composed = Compositions(_composed)
+        if not sweep:  # a single run's config is the base, unless it holds a list (refused)
+            check_job(lambda _: base if _non_sweep(points[0]) == points[0] else composed(_),
+                      points[0], points)  # fmt: skip
+        elif base.hydra.sweeper.get("_target_") != NslbSweeperConf._target_:
+            for point in points:  # nslb's sweeper checks its jobs itself, composing each once
+                check_job(composed, point, points)
         key = "hydra.sweep.dir" if sweep else "hydra.run.dir"
         HydraConfig.instance().set_config(base)  # the folder names the chosen env option
         folder = str(base.hydra.sweep.dir if sweep else base.hydra.run.dir)
@@ -575,24 +595,6 @@ def check_command_line(overrides: list[str], multirun: bool) -> CommandLine:
         trials = int(base.hydra.sweeper.n_trials)
         return CommandLine(trials, Path(folder), sweep, str(base.agent.name))
     return CommandLine(len(points), Path(folder), sweep)
-
-
-_CHECKED: set[tuple[str, ...]] = set()
-"""The sweep jobs that :func:`check_command_line` validated in this process, each as Hydra's
-sweeper launches it (:func:`_task_part`)."""
-
-
-def _task_part(point: list[str]) -> tuple[str, ...]:
-    """A job's overrides as Hydra's sweeper launches it: without the ``hydra.…`` and
-    ``hydra/…`` ones (``+``/``~`` prefixes aside), which Hydra applies to the whole sweep."""
-    return tuple(item for item in point if not item.lstrip("+~").startswith(("hydra.", "hydra/")))
-
-
-def checked(job: Sequence[str]) -> bool:
-    """Whether :func:`check_command_line` composed and validated the sweep job ``job`` (its
-    overrides as Hydra's sweeper launches it) in this process: nslb's sweeper then launches
-    it without composing it beforehand."""
-    return tuple(job) in _CHECKED
 
 
 def _check_output(folder: str, key: str) -> None:

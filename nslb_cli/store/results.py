@@ -56,7 +56,9 @@ INTEGERS = ("t", "action", "state", "belief")  # integers
 FLOATS = tuple(name for name in COLUMNS if name not in INTEGERS)  # float64 here
 NULLS = ("belief", "p_true_state")  # empty where NO_BELIEF, NaN: agents without a belief
 # Arrow quotes every name of the header it writes; ours is written by hand, unquoted.
-_CSV_OPTIONS = pa_csv.WriteOptions(include_header=False)
+# Rows Arrow formats at a time: its default, 1,024, formats a 2,000-round CSV in two batches,
+# 25 % slower than in one (1.5 against 1.2 ms, measured); the text is the same either way.
+_CSV_OPTIONS = pa_csv.WriteOptions(include_header=False, batch_size=1 << 16)
 WRITE_THREADS = 4  # threads that write and fsync the files of write_trace
 TAIL_BYTES = 4096  # far more than one row (11 numbers in their shortest form)
 

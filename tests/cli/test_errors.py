@@ -57,6 +57,10 @@ def cases(tmp: Path) -> list[tuple[list[str], str]]:
         (["run", "name=../escape"], "name: must be folder names"),
         (["run", "-m", "agent=umts", "agent.num_particles=10,-5"], "(in sweep job"),
         (["run", "-m", "agent=cd_ucb,cd_ts", "agent.gamma=0.1"], "write ++agent.gamma=0.1"),
+        (
+            ["run", "-m", "agent=mts,cd_ts", "++agent.gamma=0.1"],
+            "gamma: unknown key for agent 'mts'",
+        ),
         (["data", "prepare", f"env.data_dir={HOME_MISSING}"], f"{Path.home()}/surely-not"),
         (["data", "prepare", "env.sigma=(0.5"], "cannot parse 'env.sigma=(0.5'"),
         (["data", "prepare", "agent=mts"], "expected env.key=value"),

@@ -1,25 +1,29 @@
-"""nslb's sweeper (``hydra_plugins/nslb_sweeper``): Hydra's basic sweep, each job that nslb's
-check validated composed once, by the launcher that runs it."""
+"""nslb's sweeper and launcher (``hydra_plugins/nslb_sweep``): Hydra's basic sweep, every job
+checked before any runs, jobs that choose the same config groups sharing one composition."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 from hydra import compose, initialize_config_module
+from hydra.core.global_hydra import GlobalHydra
 from hydra.core.utils import JobReturn, JobStatus
 from hydra.plugins.launcher import Launcher
-from hydra.types import HydraContext
+from hydra.types import HydraContext, RunMode
 from omegaconf import DictConfig, OmegaConf
 
-from hydra_plugins.nslb_sweeper.nslb_sweeper import NslbSweeper
+from hydra_plugins.nslb_sweep.launcher import JobConfigs
+from hydra_plugins.nslb_sweep.sweeper import NslbSweeper
+from nslb_cli.common.validators import ConfigError
 from nslb_cli.runner import study
-from nslb_cli.runner.compose import CONFIG_MODULE, check_command_line, register_options
+from nslb_cli.runner.compose import CONFIG_MODULE, register_options
 from tests.helpers.cli import QUICK, nslb
 
-NSLB_SWEEPER = "hydra_plugins.nslb_sweeper.nslb_sweeper.NslbSweeper"
+NSLB_SWEEPER = "hydra_plugins.nslb_sweep.sweeper.NslbSweeper"
+NSLB_LAUNCHER = "hydra_plugins.nslb_sweep.launcher.NslbLauncher"
 PRESET = {"agent": "cd_ucb,cd_ts,exp4s,mts,umts"}  # experiment=paper/fixed's sweep
 
 
@@ -40,64 +44,112 @@ class Recorder(Launcher):
 
 
 class Loader:
-    """Hydra's config loader as a sweeper uses it: records each job it is asked to compose."""
+    """Hydra's config loader, counting the jobs it composes."""
 
-    def __init__(self) -> None:
+    def __init__(self, loader: object) -> None:
+        self.loader = loader
         self.composed: list[list[str]] = []
 
-    def load_sweep_config(self, master_config: DictConfig, sweep_overrides: list[str]) -> None:
-        self.composed.append(sweep_overrides)
+    def load_sweep_config(self, master: DictConfig, overrides: list[str]) -> DictConfig:
+        self.composed.append(overrides)
+        return self.loader.load_sweep_config(master, overrides)  # type: ignore[attr-defined]
 
 
-def _sweeper(folder: Path, max_batch_size: int | None) -> tuple[NslbSweeper, Recorder, Loader]:
-    sweeper = NslbSweeper(max_batch_size=max_batch_size, params=PRESET)
-    launcher, loader = Recorder(), Loader()
-    sweeper.config = OmegaConf.create({"hydra": {"sweep": {"dir": str(folder)}}})
+@pytest.fixture
+def loader() -> Iterator[object]:
+    """Hydra's own config loader of nslb's configs."""
+    register_options()
+    with initialize_config_module(CONFIG_MODULE, version_base="1.3"):
+        yield GlobalHydra.instance().config_loader()
+
+
+def _master(loader: object, folder: Path) -> DictConfig:
+    """The config of a sweep, as Hydra composes it before its sweeper starts."""
+    overrides = [f"hydra.sweep.dir={folder}"]
+    return loader.load_configuration("config", overrides, RunMode.MULTIRUN)  # type: ignore[attr-defined]
+
+
+def _sweeper(
+    loader: object, folder: Path, batch: int | None
+) -> tuple[NslbSweeper, Recorder, Loader]:
+    sweeper = NslbSweeper(max_batch_size=batch, params=PRESET)
+    launcher, counting = Recorder(), Loader(loader)
+    sweeper.config = _master(loader, folder)
     sweeper.launcher = launcher
-    sweeper.hydra_context = HydraContext(config_loader=loader, callbacks=None)
-    return sweeper, launcher, loader
+    sweeper.hydra_context = HydraContext(config_loader=counting, callbacks=None)  # type: ignore[arg-type]
+    return sweeper, launcher, counting
 
 
-def test_nslb_sweeps_with_its_own_sweeper_and_studies_with_optunas() -> None:
+def test_nslb_sweeps_with_its_own_sweeper_and_launcher_and_studies_with_optunas() -> None:
     register_options()
     with initialize_config_module(CONFIG_MODULE, version_base="1.3"):
         sweep = compose("config", return_hydra_config=True)
         tuning = compose("config", overrides=["hparams_search=cd_ucb"], return_hydra_config=True)
     assert sweep.hydra.sweeper._target_ == NSLB_SWEEPER
+    assert sweep.hydra.launcher._target_ == NSLB_LAUNCHER == tuning.hydra.launcher._target_
     assert study.is_study(tuning.hydra.sweeper)
 
 
-def test_the_checked_jobs_are_launched_in_batches_without_composing_them_again(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    "point",
+    [
+        ["agent=cd_ucb", "agent.tau=50"],
+        ["agent.tau=4", "agent=cd_ts", "run.n_seeds=3"],  # a value before its group choice
+        ["agent=umts", "agent.num_particles=10", "env.sigma=0.3", "env.dynamics=fixed"],
+        ["agent=cd_ucb", "++agent.tau=8", "name=mine", "hydra.sweep.dir=elsewhere"],
+        ["env=piecewise/problem_2", "env.horizon=300", "agent=glr_klucb"],
+        ["agent=exp3s", "agent.gamma=null", "env.reward=bernoulli"],
+        ["agent=mts", "+agent.extra=1"],  # an addition: composed whole
+        ["agent=cd_ucb", "run.n_seeds=2", "run={n_seeds:3}"],  # a section after its key
+        ["agent=cd_ucb", "agent.tau=5", "agent={tau:9}"],
+        ["run.seed=3", "~run"],
+    ],
+)
+def test_jobs_sharing_their_groups_get_the_config_hydra_composes_for_each(
+    loader: object, point: list[str], tmp_path: Path
 ) -> None:
-    command = ["experiment=paper/fixed", "env.horizon=1,2", "++env.sigma=0.5"]
-    plan = check_command_line([*command, f"hydra.sweep.dir={tmp_path}"], multirun=True)
-    sweeper, launcher, loader = _sweeper(tmp_path, max_batch_size=4)
+    """Each job's config, the second time from the shared composition, equals Hydra's own
+    (``load_sweep_config``), its record of the job's overrides and folder name included."""
+    master = _master(loader, tmp_path)
+    configs = JobConfigs(loader, master)  # type: ignore[arg-type]
+    for _ in range(2):
+        try:
+            expected = loader.load_sweep_config(master, point)  # type: ignore[attr-defined]
+        except Exception as err:  # noqa: BLE001 (the same refusal either way)
+            with pytest.raises(type(err)):
+                configs(point)
+            return
+        assert OmegaConf.to_container(configs(point)) == OmegaConf.to_container(expected)
 
-    sweeper.sweep(command)
 
-    assert loader.composed == []  # the check composed them: Hydra's basic sweeper would again
+def test_every_job_is_checked_before_the_first_batch_launches(
+    loader: object, tmp_path: Path
+) -> None:
+    sweeper, launcher, _ = _sweeper(loader, tmp_path, batch=1)  # the bad job in batch 2
+    with pytest.raises(
+        ConfigError, match=r"> 0, got -1 \(in sweep job agent=cd_ucb env.horizon=-1\)"
+    ):
+        sweeper.sweep(["env.horizon=5,-1"])
+    assert launcher.batches == []
+    assert not (tmp_path / "multirun.yaml").exists()
+
+
+def test_the_jobs_are_launched_in_batches_each_choice_of_groups_composed_once(
+    loader: object, tmp_path: Path
+) -> None:
+    sweeper, launcher, counting = _sweeper(loader, tmp_path, batch=4)
+
+    sweeper.sweep(["env.horizon=1,2", "++env.sigma=0.5"])
+
     assert [(first, len(batch)) for first, batch in launcher.batches] == [(0, 4), (4, 4), (8, 2)]
     jobs = [job for _, batch in launcher.batches for job in batch]
-    assert len(jobs) == plan.jobs
     assert jobs[:3] == [
-        ["agent=cd_ucb", "experiment=paper/fixed", "env.horizon=1", "++env.sigma=0.5"],
-        ["agent=cd_ucb", "experiment=paper/fixed", "env.horizon=2", "++env.sigma=0.5"],
-        ["agent=cd_ts", "experiment=paper/fixed", "env.horizon=1", "++env.sigma=0.5"],
+        ["agent=cd_ucb", "env.horizon=1", "++env.sigma=0.5"],
+        ["agent=cd_ucb", "env.horizon=2", "++env.sigma=0.5"],
+        ["agent=cd_ts", "env.horizon=1", "++env.sigma=0.5"],
     ]
+    assert counting.composed == [[f"agent={a}"] for a in PRESET["agent"].split(",")]
     assert OmegaConf.load(tmp_path / "multirun.yaml") == sweeper.config
-
-
-def test_jobs_the_check_did_not_validate_are_composed_before_their_batch(tmp_path: Path) -> None:
-    """A command with Hydra flags (``--config-dir``, …) skips nslb's check: its jobs are
-    composed beforehand, as Hydra's basic sweeper composes them."""
-    sweeper, launcher, loader = _sweeper(tmp_path, max_batch_size=None)
-
-    sweeper.sweep(["experiment=paper/fixed", "env.horizon=77"])
-
-    assert [first for first, _ in launcher.batches] == [0]
-    assert loader.composed == launcher.batches[0][1]
-    assert len(loader.composed) == 5
 
 
 def test_a_batch_size_below_one_is_refused() -> None:

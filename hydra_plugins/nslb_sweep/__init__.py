@@ -1,0 +1,1 @@
+"""nslb's Hydra sweeper (:mod:`.sweeper`) and launcher (:mod:`.launcher`)."""

@@ -1,1 +1,0 @@
-"""nslb's Hydra sweeper (:mod:`hydra_plugins.nslb_sweeper.nslb_sweeper`)."""
