@@ -4,15 +4,20 @@ Install it with ``eval "$(nslb completion bash)"`` (or ``zsh``) in the shell's s
 The script completes the subcommands, ``plot``'s options and folders, ``data``'s commands,
 and the overrides of ``run`` and ``check`` (config groups, their options, keys and values)
 by asking Hydra's own completion, ``nslb run -sc query=bash``, about the words after the
-subcommand. (Hydra's ``--shell-completion install=bash`` script cannot be used: it calls
-the program without the subcommand.) zsh runs the same function through ``bashcompinit``.
+subcommand; Hydra lists no option below a group's subfolders, so the script itself offers
+the experiment presets (``experiment=paper/fixed``, …). (Hydra's ``--shell-completion
+install=bash`` script cannot be used: it calls the program without the subcommand.) zsh
+runs the same function through ``bashcompinit``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from importlib import resources
+from importlib.resources.abc import Traversable
 
 from nslb_cli.common.validators import ConfigError
+from nslb_cli.runner.compose import CONFIG_MODULE
 
 SHELLS = ("bash", "zsh")
 
@@ -25,6 +30,10 @@ _nslb_complete() {
     fi
     case ${COMP_WORDS[1]} in
         run|check)
+            if [[ $cur == experiment=* ]]; then
+                COMPREPLY=($(compgen -W "__PRESETS__" -- "$cur"))
+                return
+            fi
             # Hydra completes the overrides: give it the words after the subcommand.
             local line="nslb ${COMP_WORDS[*]:2:COMP_CWORD-1}"
             local choices
@@ -62,12 +71,26 @@ def script(shell: str, commands: Sequence[str]) -> str:
     from nslb_cli.cli.plot import parser
 
     options = sorted(s for action in parser()._actions for s in action.option_strings)
+    folder = resources.files(CONFIG_MODULE).joinpath("experiment")
+    presets = [f"experiment={name}" for name in _presets(folder)]
     bash = (
         BASH.replace("__COMMANDS__", " ".join([*commands, "--help", "--version"]))
         .replace("__PLOT_OPTIONS__", " ".join(options))
         .replace("__SHELLS__", " ".join(SHELLS))
+        .replace("__PRESETS__", " ".join(presets))
     )
     return ZSH_PRELUDE + bash.split("\n", 1)[1] if shell == "zsh" else bash
+
+
+def _presets(folder: Traversable, prefix: str = "") -> list[str]:
+    """The presets of ``conf/experiment/`` below ``folder``, as ``experiment=`` takes them."""
+    found: list[str] = []
+    for item in sorted(folder.iterdir(), key=lambda item: item.name):
+        if item.is_dir():
+            found += _presets(item, f"{prefix}{item.name}/")
+        elif item.name.endswith(".yaml"):
+            found.append(prefix + item.name.removesuffix(".yaml"))
+    return found
 
 
 def main(arguments: Sequence[str], commands: Sequence[str]) -> None:

@@ -454,6 +454,19 @@ def _unknown_key(
     return None
 
 
+def _group_path(overrides: list[str], err: Exception) -> ConfigError | None:
+    """``experiment/paper=fixed`` takes a folder of presets for a config group, and Hydra
+    advises ``+experiment/paper=fixed``, which adds a second preset: say how to choose it."""
+    found = re.match(r"Could not override '((\w+)/([^']+))'", one_line(err))
+    if not found or found.group(2) not in GROUPS:
+        return None
+    path, group, folder = found.groups()
+    chosen = [o.split("=", 1)[1] for o in overrides if o.lstrip("+").startswith(f"{path}=")]
+    example = f"{group}={folder}/{chosen[0] if chosen else '…'}"
+    message = f"'{path}' is a folder of {group} options, not a group: write {example}"
+    return ConfigError(group, message)
+
+
 def _non_sweep(overrides: list[str]) -> list[str]:
     return [
         o.input_line
@@ -539,7 +552,8 @@ def check_job(
     except ConfigError as err:
         raise _at_point(err, point, points) from None
     except (HydraException, OmegaConfBaseException, ValueError) as err:
-        refused = _unknown_key(point, err, composed) or ConfigError("overrides", one_line(err))
+        refused = _unknown_key(point, err, composed) or _group_path(point, err)
+        refused = refused or ConfigError("overrides", one_line(err))
         raise _at_point(refused, point, points) from None
     batch = min(config.run.batch_size, config.run.n_seeds)
     reason = memory.too_many_seeds(config.run.n_seeds) or memory.too_large(
@@ -570,9 +584,8 @@ def check_command_line(overrides: list[str], multirun: bool) -> CommandLine:
         except (HydraException, OmegaConfBaseException, ValueError) as err:
             hint = _swept_group_hint(overrides)
             first = lambda added: _composed(_sweep_points(added, multirun)[0][0])  # noqa: E731
-            raise (hint == "" and _unknown_key(overrides, err, first)) or ConfigError(
-                "overrides", one_line(err) + hint
-            ) from None
+            known = _unknown_key(overrides, err, first) or _group_path(overrides, err)
+            raise (hint == "" and known) or ConfigError("overrides", one_line(err) + hint) from None
         sweep = multirun or base.hydra.mode == RunMode.MULTIRUN
         composed = Compositions(_composed)
         if not sweep:  # a single run's config is the base, unless it holds a list (refused)

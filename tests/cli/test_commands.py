@@ -87,6 +87,10 @@ def test_bash_completes_commands_overrides_and_plot_options(tmp_path: Path) -> N
     }
     assert "agent.tau=" in _complete(script, "nslb run -m agent=cd_ucb agent.t", tmp_path)
     assert _complete(script, "nslb check agent=um", tmp_path) == ["agent=umts"]
+    assert {"experiment=paper/fixed", "experiment=paper/smoke/fixed"} <= set(
+        _complete(script, "nslb run experiment=", tmp_path)
+    )
+    assert _complete(script, "nslb run experiment=paper/kn", tmp_path) == ["experiment=paper/known"]
     assert "--reference" in _complete(script, "nslb plot outputs --ref", tmp_path)
     assert _complete(script, "nslb completion z", tmp_path) == ["zsh"]
     # nslb called by a path that holds the subcommand's name

@@ -61,6 +61,7 @@ def cases(tmp: Path) -> list[tuple[list[str], str]]:
             ["run", "-m", "agent=mts,cd_ts", "++agent.gamma=0.1"],
             "gamma: unknown key for agent 'mts'",
         ),
+        (["run", "experiment/paper=fixed"], "write experiment=paper/fixed"),
         (["data", "prepare", f"env.data_dir={HOME_MISSING}"], f"{Path.home()}/surely-not"),
         (["data", "prepare", "env.sigma=(0.5"], "cannot parse 'env.sigma=(0.5'"),
         (["data", "prepare", "agent=mts"], "expected env.key=value"),
