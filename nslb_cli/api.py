@@ -109,6 +109,14 @@ and draw the reward noise per round, not per arm (``RewardModel.noise``; the wor
 ``problem.reward_model.realise`` turns it into the pulled arm's reward). See :class:`World`
 for its arrays.
 
+Input files: an environment that reads files names the ``Params`` fields holding their paths
+in a class attribute ``files`` (a tuple; nslb's ``piecewise`` declares ``files =
+("table",)``). Their values are recorded in one spelling (``./a.csv`` as ``a.csv``, ``data/``
+as ``data``), and for each that names a file, its content's SHA-256 and the validated
+``Params`` (what ``__post_init__`` read from it) join the run's config: an edited file is
+another config, refused in the folder of the old one. A field naming a folder is only
+normalised: its contents are the environment's to record.
+
 Memory (see Agents), with two optional static or class methods. nslb counts a batch's
 :class:`World` arrays itself from its :class:`Sizes`: by default the ``Params``' horizon,
 arms and states, without contexts. An environment with contexts gives them with

@@ -261,8 +261,6 @@ def refuse_collapse(fit: Factors, values: np.ndarray, n_states: int, reg: float)
     every prediction ``|U_i · V_j| <= max |U_i| · max |V_j|`` below ``COLLAPSE`` times the
     largest rating, or fewer than ``n_states`` distinct user vectors to cluster."""
     largest = float(np.max(np.abs(values)))
-    if largest == 0.0:
-        raise DataError("env.data_dir", "every kept rating is 0: there is nothing to factorise")
     bound = float(np.max(np.abs(fit.users))) * float(np.max(np.abs(fit.items)))
     distinct = len(np.unique(fit.users, axis=0))
     if bound <= COLLAPSE * largest or distinct < n_states:
@@ -393,16 +391,20 @@ def choose_penalty(halves: tuple[Half, Half], s: Settings, scale: float) -> dict
     }
 
 
-def _refuse_duplicates(kept: Kept) -> None:
-    """Refuse ratings in which a user rated a movie twice, naming the first such pair."""
-    pairs = np.sort(kept.users.astype(np.int64) * kept.shape[1] + kept.items)
+def _refuse_duplicates(ratings: Ratings, users: np.ndarray, items: np.ndarray) -> None:
+    """Refuse ratings in which a user rated a movie twice, naming the first such pair's
+    user, movie and lines (``users``, ``items``: the ratings' indices, :func:`encode`)."""
+    width = int(items.max()) + 1
+    pairs = np.sort(users.astype(np.int64) * width + items)
     twice = np.flatnonzero(pairs[1:] == pairs[:-1])
     if len(twice):
-        user, movie = divmod(int(pairs[twice[0]]), kept.shape[1])
+        user, movie = divmod(int(pairs[twice[0]]), width)
+        rows = np.flatnonzero((users == user) & (items == movie))
         raise DataError(
             "env.data_dir",
-            f"user {kept.user_ids[user]} rated movie {kept.movie_ids[movie]} more than once "
-            f"({len(twice)} repeated ratings in all); keep one rating per user and movie",
+            f"{ratings.lines(rows)}: user {ratings.users[rows[0]]} rated movie "
+            f"{ratings.items[rows[0]]} {len(rows)} times ({len(twice)} repeated ratings in "
+            "all); keep one rating per user and movie",
         )
 
 
@@ -411,6 +413,18 @@ def rating_scale(values: np.ndarray) -> dict[str, float]:
     distinct = np.sort(pd.unique(values)).astype(np.float64)
     step = float(np.diff(distinct).min()) if len(distinct) > 1 else 0.0
     return {"min": float(distinct[0]), "max": float(distinct[-1]), "step": round(step, 6)}
+
+
+def refuse_no_signal(scale: dict[str, float]) -> None:
+    """Refuse kept ratings that are all the same (:func:`rating_scale`): they tell no user's
+    taste from another's, and every reward would be that rating."""
+    if scale["min"] == scale["max"]:
+        raise DataError(
+            "env.data_dir",
+            f"every kept rating is {scale['min']:g}: ratings that never differ tell no user's "
+            "taste from another's; give ratings that vary (or lower env.min_user_ratings and "
+            "env.min_item_ratings to keep them)",
+        )
 
 
 def squared_distances(points: np.ndarray, labels: np.ndarray, k: int) -> dict[str, float]:
@@ -468,6 +482,7 @@ def keep_frequent(ratings: Ratings, s: Settings) -> Kept:
     rank too large to factorise a half, a movie rated twice by one user)."""
     raw_users, user_codes = encode(ratings.users)
     raw_items, item_codes = encode(ratings.items)
+    _refuse_duplicates(ratings, user_codes, item_codes)
     user_kept = frequent(user_codes, s.min_user_ratings)
     item_kept = frequent(item_codes, s.min_item_ratings)
     keep = user_kept & item_kept
@@ -497,7 +512,6 @@ def keep_frequent(ratings: Ratings, s: Settings) -> Kept:
             f"movies left after filtering (each half must be factorised): use "
             f"env.rank < {min(kept.shape) // 2}",
         )
-    _refuse_duplicates(kept)
     return kept
 
 
@@ -591,6 +605,7 @@ def prepare(ratings: Ratings, settings: Settings) -> Prepared:
     kept = keep_frequent(ratings, s)
     halves = split_halves(kept, s)
     scale = rating_scale(kept.values)
+    refuse_no_signal(scale)
     filtered, shape, user_ids, movie_ids = kept.sizes(), kept.shape, kept.user_ids, kept.movie_ids
     raw = kept.raw
     del kept  # the halves hold the ratings from here on
@@ -665,6 +680,7 @@ def load_or_prepare(folder: Path, settings: Settings, root: Path) -> Loaded:
     stored = prepared_cache.load(path, key, Prepared.fields())
     if stored is not None:
         data = Prepared.from_arrays(stored)
+        refuse_no_signal(data.diagnostics["scale"])  # cached before this was refused
         return Loaded(data, path, True, time.perf_counter() - start, Path(folder))
     log.info("preparing MovieLens data from %s (cached afterwards in %s)", folder, path)
     data = prepare(read_release(folder, layout), settings)

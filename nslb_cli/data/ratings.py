@@ -76,6 +76,7 @@ class Ratings:
         movie_ids: ``(M,)`` sorted raw ids of the movies with genre information.
         genres: ``(M, G)`` boolean, movie ``movie_ids[m]`` has genre ``genre_names[g]``.
         genre_names: the ``G`` genre names (none in a generic folder without ``items.csv``).
+        source: the ratings file, and ``header``, its lines before the first rating.
     """
 
     users: np.ndarray
@@ -84,6 +85,21 @@ class Ratings:
     movie_ids: np.ndarray
     genres: np.ndarray
     genre_names: tuple[str, ...]
+    source: Path | None = None
+    header: int = 0
+
+    def lines(self, rows: np.ndarray) -> str:
+        """Where ratings ``rows`` are, for people: ``path, lines 7, 602`` (a blank line holds
+        no rating: the parsers skip it)."""
+        if self.source is None:
+            return "the ratings"
+        wanted, found, record = set((np.asarray(rows) + self.header).tolist()), [], 0
+        with open(self.source, "rb") as handle:
+            for number, line in enumerate(handle, 1):
+                if line.strip():
+                    found += [str(number)] if record in wanted else []
+                    record += 1
+        return f"{self.source}, lines {', '.join(found)}"
 
     def genres_of(self, items: np.ndarray) -> np.ndarray:
         """``(len(items), G)`` genre flags of raw movie ids (no genre if not listed)."""
@@ -171,7 +187,8 @@ def read_release(folder: Path, layout: Layout | None = None) -> Ratings:
             ids = movies[movie_columns[0]]
             text = items.dtype.kind == "U"  # generic ids: as in ratings.csv
             movie_ids, genres, names = _split_genres(layout.movies, ids, movies["genres"], text)
-    return Ratings(users, items, values, movie_ids, genres, names)
+    header = 0 if layout.format in ("ml-100k", "ml-1m") else 1
+    return Ratings(users, items, values, movie_ids, genres, names, layout.ratings, header)
 
 
 def _problem(path: Path, message: str) -> DataError:
@@ -309,6 +326,12 @@ def _ratings(
         if ids.dtype.kind not in "iuU":
             raise _problem(path, f"expected integer {name} ids, found {ids.dtype} values")
     _check_magnitude(path, numbers)
+    if numbers.min() == numbers.max():
+        raise _problem(
+            path,
+            f"every rating is {float(numbers[0]):g}: ratings that never differ (a click log's "
+            "1s) tell no user's taste from another's; give ratings that vary",
+        )
     return _compact(users), _compact(items), numbers.astype(np.float32, copy=False)
 
 

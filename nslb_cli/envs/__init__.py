@@ -26,8 +26,9 @@ SIZES = ("n_arms", "n_states", "horizon")  # Params fields every environment has
 
 def check_environment_class(name: str, cls: object) -> None:
     """Raise :class:`~nslb_cli.common.registry.InvalidEntry` unless ``cls`` has a callable
-    ``build(params, seeds)``, a boolean ``contextual`` and a valid ``Params`` dataclass for
-    the name ``name`` with the fields :data:`SIZES`."""
+    ``build(params, seeds)``, a boolean ``contextual``, a valid ``Params`` dataclass for
+    the name ``name`` with the fields :data:`SIZES`, and, if any, ``files`` naming its
+    fields (:mod:`nslb_cli.api`)."""
     if not isinstance(cls, type):
         raise InvalidEntry(f"{cls!r} is not a class")
     if not callable(getattr(cls, "build", None)):
@@ -36,9 +37,13 @@ def check_environment_class(name: str, cls: object) -> None:
         raise InvalidEntry(f"{cls.__name__}.contextual must be True or False")
     require_params(name, cls)
     params: type = getattr(cls, "Params")  # noqa: B009  (a dataclass: checked just above)
-    missing = [key for key in SIZES if key not in {f.name for f in fields(params)}]
+    names = {f.name for f in fields(params)}
+    missing = [key for key in SIZES if key not in names]
     if missing:
         raise InvalidEntry(f"{params.__name__} has no field {', '.join(missing)}")
+    files = getattr(cls, "files", ())
+    if not (isinstance(files, tuple) and all(isinstance(f, str) and f in names for f in files)):
+        raise InvalidEntry(f"{cls.__name__}.files must be a tuple of {params.__name__} fields")
 
 
 ENVIRONMENTS = Registry("env", GROUP, check_environment_class)

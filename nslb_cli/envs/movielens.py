@@ -336,6 +336,7 @@ class MovieLens:
 
     Params = MovieLensParams
     contextual = True  # each round's arms are different movies
+    files = ("data_dir", "cache_dir")  # folders: normalised; the data's identity is data.json's
     provenance = staticmethod(provenance)  # data.json of a run folder (nslb_cli.runner.job)
 
     @staticmethod

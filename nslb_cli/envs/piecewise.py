@@ -37,6 +37,7 @@ from nslb_cli.common.validators import ConfigError
 from nslb_cli.envs.synthetic import MAX_SIGMA, MIN_SIGMA, uniform_switching
 
 REWARDS = ("bernoulli", "gaussian")
+CHANGE_POINTS = [0, 1000, 2000, 3000, 4000]  # Problem 1's
 
 
 def _problem_1() -> list[list[float]]:
@@ -59,7 +60,7 @@ class PiecewiseParams:
     sigma: float = 0.5
     horizon: int = 5000
     means: list[list[float]] = field(default_factory=_problem_1)
-    change_points: list[int] = field(default_factory=lambda: [0, 1000, 2000, 3000, 4000])
+    change_points: list[int] = field(default_factory=lambda: list(CHANGE_POINTS))
     table: str | None = None
     n_arms: int | None = None
     n_states: int | None = None
@@ -70,7 +71,13 @@ class PiecewiseParams:
         check.at_most(self.sigma, MAX_SIGMA, "sigma", "larger noise overflows the arithmetic")
         check.positive(self.horizon, "horizon")
         check.int64(self.horizon, "horizon")
-        if self.table is not None:
+        if self.table is not None:  # the table is all of the world: nothing else describes it
+            check.require(
+                (self.means, self.change_points) == (_problem_1(), CHANGE_POINTS),
+                "table",
+                "replaces means and change_points, which are given too (by a preset or the "
+                "command line): leave them out, or the table",
+            )
             self.means, self.change_points = read_table(Path(self.table).expanduser())
         rows = segments(self.means, self.change_points, self.horizon, self.reward)
         arms, states = rows.shape[1], len(np.unique(rows, axis=0))
@@ -158,6 +165,7 @@ class Piecewise:
 
     Params = PiecewiseParams
     contextual = False
+    files = ("table",)
 
     @staticmethod
     def build(p: PiecewiseParams, seeds: np.ndarray) -> World:

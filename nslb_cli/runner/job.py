@@ -25,6 +25,7 @@ from nslb_cli.bandit.world import World
 from nslb_cli.common.stopping import check as check_stop
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner.compose import RunConfig, container
+from nslb_cli.runner.inputs import recorded
 from nslb_cli.runner.owner import check_owner
 from nslb_cli.runner.parts import plan_parts, simulate_parts
 from nslb_cli.store import provenance, staging
@@ -32,6 +33,7 @@ from nslb_cli.store.atomic import remove_stale_temporaries
 from nslb_cli.store.folder import (
     claim,
     refuse_foreign_files,
+    refuse_other_versions,
     restore_records,
     result_key,
     scan,
@@ -97,7 +99,7 @@ def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> float:
     folder is claimed (its ``config.yaml`` written) only with the first results: a job
     that fails before leaves nothing that blocks the next one.
     """
-    settings = container(resolved)
+    settings = recorded(container(resolved), config.env)
     data = data_record(config)
     key = result_key(settings, data["fingerprint"] if data is not None else None)
     with FolderLock(folder, key, provenance.command()):
@@ -139,7 +141,7 @@ def _simulate_missing(
     """Simulate into ``folder`` the seeds of ``config`` it lacks (its damaged ones again);
     the lines logged name ``shown``, the run folder (``folder`` is its staging folder when
     overwriting)."""
-    state = scan(folder, key, settings)
+    state = scan(folder, key, settings, _data_text(data))
     for seed, problem in sorted(state.damaged.items()):
         log.warning("%s: seed=%d.csv %s; simulating it again", shown, seed, problem)
     if state.done:  # its seeds know their config: a lost or damaged record is rewritten
@@ -149,6 +151,8 @@ def _simulate_missing(
     if len(pending) == 0:
         log.info("%s: all %d seeds already in %s", label, len(config.seeds), shown)
         return
+    if state.done:
+        refuse_other_versions(folder)
     start = time.perf_counter()
     for first in range(0, len(pending), config.run.batch_size):
         batch = pending[first : first + config.run.batch_size]

@@ -97,12 +97,13 @@ def read_seed_record(folder: Path, seed: int) -> dict[str, Any] | None:
     return record if isinstance(record, dict) else None
 
 
-def scan(folder: Path, key: str, config: dict[str, Any]) -> FolderState:
-    """The done and damaged seeds of result key ``key`` in ``folder``.
+def scan(folder: Path, key: str, config: dict[str, Any], data: str | None = None) -> FolderState:
+    """The done and damaged seeds of result key ``key`` in ``folder``, whose data record
+    (``data.json``) will be ``data``.
 
     Raises:
-        OutputConflict: the folder holds seeds of another key (or of none known), in one
-            line saying how they differ.
+        OutputConflict: the folder holds seeds of another key (or of none known), or of
+            other input files than ``data`` names, in one line saying how they differ.
     """
     seeds = sorted(int(m.group(1)) for m in _matches(folder, SEED_FILE))
     state = FolderState()
@@ -125,7 +126,35 @@ def scan(folder: Path, key: str, config: dict[str, Any]) -> FolderState:
             foreign.append(seed)
     if foreign:
         raise OutputConflict(_conflict(folder, foreign, recorded, config))
+    if state.done:
+        _refuse_other_files(folder, data)
     return state
+
+
+def _refuse_other_files(folder: Path, data: str | None) -> None:
+    """Refuse a folder whose ``data.json`` records other contents of the files read than
+    ``data`` (the new record's text) does. The key holds the ratings' fingerprint; this
+    covers the other files of a release (items, genres) in folders written before."""
+    try:
+        old, new = (_files(text) for text in ((folder / DATA_FILE).read_text("utf-8"), data))
+    except (OSError, UnicodeDecodeError):
+        return
+    changed = sorted(k for k in old.keys() & new.keys() if old[k] != new[k])
+    if changed:
+        raise OutputConflict(
+            f"{folder} holds results of other data ({', '.join(changed)} changed since: "
+            f"{DATA_FILE} records another SHA-256); pass hydra.run.dir=… to write elsewhere, "
+            "run.overwrite=true to replace them, or move that folder away"
+        )
+
+
+def _files(text: str | None) -> dict[str, Any]:
+    """The SHA-256 of each file read that a data record names (empty if none)."""
+    try:
+        files = json.loads(text or "{}")["diagnostics"]["source"]["files"]
+    except (ValueError, KeyError, TypeError):
+        return {}
+    return files if isinstance(files, dict) else {}
 
 
 def _csv_problem(folder: Path, seed: int, record: dict[str, Any]) -> str | None:
@@ -155,6 +184,19 @@ def _conflict(
         f"{folder} holds {what}; pass hydra.run.dir=… (or hydra.sweep.dir=…) to write "
         "elsewhere, run.overwrite=true to replace them, or move that folder away"
     )
+
+
+def refuse_other_versions(folder: Path) -> None:
+    """Raise :class:`OutputConflict` if another nslb version wrote results into ``folder``
+    (its ``provenance.jsonl``): seeds added now would join a curve whose code differs."""
+    this = provenance.environment()["nslb"]
+    others = sorted(provenance.versions(folder) - {this})
+    if others:
+        raise OutputConflict(
+            f"{folder} holds seeds of nslb {', '.join(others)}, and this is nslb {this}, "
+            "whose numbers may differ: pass run.overwrite=true to simulate them all again "
+            "with this version, or hydra.run.dir=… to write elsewhere"
+        )
 
 
 def _differences(recorded: dict[str, Any], config: dict[str, Any]) -> list[str]:

@@ -125,21 +125,44 @@ def test_fingerprint_is_the_ratings_file_and_changes_with_one_rating(tmp_path: P
     )
 
 
-def test_a_movie_rated_twice_by_a_user_is_named(tmp_path: Path) -> None:
-    """The refusal names the user and the movie (it said only that some user rated some
-    movie more than once), with the count of repeated ratings."""
+def test_a_movie_rated_twice_by_a_user_is_named_with_its_file_and_lines(tmp_path: Path) -> None:
+    """The refusal names the file, the lines (a blank line holds no rating), the user and
+    the movie, with the count of repeated ratings."""
     truth = tiny_release()
     folder = write_generic(truth, tmp_path)
-    with (folder / "ratings.csv").open("a") as handle:
-        handle.write(f"{truth.users[5]},{truth.items[5]},3,9999\n")
-    with pytest.raises(
-        DataError,
-        match=(
-            rf"user {truth.users[5]} rated movie {truth.items[5]} more than once "
-            r"\(1 repeated ratings in all\)"
-        ),
-    ):
+    ratings = folder / "ratings.csv"
+    lines = ratings.read_text().splitlines(keepends=True)
+    repeated = f"{truth.users[5]},{truth.items[5]},3,9999\n"
+    ratings.write_text("".join([*lines[:3], "\n", *lines[3:], repeated, repeated]))
+    with pytest.raises(DataError) as refused:
         prepare(read_release(folder), TINY)
+    assert str(refused.value) == (
+        f"env.data_dir: {ratings}, lines 8, {len(lines) + 2}, {len(lines) + 3}: user "
+        f"{truth.users[5]} rated movie {truth.items[5]} 3 times (2 repeated ratings in all); "
+        "keep one rating per user and movie"
+    )
+
+
+def test_ratings_that_are_all_the_same_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A click log (every rating 1) tells no user from another: refused naming the file;
+    kept ratings that are all the same (here: built as the file check is bypassed) are
+    refused too, also when they were prepared and cached before."""
+    truth = tiny_release()
+    clicks = replace(truth, values=np.ones_like(truth.values))
+    folder = write_generic(clicks, tmp_path / "clicks")
+    with pytest.raises(DataError, match=rf"^env.data_dir: {folder / 'ratings.csv'}: every rat"):
+        read_release(folder)
+    same = replace(read_release(write_generic(truth, tmp_path / "mine")), values=clicks.values)
+    with pytest.raises(DataError, match=r"^env.data_dir: every kept rating is 1: ratings that"):
+        prepare(same, TINY)
+    with monkeypatch.context() as bypass:
+        bypass.setattr("nslb_cli.data.prepare.refuse_no_signal", lambda scale: None)
+        bypass.setattr("nslb_cli.data.prepare.read_release", lambda folder, layout: same)
+        assert not load_or_prepare(folder, TINY, tmp_path / "cache").hit
+    with pytest.raises(DataError, match=r"every kept rating is 1"):
+        load_or_prepare(folder, TINY, tmp_path / "cache")
 
 
 def test_a_byte_order_mark_is_read_as_excel_writes_it(tmp_path: Path) -> None:

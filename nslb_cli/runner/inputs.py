@@ -1,0 +1,55 @@
+"""The inputs that shape a world, as a run folder records them (docs/design.md §6).
+
+A run's identity is its resolved config (:func:`nslb_cli.store.folder.result_key`). Paths
+in it are one spelling (``./a.csv`` is ``a.csv``, ``data/`` is ``data``), and a path names
+a file, not what it holds: so an environment declares the ``Params`` fields that name its
+input files (``files``, :mod:`nslb_cli.api`), and for each one that names a file the config
+records the SHA-256 of its content, in a section :data:`FILES` (``files: {env.table: …}``),
+with the environment's validated parameters (what it read from the file, such as
+piecewise's means). An edited file is then another config: refused in the folder of the
+old one, in one line naming what differs. Configs without an input file keep their keys.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from nslb_cli.common.validators import ConfigError
+from nslb_cli.data.prepared_cache import file_digest
+from nslb_cli.envs import ENVIRONMENTS
+
+FILES = "files"  # the config's section of input files' digests
+
+
+def normal_path(value: Any) -> Any:
+    """A path in one spelling, without ``.`` parts or trailing slashes; other values as they
+    are."""
+    return os.path.normpath(value) if isinstance(value, str) and value else value
+
+
+def recorded(settings: dict[str, Any], params: Any) -> dict[str, Any]:
+    """The config a run folder records for resolved ``settings`` and the environment's
+    validated ``params``: ``name`` and the declared paths normalised, and, when a declared
+    path names a file, the validated parameters and the files' digests."""
+    paths = getattr(ENVIRONMENTS[params.name], "files", ())
+    env = {k: normal_path(v) if k in paths else v for k, v in settings["env"].items()}
+    found = [k for k in paths if env.get(k) is not None and Path(env[k]).expanduser().is_file()]
+    record = {**settings, "name": normal_path(settings["name"]), "env": env}
+    if not found:
+        return record
+    validated = json.loads(json.dumps(dataclasses.asdict(params), default=str))
+    record["env"] = {**validated, **{k: env[k] for k in paths if k in env}}
+    record[FILES] = {f"env.{k}": _digest(f"env.{k}", Path(env[k]).expanduser()) for k in found}
+    return record
+
+
+def _digest(key: str, path: Path) -> str:
+    """The SHA-256 of the file at ``path``, named by config ``key``; one line if unreadable."""
+    try:
+        return file_digest(path)
+    except OSError as err:
+        raise ConfigError(key, f"cannot read {path}: {err.strerror or err}") from None
