@@ -14,10 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from importlib import resources
-from importlib.resources.abc import Traversable
+from typing import TYPE_CHECKING
 
 from nslb_cli.common.validators import ConfigError
 from nslb_cli.runner.compose import CONFIG_MODULE
+
+if TYPE_CHECKING:  # importlib.resources.abc from Python 3.11
+    from importlib.abc import Traversable
 
 SHELLS = ("bash", "zsh")
 
