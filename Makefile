@@ -2,11 +2,11 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-# make paper: which presets, how many run at once (each is one process running its jobs one
-# after another), how their jobs are launched, extra overrides for every run (e.g.
+# make paper: which presets, how many run at once (one per CPU; each is one process running its
+# jobs one after another), how their jobs are launched, extra overrides for every run (e.g.
 # PAPER_ARGS='agent=mts,umts' for a subset of the agents, or run.n_seeds=20).
 PAPER_PRESETS ?= fixed known prior
-PAPER_PARALLEL ?= 3
+PAPER_PARALLEL ?= $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
 PAPER_LAUNCH ?=
 PAPER_ARGS ?=
 # make bench-data: e.g. BENCH_DATA_ARGS='--folder /tmp/ml25m-like --repeat 1' keeps the release

@@ -224,11 +224,17 @@ def _warn_once(kind: str, message: str) -> None:
 _announced: set[str] = set()  # the families of kernels this process said it compiles
 
 
+def compile_quietly() -> None:
+    """Say nothing more in this process of the kernels compiled: ``nslb warmup``, which
+    compiles them all, reports its own progress."""
+    _announced.add("*")
+
+
 def _announce(module: str) -> None:
     """Say once per process and family (``agents.umts``, ``bandit.reward_kernels``…) that its
     kernels are being compiled: the first run of a new version waits seconds per family."""
     family = ".".join(module.split(".")[1:3])
-    if family not in _announced:
+    if family not in _announced and "*" not in _announced:
         _announced.add(family)
         kept = (
             "once for this version of nslb (then cached; `nslb warmup` compiles every kernel "

@@ -22,6 +22,7 @@ import numpy as np
 
 from nslb_cli.agents import AGENTS
 from nslb_cli.common.validators import ConfigError
+from nslb_cli.compiled.jit import compile_quietly
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner.compose import RunConfig, RunSettings
 from nslb_cli.runner.job import simulate_seeds
@@ -63,6 +64,7 @@ def warm_up(report: Callable[[str], None], names: Iterable[str] | None = None) -
     agent. Returns the number of (agent, setting) pairs played; pairs an agent refuses are
     skipped."""
     played = 0
+    compile_quietly()  # each compiling family's line would advise running nslb warmup
     with tempfile.TemporaryDirectory(prefix="nslb-warmup-") as scratch:
         worlds = _worlds(Path(scratch))
         for name in AGENTS if names is None else names:

@@ -23,15 +23,18 @@ nslb never replaces a file it did not write: a folder holding files that are not
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
+import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
-from filelock import FileLock
 
 from nslb_cli.store import provenance
 from nslb_cli.store.atomic import TMP, atomic_write_text
@@ -52,7 +55,6 @@ STUDY_FILE = "optimization_results.yaml"  # the Optuna sweeper's record of a stu
 BEST_FILE = "best.yaml"  # the best trial of a study (nslb_cli.runner.study)
 BEST_HEADER = "# nslb: the best trial of the study in this folder\n"
 PLOT_MANIFEST = ".nslb-plot.json"  # the files `nslb plot` wrote into a folder
-PLOT_LOCK = ".nslb-plot.lock"
 NSLB_NAMES = frozenset({CONFIG_FILE, DATA_FILE, LOG_FILE, SWEEP_FILE, STUDY_FILE, provenance.FILE})
 HIDDEN = re.compile(r"^\.nslb")
 TEMPORARY_NAME = re.compile(rf"^\..+{re.escape(TMP)}$")  # what remove_stale_temporaries clears
@@ -280,6 +282,18 @@ def _plotted(folder: Path) -> set[str]:
     return {str(name) for name in files} if isinstance(files, list) else set()
 
 
+@contextlib.contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    """Hold an ``flock`` on ``folder`` itself: no lock file is left among the figures, and
+    the operating system releases it when the process ends, however it ends."""
+    handle = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(handle)
+
+
 def claim_plotted(folder: Path, names: list[str]) -> None:
     """Record that ``nslb plot`` is about to write ``names`` into ``folder`` (before it
     writes them: a plot killed half-way leaves nothing unaccounted for).
@@ -288,7 +302,7 @@ def claim_plotted(folder: Path, names: list[str]) -> None:
         OutputConflict: one of ``names`` is a file there that nslb did not write.
     """
     folder.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(folder / PLOT_LOCK)):  # concurrent plots: no record lost
+    with _locked(folder):  # concurrent plots: no record lost
         known = _plotted(folder)
         taken = [n for n in names if n not in known and (folder / n).exists()]
         if taken:

@@ -1,4 +1,4 @@
-"""``nslb warmup`` compiles the kernels of MovieLens's contextual worlds too."""
+"""``nslb warmup`` compiles the kernels of MovieLens's contextual worlds too, quietly."""
 
 from __future__ import annotations
 
@@ -18,7 +18,11 @@ def test_after_warmup_a_movielens_run_compiles_nothing(tmp_path: Path) -> None:
     small ratings file, so the first MovieLens run after it compiles nothing (they used to
     compile there)."""
     env = os.environ | {"NSLB_CACHE": str(tmp_path / "cache")}
-    subprocess.run([sys.executable, "-c", WARM], env=env, check=False, capture_output=True)
+    warm = subprocess.run(
+        [sys.executable, "-c", WARM], env=env, check=False, capture_output=True, text=True
+    )
+    assert warm.stdout.startswith("cd_linucb: ")
+    assert COMPILING not in warm.stderr, "its lines would advise running nslb warmup"
     data = write_generic(tiny_release(), tmp_path / "release")
     run = subprocess.run(
         [NSLB, "run", "env=movielens", f"env.data_dir={data}", *TINY_RUN, "agent=cd_linucb",
