@@ -5,9 +5,10 @@ Results on disk as pandas frames, for notebooks (see :mod:`nslb_cli.plot.noteboo
     import nslb_cli
     frame = nslb_cli.load_results("outputs/paper/fixed", rounds=(None, 1000))
     table = nslb_cli.summarise(frame)
+    colours = nslb_cli.palette(frame["agent"].unique())   # nslb's colour of each agent
 
-``load_results`` and ``summarise`` are loaded on first use, with pandas: ``import nslb_cli``
-and ``nslb run`` load neither pandas nor any plotting library.
+``load_results``, ``summarise`` and ``palette`` are loaded on first use, with pandas:
+``import nslb_cli`` and ``nslb run`` load neither pandas nor any plotting library.
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # loaded on first use, by __getattr__ below
-    from nslb_cli.plot.notebook import load_results, summarise
+    from nslb_cli.plot.notebook import load_results, palette, summarise
 
 __version__ = "0.1.0"
 
-RESULTS_API = ("load_results", "summarise")  # nslb_cli.plot.notebook, imported when asked
-__all__ = ["__version__", "load_results", "summarise"]
+RESULTS_API = ("load_results", "palette", "summarise")  # nslb_cli.plot.notebook, when asked
+__all__ = ["__version__", "load_results", "palette", "summarise"]
 
 
 def __getattr__(name: str) -> Any:

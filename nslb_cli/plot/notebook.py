@@ -37,7 +37,7 @@ KEYS = ("group", "agent", lab.AGENT)
 
 
 def load_results(
-    folder: str | Path,
+    folder: str | Path | Sequence[str | Path],
     rounds: Rounds = None,
     metrics: Iterable[str] = DEFAULT_METRICS,
     *,
@@ -48,7 +48,8 @@ def load_results(
     """Every result under ``folder`` as one tidy frame: one row per agent, seed and round.
 
     Args:
-        folder: a results folder, e.g. ``"outputs/"`` or ``"outputs/paper/fixed"``.
+        folder: a results folder, e.g. ``"outputs/"`` or ``"outputs/paper/fixed"``, or a
+            list of them (their runs labelled and grouped together, as one folder's).
         rounds: ``None`` (all), ``END`` (rounds 1 … END), ``(START, END)`` (either may be
             ``None``) or ``"START:END"``, as ``nslb plot --rounds`` takes it.
         metrics: per-round metrics, among ``cum_regret``, ``avg_reward`` (the running mean
@@ -63,13 +64,15 @@ def load_results(
         it), ``agent`` (the label: the display name and the settings that differ from the
         agent's defaults, e.g. ``CD-UCB (tau=50)``), ``agent.name`` (``cd_ucb``), every
         config key whose value differs between runs (``agent.tau``, ``env.switch_prob``, …;
-        categorical), ``data`` (the identity of the data a run simulated, see
-        :mod:`~nslb_cli.plot.identity`; missing for environments without data), ``seed``,
-        ``t``, the ``metrics`` (float32, as read from the CSVs: 7 significant digits), then
-        the per-seed statistics of the agents (``detections``, ``resamples``, ``gamma``, …
-        from ``seed=K.json``; float64, the same on every round of a seed, NaN where an agent
-        has none). ``group``, ``agent`` and ``agent.name`` are ordered categoricals in legend
-        order. Files that cannot be read are left out, each with a warning.
+        numeric where every run's value is a number, else categorical), ``data`` (the
+        identity of the data a run simulated, see :mod:`~nslb_cli.plot.identity`; only when
+        a run has data), ``seed``, ``t``, the ``metrics`` (float64 of the float32 read from
+        the CSVs: ``252.4``, 7 significant digits), then the per-seed statistics of the
+        agents (``detections``, ``resamples``, ``stat_gamma`` …, from ``seed=K.json``; named
+        ``stat_<name>`` where a setting has the name; float64, the same on every round of a
+        seed, NaN where an agent has none). ``group``, ``agent`` and ``agent.name`` are
+        ordered categoricals in legend order. Files that cannot be read are left out, each
+        with a warning.
 
     Example:
         >>> frame = load_results("outputs/paper/fixed", rounds=(None, 1000))
@@ -80,16 +83,18 @@ def load_results(
     unknown = [m for m in metrics if m not in METRICS]
     if unknown:
         raise ValueError(f"unknown metrics {unknown}; choose from {', '.join(METRICS)}")
-    root = Path(folder).expanduser()
-    if not root.is_dir():
-        raise FileNotFoundError(f"{root}: no such folder")
+    roots = [Path(f).expanduser() for f in ([folder] if isinstance(folder, str | Path) else folder)]
+    for root in roots:
+        if not root.is_dir():
+            raise FileNotFoundError(f"{root}: no such folder")
     columns = sorted({METRICS[m].column for m in metrics})
-    loaded = tidy.load(root, columns, use_cache=use_cache, join_config=False)
+    loaded = tidy.load(roots, columns, use_cache=use_cache, join_config=False)
     for skipped in loaded.skipped:
         warnings.warn(f"skipped {skipped}", stacklevel=2)
     if loaded.frame.empty:  # the same words as nslb plot's
         what = "no readable results" if loaded.n_files else "no results"
-        raise ValueError(f"{what} in {root}: no complete seed=K.csv files below it")
+        where = ", ".join(map(str, roots))
+        raise ValueError(f"{what} in {where}: no complete seed=K.csv files below it")
     warn = functools.partial(warnings.warn, stacklevel=2)
     frame, runs = selection.select(
         loaded.frame, loaded.runs, agents, selection.rounds_range(rounds), warn
@@ -98,7 +103,8 @@ def load_results(
     runs = runs.loc[[r for r in runs.index if r in present]]
     frame, runs = aggregate.labelled(frame, runs, rename, lab.agent_order(runs, agents))
     result = _tidy(frame, runs, _varying(runs, loaded.config_columns), metrics)
-    return _with_seed_stats(result, frame, loaded.seed_stats)
+    settings = {key.rsplit(".", 1)[-1] for key in loaded.config_columns}
+    return _with_seed_stats(result, frame, loaded.seed_stats, settings)
 
 
 def summarise(
@@ -162,12 +168,14 @@ def summarise(
     stats = [
         c for c in final.columns if c not in known and pd.api.types.is_numeric_dtype(final[c].dtype)
     ]
+    named = {c: c.removeprefix("stat_") for c in stats if c.removeprefix("stat_") not in final}
+    final, stats = final.rename(columns=named), [named.get(c, c) for c in stats]  # as plot's
     for column in stats:
         final[column] = final[column].astype(np.float64)
     runs = final.drop_duplicates(["group", "agent"]).assign(
         **{lab.GROUP: lambda f: f["group"].astype(str), lab.LABEL: lambda f: f["agent"].astype(str)}
     )
-    runs = runs.assign(**{c: runs[c].astype(object) for c in settings})
+    runs = runs.assign(**{c: _values(runs[c]) for c in settings})
     selector = DEFAULT_REFERENCE if reference is None else reference.strip()
     selector = "" if selector.lower() == "none" else selector
     try:
@@ -175,9 +183,15 @@ def summarise(
     except lab.SelectionError as err:
         raise ValueError(f"reference: {err}") from None
     for column in settings:
-        final[column] = final[column].astype(object)
+        final[column] = _values(final[column])
     table = aggregate.summary(final, found, settings=settings, stats=stats, ci=ci)
     return tables.csv_table(table, settings)
+
+
+def _values(column: pd.Series) -> pd.Series:
+    """A setting's values as Python objects, a missing one (``pd.NA`` of a number column
+    included) as NaN: not recorded, as a categorical's missing value reads."""
+    return column.astype(object).where(column.notna(), np.nan)
 
 
 def _varying(runs: pd.DataFrame, config_columns: Sequence[str]) -> list[str]:
@@ -198,29 +212,39 @@ def _varying(runs: pd.DataFrame, config_columns: Sequence[str]) -> list[str]:
 def _tidy(
     frame: pd.DataFrame, runs: pd.DataFrame, varying: Sequence[str], metrics: Sequence[str]
 ) -> pd.DataFrame:
-    """The labelled rows as the tidy frame: group, label, agent, the ``varying`` keys and the
-    data (categoricals, each run's value on its rows), seed, t and the ``metrics``."""
+    """The labelled rows as the tidy frame: group, label, agent, the ``varying`` keys (numbers
+    as numbers, other values categorical) and the data (when any run has data), each run's
+    value on its rows, seed, t and the ``metrics``."""
     run = frame["run"].to_numpy(np.intp)
     out: dict[str, object] = {key: frame[key] for key in ("group", "agent")}
     out[lab.AGENT] = frame[lab.AGENT].cat.as_ordered()
-    for key in [*varying, DATA]:
-        values = runs[key] if key in runs else pd.Series(None, index=runs.index, dtype=object)
-        per_run = pd.Categorical([lab.hashable(values.get(r)) for r in runs.index])
-        codes = np.full(int(runs.index.max()) + 1 if len(runs) else 0, -1, dtype=np.int32)
+    size = int(runs.index.max()) + 1 if len(runs) else 0
+    has_data = DATA in runs and not runs[DATA].map(lab.missing).all()
+    for key in [*varying, DATA] if has_data else varying:
+        values = [runs[key].get(r) for r in runs.index]
+        if all(lab.is_number(v) or lab.missing(v) for v in values):  # numbers stay numbers
+            numbers = np.full(size, np.nan)
+            numbers[runs.index] = [np.nan if lab.missing(v) else v for v in values]
+            whole = all(float(v).is_integer() for v in numbers[runs.index] if v == v)
+            out[key] = pd.array(numbers[run], dtype="Int64" if whole else "float64")
+            continue
+        per_run = pd.Categorical([lab.hashable(v) for v in values])
+        codes = np.full(size, -1, dtype=np.int32)
         codes[runs.index] = per_run.codes
         out[key] = pd.Categorical.from_codes(codes[run], per_run.categories)
     out["seed"] = frame["seed"]
     out["t"] = frame["t"]
-    for metric in metrics:
-        out[metric] = METRICS[metric].values(frame).astype(np.float32)
+    for metric in metrics:  # as read from the CSVs, 7 significant digits, in float64
+        out[metric] = aggregate.decimal(METRICS[metric].values(frame).astype(np.float32))
     return pd.DataFrame(out, index=frame.index, copy=False).reset_index(drop=True)
 
 
 def _with_seed_stats(
-    result: pd.DataFrame, frame: pd.DataFrame, seed_stats: pd.DataFrame
+    result: pd.DataFrame, frame: pd.DataFrame, seed_stats: pd.DataFrame, settings: set[str]
 ) -> pd.DataFrame:
     """``result`` with a column per statistic of ``seed_stats`` (``run, seed, …``), each row
-    given its (run, seed)'s value."""
+    given its (run, seed)'s value; a statistic named as a column or a setting (Exp3.S's
+    ``gamma``, the value it used, beside ``agent.gamma``) is ``stat_<name>``."""
     names = [c for c in seed_stats.columns if c not in ("run", "seed")]
     if not names or result.empty:
         return result
@@ -229,11 +253,24 @@ def _with_seed_stats(
     order = np.argsort(keys)
     rows = frame["run"].to_numpy(np.int64) * span + frame["seed"].to_numpy(np.int64)
     position = order[np.searchsorted(keys[order], rows)]
-    taken = set(result.columns)
+    taken = set(result.columns) | settings
     for name in names:
         column = name if name not in taken else f"stat_{name}"
         result[column] = seed_stats[name].to_numpy(np.float64)[position]
     return result
 
 
-__all__ = ["load_results", "summarise"]
+def palette(labels: Iterable[str]) -> dict[str, str]:
+    """nslb's colour of each agent label, for plots of your own
+    (``sns.lineplot(…, hue="agent", palette=nslb_cli.palette(frame["agent"].unique()))``):
+    the paper's agents under their display names (``mTS``, ``CD-UCB``) their fixed colours,
+    as in every figure of ``nslb plot``, other labels the next free ones, in natural order
+    (``nslb plot`` shades the labels of one agent's sweep in one hue instead)."""
+    from nslb_cli.plot.styles import style_map
+
+    labels = [str(label) for label in dict.fromkeys(labels)]
+    plain = {lab.display_name(name): name for name in lab.DISPLAY_NAMES}
+    return {label: style.color for label, style in style_map(labels, plain).items()}
+
+
+__all__ = ["load_results", "palette", "summarise"]

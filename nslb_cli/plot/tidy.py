@@ -185,12 +185,13 @@ def read_folder(
 
 
 def load(
-    root: Path,
+    roots: Path | Sequence[Path],
     columns: Iterable[str] = ("cum_regret", "cum_reward"),
     use_cache: bool = True,
     join_config: bool = True,
 ) -> Loaded:
-    """Read every seed CSV under ``root`` into one tidy table (see the module docstring).
+    """Read every seed CSV under ``roots`` (a folder or several; a run folder under two is
+    read once) into one tidy table (see the module docstring).
 
     ``use_cache=False`` neither reads nor writes the caches; ``join_config=False`` leaves the
     config columns out of :attr:`Loaded.frame` (the ``runs`` table has them; the ``run``
@@ -203,7 +204,9 @@ def load(
     runs: dict[tuple, _Run] = {}
     skipped: list[Skipped] = []
     n_files = 0
-    for folder, seeds in find_seed_files(root, skipped).items():
+    roots = [roots] if isinstance(roots, Path) else roots
+    found_in = {f: (root, s) for root in roots for f, s in find_seed_files(root, skipped).items()}
+    for folder, (root, seeds) in found_in.items():
         n_files += len(seeds)
         try:
             config, key = read_config(folder)

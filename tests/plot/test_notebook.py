@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from nslb_cli.cli import main
-from nslb_cli.plot.notebook import load_results, summarise
+from nslb_cli.plot.notebook import load_results, palette, summarise
 from tests.plot import hand
 
 
@@ -38,7 +38,6 @@ def test_load_results_is_one_tidy_frame(results: Path) -> None:
         "agent.name",
         "agent.num_particles",
         "agent.resampling",
-        "data",
         "seed",
         "t",
         "cum_regret",
@@ -51,7 +50,7 @@ def test_load_results_is_one_tidy_frame(results: Path) -> None:
         "umTS (num_particles=10)",
         "umTS (num_particles=1000)",
     ]
-    assert set(frame["group"]) == {"e"} and frame["data"].isna().all()
+    assert set(frame["group"]) == {"e"}, "and no data column: these worlds have no data"
     rows = frame[(frame["agent"] == "umTS (num_particles=10)") & (frame["seed"] == 1)]
     csv = pd.read_csv(results / "e/umts/10/seed=1.csv")
     np.testing.assert_array_equal(rows["t"], csv["t"])
@@ -60,6 +59,39 @@ def test_load_results_is_one_tidy_frame(results: Path) -> None:
     assert set(rows["resamples"]) == {6.0}, "the seed's statistic on each of its rounds"
     assert frame.loc[frame["agent.name"] == "mts", "resamples"].isna().all()
     assert rows["agent.num_particles"].iloc[0] == 10
+    assert frame["agent.num_particles"].dtype == "Int64", "numbers, not categories"
+    assert frame["agent.num_particles"].sum() == (10 + 1000) * 12
+    assert isinstance(frame["agent.resampling"].dtype, pd.CategoricalDtype)
+    assert frame["cum_regret"].dtype == np.float64
+
+
+def test_metrics_are_the_decimals_read_and_statistics_do_not_take_a_settings_name(
+    tmp_path: Path,
+) -> None:
+    """252.4 is read back as 252.4 (float32 holds 252.39999389…); Exp3.S's statistic
+    ``gamma`` (the value it used) sits beside its setting ``agent.gamma`` as ``stat_gamma``,
+    and the summary names it as nslb plot's does."""
+    for gamma, final in ((0.1, 252.4), (0.2, 17.3)):
+        run_config = hand.config("x", "exp3s", gamma=gamma)
+        stats = {0: {"gamma": gamma}}
+        hand.write_run(tmp_path / f"x/{gamma}", run_config, {0: (final, 1.0)}, stats)
+    frame = load_results(tmp_path)
+    assert sorted(frame.loc[frame["t"] == 4, "cum_regret"]) == [17.3, 252.4]
+    assert list(frame.columns[-1:]) == ["stat_gamma"] and "agent.gamma" in frame
+    assert "gamma_mean" in summarise(frame, reference="none")
+
+
+def test_results_of_several_folders_load_as_one(results: Path) -> None:
+    both = load_results([results / "e/mts", str(results / "e/umts"), results / "e/umts/10"])
+    assert both.equals(load_results(results)), "labelled and grouped as one folder's"
+    with pytest.raises(FileNotFoundError, match="nope"):
+        load_results([results, results / "nope"])
+
+
+def test_the_palette_is_the_colours_of_nslbs_figures() -> None:
+    colours = palette(["mTS", "CD-UCB", "mine", "yours"])
+    assert colours["mTS"] == "#0072B2" and colours["CD-UCB"] == "#009E73"  # the paper's
+    assert len(set(colours.values())) == 4
 
 
 def test_load_results_selects_rounds_metrics_and_agents(results: Path) -> None:
