@@ -221,7 +221,8 @@ def dashes(linestyle: LineStyle) -> str | tuple[float, ...]:
 
 def curve_lines(axes: Axes, stats: pd.DataFrame, styles: Mapping[str, Style]) -> dict[str, Artist]:
     """Mean ± SE band per agent on ``axes`` (``seaborn.lineplot`` of the means); return the
-    legend entries of the agents drawn (label order).
+    legend entries of the agents drawn, in the order their lines end, highest first (the
+    legend reads as the curves' right ends do).
 
     ``stats`` has columns ``agent, t, mean, se, n`` (one group); agents without any value
     of the metric (e.g. ``p_true_state`` of an agent without a belief) are left out.
@@ -252,7 +253,8 @@ def curve_lines(axes: Axes, stats: pd.DataFrame, styles: Mapping[str, Style]) ->
         style = styles[agent]
         t, mean, se = (of_agent[column].to_numpy(float) for column in ("t", "mean", "se"))
         axes.fill_between(t, mean - se, mean + se, color=style.color, alpha=BAND_ALPHA, lw=0)
-    for agent in drawn:
+    last = data.dropna(subset="mean").sort_values("t").groupby("agent", sort=False)["mean"].last()
+    for agent in sorted(drawn, key=lambda agent: -last.get(agent, -np.inf)):  # top line first
         style = styles[agent]
         label = legend_label(agent, counts.get_group(agent))
         entries[label] = Line2D([], [], color=style.color, linestyle=cast(Any, style.linestyle))

@@ -1,18 +1,18 @@
 """One colour, line style and marker per agent label, the same in every figure of a report.
 
-The paper's agents shown under their plain names (``mTS``, ``CD-UCB``, …, even renamed)
-always get the style of :data:`FIXED`, in every report, so the figures ``make paper`` makes
-and any later ``nslb plot`` agree. An *ordered sweep*, the labels of one agent that differ
-in a numeric setting (``CD-UCB (tau=20)`` … ``CD-UCB (tau=800)``, see
-:func:`~nslb_cli.plot.labels.ordered_families`), gets one hue, light to dark in the order
-of the setting's values (a seaborn blend palette through the hue), and the agent's line
-style: its lines read as one family and each matches its legend entry by shade. The hue is
-the agent's :data:`FIXED` colour for the first family of a paper agent, else the next free
-colour. Every other label (an agent of your own, a label with settings outside a family)
-gets the next colour that no plain paper agent or family of the report uses, in natural
-order of the labels, and the next line style and marker: with up to :data:`N_COLORS` labels
-in a report every colour is distinct, and the (colour, line style) pairs stay distinct far
-beyond that.
+nslb's agents (the paper's and the field's) shown under their plain names (``mTS``, ``CD-
+UCB``, ``SW-UCB``, …, even renamed) always get the style of :data:`FIXED`, in every report,
+so the figures ``make paper`` makes and any later ``nslb plot`` agree. An *ordered sweep*,
+the labels of one agent that differ in a numeric setting (``CD-UCB (tau=20)`` … ``CD-UCB
+(tau=800)``, see :func:`~nslb_cli.plot.labels.ordered_families`), gets one hue, light to
+dark in the order of the setting's values (a seaborn blend palette through the hue), and the
+agent's line style: its lines read as one family and each matches its legend entry by shade.
+The hue is the agent's :data:`FIXED` colour for the first family of a paper agent, else the
+next free colour. Every other label (an agent of your own, a label with settings outside a
+family) gets the next colour that no plain paper agent or family of the report uses, in
+natural order of the labels, and the next line style and marker: with up to :data:`N_COLORS`
+(27) labels in a report every colour is distinct, each far from the others, and the (colour,
+line style) pairs stay distinct far beyond that.
 """
 
 from __future__ import annotations
@@ -36,7 +36,9 @@ class Style:
     marker: str
 
 
-# The paper's agents (keyed by agent name): model-based TS solid, baselines broken lines.
+# The paper's agents (keyed by agent name): model-based TS solid, baselines broken lines; then
+# the field's baselines. Every colour here and in EXTRA_COLORS is at least 18 CIELAB units
+# (Delta E 1976) from every other, so that up to 27 agents in one figure are told apart.
 FIXED = {
     "mts": Style("#0072B2", "-", "o"),
     "umts": Style("#D55E00", "-", "s"),
@@ -50,16 +52,23 @@ FIXED = {
     "sw_umucb": Style("#44AA99", (0, (5, 1)), "P"),
     "oracle": Style("#000000", (0, (1, 1)), "*"),
     "random": Style("#7F7F7F", (0, (3, 1, 1, 1)), "X"),
+    "sw_ucb": Style("#332288", "--", "<"),
+    "d_ucb": Style("#88CCEE", "-.", ">"),
+    "cusum_ucb": Style("#8C564B", ":", "h"),
+    "glr_klucb": Style("#DDCC77", (0, (5, 1)), "p"),
+    "d_ts": Style("#EE3377", "-.", "d"),
+    "sw_ts": Style("#800000", "--", "H"),
+    "bocd_ts": Style("#B2DF8A", (0, (3, 1, 1, 1)), "8"),
 }
 EXTRA_COLORS = (
-    "#56B4E9",
-    "#332288",
-    "#8C564B",
-    "#E377C2",
-    "#DDAA33",
-    "#9467BD",
-    "#8B0000",
-    "#17BECF",
+    "#FB9A99",
+    "#CAB2D6",
+    "#A6761D",
+    "#00A2FF",
+    "#FFBB78",
+    "#C49C94",
+    "#7570B3",
+    "#F0E442",
 )
 N_COLORS = len(FIXED) + len(EXTRA_COLORS)
 LINESTYLES: tuple[LineStyle, ...] = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)))
