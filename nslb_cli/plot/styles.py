@@ -1,18 +1,18 @@
 """One colour, line style and marker per agent label, the same in every figure of a report.
 
-nslb's agents (the paper's and the field's) shown under their plain names (``mTS``, ``CD-
-UCB``, ``SW-UCB``, …, even renamed) always get the style of :data:`FIXED`, in every report,
-so the figures ``make paper`` makes and any later ``nslb plot`` agree. An *ordered sweep*,
-the labels of one agent that differ in a numeric setting (``CD-UCB (tau=20)`` … ``CD-UCB
-(tau=800)``, see :func:`~nslb_cli.plot.labels.ordered_families`), gets one hue, light to
-dark in the order of the setting's values (a seaborn blend palette through the hue), and the
-agent's line style: its lines read as one family and each matches its legend entry by shade.
-The hue is the agent's :data:`FIXED` colour for the first family of a paper agent, else the
-next free colour. Every other label (an agent of your own, a label with settings outside a
-family) gets the next colour that no plain paper agent or family of the report uses, in
-natural order of the labels, and the next line style and marker: with up to :data:`N_COLORS`
-(27) labels in a report every colour is distinct, each far from the others, and the (colour,
-line style) pairs stay distinct far beyond that.
+nslb's agents (the paper's and the field's) shown under their plain names (``mTS``,
+``CD-UCB``, ``SW-UCB``, …, even renamed) always get the style of :data:`FIXED`, in every
+report, so the figures ``make paper`` makes and any later ``nslb plot`` agree. An *ordered
+sweep*, the labels of one agent that differ in a numeric setting (``CD-UCB (tau=20)`` …
+``CD-UCB (tau=800)``, see :func:`~nslb_cli.plot.labels.ordered_families`), gets one hue,
+light to dark in the order of the setting's values (a seaborn blend palette through the
+hue), and the agent's line style: its lines read as one family and each matches its legend
+entry by shade. The hue is the agent's :data:`FIXED` colour for the first family of a paper
+agent, else the next free colour. Every other label (an agent of your own, a label with
+settings outside a family) gets the next colour that no plain paper agent or family of the
+report uses, in natural order of the labels, and the next line style and marker: with up to
+:data:`N_COLORS` (27) labels in a report every colour is distinct, each far from the others,
+and the (colour, line style) pairs stay distinct far beyond that.
 """
 
 from __future__ import annotations
