@@ -30,7 +30,17 @@ from pathlib import Path
 
 import pandas as pd
 
-from nslb_cli.plot import aggregate, figures, layout, paper, render, study, tables, tidy
+from nslb_cli.plot import (
+    aggregate,
+    figures,
+    layout,
+    paper,
+    render,
+    reproduction,
+    study,
+    tables,
+    tidy,
+)
 from nslb_cli.plot import labels as lab
 from nslb_cli.plot.aggregate import METRICS, PAIRED_METRIC, SUMMARY_METRICS
 from nslb_cli.plot.selection import PlotError, select
@@ -452,7 +462,8 @@ def _paper(
     work: _Work,
 ) -> None:
     """The paper's figures (see :mod:`~nslb_cli.plot.paper`) whose results are present, with
-    their captions; ``uneven``: the groups whose agents ran different seed sets."""
+    their captions, and ``reproduction.md`` (:mod:`~nslb_cli.plot.reproduction`);
+    ``uneven``: the groups whose agents ran different seed sets."""
     seeds = final.groupby("run")["seed"].nunique().to_dict()
     groups = paper.preset_groups(runs, seeds, _warn)
     for spec in paper.FIGURES:
@@ -480,6 +491,10 @@ def _paper(
         arguments = {"figure_spec": spec, "panels": panels, "styles": styles}
         job = render.Job(paper.draw, stems.new(spec.stem), arguments)
         work.figure(job, paper.caption(spec, described, counts))
+    claims = reproduction.check(final, groups)  # whether each claim of section 5 held
+    text = reproduction.markdown(claims)
+    work.sections.append(text)
+    work.tables.append((claims, text, stems.new("reproduction"), []))
 
 
 MAX_STEM = 120
