@@ -12,6 +12,7 @@ from nslb_cli.common.paths import unwritable
 from nslb_cli.plot.aggregate import CI_METHODS, METRICS
 from nslb_cli.plot.figures import CONTEXTS
 from nslb_cli.plot.layout import MAX_PIXELS
+from nslb_cli.plot.paper import COLUMNS, MAX_WIDTH, MIN_WIDTH
 from nslb_cli.plot.report import (
     DEFAULT_DPI,
     DEFAULT_FORMATS,
@@ -111,6 +112,20 @@ def _drawing(p: argparse.ArgumentParser) -> None:
         "regret, fixed changes; figure3: reward, Markov changes, known model and priors, "
         "sharing their y axis; figure4: MovieLens) from the runs of the paper/… presets present",
     )
+    sized = p.add_mutually_exclusive_group()
+    sized.add_argument(
+        "--width",
+        type=float,
+        metavar="INCHES",
+        help="with --paper: draw the paper's figures this wide, as printed: fonts of 7-8 pt, "
+        "panels labelled (a), (b), one legend below them",
+    )
+    sized.add_argument(
+        "--column",
+        choices=tuple(COLUMNS),
+        help="with --paper: --width of a two-column template's column (single: "
+        f"{COLUMNS['single']} in) or whole text (double: {COLUMNS['double']} in)",
+    )
     p.add_argument(
         "--style",
         metavar="FILE",
@@ -168,6 +183,12 @@ def parse(argv: Sequence[str]) -> Options:
         renames.append((old.strip(), new.strip()))
     if args.dpi is not None and args.dpi <= 0:
         raise PlotError(f"--dpi: must be > 0, got {args.dpi}")
+    width = COLUMNS[args.column] if args.column else args.width
+    if width is not None and not (MIN_WIDTH <= width <= MAX_WIDTH and args.paper):
+        given = f"--column {args.column}" if args.column else f"--width {args.width:g}"
+        raise PlotError(
+            f"{given}: give it with --paper, between {MIN_WIDTH:g} and {MAX_WIDTH:g} inches"
+        )
     if args.style is not None and not args.style.strip():
         raise PlotError("--style: empty; give a matplotlib style file")
     if args.jobs is not None and args.jobs <= 0:
@@ -195,6 +216,7 @@ def parse(argv: Sequence[str]) -> Options:
         log_y=args.log_y,
         dpi=args.dpi,
         paper=args.paper,
+        width=width,
         cache=args.cache,
         jobs=args.jobs,
         style=args.style,

@@ -400,10 +400,10 @@ def sweep(
 
 
 def figure_legend(
-    figure: Figure, entries: Mapping[str, Any], order: Sequence[str] = ()
+    figure: Figure, entries: Mapping[str, Any], order: Sequence[str] = (), columns: int = 1
 ) -> Legend | None:
     """One legend of ``entries`` (label -> handle; labels in ``order`` first, in that
-    order), for :func:`~layout.arrange` to place."""
+    order) in ``columns`` columns, for :func:`~layout.arrange` to place."""
     first = [label for label in order if label in entries]
     ordered = {label: entries[label] for label in [*first, *entries]}
     if not ordered:
@@ -416,6 +416,7 @@ def figure_legend(
         frameon=False,
         title=LEGEND_TITLE,
         alignment="left",
+        ncols=columns,
     )
 
 

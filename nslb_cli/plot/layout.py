@@ -23,6 +23,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import cast
 
+import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.axis import Axis
 from matplotlib.backend_bases import RendererBase
@@ -35,6 +36,7 @@ PAD = 0.1  # inches between the canvas edge and anything on it
 GAP = 0.25  # inches between neighbours: panels, the legend, the title
 TICK_GAP = 2.0  # points of space kept between neighbouring tick labels
 SMALLEST_PANEL = (4.0, 2.5)  # inches: no plotting area is smaller (see new_figure)
+NARROWEST = 1.2  # inches: panels narrower side by side go one under another (arrange_to_width)
 SMALLEST_FIGURE = (SMALLEST_PANEL[0] + 2 * PAD, SMALLEST_PANEL[1] + 2 * PAD)
 """Inches no figure is smaller than: a plotting area and the padding around it."""
 MAX_PIXELS = 100_000_000
@@ -104,18 +106,7 @@ def arrange(
     dpi = figure.dpi
     for axes in panels:
         fit_labels(axes, renderer)
-    margins = []  # (left, bottom, right, top) decorations of each panel, inches
-    for axes in panels:
-        tight, box = axes.get_tightbbox(renderer), axes.get_window_extent(renderer)
-        assert tight is not None  # visible axes always have a box
-        margins.append(
-            (
-                (box.x0 - tight.x0) / dpi,
-                (box.y0 - tight.y0) / dpi,
-                (tight.x1 - box.x1) / dpi,
-                (tight.y1 - box.y1) / dpi,
-            )
-        )
+    margins = [_margins(axes, renderer, dpi) for axes in panels]  # inches around each
     lefts, x = [], PAD
     for left, _, right, _ in margins:
         lefts.append(x + left)
@@ -149,6 +140,81 @@ def arrange(
         title.set_position((PAD / total_width, (total_height - PAD) / total_height))
     for axes in panels:
         declutter(axes, renderer)
+
+
+def arrange_to_width(
+    figure: Figure, panels: Sequence[Axes], width: float, aspect: float, legend: Legend | None
+) -> None:
+    """Size ``figure`` ``width`` inches wide, as printed: ``panels`` side by side (one under
+    another when a panel side by side would be narrower than :data:`NARROWEST` inches), as
+    wide as their decorations leave room for and ``aspect`` times as high, and ``legend`` (a
+    figure legend, :func:`fits` the width) below them. Axis labels longer than their side
+    are broken into lines (:func:`fit_labels`), and the panels placed again.
+
+    Raises:
+        ValueError: the width leaves a panel less than an inch.
+    """
+    renderer = cast(FigureCanvasAgg, figure.canvas).get_renderer()
+    across = _place(figure, panels, width, aspect, legend)
+    for axes in panels:
+        fit_labels(axes, renderer)
+    _place(figure, panels, width, aspect, legend, across)
+    for axes in panels:
+        declutter(axes, renderer)
+
+
+def _place(
+    figure: Figure,
+    panels: Sequence[Axes],
+    width: float,
+    aspect: float,
+    legend: Legend | None,
+    across: int | None = None,
+) -> int:
+    """Set the size of ``figure`` and the places of ``panels`` and ``legend``
+    (:func:`arrange_to_width`), from what is drawn around the panels now, ``across`` panels
+    in a row (``None``: all, or one if they would be too narrow); return ``across``."""
+    renderer = cast(FigureCanvasAgg, figure.canvas).get_renderer()
+    left, bottom, right, top = np.max([_margins(a, renderer, figure.dpi) for a in panels], axis=0)
+    across = across or len(panels)
+    panel = (width - 2 * PAD - (across - 1) * GAP) / across - left - right
+    if panel < NARROWEST and across > 1:
+        across, panel = 1, width - 2 * PAD - left - right
+    if panel < 1.0:
+        raise ValueError(f"a width of {width:g} inches leaves {panel:.2f} inches a panel")
+    legend_height = _size(legend, renderer, figure.dpi)[1]
+    row = top + panel * aspect + bottom
+    rows = -(-len(panels) // across)
+    below = GAP + legend_height if legend is not None else 0.0
+    height = 2 * PAD + rows * row + (rows - 1) * GAP + below
+    figure.set_size_inches(width, height)
+    for i, axes in enumerate(panels):
+        r, c = divmod(i, across)
+        x = PAD + c * (left + panel + right + GAP) + left
+        y = height - PAD - r * (row + GAP) - top - panel * aspect
+        axes.set_position((x / width, y / height, panel / width, panel * aspect / height))
+    if legend is not None:
+        anchor = (PAD / width, (PAD + legend_height) / height)
+        legend.set_bbox_to_anchor(anchor, transform=figure.transFigure)
+    return across
+
+
+def fits(figure: Figure, legend: Legend, width: float) -> bool:
+    """Whether ``legend`` is at most ``width`` inches wide (less the canvas' padding)."""
+    renderer = cast(FigureCanvasAgg, figure.canvas).get_renderer()
+    return _size(legend, renderer, figure.dpi)[0] <= width - 2 * PAD
+
+
+def _margins(axes: Axes, renderer: RendererBase, dpi: float) -> tuple[float, ...]:
+    """The (left, bottom, right, top) inches of what is drawn around ``axes``' area."""
+    tight, box = axes.get_tightbbox(renderer), axes.get_window_extent(renderer)
+    assert tight is not None  # visible axes always have a box
+    return (
+        (box.x0 - tight.x0) / dpi,
+        (box.y0 - tight.y0) / dpi,
+        (tight.x1 - box.x1) / dpi,
+        (tight.y1 - box.y1) / dpi,
+    )
 
 
 def fit_labels(axes: Axes, renderer: RendererBase) -> None:

@@ -28,15 +28,33 @@ from typing import Any
 
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.legend import Legend
 
 from nslb_cli.plot import labels as lab
 from nslb_cli.plot.aggregate import METRICS
-from nslb_cli.plot.figures import ROUND_LABEL, curve_lines, figure_legend, themed
+from nslb_cli.plot.figures import (
+    ROUND_LABEL,
+    Theme,
+    current_theme,
+    curve_lines,
+    drawing_with,
+    figure_legend,
+    themed,
+)
 from nslb_cli.plot.identity import DATA, dataset
-from nslb_cli.plot.layout import arrange, new_figure
+from nslb_cli.plot.layout import arrange, arrange_to_width, fits, new_figure
 from nslb_cli.plot.styles import Style
 
 PANEL = (4.2, 3.0)  # inches: smaller than a report figure's, as in a two-column paper
+COLUMNS = {"single": 3.25, "double": 6.75}  # inches: a two-column template's column, text
+MIN_WIDTH, MAX_WIDTH = 2.0, 20.0  # inches a --width may ask for
+PAGE_FONTS: Theme = {  # points, at the printed size (--width): none below 7
+    "font.size": 8.0, "axes.labelsize": 8.0, "axes.titlesize": 8.0, "xtick.labelsize": 7.0,
+    "ytick.labelsize": 7.0, "legend.fontsize": 7.0, "legend.title_fontsize": 7.0,
+    "lines.linewidth": 1.0, "axes.linewidth": 0.6, "xtick.major.width": 0.6,
+    "ytick.major.width": 0.6, "xtick.major.size": 2.5, "ytick.major.size": 2.5,
+}  # fmt: skip
+ASPECT = 0.75  # a panel's height over its width at a --width
 PRESET = re.compile(r"(^|/)paper/(?P<preset>[\w-]+)$")  # paper/fixed, smoke/paper/fixed
 
 
@@ -112,18 +130,40 @@ def draw(
     figure_spec: PaperFigure,
     panels: list[pd.DataFrame],
     styles: Mapping[str, Style],
+    width: float | None = None,
 ) -> Figure:
     """One paper figure: each panel the per-round stats of its group, one legend, no title;
-    the panels share their y axis."""
-    figure, axes = new_figure(len(panels), PANEL)
-    entries: dict[str, Any] = {}
-    for i, (ax, stats) in enumerate(zip(axes, panels, strict=True)):
-        if i:
-            ax.sharey(axes[0])
-        entries |= curve_lines(ax, stats, styles)
-        ax.set(xlabel=ROUND_LABEL, ylabel="" if i else METRICS[figure_spec.metric].label)
-    arrange(figure, axes, PANEL, legend=figure_legend(figure, entries))
+    the panels share their y axis. At a ``width`` (inches) the figure is that wide, as
+    printed: fonts of :data:`PAGE_FONTS`, panels of :data:`ASPECT` labelled (a), (b) when
+    there are several, and one legend below them in as many columns as fit."""
+    page = dict(current_theme())
+    if width:
+        page.update(PAGE_FONTS)
+    with drawing_with(page):
+        figure, axes = new_figure(len(panels), PANEL)
+        entries: dict[str, Any] = {}
+        for i, (ax, stats) in enumerate(zip(axes, panels, strict=True)):
+            if i:
+                ax.sharey(axes[0])
+            entries |= curve_lines(ax, stats, styles)
+            ax.set(xlabel=ROUND_LABEL, ylabel="" if i else METRICS[figure_spec.metric].label)
+            if width and len(panels) > 1:
+                ax.set_title(f"({'abcdefgh'[i]})", loc="left", fontweight="bold")
+        if width:
+            arrange_to_width(figure, axes, width, ASPECT, _page_legend(figure, entries, width))
+        else:
+            arrange(figure, axes, PANEL, legend=figure_legend(figure, entries))
     return figure
+
+
+def _page_legend(figure: Figure, entries: dict[str, Any], width: float) -> Legend | None:
+    """The legend of ``entries`` in as many columns as fit ``width`` inches."""
+    for columns in range(len(entries), 1, -1):
+        legend = figure_legend(figure, entries, columns=columns)
+        if legend is None or fits(figure, legend, width):
+            return legend
+        legend.remove()
+    return figure_legend(figure, entries)
 
 
 def caption(

@@ -74,6 +74,7 @@ class Options:
     log_y: bool = False
     dpi: int | None = None  # None: the style's savefig.dpi, else DEFAULT_DPI
     paper: bool = False  # publication mode, with the paper's figures
+    width: float | None = None  # inches: the paper's figures as printed; None: nslb's layout
     cache: bool = True
     jobs: int | None = None  # drawing processes; None: as many as CPUs for large results
     style: str | None = None  # a matplotlib style file (or style name)
@@ -489,6 +490,7 @@ def _paper(
             described.append((what, group, "; ".join(filter(None, notes))))
             counts += [int(n) for n in in_group.groupby("agent", observed=True)["n"].max() if n > 0]
         arguments = {"figure_spec": spec, "panels": panels, "styles": styles}
+        arguments["width"] = options.width
         job = render.Job(paper.draw, stems.new(spec.stem), arguments)
         work.figure(job, paper.caption(spec, described, counts))
     claims = reproduction.check(final, groups)  # whether each claim of section 5 held

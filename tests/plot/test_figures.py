@@ -351,3 +351,51 @@ def test_a_file_that_is_no_style_is_one_line(tmp_path: Path, capsys) -> None:
     style = tmp_path / "ok.mplstyle"
     style.write_text("font.size: 9\n")
     assert read_style(style)["font.size"] == 9
+
+
+def _texts(figure: Figure) -> list:
+    """Every text drawn: legend, titles, axis labels, the tick labels shown."""
+    figure.canvas.draw()
+    texts = [t for legend in figure.legends for t in (legend.get_title(), *legend.get_texts())]
+    for axes in figure.axes:
+        texts += [axes.title, axes.xaxis.label, axes.yaxis.label]
+        texts += [t for t in axes.texts + axes.get_children() if hasattr(t, "get_fontsize")]
+        texts += [t for t in axes.get_xticklabels() + axes.get_yticklabels() if t.get_text()]
+    return [t for t in texts if t.get_text()]
+
+
+@pytest.mark.parametrize(("width", "stacked"), [(6.75, False), (3.25, True)])
+def test_a_paper_figure_at_a_page_width_is_that_wide_with_fonts_of_7pt(
+    width: float, stacked: bool
+) -> None:
+    """Figure 3 as printed: the figure's width is the page's, no text below 7 pt, panels
+    labelled (a) and (b) (one under the other when side by side they would be narrower than
+    1.2 in), one legend below them."""
+    agents = ["CD-UCB", "mTS", "umTS"]
+    styles = style_map(agents, {"CD-UCB": "cd_ucb", "mTS": "mts", "umTS": "umts"})
+    panels = [stats_of(agents), stats_of(agents)]
+    figure = paper.draw(paper.FIGURES[1], panels, styles, width=width)
+    assert figure.get_size_inches()[0] == pytest.approx(width)
+    texts = _texts(figure)
+    assert min(t.get_fontsize() for t in texts) >= 7 and len(texts) > 20
+    assert [axes.get_title(loc="left") for axes in figure.axes] == ["(a)", "(b)"]
+    renderer = figure.canvas.get_renderer()
+    (legend,) = figure.legends
+    lowest = min(axes.get_tightbbox(renderer).y0 for axes in figure.axes)
+    assert legend.get_window_extent(renderer).y1 < lowest, "the legend below the panels"
+    left, right = (axes.get_position() for axes in figure.axes)
+    assert (right.y1 < left.y0) == stacked and (left.x1 < right.x0) == (not stacked)
+    assert figure.bbox.contains(*legend.get_window_extent(renderer).p1)
+
+
+@pytest.mark.parametrize(
+    "arguments", [["--width", "1.5", "--paper"], ["--width", "5"], ["--column", "single"]]
+)
+def test_a_page_width_is_for_the_papers_figures_and_a_panel_to_fit(
+    arguments: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(["plot", str(tmp_path), *arguments])
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and err.count("\n") == 1
+    assert "give it with --paper, between 2 and 20 inches" in err
