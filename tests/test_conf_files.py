@@ -50,3 +50,23 @@ def test_config_file_lists_and_comments_every_parameter(group: str, name: str) -
         if key != "name":
             (line,) = [x for x in lines if x.startswith(f"{key}:")]
             assert "#" in line, f"{key} has no comment"
+
+
+UNTUNED = {"mts", "umts", "oracle", "random"}  # the paper's samplers need no tuning; references
+STUDIES = sorted(p.stem for p in (CONF / "hparams_search").glob("*.yaml"))
+
+
+def test_every_tunable_built_in_agent_has_a_study() -> None:
+    built_in = {name for name in AGENTS if AGENTS.package(name) == OWN}
+    assert set(STUDIES) == built_in - UNTUNED
+
+
+@pytest.mark.parametrize("agent", STUDIES)
+def test_each_study_tunes_its_agent_over_values_it_takes(agent: str) -> None:
+    """The check composes and validates each end of every parameter's search space."""
+    from nslb_cli.runner.compose import check_command_line
+
+    space = yaml.safe_load((CONF / f"hparams_search/{agent}.yaml").read_text())
+    assert all(key.startswith("agent.") for key in space["hydra"]["sweeper"]["params"])
+    plan = check_command_line([f"hparams_search={agent}"], multirun=True)
+    assert plan.study == agent
