@@ -103,11 +103,9 @@ def test_broken_plugins_are_reported_and_the_rest_still_works(tmp_path: Path) ->
     run = nslb_with(str(site), "run", "agent=random", *QUICK, "run.n_seeds=1", cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     warnings = [line for line in run.stderr.splitlines() if line.startswith("nslb: warning:")]
-    assert warnings == [
+    assert warnings == [  # found without importing; 'broken', not chosen, is not imported
         "nslb: warning: agent 'twin' (bad-plugin 1.0, other-plugin 2.0) is declared by more "
         "than one package: neither is used",
-        "nslb: warning: agent 'broken' (bad-plugin 1.0): cannot use no_such_module:Agent: "
-        "ModuleNotFoundError: No module named 'no_such_module'",
     ]
     assert (tmp_path / "outputs/default/synthetic/random/env.horizon=60/seed=0.csv").is_file()
     chosen = nslb_with(str(site), "run", "agent=broken", *QUICK, cwd=tmp_path)

@@ -17,19 +17,27 @@ be imported, or that names something other than a valid class, fails when it is 
 plugin's own ``BaseException`` subclasses, a ``Params`` whose default construction raises,
 and a class whose attribute access raises. Only a request to stop propagates
 (:func:`~nslb_cli.common.stopping.stopped_by`): the user's Ctrl-C, or SIGTERM, must still
-stop nslb. (A plugin that calls ``os._exit`` ends the process; nothing can catch that.)
+stop nslb. A plugin (an entry outside ``nslb_cli``) is first imported in a process of its
+own (:mod:`nslb_cli.common.apart`), so that one whose import blocks (for
+:data:`IMPORT_SECONDS`) or ends the process (``os._exit``) is refused the same way.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import os
 from collections.abc import Callable, Iterator, Mapping
 from functools import cached_property
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
+from nslb_cli.common.apart import Ended, run_apart
 from nslb_cli.common.stopping import stopped_by
 from nslb_cli.common.validators import ConfigError
+
+IMPORT_SECONDS = 60.0
+"""How long a plugin's import may take before it is refused as blocked."""
 
 
 class PluginError(RuntimeError):
@@ -145,18 +153,38 @@ class Registry(Mapping[str, Any]):
             raise PluginError(problem)
         point = self._usable[name]  # KeyError for a name nobody declared
         try:
-            loaded = point.load()
-            self._check(name, loaded)
-            if isinstance(loaded, type):
-                read_attributes(loaded)
+            if self.foreign(name):  # a blocking or exiting import ends a child, not nslb
+                run_apart(lambda: self._try(name, point), "its import", IMPORT_SECONDS)
+            loaded = self._load(name, point)
         except BaseException as err:  # a plugin may raise anything, SystemExit included
             if stopped_by(err) is not None:
                 raise  # Ctrl-C or SIGTERM stops nslb, whatever the plugin was doing
-            reason = str(err) if isinstance(err, InvalidEntry) else describe_error(err)
+            reason = str(err) if isinstance(err, InvalidEntry | Ended) else describe_error(err)
             self._failed[name] = f"{self.describe(name)}: cannot use {point.value}: {reason}"
             raise PluginError(self._failed[name]) from None
         self._loaded[name] = loaded
         return loaded
+
+    def _load(self, name: str, point: EntryPoint) -> Any:
+        """Import entry ``name`` and check it."""
+        loaded = point.load()
+        self._check(name, loaded)
+        if isinstance(loaded, type):
+            read_attributes(loaded)
+        return loaded
+
+    def _try(self, name: str, point: EntryPoint) -> None:
+        """In a child: :meth:`_load`, silenced; what it raises, the parent's own import
+        raises again, and reports."""
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 1)
+            os.dup2(null.fileno(), 2)
+        with contextlib.suppress(BaseException):
+            self._load(name, point)
+
+    def foreign(self, name: str) -> bool:
+        """Whether entry ``name`` is a plugin's (its code is outside ``nslb_cli``)."""
+        return not self._usable[name].value.startswith("nslb_cli.")
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._usable)

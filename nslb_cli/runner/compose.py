@@ -24,7 +24,7 @@ import hashlib
 import itertools
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from importlib import resources
 from pathlib import Path
@@ -49,6 +49,7 @@ from nslb_cli.agents import AGENTS
 from nslb_cli.common import validators as check
 from nslb_cli.common.paths import unwritable
 from nslb_cli.common.registry import PluginError, Registry, describe_error
+from nslb_cli.common.stopping import stopped_by
 from nslb_cli.common.validators import ConfigError
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner import memory, study
@@ -185,7 +186,9 @@ def _parameters(schema: type, node: Any, section: str) -> Any:
         raise err.within(section) from None
     except (ArithmeticError, ValueError, TypeError) as err:  # e.g. a 400-digit float
         raise ConfigError(section, f"a value cannot be used: {describe_error(err)}") from None
-    except Exception as err:  # a plugin's __post_init__ may raise anything for a value
+    except BaseException as err:  # a plugin's __post_init__ may raise anything for a value
+        if stopped_by(err) is not None:  # (SystemExit included): only a stop goes through
+            raise
         raise ConfigError(section, f"{node.get('name')} refuses these values: "
                           f"{describe_error(err)}") from None  # fmt: skip
 
@@ -223,15 +226,23 @@ def _option(registry: Registry, name: str) -> dict[str, Any]:
     return dict(container(schema))  # untyped: validate() checks, as for YAML options
 
 
-@functools.cache
-def register_options() -> tuple[str, ...]:
+def register_options(arguments: Sequence[str] = ()) -> tuple[str, ...]:
     """Store a Hydra config group option for every registered environment and agent that has
     no YAML file in ``conf/`` (plugins), register nslb's sweeper and launcher with Hydra; return the
     plugins' problems, one line each.
 
     Call it before Hydra composes (Hydra hands the ConfigStore to its launchers' workers).
-    It imports those plugins, so a broken one is reported here, once, and left out.
+    Only the plugins that ``arguments`` (or a shell's completion request) name are imported,
+    for their ``Params`` defaults: a run of nslb's own agents imports no plugin, and a
+    plugin that blocks or fails is reported only where it is chosen. The others' option is
+    their name alone (``validate`` fills in the defaults).
     """
+    words = re.split(r"[\s=,()\[\]{}'\"]+", " ".join([*arguments, os.environ.get("COMP_LINE", "")]))
+    return _register(frozenset(words))
+
+
+@functools.cache
+def _register(named: frozenset[str]) -> tuple[str, ...]:
     # Hydra finds plugins by listing the modules of the hydra_plugins package, which an
     # editable install (pip install -e) does not show: nslb names its own itself.
     Plugins.instance().register(NslbSweeper)
@@ -240,7 +251,8 @@ def register_options() -> tuple[str, ...]:
     for group, registry in (("env", ENVIRONMENTS), ("agent", AGENTS)):
         for name in registry.declared():
             if not _has_yaml(group, name):
-                store.store(group=group, name=name, node=_option(registry, name))
+                node = _option(registry, name) if name in named else {"name": name}
+                store.store(group=group, name=name, node=node)
     return tuple(ENVIRONMENTS.problems() + AGENTS.problems())
 
 
@@ -478,7 +490,7 @@ def _non_sweep(overrides: list[str]) -> list[str]:
 def load(overrides: list[str]) -> RunConfig:
     """The validated config of one job (no sweep) of ``overrides``; raise :class:`ConfigError`."""
     refuse_deletions(parse_overrides(overrides))
-    register_options()
+    register_options(overrides)
     with initialize_config_module(CONFIG_MODULE, version_base="1.3"):
         try:
             cfg = compose(CONFIG_NAME, overrides=overrides)
@@ -575,7 +587,7 @@ def check_command_line(overrides: list[str], multirun: bool) -> CommandLine:
     Raises :class:`ConfigError` naming the first bad point.
     """
     refuse_deletions(parse_overrides(overrides))
-    register_options()
+    register_options(overrides)
     with initialize_config_module(CONFIG_MODULE, version_base="1.3"):
         try:
             points, base = _sweep_points(overrides, multirun)
