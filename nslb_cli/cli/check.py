@@ -5,11 +5,16 @@ The overrides are composed and validated as for ``nslb run`` (same one-line erro
 synthetic runs), with any ``env.key=value`` applied to each; with ``env=NAME`` on that
 environment alone. ``run.*`` settings are ignored: the checks choose their seeds.
 
+The checks run in a process of their own (:mod:`nslb_cli.common.apart`): an agent that
+hangs one of them (for :data:`~nslb_cli.runner.conformance.STEP_SECONDS`) or ends the
+process (``os._exit``) is one line naming it and the check.
+
 Exit status: 0 when every check passes, 1 when one fails, 2 for bad input.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,10 +23,18 @@ from hydra.errors import HydraException
 
 from nslb_cli.agents import AGENTS
 from nslb_cli.cli.errors import fail, warn
+from nslb_cli.common.apart import Ended, run_apart
 from nslb_cli.common.validators import ConfigError
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner.compose import load, register_options
-from nslb_cli.runner.conformance import ALONE, DEFAULT_ENVS, SEEDS, Setting, run_checks
+from nslb_cli.runner.conformance import (
+    ALONE,
+    DEFAULT_ENVS,
+    SEEDS,
+    STEP_SECONDS,
+    Setting,
+    run_checks,
+)
 
 
 def _keys(overrides: Sequence[str]) -> list[str]:
@@ -47,7 +60,7 @@ def main(arguments: Sequence[str]) -> None:
     keys = _keys(arguments)
     if "agent" not in keys:
         fail("say which agent to check: nslb check agent=NAME")
-    for problem in register_options():
+    for problem in register_options(arguments):
         warn(problem)
     user = list(arguments)
     runs = [user] if "env" in keys else [_as_overrides(env) + user for env in DEFAULT_ENVS]
@@ -61,10 +74,16 @@ def main(arguments: Sequence[str]) -> None:
     print(f"nslb check: {AGENTS.describe(name)}, seeds {seeds} in one batch and {ALONE} alone, on")
     for setting in settings:
         print(f"  {setting.label}")
+    agent = AGENTS[name]
     try:
-        outcomes = run_checks(AGENTS[name], configs[0].agent, settings)
+        outcomes = run_apart(
+            lambda: run_checks(agent, configs[0].agent, settings), "the checks", STEP_SECONDS
+        )
     except ConfigError as err:  # a world built from data files that cannot be read
         fail(str(err))
+    except Ended as err:
+        print(f"nslb: {AGENTS.describe(name)}: {err}", file=sys.stderr)
+        raise SystemExit(1) from None
     for outcome in outcomes:
         print(outcome.line())
     failed = [o for o in outcomes if o.status == "FAIL"]

@@ -31,6 +31,10 @@ generators (NumPy's and Python's), and seed ``ALONE`` by itself. Then:
 
 Each check gives one :class:`Outcome`: passed, failed (with the first failure found and the
 setting it was found in), or skipped (when the agent raised, so there is nothing to check).
+The agent raising anything, ``SystemExit`` included, is a failure of ``runs``. Run apart
+(:mod:`nslb_cli.common.apart`, as ``nslb check`` runs them), the checks name their steps: the
+plays of each setting (``runs``), then each check; a step that takes longer than
+:data:`STEP_SECONDS` is ended, and reported as hanging.
 """
 
 from __future__ import annotations
@@ -48,13 +52,18 @@ from nslb_cli.agents.base import Agent, Belief
 from nslb_cli.bandit.rng import BatchRNG
 from nslb_cli.bandit.trace import Trace
 from nslb_cli.bandit.world import World
+from nslb_cli.common.apart import step
 from nslb_cli.common.registry import describe_error
+from nslb_cli.common.stopping import stopped_by
 from nslb_cli.runner import memory
 from nslb_cli.runner.simulate import build_agent, simulate
 
 SEEDS = (2, 7, 11, 30)
 ALONE = 7
 POSTERIOR_TOLERANCE = 1e-9
+STEP_SECONDS = 300.0
+"""How long one step of the checks may take (the plays of a setting compile nslb's kernels
+the first time: half a minute for umTS's)."""
 # A declaration may be a lower bound, but not absurdly low: a short batch may allocate this many
 # times the declared bytes (and the trace's), plus this much for Python's own objects (the
 # built-in agents allocate at most 2.1 times, and 0.4 MiB, on DEFAULT_ENVS).
@@ -273,7 +282,9 @@ def _play(
             recorder = _Recorder(build_agent(cls, params, world, BatchRNG(seeds_array)))
             trace = simulate(world, recorder, progress=False)
             peak = allocated()
-    except Exception as err:  # the agent's code may raise anything: that is the finding
+    except BaseException as err:  # the agent's code may raise anything: that is the finding
+        if stopped_by(err) is not None:
+            raise
         return _Play(world, recorder, None, describe_error(err))
     return _Play(world, recorder, trace, None, peak)
 
@@ -448,27 +459,31 @@ CHECKS = (
 )
 
 
+def _plays(cls: type[Agent], params: Any, s: Setting) -> _Runs:
+    """The plays of setting ``s`` (the step ``runs`` of :func:`run_checks`)."""
+    step(f"the check 'runs' on {s.label}")
+    return _Runs(
+        cls=cls,
+        params=params,
+        setting=s,
+        batch=_play(cls, params, s, SEEDS, key=0),
+        again=_play(cls, params, s, SEEDS, key=1, measure=True),
+        alone=_play(cls, params, s, (ALONE,), key=2),
+        fresh=s.env.build(s.params, np.asarray(SEEDS, dtype=np.int64)),
+    )
+
+
 def run_checks(cls: type[Agent], params: Any, settings: Sequence[Setting]) -> list[Outcome]:
     """Check agent class ``cls`` with parameters ``params`` on every setting: one
     :class:`Outcome` per check of :data:`CHECKS`, with the first failure found."""
-    runs = [
-        _Runs(
-            cls=cls,
-            params=params,
-            setting=s,
-            batch=_play(cls, params, s, SEEDS, key=0),
-            again=_play(cls, params, s, SEEDS, key=1, measure=True),
-            alone=_play(cls, params, s, (ALONE,), key=2),
-            fresh=s.env.build(s.params, np.asarray(SEEDS, dtype=np.int64)),
-        )
-        for s in settings
-    ]
+    runs = [_plays(cls, params, s) for s in settings]
     crashed = [r.setting.label for r in runs if _runs_without_error(r) is not None]
     outcomes = []
     for check in CHECKS:
         if crashed and check.needs_complete_runs:
             outcomes.append(Outcome(check.name, "skip", f"not checked: raised in {crashed[0]}"))
             continue
+        step(f"the check '{check.name}'")
         failures = [(r.setting.label, f) for r in runs if (f := check.test(r)) is not None]
         if failures:
             outcomes.append(Outcome(check.name, "FAIL", "{}: {}".format(*failures[0])))
