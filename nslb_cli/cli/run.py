@@ -23,6 +23,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from nslb_cli.cli.errors import fail, warn
+from nslb_cli.common.apart import Ended
 from nslb_cli.common.registry import describe_error
 from nslb_cli.common.stopping import stopped_by
 from nslb_cli.common.validators import ConfigError
@@ -44,14 +45,16 @@ from nslb_cli.store.folder import OutputConflict
 from nslb_cli.store.lock import FolderLock
 
 MULTIRUN_FLAGS = ("-m", "--multirun")
-USER_ERRORS = (ConfigError, OutputConflict, OSError, MemoryError)
+USER_ERRORS = (ConfigError, OutputConflict, OSError, MemoryError, Ended)
+LAUNCHER_LIBRARIES = ("joblib.", "submitit.", "ray.")
+"""Where the errors of Hydra's launchers come from (a worker lost: ``TerminatedWorkerError``)."""
 
 
 @hydra.main(version_base="1.3", config_path=f"pkg://{CONFIG_MODULE}", config_name=CONFIG_NAME)
 def hydra_job(cfg: DictConfig) -> float | None:
     """One job of ``nslb run``: simulate into Hydra's output folder; return the job's
     objective (what a sweeper such as Optuna's reads), ``None`` if the job failed."""
-    from nslb_cli.runner.job import run_job
+    from nslb_cli.runner.job import run_job_guarded
 
     end_with_owner()  # a worker process: gone with its command, even one killed
     hydra_cfg = HydraConfig.get()
@@ -63,7 +66,7 @@ def hydra_job(cfg: DictConfig) -> float | None:
     try:
         if sweep is not None:
             _check_job_folder(cfg, hydra_cfg, folder)
-        objective = run_job(validate(cfg), cfg, folder)
+        objective = run_job_guarded(validate(cfg), cfg, folder)
     except Exception as err:
         interruption = stopped_by(err)
         if interruption is not None:  # Ctrl-C inside compiled code arrives as a SystemError
@@ -120,7 +123,7 @@ def main(arguments: Sequence[str]) -> None:
         arguments = expand_home(study.expand_best(list(arguments)))
     except ConfigError as err:
         fail(str(err))
-    for problem in register_options():  # plugins' config group options, before Hydra composes
+    for problem in register_options(arguments):  # plugins' options, before Hydra composes
         warn(problem)
     flags = [a for a in arguments if a.startswith("-") and a not in MULTIRUN_FLAGS]
     plan: CommandLine | None = None
@@ -182,6 +185,15 @@ def _launch(plan: CommandLine | None) -> None:
     except ValueError:  # Optuna asked for the best trial of a study none of whose finished
         if plan is None or plan.study is None or study.finished_trials(plan.output):
             raise
+    except Exception as err:  # a launcher's own process killed: one that waits for a job's
+        if not type(err).__module__.startswith(LAUNCHER_LIBRARIES):
+            raise
+        print(
+            f"nslb: the launcher lost a process ({type(err).__name__}) and stopped the sweep; "
+            "finished results are kept: run the command again to finish it",
+            file=sys.stderr,
+        )
+        raise SystemExit(1) from None
     if plan is not None and plan.study is not None:
         best = study.write_best(plan.output, plan.study)
         if best is not None:

@@ -9,6 +9,7 @@ only once all are written (:mod:`nslb_cli.store.staging`).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import logging
 import time
@@ -22,11 +23,12 @@ from omegaconf import DictConfig
 from nslb_cli.agents import AGENTS
 from nslb_cli.bandit.trace import Trace
 from nslb_cli.bandit.world import World
+from nslb_cli.common.apart import run_apart
 from nslb_cli.common.stopping import check as check_stop
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner.compose import RunConfig, container
 from nslb_cli.runner.inputs import recorded
-from nslb_cli.runner.owner import check_owner
+from nslb_cli.runner.owner import check_owner, in_worker
 from nslb_cli.runner.parts import plan_parts, simulate_parts
 from nslb_cli.store import provenance, staging
 from nslb_cli.store.atomic import remove_stale_temporaries
@@ -123,6 +125,20 @@ def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> float:
                     seed_ranges(removed),
                 )
         return float(final_values(folder, config.seeds, config.run.objective).mean())
+
+
+def run_job_guarded(config: RunConfig, resolved: DictConfig, folder: Path) -> float:
+    """:func:`run_job`, in a process of its own (:mod:`nslb_cli.common.apart`) when a
+    plugin's code runs or when a launcher's worker runs it: a job that hangs its process
+    no more than it would, but one that ends it (``os._exit``, ``SystemExit``) or whose
+    process is killed (the out-of-memory killer, ``kill -9``) raises
+    :class:`~nslb_cli.common.apart.Ended` there, a failed job, and the worker, with the
+    launcher and the sweep's other jobs, goes on. nslb's own jobs run by the command
+    itself run in it: consecutive jobs share a world and compiled code."""
+    plugin = AGENTS.foreign(config.agent.name) or ENVIRONMENTS.foreign(config.env.name)
+    if not plugin and not in_worker():
+        return run_job(config, resolved, folder)
+    return run_apart(functools.partial(run_job, config, resolved, folder), "the job")
 
 
 def final_values(folder: Path, seeds: Iterable[int], column: str) -> np.ndarray:

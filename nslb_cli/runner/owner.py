@@ -49,6 +49,11 @@ def is_command() -> bool:
     return os.environ.get(OWNER, "").rpartition(":")[2] == str(os.getpid())
 
 
+def in_worker() -> bool:
+    """Whether this process is a worker of a command (a launcher's), not the command."""
+    return OWNER in os.environ and not is_command()
+
+
 WATCH_SECONDS = 1.0
 """How often a worker looks for its command (:func:`end_with_owner`)."""
 _watched: list[threading.Thread] = []
