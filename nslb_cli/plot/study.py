@@ -96,10 +96,21 @@ def find(root: Path) -> tuple[list[Study], list[Skipped]]:
         if (folder / STUDY_FOLDER).is_dir():
             study, bad = read(folder / STUDY_FOLDER)
             skipped += bad
-            if study.trials:
+            if study.trials and best(study) is None:  # nothing to draw: say what failed
+                tried = "; ".join(_tried(t) for t in study.trials[:3])
+                more = "; …" if len(study.trials) > 3 else ""
+                reason = f"none of its {len(study.trials)} trials finished ({tried}{more})"
+                skipped.append(Skipped(folder / STUDY_FOLDER, reason))
+            elif study.trials:
                 study.folder = folder.relative_to(root)
                 studies.append(study)
     return studies, skipped
+
+
+def _tried(trial: Trial) -> str:
+    """``trial 3: agent.tau=40``: a trial and the values it tried."""
+    values = ", ".join(f"{k}={lab.format_value(v)}" for k, v in trial.params.items())
+    return f"trial {trial.number}" + (f": {values}" if values else "")
 
 
 def read(folder: Path) -> tuple[Study, list[Skipped]]:

@@ -125,3 +125,16 @@ def test_best_and_table_follow_the_direction(tmp_path: Path) -> None:
     assert best is not None and best.number == 1
     assert list(study.table(one)["objective"]) == [0.8, 0.7, 0.5]
     assert np.isclose(study.table(one)["x"].iloc[0], 1)
+
+
+def test_a_study_none_of_whose_trials_finished_is_one_line_naming_them(tmp_path: Path) -> None:
+    """Nothing to draw: no empty figure, and the line says which values were tried."""
+    for number, tau in enumerate((3, 5, 7, 9)):
+        hand.write_trial(tmp_path / "search", number, {"agent.tau": tau}, None)
+    found, skipped = study.find(tmp_path)
+    assert found == []
+    (line,) = [str(item) for item in skipped]
+    assert line.endswith(
+        "none of its 4 trials finished (trial 0: agent.tau=3; trial 1: agent.tau=5; "
+        "trial 2: agent.tau=7; …)"
+    )
