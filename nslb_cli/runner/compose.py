@@ -287,7 +287,10 @@ def validate(cfg: DictConfig) -> RunConfig:
 
 def one_line(err: BaseException) -> str:
     """A Hydra/OmegaConf error message folded onto one line, without its debugging lines."""
-    lines = [line.strip() for line in str(err).split("Config search path")[0].splitlines()]
+    text = str(err)
+    if text.startswith("Error merging override") and err.__cause__ is not None:
+        text += f": {err.__cause__}"  # the reason (a value of the wrong type, say)
+    lines = [line.strip() for line in text.split("Config search path")[0].splitlines()]
     kept = [
         line
         for line in lines
