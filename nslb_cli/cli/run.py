@@ -121,6 +121,7 @@ def main(arguments: Sequence[str]) -> None:
     provenance.remember_command(["run", *arguments])
     try:
         arguments = expand_home(study.expand_best(list(arguments)))
+        study.refuse_grid(arguments)
     except ConfigError as err:
         fail(str(err))
     for problem in register_options(arguments):  # plugins' options, before Hydra composes
@@ -146,10 +147,13 @@ def main(arguments: Sequence[str]) -> None:
     # -m anywhere, as the check reads it: Hydra's parser takes overrides after its flags only
     multirun = [a for a in arguments if a in MULTIRUN_FLAGS][:1]
     rest = [a for a in arguments if a not in MULTIRUN_FLAGS]
+    if plan is not None and plan.study is not None and plan.study.note:
+        warn(plan.study.note)
+        rest.append(f"hydra.sweeper.n_trials={plan.study.trials}")
     sys.argv = [f"{Path(sys.argv[0]).name} run", *multirun, *rest]
     with contextlib.ExitStack() as stack:
         if plan is not None and plan.study is not None:
-            stack.enter_context(_one_study(plan.output, arguments))
+            stack.enter_context(_one_study(plan.output, plan.study, arguments))
         _launch(plan)
     if plan is not None and failures is not None and failures.collect():
         print(failures.summary(plan.jobs), file=sys.stderr)
@@ -157,24 +161,30 @@ def main(arguments: Sequence[str]) -> None:
 
 
 @contextlib.contextmanager
-def _one_study(folder: Path, arguments: Sequence[str]) -> Iterator[None]:
+def _one_study(folder: Path, plan: study.Plan, arguments: Sequence[str]) -> Iterator[None]:
     """Run a study in ``folder`` holding the folder's writing lock (another study there is
-    refused in one line; the same one waits), from the removal of the previous study's
-    record to the new ``best.yaml``."""
+    refused in one line; the same one waits), from its start to its record replacing the
+    previous one (:func:`~nslb_cli.runner.study.finish`), interrupted or not."""
     held = contextlib.ExitStack()
     try:
         held.enter_context(FolderLock(folder, f"study {' '.join(arguments)}", provenance.command()))
     except OutputConflict as err:
         fail(str(err))
     with held:
-        study.start(folder)
         for chatty in ("alembic", "optuna"):  # Optuna's storage set-up and study notices
             logging.getLogger(chatty).setLevel(logging.WARNING)
-        yield
+        try:
+            study.start(folder, plan)
+        except (ConfigError, OutputConflict) as err:
+            fail(str(err))
+        try:
+            yield
+        finally:
+            print(f"nslb: {study.finish(folder)}", file=sys.stderr)
 
 
 def _launch(plan: CommandLine | None) -> None:
-    """Hand over to Hydra; for a study, then write its ``best.yaml``."""
+    """Hand over to Hydra."""
     try:
         hydra_job()
     except ConfigError as err:  # a job of the sweep, checked by nslb's sweeper before any runs
@@ -183,7 +193,7 @@ def _launch(plan: CommandLine | None) -> None:
         where = err.filename or (plan.output.absolute() if plan else "the output folder")
         fail(f"cannot write {where}: {err.strerror or err}")
     except ValueError:  # Optuna asked for the best trial of a study none of whose finished
-        if plan is None or plan.study is None or study.finished_trials(plan.output):
+        if plan is None or plan.study is None or study.finished_trials(plan.output / study.NEXT):
             raise
     except Exception as err:  # a launcher's own process killed: one that waits for a job's
         if not type(err).__module__.startswith(LAUNCHER_LIBRARIES):
@@ -194,9 +204,3 @@ def _launch(plan: CommandLine | None) -> None:
             file=sys.stderr,
         )
         raise SystemExit(1) from None
-    if plan is not None and plan.study is not None:
-        best = study.write_best(plan.output, plan.study)
-        if best is not None:
-            print(f"nslb: the best trial's overrides are in {best}", file=sys.stderr)
-        else:
-            print("nslb: no trial of the study finished; nothing to choose from", file=sys.stderr)

@@ -316,8 +316,8 @@ class CommandLine:
     jobs: int
     output: Path
     multirun: bool
-    study: str | None = None
-    """The agent an Optuna study tunes (``hparams_search=…``), else ``None``."""
+    study: study.Plan | None = None
+    """An Optuna study (``hparams_search=…``), else ``None``."""
 
 
 def parse_overrides(overrides: list[str]) -> list[Override]:
@@ -375,6 +375,7 @@ def _sweep_points(overrides: list[str], multirun: bool) -> tuple[list[list[str]]
                 "hparams_search", "one study at a time: run each with hparams_search=NAME"
             )
     if study.is_study(base.hydra.sweeper):
+        study.plan(base, overrides)  # a study that cannot run is refused before its jobs
         return _study_points(parsed), base
     return basic_sweep(parsed), base
 
@@ -614,14 +615,8 @@ def check_command_line(overrides: list[str], multirun: bool) -> CommandLine:
         folder = str(base.hydra.sweep.dir if sweep else base.hydra.run.dir)
     _check_output(folder, key)
     if sweep and study.is_study(base.hydra.sweeper):
-        for setting in ("n_trials", "n_jobs"):
-            value = base.hydra.sweeper.get(setting)
-            if not isinstance(value, int) or value < 1:
-                raise ConfigError(
-                    f"hydra.sweeper.{setting}", f"must be an integer >= 1, got {value}"
-                )
-        trials = int(base.hydra.sweeper.n_trials)
-        return CommandLine(trials, Path(folder), sweep, str(base.agent.name))
+        planned = study.plan(base, overrides)
+        return CommandLine(planned.trials, Path(folder), sweep, planned)
     return CommandLine(len(points), Path(folder), sweep)
 
 

@@ -8,25 +8,49 @@ job's return value: the mean final ``run.objective`` over the job's seeds
     {"trial": 7, "overrides": ["agent.tau=124"], "params": {"agent.tau": 124},
      "objective": 92.8, "metric": "final cum_regret", "direction": "minimize"}
 
-which ``nslb plot`` draws. When the study ends, ``best.yaml`` beside them holds the
-overrides of the best trial, the tuning seeds left out; ``nslb run <folder>/best.yaml
-run.n_seeds=100`` reruns it on the evaluation seeds (:func:`expand_best`).
+which ``nslb plot`` draws; ``.nslb-study/study.yaml`` names the study's world (its
+environment, the agent's settings it does not tune, its objective) and tuned keys. Beside
+them, ``best.yaml`` holds the overrides of the best trial, the tuning seeds left out
+(``nslb run <folder>/best.yaml run.n_seeds=100`` reruns it on the evaluation seeds:
+:func:`expand_best`), and ``optimization_results.yaml`` the same trial in Optuna's form.
+
+A study is a writer like a run: it holds the folder's lock, records its trials in
+``.nslb-study-next/``, and only when it ends (finished, failed, interrupted) with finished
+trials do they replace the previous study's record: trials, ``best.yaml`` and the results
+file, written from the same best trial (:func:`finish`; the next study's start finishes what
+a kill cut short). A study of another world is refused in that folder, and so is one in a
+``hydra.sweeper.storage`` study of another world, whose trials Optuna's sampler learns from.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
+import os
+import shlex
 import shutil
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
+from filelock import FileLock
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import ChoiceSweep, IntervalSweep, Override, RangeSweep
+from omegaconf import DictConfig, OmegaConf
 
+from nslb_cli.common.stopping import held
 from nslb_cli.common.validators import ConfigError
 from nslb_cli.store.atomic import atomic_write_text
-from nslb_cli.store.folder import BEST_FILE, BEST_HEADER, STUDY_FILE
+from nslb_cli.store.folder import BEST_FILE, BEST_HEADER, STUDY_FILE, OutputConflict
+from nslb_cli.store.results import flatten
 
 FOLDER = ".nslb-study"
+NEXT = ".nslb-study-next"  # the trials of the study running, until it ends
+ABOUT = "study.yaml"  # in either: the study's agent, tuned keys and world
+WORLD = "nslb_world"  # the user attribute of a study in a storage: its world's key
 OPTUNA = "hydra_plugins.hydra_optuna_sweeper.optuna_sweeper.OptunaSweeper"
 DIRECTIONS = {"cum_regret": "minimize", "cum_reward": "maximize"}
 """What a job can return to a sweeper (``run.objective``), and whether lower is better."""
@@ -49,13 +73,162 @@ def is_study(sweeper: Any) -> bool:
     return str(sweeper.get("_target_", "")) == OPTUNA
 
 
-def start(sweep_dir: Path) -> None:
-    """Forget the record of an earlier study in ``sweep_dir``: its trials, its best trial and
-    Optuna's summary (a rerun replaces them; the trials' results stay, and a trial of the
-    same values reuses them)."""
-    shutil.rmtree(sweep_dir / FOLDER, ignore_errors=True)
-    for name in (BEST_FILE, STUDY_FILE):
-        (sweep_dir / name).unlink(missing_ok=True)
+@dataclass(frozen=True)
+class Plan:
+    """A study as the command line asks for it, checked (:func:`plan`)."""
+
+    agent: str
+    trials: int
+    """``hydra.sweeper.n_trials``, at most the number of points of a finite search space."""
+    note: str  # why ``trials`` is fewer than asked for, else ""
+    storage: str | None
+    name: str | None  # hydra.sweeper.study_name
+    tuned: list[str]
+    world: dict[str, Any]  # the trials' config but the tuned keys, flattened; run.objective
+
+    @property
+    def key(self) -> str:
+        """16 hex digits naming the world."""
+        text = json.dumps(self.world, sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def plan(base: DictConfig, overrides: list[str]) -> Plan:
+    """The study of the composed ``base`` config and the command line's ``overrides``;
+    :class:`ConfigError` in one line for one that cannot run as asked."""
+    sweeper, objective = base.hydra.sweeper, str(base.run.objective)
+    for setting in ("n_trials", "n_jobs"):
+        value = sweeper.get(setting)
+        if not isinstance(value, int) or value < 1:
+            raise ConfigError(f"hydra.sweeper.{setting}", f"must be an integer >= 1, got {value}")
+    given = getattr(sweeper.direction, "name", sweeper.direction)  # the plugin's enum, or text
+    if given != direction(objective):
+        raise ConfigError(
+            "hydra.sweeper.direction",
+            f"{given} does not follow run.objective={objective}, which a study must "
+            f"{direction(objective)}: give hydra.sweeper.direction={direction(objective)}, or "
+            "leave it out under hparams_search=… (which follows run.objective)",
+        )
+    if sweeper.storage is not None and not isinstance(sweeper.storage, str):
+        raise ConfigError("hydra.sweeper.storage", "must be a database URL: sqlite:///study.db")
+    space = _space(base, overrides)
+    size = math.prod(_points(o) for o in space.values())
+    trials = int(min(sweeper.n_trials, size))  # more would draw the same points again
+    note = (
+        f"hydra.sweeper.n_trials: the search space has only {trials} point(s); running "
+        f"{trials} trials, not {sweeper.n_trials}"
+    ) if trials < sweeper.n_trials else ""  # fmt: skip
+    sections = {s: OmegaConf.to_container(base[s], resolve=True) for s in ("env", "agent")}
+    world = {k: v for k, v in flatten(sections).items() if k not in space}
+    world["run.objective"] = objective
+    name = sweeper.study_name
+    return Plan(
+        str(base.agent.name), trials, note, sweeper.storage,
+        None if name is None else str(name), sorted(space), world,
+    )  # fmt: skip
+
+
+def refuse_grid(arguments: list[str]) -> None:
+    """Refuse Optuna's grid sampler (``hydra/sweeper/sampler=grid``, which a study's seeded
+    sampler cannot take): a grid is a sweep of nslb's, each point once."""
+    if any(a.lstrip("+").replace(" ", "") == "hydra/sweeper/sampler=grid" for a in arguments):
+        raise ConfigError(
+            "hydra/sweeper/sampler",
+            "a study samples its search space (tpe, random, cmaes); to run every point of a "
+            "grid once, sweep it: nslb run -m agent=cd_ucb 'agent.tau=range(10,2000,step=2)'",
+        )
+
+
+def _space(base: DictConfig, overrides: list[str]) -> dict[str, Override]:
+    """The search space: each tuned key's last sweep, from ``hydra.sweeper.params`` and the
+    command line; a tuned key the command line also fixes is refused."""
+    preset = [f"{k}={v}" for k, v in (base.hydra.sweeper.get("params") or {}).items()]
+    parsed = OverridesParser.create().parse_overrides(preset + overrides)
+    space = {o.key_or_group: o for o in parsed if o.is_sweep_override()}
+    for override in parsed:
+        key, line = override.key_or_group, override.input_line
+        if key in space and not override.is_sweep_override():
+            raise ConfigError(
+                key,
+                f"the study tunes {key} ({space[key].input_line}), but '{line}' fixes it, "
+                f"so every trial would be the same: drop '{line}', or tune it elsewhere",
+            )
+    return space
+
+
+def _points(override: Override) -> float:
+    """How many values the Optuna sweeper can draw for a sweep (``inf``: real numbers; its
+    ranges include their end: ``range(2, 10, step=2)`` is 2, 4, …, 10); one that runs
+    downwards is refused."""
+    value = override.value()
+    if isinstance(value, ChoiceSweep):
+        return len(value.list)
+    ends = (value.start, value.stop, value.step) if isinstance(value, RangeSweep) else (
+        (value.start, value.end, int(isinstance(value.start, int)))  # int(interval(…)): step 1
+        if isinstance(value, IntervalSweep) else (0, 0, 0))  # fmt: skip
+    low, high, step = (float(end or 0) for end in ends)
+    if high < low or step < 0 or (step == 0 and isinstance(value, RangeSweep)):
+        raise ConfigError(
+            override.key_or_group,
+            f"'{override.input_line}' runs from {ends[0]} down to {ends[1]}: give the low "
+            "end first (and a positive step)",
+        )
+    return math.floor((high - low) / step) + 1 if step else math.inf
+
+
+def start(folder: Path, study: Plan) -> None:
+    """Begin ``study`` in ``folder`` (holding its lock): end a study a kill cut short
+    (:func:`finish`), refuse a record or a storage of another world, and make the new
+    study's record."""
+    finish(folder)
+    recorded = _about(folder / FOLDER)
+    if recorded.get("key", study.key) != study.key:
+        old, new = recorded.get("world") or {}, study.world
+        changed = sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
+        raise OutputConflict(
+            f"{folder} holds the study of another world (differs in: {', '.join(changed)}); "
+            "send this one elsewhere (name=… or hydra.sweep.dir=…), or move that folder away"
+        )
+    if study.storage is not None:
+        _open_storage(study)
+    (folder / NEXT).mkdir(parents=True, exist_ok=True)
+    about = {"agent": study.agent, "tuned": study.tuned, "key": study.key, "world": study.world}
+    atomic_write_text(folder / NEXT / ABOUT, yaml.safe_dump(about, sort_keys=False))
+
+
+def _open_storage(study: Plan) -> None:
+    """Make the tables and the study in ``study.storage`` (one process at a time: two that
+    make them at once collide), and refuse a study there of another world."""
+    import optuna  # the [tune] extra
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)  # its notices of studies made, loaded
+    try:
+        with FileLock(str(Path(tempfile.gettempdir()) / "nslb-study-storage.lock"), mode=0o666):
+            storage = optuna.storages.RDBStorage(str(study.storage))
+            if study.name is None:
+                return  # Optuna names each run's study anew
+            kept = optuna.create_study(
+                storage=storage,
+                study_name=study.name,
+                direction=direction(study.world["run.objective"]),
+                load_if_exists=True,
+            )
+            if WORLD not in kept.user_attrs and not kept.trials:
+                kept.set_user_attr(WORLD, study.key)
+    except Exception as err:  # SQLAlchemy's errors, a missing driver, an unknown dialect
+        reason = " ".join(str(getattr(err, "orig", None) or err.__cause__ or err).split())
+        raise ConfigError(
+            "hydra.sweeper.storage",
+            f"cannot open {study.storage} ({reason.split(' [SQL:')[0]}); give a database "
+            "URL Optuna can write, such as sqlite:///study.db",
+        ) from None
+    if kept.user_attrs.get(WORLD) != study.key:
+        raise ConfigError(
+            "hydra.sweeper.storage",
+            f"study '{study.name}' in {study.storage} holds trials of another world (or of "
+            "one not recorded), which its sampler would learn from: give this study another "
+            "hydra.sweeper.study_name",
+        )
 
 
 def record_trial(
@@ -66,8 +239,10 @@ def record_trial(
     objective: str,
     value: float | None,
 ) -> None:
-    """Write trial ``number``'s record (module docstring); ``tuned`` are the keys the study
-    searches, ``value`` is ``None`` for a failed trial."""
+    """Write trial ``number``'s record (module docstring) into the running study's; ``tuned``
+    are the keys of the sweeper's ``params`` (those of the command line are in the study's
+    ``study.yaml``), ``value`` is ``None`` for a failed trial."""
+    tuned = tuned | set(_about(sweep_dir / NEXT).get("tuned", []))
     params = {}
     for item in overrides:
         key, _, text = item.partition("=")
@@ -81,16 +256,25 @@ def record_trial(
         "metric": f"final {objective}",
         "direction": direction(objective),
     }
-    folder = sweep_dir / FOLDER
+    folder = sweep_dir / NEXT
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write_text(folder / f"{number}.json", json.dumps(record) + "\n")
 
 
-def finished_trials(sweep_dir: Path) -> list[dict[str, Any]]:
-    """The records of the trials in ``sweep_dir`` that returned an objective (a record that
-    cannot be read is left out)."""
+def _about(records: Path) -> dict[str, Any]:
+    """A study record's ``study.yaml``; empty when there is none (or it cannot be read)."""
+    try:
+        about = yaml.safe_load((records / ABOUT).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return {}
+    return about if isinstance(about, dict) else {}
+
+
+def finished_trials(records: Path) -> list[dict[str, Any]]:
+    """The records in the folder ``records`` of the trials that returned an objective (a
+    record that cannot be read is left out)."""
     trials = []
-    for path in sorted((sweep_dir / FOLDER).glob("*.json")):
+    for path in sorted(records.glob("*.json")):
         try:
             trials.append(json.loads(path.read_text()))
         except (OSError, ValueError):
@@ -100,27 +284,60 @@ def finished_trials(sweep_dir: Path) -> list[dict[str, Any]]:
     ]
 
 
-def write_best(sweep_dir: Path, agent: str) -> Path | None:
-    """Write ``best.yaml`` from the trials recorded in ``sweep_dir``; ``None`` if no trial
-    finished."""
-    finished = finished_trials(sweep_dir)
-    if not finished:
-        return None
-    sign = -1.0 if finished[0]["direction"] == "maximize" else 1.0
-    best = min(finished, key=lambda t: (sign * t["objective"], t["trial"]))
+def finish(folder: Path) -> str:
+    """End the study running in ``folder``: with finished trials, its record (trials,
+    ``best.yaml``, ``optimization_results.yaml``) replaces the previous study's in one step
+    that a kill cannot leave half-done; else the previous record stays whole. Say which."""
+    fresh = folder / NEXT
+    trials = finished_trials(fresh)
+    if trials:
+        best = _best(trials)
+        atomic_write_text(fresh / BEST_FILE, _best_text(folder, best, len(trials), _about(fresh)))
+        atomic_write_text(fresh / STUDY_FILE, _results_text(best))
+        with held():  # Ctrl-C waits; a kill leaves the new record to the next study's start
+            _swap(folder)
+        return f"the best trial's overrides are in {folder / BEST_FILE}"
+    shutil.rmtree(fresh, ignore_errors=True)
+    kept = finished_trials(folder / FOLDER)
+    if not kept:
+        return "no trial of the study finished; nothing to choose from"
+    # Optuna's sweeper writes its own results file, from its storage's trials
+    atomic_write_text(folder / STUDY_FILE, _results_text(_best(kept)))
+    return f"no trial of the study finished; the previous study's {folder / BEST_FILE} stays"
+
+
+def _swap(folder: Path) -> None:
+    """Move the new record in: its two files, then its trials."""
+    fresh = folder / NEXT
+    for name in (BEST_FILE, STUDY_FILE):
+        os.replace(fresh / name, folder / name)
+    shutil.rmtree(folder / FOLDER, ignore_errors=True)
+    os.replace(fresh, folder / FOLDER)
+
+
+def _best(trials: list[dict[str, Any]]) -> dict[str, Any]:
+    sign = -1.0 if trials[0]["direction"] == "maximize" else 1.0
+    return min(trials, key=lambda t: (sign * t["objective"], t["trial"]))
+
+
+def _best_text(folder: Path, best: dict[str, Any], count: int, about: dict[str, Any]) -> str:
+    """``best.yaml``: the best trial's overrides, but those not replayed; its agent named."""
     kept = [o for o in best["overrides"] if not _not_replayed(o)]
-    if not any(o.split("=")[0].lstrip("+") == "agent" for o in kept):
-        kept.insert(0, f"agent={agent}")
-    text = (
-        BEST_HEADER
-        + f"# The best of {len(finished)} trials ({best['metric']} {best['objective']:.6g}, "
+    if about.get("agent") and not any(_key(o) == "agent" for o in kept):
+        kept.insert(0, f"agent={about['agent']}")
+    return (
+        BEST_HEADER + f"# The best of {count} trials ({best['metric']} {best['objective']:.6g}, "
         f"trial {best['trial']}).\n"
-        f"# Rerun it on the evaluation seeds: nslb run {sweep_dir / BEST_FILE} run.n_seeds=100\n"
+        f"# Rerun it on the evaluation seeds: nslb run {shlex.quote(str(folder / BEST_FILE))} "
+        "run.n_seeds=100\n"
         + yaml.safe_dump({"overrides": kept, "objective": best["objective"]}, sort_keys=False)
     )
-    path = sweep_dir / BEST_FILE
-    atomic_write_text(path, text)
-    return path
+
+
+def _results_text(best: dict[str, Any]) -> str:
+    """``optimization_results.yaml``, as Optuna's sweeper writes it, of the trial ``best``."""
+    results = {"name": "optuna", "best_params": best["params"], "best_value": best["objective"]}
+    return yaml.safe_dump(results, sort_keys=False)
 
 
 def _key(override: str) -> str:
@@ -132,11 +349,14 @@ def _not_replayed(override: str) -> bool:
 
 
 def expand_best(arguments: list[str]) -> list[str]:
-    """Replace each argument naming a ``best.yaml`` (any YAML file with an ``overrides``
-    list) by its overrides, but for those whose key a later argument sets (which wins)."""
+    """Replace each argument naming a ``best.yaml`` (a ``.yaml`` path, or any file: a YAML
+    file with an ``overrides`` list) by its overrides, but for those whose key a later
+    argument sets (which wins)."""
     expanded: list[str] = []
     for where, argument in enumerate(arguments):
-        if "=" in argument or not argument.endswith((".yaml", ".yml")):
+        path = Path(argument)
+        named = "=" not in argument and argument.endswith((".yaml", ".yml"))
+        if not (named or (path.is_file() and ("/" in argument or path.suffix))):
             expanded.append(argument)
             continue
         later = {_key(a) for a in arguments[where + 1 :] if "=" in a}
@@ -155,5 +375,8 @@ def _read_best(argument: str) -> list[str]:
         raise ConfigError(argument, f"cannot be read as YAML ({reason})") from None
     overrides = content.get("overrides") if isinstance(content, dict) else None
     if not isinstance(overrides, list) or not all(isinstance(o, str) for o in overrides):
-        raise ConfigError(argument, "has no 'overrides' list of key=value strings")
+        raise ConfigError(
+            argument,
+            "has no 'overrides' list of key=value strings; give a study's best.yaml",
+        )
     return overrides

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -20,7 +21,25 @@ CONF = Path(__file__).resolve().parents[2] / "conf"
 STUDY = ["hparams_search=cd_ucb", "env.horizon=120", "run.n_seeds=3", "hydra.sweeper.n_trials=4"]
 
 
+WORLD = {"env.sigma": 0.3, "agent.name": "cd_ucb", "run.objective": "cum_regret"}
+
+
+def _plan(**changes: Any) -> study.Plan:
+    """A study of cd_ucb's agent.tau in the world ``WORLD`` (but for ``changes``)."""
+    fields = {"agent": "cd_ucb", "trials": 4, "note": "", "storage": None, "name": None,
+              "tuned": ["agent.tau"], "world": WORLD}  # fmt: skip
+    return study.Plan(**{**fields, **changes})
+
+
+def _best(folder: Path) -> dict[str, Any]:
+    """The ``best.yaml`` the study in ``folder`` ends with."""
+    study.finish(folder)
+    return yaml.safe_load((folder / BEST_FILE).read_text())  # type: ignore[no-any-return]
+
+
 def _trial(folder: Path, number: int, objective: float | None, direction: str = "minimize") -> None:
+    if not (folder / study.NEXT).is_dir():
+        study.start(folder, _plan())
     study.record_trial(
         folder,
         number,
@@ -39,9 +58,9 @@ def _trial(folder: Path, number: int, objective: float | None, direction: str = 
 def test_the_best_trial_is_the_lowest_regret_and_failed_trials_never_win(tmp_path: Path) -> None:
     for number, value in enumerate([30.0, None, 12.5, 40.0]):
         _trial(tmp_path, number, value)
-    record = json.loads((tmp_path / ".nslb-study/2.json").read_text())
+    record = json.loads((tmp_path / study.NEXT / "2.json").read_text())
     assert record["params"] == {"agent.tau": 30} and record["direction"] == "minimize"
-    best = yaml.safe_load(study.write_best(tmp_path, "cd_ucb").read_text())  # type: ignore[union-attr]
+    best = _best(tmp_path)
     # the study's own keys and its tuning seeds are left out; the agent is named
     assert best["overrides"] == ["agent=cd_ucb", "agent.tau=30", "env.sigma=0.3"]
     assert best["objective"] == 12.5
@@ -50,13 +69,13 @@ def test_the_best_trial_is_the_lowest_regret_and_failed_trials_never_win(tmp_pat
 def test_a_reward_study_keeps_the_highest(tmp_path: Path) -> None:
     for number, value in enumerate([30.0, 12.5, 40.0]):
         _trial(tmp_path, number, value, direction="maximize")
-    best = yaml.safe_load(study.write_best(tmp_path, "cd_ucb").read_text())  # type: ignore[union-attr]
+    best = _best(tmp_path)
     assert best["objective"] == 40.0 and "agent.tau=30" in best["overrides"]
 
 
 def test_no_finished_trial_writes_no_best(tmp_path: Path) -> None:
     _trial(tmp_path, 0, None)
-    assert study.write_best(tmp_path, "cd_ucb") is None
+    assert study.finish(tmp_path) == "no trial of the study finished; nothing to choose from"
     assert not (tmp_path / BEST_FILE).exists()
 
 
@@ -152,8 +171,9 @@ def test_best_yaml_leaves_out_how_the_study_ran(tmp_path: Path) -> None:
     delete evaluation seeds on the next rerun (``run.overwrite``)."""
     overrides = ["agent.tau=30", "hparams_search=cd_ucb", "name=mytune", "run.overwrite=true",
                  "run.fail_fast=true", "hydra.sweeper.n_trials=5", "env.sigma=0.3"]  # fmt: skip
+    study.start(tmp_path, _plan())
     study.record_trial(tmp_path, 0, overrides, {"agent.tau"}, "cum_regret", 1.0)
-    best = yaml.safe_load(study.write_best(tmp_path, "cd_ucb").read_text())  # type: ignore[union-attr]
+    best = _best(tmp_path)
     assert best["overrides"] == ["agent=cd_ucb", "agent.tau=30", "env.sigma=0.3"]
 
 
@@ -192,10 +212,10 @@ def test_a_damaged_trial_record_is_left_out_of_the_choice(tmp_path: Path) -> Non
     """A record cut by a kill (or any damage) cannot win, nor stop the others from counting."""
     for number, value in enumerate([30.0, 12.5]):
         _trial(tmp_path, number, value)
-    (tmp_path / study.FOLDER / "2.json").write_text('{"trial": 2, "objective": 1')  # cut
-    (tmp_path / study.FOLDER / "3.json").write_text("[1, 2]\n")  # not a record
-    assert [t["trial"] for t in study.finished_trials(tmp_path)] == [0, 1]
-    best = yaml.safe_load(study.write_best(tmp_path, "cd_ucb").read_text())  # type: ignore[union-attr]
+    (tmp_path / study.NEXT / "2.json").write_text('{"trial": 2, "objective": 1')  # cut
+    (tmp_path / study.NEXT / "3.json").write_text("[1, 2]\n")  # not a record
+    assert [t["trial"] for t in study.finished_trials(tmp_path / study.NEXT)] == [0, 1]
+    best = _best(tmp_path)
     assert best["objective"] == 12.5
 
 
@@ -210,5 +230,98 @@ def test_a_study_kept_in_a_database_runs_and_its_trials_are_in_it(tmp_path: Path
     kept = optuna.load_study(study_name="cd_ucb", storage=url)
     assert len(kept.trials) == 4
     folder = next(p.parent.parent for p in tmp_path.rglob(f"{study.FOLDER}/0.json"))
-    recorded = {t["trial"]: t["objective"] for t in study.finished_trials(folder)}
+    recorded = {t["trial"]: t["objective"] for t in study.finished_trials(folder / study.FOLDER)}
     assert {t.number: t.value for t in kept.trials} == recorded
+
+
+def _checked(tmp_path: Path, *overrides: str) -> study.Plan:
+    """The study ``nslb run hparams_search=cd_ucb overrides…`` would run, checked."""
+    from nslb_cli.runner.compose import check_command_line
+
+    arguments = ["hparams_search=cd_ucb", f"hydra.sweep.dir={tmp_path}", *overrides]
+    planned = check_command_line(arguments, multirun=True).study
+    assert planned is not None
+    return planned
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["hydra.sweeper.direction=up"], "hydra.sweeper.direction: up does not follow "
+         "run.objective=cum_regret, which a study must minimize: give hydra.sweeper."
+         "direction=minimize"),
+        (["hydra.sweeper.direction=maximize"], "maximize does not follow run.objective=cum_regret"),
+        (["run.objective=cum_reward", "hydra.sweeper.direction=minimize"],
+         "minimize does not follow run.objective=cum_reward, which a study must maximize"),
+        (["agent.tau=40"], "agent.tau: the study tunes agent.tau (agent.tau=range(10, 2000, "
+         "step=2)), but 'agent.tau=40' fixes it, so every trial would be the same"),
+        (["agent.tau=interval(50,10)"], "agent.tau: 'agent.tau=interval(50,10)' runs from 50.0 "
+         "down to 10.0: give the low end first"),
+        (["agent.tau=range(50,10,step=2)"], "runs from 50 down to 10"),
+        (["agent.gamma=interval(0.5,0.1)"], "agent.gamma: 'agent.gamma=interval(0.5,0.1)' runs"),
+        (["hydra.sweeper.n_trials=abc"], "Error merging override hydra.sweeper.n_trials=abc: "
+         "Value 'abc' of type 'str' could not be converted to Integer"),
+        (["hydra.sweeper.storage=3"], "hydra.sweeper.storage: must be a database URL"),
+    ],
+)  # fmt: skip
+def test_a_study_its_direction_or_search_space_cannot_run_is_refused(
+    tmp_path: Path, overrides: list[str], message: str
+) -> None:
+    with pytest.raises(ConfigError) as refused:
+        _checked(tmp_path, *overrides)
+    assert message in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_the_optuna_sweeper_on_a_reward_must_maximise(tmp_path: Path) -> None:
+    """Hydra's Optuna sweeper minimises unless told: on run.objective=cum_reward it would
+    search for the lowest reward."""
+    from nslb_cli.runner.compose import check_command_line
+
+    arguments = ["hydra/sweeper=optuna", "agent=cd_ucb", "agent.tau=range(10,20)",
+                 "run.objective=cum_reward", f"hydra.sweep.dir={tmp_path}"]  # fmt: skip
+    with pytest.raises(ConfigError, match="minimize does not follow run.objective=cum_reward"):
+        check_command_line(arguments, multirun=True)
+
+
+def test_a_finite_search_space_caps_the_trials_at_its_size(tmp_path: Path) -> None:
+    planned = _checked(tmp_path, "agent.tau=choice(10,20)", "agent.gamma=int(interval(0,1))",
+                       "hydra.sweeper.n_trials=100000000000000000000")  # fmt: skip
+    assert planned.trials == 4 and "the search space has only 4 point(s)" in planned.note
+    assert _checked(tmp_path, "agent.tau=range(10,20,step=2)").trials == 6, "ends included"
+    assert _checked(tmp_path, "hydra.sweeper.n_trials=10000").trials == 996, "10, 12, …, 2000"
+    assert _checked(tmp_path, "agent.gamma=interval(0.0,0.5)").note == "", "real numbers"
+
+
+def test_a_study_of_a_finite_space_ends_with_its_size(tmp_path: Path) -> None:
+    """Optuna's sampler draws the same points again: 10^20 trials would never end."""
+    done = nslb("run", *STUDY, "env.horizon=40", "agent.tau=choice(10,20)",
+                "hydra.sweeper.n_trials=100000000000000000000", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "running 2 trials, not 100000000000000000000" in done.stderr
+    assert len(list((tmp_path / "outputs/tune/cd_ucb" / study.FOLDER).glob("*.json"))) == 2
+
+
+def test_a_grid_sampler_is_one_line_saying_how_to_sweep_a_grid(tmp_path: Path) -> None:
+    done = nslb("run", "hparams_search=cd_ucb", "hydra/sweeper/sampler=grid", cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "to run every point of a grid once, sweep it: nslb run -m" in done.stderr
+
+
+def test_a_best_file_is_found_behind_an_equals_sign_or_another_suffix(tmp_path: Path) -> None:
+    """``hydra.sweep.dir=out/sigma=0.5`` puts a '=' in the path the study prints; a copy
+    named best.txt is a best file too."""
+    for name in ("out/sigma=0.5/best.yaml", "kept/best.txt"):
+        path = tmp_path / name
+        path.parent.mkdir(parents=True)
+        path.write_text(yaml.safe_dump({"overrides": ["agent=cd_ucb", "agent.tau=30"]}))
+        assert study.expand_best([str(path), "run.n_seeds=100"]) == [
+            "agent=cd_ucb", "agent.tau=30", "run.n_seeds=100",
+        ]  # fmt: skip
+    assert study.expand_best(["hydra.run.dir=x.yaml"]) == ["hydra.run.dir=x.yaml"]
+
+
+def test_the_rerun_command_of_best_yaml_quotes_its_path(tmp_path: Path) -> None:
+    folder = tmp_path / "a b"
+    _trial(folder, 0, 1.0)
+    study.finish(folder)
+    assert f"nslb run '{folder}/best.yaml' run.n_seeds=100" in (folder / BEST_FILE).read_text()
