@@ -349,19 +349,28 @@ def _not_replayed(override: str) -> bool:
 
 
 def expand_best(arguments: list[str]) -> list[str]:
-    """Replace each argument naming a ``best.yaml`` (a ``.yaml`` path, or any file: a YAML
-    file with an ``overrides`` list) by its overrides, but for those whose key a later
-    argument sets (which wins)."""
+    """Replace each argument naming a ``best.yaml`` (:func:`_names_a_file`: a YAML file with
+    an ``overrides`` list) by its overrides, but for those whose key a later argument sets
+    (which wins)."""
     expanded: list[str] = []
     for where, argument in enumerate(arguments):
-        path = Path(argument)
-        named = "=" not in argument and argument.endswith((".yaml", ".yml"))
-        if not (named or (path.is_file() and ("/" in argument or path.suffix))):
+        if not _names_a_file(argument):
             expanded.append(argument)
             continue
         later = {_key(a) for a in arguments[where + 1 :] if "=" in a}
         expanded.extend(o for o in _read_best(argument) if _key(o) not in later)
     return expanded
+
+
+def _names_a_file(argument: str) -> bool:
+    """Whether a command-line argument names a best file: a ``.yaml`` path, or a file (a
+    path with a folder or a suffix: ``best.txt``; an ``=`` in it, as Hydra's folders have)."""
+    if "=" not in argument and argument.endswith((".yaml", ".yml")):
+        return True
+    try:
+        return ("/" in argument or bool(Path(argument).suffix)) and Path(argument).is_file()
+    except OSError:  # too long for a path: an override
+        return False
 
 
 def _read_best(argument: str) -> list[str]:
