@@ -21,7 +21,7 @@ from nslb_cli.common.validators import ConfigError
 from nslb_cli.runner import study
 from nslb_cli.store.folder import BEST_FILE, STUDY_FILE, OutputConflict
 from tests.helpers.cli import NSLB, nslb, said
-from tests.runner.test_study import WORLD, _plan, _trial
+from tests.runner.test_study import WORLD, plan_of, write_trial
 
 STUDY = ["hparams_search=cd_ucb", "env.horizon=50", "run.n_seeds=2", "run.progress=false"]
 TUNED = "outputs/tune/cd_ucb"
@@ -49,7 +49,7 @@ def _agree(folder: Path) -> dict[str, Any]:
 def finished(tmp_path: Path) -> Path:
     """A folder with the record of a finished study: trials 0 (12.5) and 1 (30)."""
     for number, value in enumerate([12.5, 30.0]):
-        _trial(tmp_path, number, value)
+        write_trial(tmp_path, number, value)
     study.finish(tmp_path)
     return tmp_path
 
@@ -58,17 +58,17 @@ def test_a_new_study_keeps_the_previous_record_until_it_has_finished_trials(
     finished: Path,
 ) -> None:
     before = _record(finished)
-    study.start(finished, _plan())  # the new study begins: nothing of the old one goes
+    study.start(finished, plan_of())  # the new study begins: nothing of the old one goes
     assert _record(finished) == before
-    _trial(finished, 0, None)  # its only trial fails
+    write_trial(finished, 0, None)  # its only trial fails
     assert study.finish(finished).endswith(f"the previous study's {finished / BEST_FILE} stays")
     assert _record(finished) == before
     _agree(finished)
 
 
 def test_a_new_study_with_finished_trials_replaces_the_whole_record(finished: Path) -> None:
-    study.start(finished, _plan())
-    _trial(finished, 0, 40.0)
+    study.start(finished, plan_of())
+    write_trial(finished, 0, 40.0)
     study.finish(finished)
     assert [t["objective"] for t in study.finished_trials(finished / study.FOLDER)] == [40.0]
     assert _agree(finished)["objective"] == 40.0
@@ -78,7 +78,7 @@ def test_a_new_study_with_finished_trials_replaces_the_whole_record(finished: Pa
 def test_the_results_file_is_rewritten_to_agree_with_best_yaml(finished: Path) -> None:
     """Optuna's sweeper writes its own results file at the end, from every trial in its
     storage (earlier runs included), even when this run finished none."""
-    study.start(finished, _plan())
+    study.start(finished, plan_of())
     (finished / STUDY_FILE).write_text("name: optuna\nbest_params: {agent.tau: 2}\nbest_value: 1\n")
     study.finish(finished)
     _agree(finished)
@@ -87,8 +87,8 @@ def test_the_results_file_is_rewritten_to_agree_with_best_yaml(finished: Path) -
 def test_a_swap_a_kill_cut_short_is_finished_by_the_next_study(
     finished: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    study.start(finished, _plan())
-    _trial(finished, 0, 3.0)
+    study.start(finished, plan_of())
+    write_trial(finished, 0, 3.0)
     real = study.shutil.rmtree
 
     def killed(path: Any, *args: Any, **kwargs: Any) -> None:
@@ -98,19 +98,19 @@ def test_a_swap_a_kill_cut_short_is_finished_by_the_next_study(
     with pytest.raises(KeyboardInterrupt):
         study.finish(finished)
     monkeypatch.setattr(study.shutil, "rmtree", real)
-    study.start(finished, _plan())
+    study.start(finished, plan_of())
     assert _agree(finished)["objective"] == 3.0
 
 
 def test_a_study_of_another_world_is_refused_and_the_first_kept(finished: Path) -> None:
     before = _record(finished)
     with pytest.raises(OutputConflict, match=r"another world \(differs in: env.sigma\)"):
-        study.start(finished, _plan(world={**WORLD, "env.sigma": 0.5}))
+        study.start(finished, plan_of(world={**WORLD, "env.sigma": 0.5}))
     assert _record(finished) == before and not (finished / study.NEXT).exists()
 
 
 def test_the_trials_record_the_values_of_keys_tuned_on_the_command_line(tmp_path: Path) -> None:
-    study.start(tmp_path, _plan(tuned=["agent.gamma", "agent.tau"]))
+    study.start(tmp_path, plan_of(tuned=["agent.gamma", "agent.tau"]))
     study.record_trial(tmp_path, 0, ["agent.tau=4", "agent.gamma=0.5", "env.horizon=50"],
                        {"agent.tau"}, "cum_regret", None)  # fmt: skip
     (record,) = (tmp_path / study.NEXT).glob("0.json")
@@ -176,7 +176,7 @@ def _bad_storages(tmp_path: Path) -> dict[str, str]:
 def test_a_bad_storage_is_one_line_naming_it(tmp_path: Path) -> None:
     for url, reason in _bad_storages(tmp_path).items():
         with pytest.raises(ConfigError) as refused:
-            study.start(tmp_path, _plan(storage=url, name="cd_ucb"))
+            study.start(tmp_path, plan_of(storage=url, name="cd_ucb"))
         message = str(refused.value)
         assert message.startswith(f"hydra.sweeper.storage: cannot open {url} ({reason}")
         assert "\n" not in message and not (tmp_path / study.NEXT).exists()

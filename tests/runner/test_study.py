@@ -24,7 +24,7 @@ STUDY = ["hparams_search=cd_ucb", "env.horizon=120", "run.n_seeds=3", "hydra.swe
 WORLD = {"env.sigma": 0.3, "agent.name": "cd_ucb", "run.objective": "cum_regret"}
 
 
-def _plan(**changes: Any) -> study.Plan:
+def plan_of(**changes: Any) -> study.Plan:
     """A study of cd_ucb's agent.tau in the world ``WORLD`` (but for ``changes``)."""
     fields = {"agent": "cd_ucb", "trials": 4, "note": "", "storage": None, "name": None,
               "tuned": ["agent.tau"], "world": WORLD}  # fmt: skip
@@ -37,9 +37,13 @@ def _best(folder: Path) -> dict[str, Any]:
     return yaml.safe_load((folder / BEST_FILE).read_text())  # type: ignore[no-any-return]
 
 
-def _trial(folder: Path, number: int, objective: float | None, direction: str = "minimize") -> None:
+def write_trial(
+    folder: Path, number: int, objective: float | None, direction: str = "minimize"
+) -> None:
+    """Record trial ``number`` (tau = 10 (number + 1)) of the study running in ``folder``,
+    starting one (:func:`plan_of`) if none runs."""
     if not (folder / study.NEXT).is_dir():
-        study.start(folder, _plan())
+        study.start(folder, plan_of())
     study.record_trial(
         folder,
         number,
@@ -57,7 +61,7 @@ def _trial(folder: Path, number: int, objective: float | None, direction: str = 
 
 def test_the_best_trial_is_the_lowest_regret_and_failed_trials_never_win(tmp_path: Path) -> None:
     for number, value in enumerate([30.0, None, 12.5, 40.0]):
-        _trial(tmp_path, number, value)
+        write_trial(tmp_path, number, value)
     record = json.loads((tmp_path / study.NEXT / "2.json").read_text())
     assert record["params"] == {"agent.tau": 30} and record["direction"] == "minimize"
     best = _best(tmp_path)
@@ -68,13 +72,13 @@ def test_the_best_trial_is_the_lowest_regret_and_failed_trials_never_win(tmp_pat
 
 def test_a_reward_study_keeps_the_highest(tmp_path: Path) -> None:
     for number, value in enumerate([30.0, 12.5, 40.0]):
-        _trial(tmp_path, number, value, direction="maximize")
+        write_trial(tmp_path, number, value, direction="maximize")
     best = _best(tmp_path)
     assert best["objective"] == 40.0 and "agent.tau=30" in best["overrides"]
 
 
 def test_no_finished_trial_writes_no_best(tmp_path: Path) -> None:
-    _trial(tmp_path, 0, None)
+    write_trial(tmp_path, 0, None)
     assert study.finish(tmp_path) == "no trial of the study finished; nothing to choose from"
     assert not (tmp_path / BEST_FILE).exists()
 
@@ -171,7 +175,7 @@ def test_best_yaml_leaves_out_how_the_study_ran(tmp_path: Path) -> None:
     delete evaluation seeds on the next rerun (``run.overwrite``)."""
     overrides = ["agent.tau=30", "hparams_search=cd_ucb", "name=mytune", "run.overwrite=true",
                  "run.fail_fast=true", "hydra.sweeper.n_trials=5", "env.sigma=0.3"]  # fmt: skip
-    study.start(tmp_path, _plan())
+    study.start(tmp_path, plan_of())
     study.record_trial(tmp_path, 0, overrides, {"agent.tau"}, "cum_regret", 1.0)
     best = _best(tmp_path)
     assert best["overrides"] == ["agent=cd_ucb", "agent.tau=30", "env.sigma=0.3"]
@@ -211,7 +215,7 @@ def test_a_single_run_with_the_optuna_sweeper_is_a_plain_run(tmp_path: Path) -> 
 def test_a_damaged_trial_record_is_left_out_of_the_choice(tmp_path: Path) -> None:
     """A record cut by a kill (or any damage) cannot win, nor stop the others from counting."""
     for number, value in enumerate([30.0, 12.5]):
-        _trial(tmp_path, number, value)
+        write_trial(tmp_path, number, value)
     (tmp_path / study.NEXT / "2.json").write_text('{"trial": 2, "objective": 1')  # cut
     (tmp_path / study.NEXT / "3.json").write_text("[1, 2]\n")  # not a record
     assert [t["trial"] for t in study.finished_trials(tmp_path / study.NEXT)] == [0, 1]
@@ -322,6 +326,6 @@ def test_a_best_file_is_found_behind_an_equals_sign_or_another_suffix(tmp_path: 
 
 def test_the_rerun_command_of_best_yaml_quotes_its_path(tmp_path: Path) -> None:
     folder = tmp_path / "a b"
-    _trial(folder, 0, 1.0)
+    write_trial(folder, 0, 1.0)
     study.finish(folder)
     assert f"nslb run '{folder}/best.yaml' run.n_seeds=100" in (folder / BEST_FILE).read_text()
