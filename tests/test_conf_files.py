@@ -69,4 +69,4 @@ def test_each_study_tunes_its_agent_over_values_it_takes(agent: str) -> None:
     space = yaml.safe_load((CONF / f"hparams_search/{agent}.yaml").read_text())
     assert all(key.startswith("agent.") for key in space["hydra"]["sweeper"]["params"])
     plan = check_command_line([f"hparams_search={agent}"], multirun=True)
-    assert plan.study == agent
+    assert plan.study is not None and plan.study.agent == agent
