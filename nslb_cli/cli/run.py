@@ -171,8 +171,11 @@ def _one_study(folder: Path, plan: study.Plan, arguments: Sequence[str]) -> Iter
     except OutputConflict as err:
         fail(str(err))
     with held:
-        for chatty in ("alembic", "optuna"):  # Optuna's storage set-up and study notices
-            logging.getLogger(chatty).setLevel(logging.WARNING)
+        import optuna
+
+        logging.getLogger("alembic").setLevel(logging.WARNING)  # the storage's set-up
+        optuna.logging.disable_default_handler()  # its colour codes, even into a file or pipe
+        optuna.logging.enable_propagation()  # its lines in the command's own log format
         try:
             study.start(folder, plan)
         except (ConfigError, OutputConflict) as err:

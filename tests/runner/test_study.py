@@ -114,6 +114,8 @@ def test_a_study_records_each_trial_s_mean_final_regret_and_reruns_its_best(
 ) -> None:
     done = nslb("run", *STUDY, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
+    assert "\x1b[" not in done.stdout + done.stderr, "no colour codes in a piped log"
+    assert "A new study created" in done.stdout + done.stderr, "Optuna's lines, in nslb's log"
     sweep = tmp_path / "outputs/tune/cd_ucb"
     space = yaml.safe_load((CONF / "hparams_search/cd_ucb.yaml").read_text())
     low, high = map(int, re.findall(r"\d+", space["hydra"]["sweeper"]["params"]["agent.tau"])[:2])
