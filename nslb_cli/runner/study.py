@@ -55,7 +55,7 @@ OPTUNA = "hydra_plugins.hydra_optuna_sweeper.optuna_sweeper.OptunaSweeper"
 DIRECTIONS = {"cum_regret": "minimize", "cum_reward": "maximize"}
 """What a job can return to a sweeper (``run.objective``), and whether lower is better."""
 NOT_REPLAYED = (
-    "hparams_search", "name", "run.seed", "run.n_seeds", "run.overwrite", "run.fail_fast",
+    "hparams_search", "study", "name", "run.seed", "run.n_seeds", "run.overwrite", "run.fail_fast",
     "run.progress", "run.batch_size", "run.threads",
 )  # fmt: skip
 """Keys of a trial's overrides that ``best.yaml`` leaves out (with every ``hydra.`` key):

@@ -331,3 +331,22 @@ def test_the_rerun_command_of_best_yaml_quotes_its_path(tmp_path: Path) -> None:
     write_trial(folder, 0, 1.0)
     study.finish(folder)
     assert f"nslb run '{folder}/best.yaml' run.n_seeds=100" in (folder / BEST_FILE).read_text()
+
+
+def test_a_study_of_ones_own_space_composes_and_its_best_evaluates_without_tuning(
+    tmp_path: Path,
+) -> None:
+    """``study=tpe`` with a search space on the command line: no ``+`` needed, the study in
+    ``outputs/tune/<agent>``, and its ``best.yaml`` holds nothing that would start another
+    study (it kept ``study=tpe``: a rerun tuned again, on seeds 1000-1099)."""
+    command = ["study=tpe", "agent=sw_ts", "agent.tau=range(10,100)", "env.horizon=30",
+               "run.n_seeds=2", "hydra.sweeper.n_trials=2"]  # fmt: skip
+    done = nslb("run", *command, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    best = tmp_path / "outputs/tune/sw_ts" / BEST_FILE
+    overrides = yaml.safe_load(best.read_text())["overrides"]
+    assert not any(o.split("=")[0].lstrip("+") == "study" for o in overrides)
+    rerun = nslb("run", str(best), "run.n_seeds=2", cwd=tmp_path)
+    assert rerun.returncode == 0, rerun.stderr
+    assert len(list((tmp_path / "outputs/default").rglob("seed=*.csv"))) == 2
+    assert [p.parent.name for p in tmp_path.rglob(BEST_FILE)] == ["sw_ts"], "no second study"
