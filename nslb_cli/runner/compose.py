@@ -47,6 +47,7 @@ from hydra_plugins.nslb_sweep.launcher import NslbLauncher
 from hydra_plugins.nslb_sweep.sweeper import NslbSweeper, NslbSweeperConf
 from nslb_cli.agents import AGENTS
 from nslb_cli.common import validators as check
+from nslb_cli.common.apart import Ended, run_apart
 from nslb_cli.common.paths import unwritable
 from nslb_cli.common.registry import PluginError, Registry, describe_error
 from nslb_cli.common.stopping import stopped_by
@@ -119,6 +120,7 @@ CONFIG_MODULE = "nslb_cli.conf"
 CONFIG_NAME = "config"
 SECTIONS = ("name", "env", "agent", "run")
 MAX_SEED = 2**63 - 1
+PLUGIN_SECONDS = 60.0  # a plugin's Params and memory declaration: the most a check may take
 
 
 @dataclass
@@ -562,21 +564,41 @@ def check_job(
     composed: Callable[[list[str]], DictConfig], point: list[str], points: list[list[str]]
 ) -> None:
     """Validate the config ``composed(point)`` of one job (``point`` of ``points``) and check
-    that a batch of its seeds fits in memory; raise :class:`ConfigError` naming the job."""
+    that a batch of its seeds fits in memory; raise :class:`ConfigError` naming the job.
+
+    A plugin's code runs here (its ``Params``, its memory declaration), and may end the
+    process: a job of a plugin is checked in a child process first (:func:`run_apart`)."""
     try:
-        config = validate(composed(point))
+        config = composed(point)
+        if _of_plugin(config):
+            run_apart(lambda: _check_values(config), "the check of its values", PLUGIN_SECONDS)
+        _check_values(config)
     except ConfigError as err:
         raise _at_point(err, point, points) from None
+    except Ended as err:
+        raise _at_point(ConfigError("agent", str(err)), point, points) from None
     except (HydraException, OmegaConfBaseException, ValueError) as err:
         refused = _unknown_key(point, err, composed) or _group_path(point, err)
         refused = refused or ConfigError("overrides", one_line(err))
         raise _at_point(refused, point, points) from None
+
+
+def _check_values(composed: DictConfig) -> None:
+    """:func:`validate` a job's config and check that a batch of its seeds fits in memory."""
+    config = validate(composed)
     batch = min(config.run.batch_size, config.run.n_seeds)
     reason = memory.too_many_seeds(config.run.n_seeds) or memory.too_large(
         config.env, config.agent, batch
     )
     if reason:
-        raise _at_point(ConfigError("memory", reason), point, points)
+        raise ConfigError("memory", reason)
+
+
+def _of_plugin(config: DictConfig) -> bool:
+    """Whether the environment or agent of ``config`` comes from a plugin (not nslb)."""
+    sections = [(ENVIRONMENTS, config.get("env")), (AGENTS, config.get("agent"))]
+    names = [(r, n.get("name")) for r, n in sections if isinstance(n, DictConfig)]
+    return any(name in r and r.foreign(str(name)) for r, name in names)
 
 
 def _composed(overrides: list[str]) -> DictConfig:

@@ -387,6 +387,24 @@ def test_a_plugin_that_ends_its_process_fails_its_job_and_nothing_else(
         ]
 
 
+def test_params_that_end_the_process_for_a_value_are_one_line(tmp_path: Path) -> None:
+    """``os._exit`` in a plugin's Params (or its memory declaration), which the check of
+    every job runs, ends a child process that checks it first, not nslb."""
+    source = AGENT_BASE + (
+        "\n\n@dataclass\nclass P:\n    name: str = 'grim'\n    x: int = 0\n\n"
+        "    def __post_init__(self):\n        if self.x == 2:\n"
+        "            import os; os._exit(3)\n"
+        "\n\nclass Agent(Base):\n    Params = P\n"
+    )
+    path = install(tmp_path / "site", "grim", source)
+    for command in (["run", *QUICK, "agent.x=2"], ["run", "-m", *QUICK, "agent.x=1,2"]):
+        refused = nslb_with(path, *command, "agent=grim", cwd=tmp_path)
+        assert refused.returncode == 2, refused.stderr
+        (line,) = refused.stderr.splitlines()
+        assert line.startswith("nslb: error: agent: ") and "ended" in line, line
+    assert not (tmp_path / "outputs").exists(), "refused before any job ran"
+
+
 def test_params_that_raise_system_exit_for_a_value_are_one_line(tmp_path: Path) -> None:
     source = AGENT_BASE + (
         "\n\n@dataclass\nclass P:\n    name: str = 'picky'\n    x: int = 0\n\n"
