@@ -37,6 +37,8 @@ import numpy as np
 import pandas as pd
 import seaborn as sns  # type: ignore[import-untyped]
 from matplotlib.artist import Artist
+from matplotlib.cm import ScalarMappable
+from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
@@ -264,7 +266,8 @@ def history(study: Study, *, title: str = "") -> Figure:
 
 @themed
 def parameter(study: Study, key: str, *, title: str = "") -> Figure:
-    """The objective against one tuned parameter, points shaded by trial number."""
+    """The objective against one tuned parameter, points shaded by trial number (a colour bar
+    beside the plot reads the shade as the trial)."""
     figure, (axes,) = new_figure(1, PANEL)
     frame = pd.DataFrame(
         {
@@ -297,11 +300,8 @@ def parameter(study: Study, key: str, *, title: str = "") -> Figure:
         )  # fmt: skip
         axes.set_xticks(range(len(categories)), categories)
         axes.grid(False, axis="x")
+    _trial_bar(figure, axes, palette, int(low), int(high))
     entries: dict[str, Artist] = {}
-    for trial in sorted({int(low), int(round((low + high) / 2)), int(high)}):
-        share = 0.0 if high == low else (trial - low) / (high - low)
-        color = palette(share)
-        entries[f"trial {trial}"] = Line2D([], [], color=color, marker="o", ls="", markersize=4)
     top = best(study)
     if top is not None and not lab.missing(top.params.get(key)):
         value = top.params[key]
@@ -315,6 +315,15 @@ def parameter(study: Study, key: str, *, title: str = "") -> Figure:
         axes.set_title(heading(f"{title}: objective against {key}", ""))
     arrange(figure, [axes], PANEL, legend=_legend(figure, entries))
     return figure
+
+
+def _trial_bar(figure: Figure, axes: Any, palette: Any, low: int, high: int) -> None:
+    """A colour bar beside ``axes`` that reads each point's shade as its trial number (every
+    trial from ``low`` to ``high``; whole numbers only)."""
+    bar = axes.inset_axes((1.03, 0.0, 0.025, 1.0))
+    shades = ScalarMappable(norm=Normalize(low - 0.5, high + 0.5), cmap=palette)
+    figure.colorbar(shades, cax=bar, label="trial")
+    bar.yaxis.set_major_locator(MaxNLocator(integer=True))
 
 
 def _mark_best(axes: Any, study: Study, x: str) -> dict[str, Artist]:

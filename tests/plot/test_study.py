@@ -83,7 +83,10 @@ def test_study_figures_show_the_search(searched: Path, tmp_path: Path, capsys, m
     words = [t.get_text() for t in found["study-param-agent.resampling"].axes[0].get_xticklabels()]
     assert words == ["multinomial", "stratified", "systematic"]
     legend = [t.get_text() for t in found["study-param-agent.tau"].legends[0].get_texts()]
-    assert legend[-1] == "best: trial 3"
+    assert legend == ["best: trial 3"], "the trials' shades are read on a colour bar"
+    (bar,) = found["study-param-agent.tau"].axes[0].child_axes
+    assert bar.get_ylabel() == "trial"
+    assert [int(t) for t in bar.get_yticks() if -0.5 <= t <= 4.5] == [0, 1, 2, 3, 4], "each"
 
 
 def test_a_study_alone_is_plotted_and_bad_trials_are_one_line_each(tmp_path: Path, capsys):
