@@ -119,8 +119,9 @@ def main(arguments: Sequence[str]) -> None:
     """``nslb run``: check every job of the command line, then hand over to Hydra."""
     os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra's own errors reach us, not its report
     provenance.remember_command(["run", *arguments])
+    given = list(arguments)
     try:
-        arguments = expand_home(study.expand_best(list(arguments)))
+        arguments = expand_home(study.expand_best(given))
         study.refuse_grid(arguments)
     except ConfigError as err:
         fail(str(err))
@@ -132,6 +133,8 @@ def main(arguments: Sequence[str]) -> None:
         overrides = [a for a in arguments if a not in MULTIRUN_FLAGS]
         try:
             plan = check_command_line(overrides, multirun=len(overrides) < len(arguments))
+            if plan.study is None:  # an evaluation of a best.yaml keeps off its tuning seeds
+                study.refuse_tuning_seeds(given, *plan.seeds)
         except ConfigError as err:
             fail(str(err))
     start_sweep()

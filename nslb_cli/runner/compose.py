@@ -320,6 +320,8 @@ class CommandLine:
     multirun: bool
     study: study.Plan | None = None
     """An Optuna study (``hparams_search=…``), else ``None``."""
+    seeds: tuple[int, int] = (0, -1)
+    """The first and last seed of the command line's config (``run.seed``, ``run.n_seeds``)."""
 
 
 def parse_overrides(overrides: list[str]) -> list[Override]:
@@ -639,7 +641,8 @@ def check_command_line(overrides: list[str], multirun: bool) -> CommandLine:
     if sweep and study.is_study(base.hydra.sweeper):
         planned = study.plan(base, overrides)
         return CommandLine(planned.trials, Path(folder), sweep, planned)
-    return CommandLine(len(points), Path(folder), sweep)
+    seeds = (int(base.run.seed), int(base.run.seed) + int(base.run.n_seeds) - 1)
+    return CommandLine(len(points), Path(folder), sweep, seeds=seeds)
 
 
 def _check_output(folder: str, key: str) -> None:

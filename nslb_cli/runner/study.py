@@ -85,6 +85,7 @@ class Plan:
     name: str | None  # hydra.sweeper.study_name
     tuned: list[str]
     world: dict[str, Any]  # the trials' config but the tuned keys, flattened; run.objective
+    seeds: tuple[int, int] = (0, -1)  # the first and last tuning seed (run.seed, run.n_seeds)
 
     @property
     def key(self) -> str:
@@ -122,9 +123,11 @@ def plan(base: DictConfig, overrides: list[str]) -> Plan:
     world = {k: v for k, v in flatten(sections).items() if k not in space}
     world["run.objective"] = objective
     name = sweeper.study_name
+    first = int(base.run.seed)
     return Plan(
         str(base.agent.name), trials, note, sweeper.storage,
         None if name is None else str(name), sorted(space), world,
+        (first, first + int(base.run.n_seeds) - 1),
     )  # fmt: skip
 
 
@@ -192,7 +195,8 @@ def start(folder: Path, study: Plan) -> None:
     if study.storage is not None:
         _open_storage(study)
     (folder / NEXT).mkdir(parents=True, exist_ok=True)
-    about = {"agent": study.agent, "tuned": study.tuned, "key": study.key, "world": study.world}
+    about = {"agent": study.agent, "tuned": study.tuned, "key": study.key, "world": study.world,
+             "seeds": list(study.seeds)}  # fmt: skip
     atomic_write_text(folder / NEXT / ABOUT, yaml.safe_dump(about, sort_keys=False))
 
 
@@ -330,7 +334,10 @@ def _best_text(folder: Path, best: dict[str, Any], count: int, about: dict[str, 
         f"trial {best['trial']}).\n"
         f"# Rerun it on the evaluation seeds: nslb run {shlex.quote(str(folder / BEST_FILE))} "
         "run.n_seeds=100\n"
-        + yaml.safe_dump({"overrides": kept, "objective": best["objective"]}, sort_keys=False)
+        + yaml.safe_dump(
+            {"overrides": kept, "objective": best["objective"], "tuning_seeds": about.get("seeds")},
+            sort_keys=False,
+        )
     )
 
 
@@ -360,6 +367,23 @@ def expand_best(arguments: list[str]) -> list[str]:
         later = {_key(a) for a in arguments[where + 1 :] if "=" in a}
         expanded.extend(o for o in _read_best(argument) if _key(o) not in later)
     return expanded
+
+
+def refuse_tuning_seeds(arguments: list[str], first: int, last: int) -> None:
+    """Refuse to evaluate a ``best.yaml`` among ``arguments`` on seeds ``first``…``last``
+    that overlap the seeds it was tuned on (its ``tuning_seeds``): the minimum of noisy
+    trials is biased low on them. :class:`ConfigError` in one line."""
+    for argument in filter(_names_a_file, arguments):
+        try:
+            tuned = yaml.safe_load(Path(argument).read_text()).get("tuning_seeds")
+        except (OSError, UnicodeDecodeError, yaml.YAMLError, AttributeError):
+            continue
+        if isinstance(tuned, list) and len(tuned) == 2 and first <= tuned[1] and tuned[0] <= last:
+            raise ConfigError(
+                "run.seed",
+                f"seeds {first}–{last} overlap the seeds {tuned[0]}–{tuned[1]} that {argument} "
+                "was tuned on: evaluate on others (the default run.seed=0, run.n_seeds=100)",
+            )
 
 
 def _names_a_file(argument: str) -> bool:

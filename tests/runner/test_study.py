@@ -350,3 +350,21 @@ def test_a_study_of_ones_own_space_composes_and_its_best_evaluates_without_tunin
     assert rerun.returncode == 0, rerun.stderr
     assert len(list((tmp_path / "outputs/default").rglob("seed=*.csv"))) == 2
     assert [p.parent.name for p in tmp_path.rglob(BEST_FILE)] == ["sw_ts"], "no second study"
+
+
+def test_a_best_file_records_its_tuning_seeds_and_is_not_evaluated_on_them(
+    tmp_path: Path,
+) -> None:
+    """The minimum of noisy trials is biased low on the seeds it was chosen on: ``best.yaml``
+    names them, and an evaluation that would reuse any is refused in one line."""
+    study.start(tmp_path, plan_of(seeds=(1000, 1019)))
+    write_trial(tmp_path, 0, 12.5)
+    assert _best(tmp_path)["tuning_seeds"] == [1000, 1019]
+    best = str(tmp_path / BEST_FILE)
+    study.refuse_tuning_seeds([best, "run.n_seeds=100"], 0, 99)  # the evaluation seeds
+    study.refuse_tuning_seeds([best], 1020, 1119)
+    with pytest.raises(ConfigError, match="seeds 900–1000 overlap the seeds 1000–1019"):
+        study.refuse_tuning_seeds([best], 900, 1000)
+    refused = nslb("run", best, "run.seed=1019", "run.n_seeds=1", cwd=tmp_path)
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1
+    assert "run.seed: seeds 1019–1019 overlap" in refused.stderr
