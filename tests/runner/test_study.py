@@ -132,11 +132,12 @@ def test_a_study_records_each_trial_s_mean_final_regret_and_reruns_its_best(
         assert trial["objective"] == pytest.approx(sum(finals) / 3, rel=1e-9)
     best = yaml.safe_load((sweep / "best.yaml").read_text())
     assert best["objective"] == min(t["objective"] for t in trials)
-    # the best trial's overrides, rerun on its tuning seeds, give the same results
+    # the best trial's overrides, rerun on its tuning seeds, give the same results (given
+    # as overrides: best.yaml itself refuses its tuning seeds)
     tau = next(o for o in best["overrides"] if o.startswith("agent.tau="))
     again = nslb(
         "run",
-        str(sweep / "best.yaml"),
+        *best["overrides"],
         "run.seed=1000",
         "run.n_seeds=3",
         f"hydra.run.dir={tmp_path / 'again'}",
