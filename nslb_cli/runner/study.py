@@ -358,15 +358,51 @@ def _not_replayed(override: str) -> bool:
 def expand_best(arguments: list[str]) -> list[str]:
     """Replace each argument naming a ``best.yaml`` (:func:`_names_a_file`: a YAML file with
     an ``overrides`` list) by its overrides, but for those whose key a later argument sets
-    (which wins)."""
-    expanded: list[str] = []
+    (which wins).
+
+    Beside other agents: when a later ``agent=…`` lists several and the tuned agent among
+    them (``agent=cd_ucb,mts,umts``), the tuned values become an agent option of their own
+    (:func:`_tuned_option`) chosen in its place, so each agent of the sweep runs with its
+    own settings, in one group with the others."""
+    arguments, expanded = list(arguments), []
     for where, argument in enumerate(arguments):
         if not _names_a_file(argument):
-            expanded.append(argument)
+            expanded.append(arguments[where])  # (a sweep of agents may have been rewritten)
             continue
+        overrides = _beside(_read_best(argument), arguments, where)
         later = {_key(a) for a in arguments[where + 1 :] if "=" in a}
-        expanded.extend(o for o in _read_best(argument) if _key(o) not in later)
+        expanded.extend(o for o in overrides if _key(o) not in later)
     return expanded
+
+
+def _beside(overrides: list[str], arguments: list[str], where: int) -> list[str]:
+    """The best file's ``overrides`` (at ``arguments[where]``) to add; when a later argument
+    sweeps ``agent`` over the tuned agent and others, that argument chooses the tuned
+    option instead (rewritten in place), and the agent's overrides are left out."""
+    agent = next((o.split("=", 1)[1] for o in overrides if _key(o) == "agent"), None)
+    for index in range(where + 1, len(arguments)):
+        key, _, listed = arguments[index].partition("=")
+        values = listed.split(",")
+        if key == "agent" and len(values) > 1 and agent in values:
+            tuned = [o for o in overrides if _key(o).startswith("agent.")]
+            option = _tuned_option(str(agent), tuned)
+            arguments[index] = "agent=" + ",".join(option if v == agent else v for v in values)
+            return [o for o in overrides if _key(o) != "agent" and o not in tuned]
+    return overrides
+
+
+def _tuned_option(agent: str, tuned: list[str]) -> str:
+    """Store the agent option ``<agent>_tuned``: ``agent`` with the values of ``tuned``
+    (``agent.tau=1102``; its other settings at their defaults, which validation fills in);
+    return its name."""
+    from hydra.core.config_store import ConfigStore
+
+    pairs = (o.split("=", 1) for o in tuned)
+    values = {key.split(".", 1)[1]: yaml.safe_load(value) for key, value in pairs}
+    ConfigStore.instance().store(
+        group="agent", name=f"{agent}_tuned", node={"name": agent, **values}
+    )
+    return f"{agent}_tuned"
 
 
 def refuse_tuning_seeds(arguments: list[str], first: int, last: int) -> None:

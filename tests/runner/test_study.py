@@ -369,3 +369,18 @@ def test_a_best_file_records_its_tuning_seeds_and_is_not_evaluated_on_them(
     refused = nslb("run", best, "run.seed=1019", "run.n_seeds=1", cwd=tmp_path)
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1
     assert "run.seed: seeds 1019–1019 overlap" in refused.stderr
+
+
+def test_a_best_file_beside_other_agents_is_one_sweep_in_one_group(tmp_path: Path) -> None:
+    """``nslb run -m best.yaml agent=cd_ucb,mts``: the tuned agent with its values, the
+    others with theirs, in one folder group (one ``nslb plot`` group, Δ against mTS)."""
+    best = tmp_path / "best.yaml"
+    best.write_text("overrides: [agent=cd_ucb, agent.tau=50, env.horizon=30]\nobjective: 1.0\n")
+    done = nslb("run", "-m", str(best), "agent=cd_ucb,mts", "run.n_seeds=2", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    runs = sorted((tmp_path / "outputs/default/synthetic").glob("*/*/config.yaml"))
+    configs = {p.parent.parent.name: yaml.safe_load(p.read_text()) for p in runs}
+    assert sorted(configs) == ["cd_ucb", "mts"]
+    assert configs["cd_ucb"]["agent"]["tau"] == 50, "the tuned value, not the default 100"
+    assert {c["env"]["horizon"] for c in configs.values()} == {30}, "one world: one group"
+    assert study.expand_best([str(best), "agent=mts,umts"])[-1] == "agent=mts,umts"
