@@ -49,17 +49,16 @@ class JobConfigs:
     def __init__(self, loader: ConfigLoader, master: DictConfig) -> None:
         # Imported here: Hydra imports every plugin module whenever any Hydra application of
         # this environment starts, and nslb's composition module takes most of a second.
-        from nslb_cli.runner.compose import Compositions
+        from nslb_cli.runner.compose import Compositions, parse_overrides
 
         self._compositions = Compositions(lambda job: loader.load_sweep_config(master, job))
+        self._parse = parse_overrides
 
     def __call__(self, job: list[str]) -> DictConfig:
         """The config of the job of overrides ``job`` (without Hydra's own overrides)."""
-        from nslb_cli.runner.compose import parse_overrides
-
         config = self._compositions(job)
         naming = config.hydra.job.config.override_dirname
-        task = [o for o in parse_overrides(job) if not o.is_hydra_override()]
+        task = [o for o in self._parse(job) if not o.is_hydra_override()]
         named = sorted(
             o.input_line or "" for o in task if o.key_or_group not in naming.exclude_keys
         )

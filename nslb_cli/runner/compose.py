@@ -629,8 +629,8 @@ def check_command_line(overrides: list[str], multirun: bool) -> CommandLine:
         sweep = multirun or base.hydra.mode == RunMode.MULTIRUN
         composed = Compositions(_composed)
         if not sweep:  # a single run's config is the base, unless it holds a list (refused)
-            check_job(lambda _: base if _non_sweep(points[0]) == points[0] else composed(_),
-                      points[0], points)  # fmt: skip
+            whole = _non_sweep(points[0]) == points[0]
+            check_job((lambda _: base) if whole else composed, points[0], points)
         elif base.hydra.sweeper.get("_target_") != NslbSweeperConf._target_:
             for point in points:  # nslb's sweeper checks its jobs itself, composing each once
                 check_job(composed, point, points)

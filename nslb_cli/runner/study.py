@@ -37,6 +37,7 @@ from typing import Any
 
 import yaml
 from filelock import FileLock
+from hydra.core.config_store import ConfigStore
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import ChoiceSweep, IntervalSweep, Override, RangeSweep
 from omegaconf import DictConfig, OmegaConf
@@ -395,8 +396,6 @@ def _tuned_option(agent: str, tuned: list[str]) -> str:
     """Store the agent option ``<agent>_tuned``: ``agent`` with the values of ``tuned``
     (``agent.tau=1102``; its other settings at their defaults, which validation fills in);
     return its name."""
-    from hydra.core.config_store import ConfigStore
-
     pairs = (o.split("=", 1) for o in tuned)
     values = {key.split(".", 1)[1]: yaml.safe_load(value) for key, value in pairs}
     ConfigStore.instance().store(
