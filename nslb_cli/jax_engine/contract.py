@@ -75,6 +75,7 @@ class JaxAgent(Protocol):
     """The pure agent of one seed (module docstring)."""
 
     Params: ClassVar[type]
+    params: Any
     sees_truth: ClassVar[bool]
     reports_belief: ClassVar[bool]
 

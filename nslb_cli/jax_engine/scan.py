@@ -22,6 +22,7 @@ import numpy as np
 
 from nslb_cli.bandit.rng import Stream
 from nslb_cli.bandit.trace import NO_BELIEF, Trace
+from nslb_cli.jax_engine import cache
 from nslb_cli.jax_engine.contract import JaxAgent, Truth
 from nslb_cli.jax_engine.worlds import stream
 
@@ -61,15 +62,18 @@ def play(
 _COMPILED: dict[str, Any] = {}
 
 
-def compiled(world_spec: Any, agent: JaxAgent) -> Any:
-    """The jitted batch function of a world and an agent, one per job (the last few kept:
-    a sweep's consecutive jobs of one agent and environment reuse theirs)."""
-    key = f"{world_spec!r}|{agent!r}"
+def run_compiled(world_spec: Any, agent: JaxAgent, seeds: np.ndarray) -> Any:
+    """The batch function of a world and an agent applied to ``seeds`` (device arrays),
+    compiled once per job and batch size: kept in this process for the last few jobs (a
+    sweep's consecutive jobs reuse theirs) and on disk (:mod:`.cache`), announced when new."""
+    key = f"{world_spec!r}|{agent!r}|{len(seeds)}"
     if key not in _COMPILED:
         if len(_COMPILED) >= 8:
             _COMPILED.pop(next(iter(_COMPILED)))
+        label = f"{agent.params.name} on {world_spec.params.name} ({len(seeds)} seeds)"
+        cache.announce(f"{key}|{jax.__version__}", label)
         _COMPILED[key] = jax.jit(jax.vmap(functools.partial(play, world_spec, agent)))
-    return _COMPILED[key]
+    return _COMPILED[key](jnp.asarray(seeds))
 
 
 def simulate_batch(world_spec: Any, agent: JaxAgent, seeds: np.ndarray, size: int) -> Trace:
@@ -77,7 +81,7 @@ def simulate_batch(world_spec: Any, agent: JaxAgent, seeds: np.ndarray, size: in
     seeds = np.asarray(seeds, dtype=np.int64)
     padded = np.concatenate([seeds, np.full(size - len(seeds), seeds[-1], dtype=np.int64)])
     with jax.enable_x64(True):
-        columns, summary = compiled(world_spec, agent)(jnp.asarray(padded))
+        columns, summary = run_compiled(world_spec, agent, padded)
         columns = {k: np.asarray(v)[: len(seeds)] for k, v in columns.items()}
         summary = {k: np.asarray(v, dtype=float)[: len(seeds)] for k, v in summary.items()}
     believes = type(agent).reports_belief
