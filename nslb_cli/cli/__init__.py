@@ -103,7 +103,7 @@ def _warmup(arguments: Sequence[str]) -> None:
     import time
 
     from nslb_cli.compiled.jit import CACHE, cache_kept
-    from nslb_cli.runner.warmup import warm_up
+    from nslb_cli.runner.warmup import warm_up, warm_up_jax
 
     if arguments:
         fail("nslb warmup takes no arguments")
@@ -115,10 +115,12 @@ def _warmup(arguments: Sequence[str]) -> None:
              "NSLB_CACHE to a writable folder")  # fmt: skip
     start = time.perf_counter()
     played = warm_up(lambda line: print(f"  {line}", file=sys.stderr))
+    programs = warm_up_jax(lambda line: print(f"  {line}", file=sys.stderr))
     if not cache_kept():
         fail(f"the compiled code could not be kept in {CACHE}: later runs compile it again")
+    jax_programs = f" and {programs} JAX programs" if programs else ""
     print(
-        f"nslb warmup: compiled code for {played} agent settings ready in "
+        f"nslb warmup: compiled code for {played} agent settings{jax_programs} ready in "
         f"{time.perf_counter() - start:.0f} s (cache: {CACHE})"
     )
 

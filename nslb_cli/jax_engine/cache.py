@@ -39,9 +39,9 @@ def folder() -> Path | None:
     return _configured[0]
 
 
-def announce(program: str, label: str) -> None:
+def announce(program: str, label: str, quiet: bool = False) -> None:
     """Say that ``label``'s program is being compiled if ``program`` (its description) was
-    never compiled into this cache, and record it."""
+    never compiled into this cache (unless ``quiet``: ``nslb warmup``), and record it."""
     path = folder()
     line = hashlib.sha256(f"{program}|{jax.default_backend()}".encode()).hexdigest()[:24]
     index = path / INDEX if path is not None else None
@@ -53,7 +53,8 @@ def announce(program: str, label: str) -> None:
         return
     kept = "once (then cached; `nslb warmup` compiles the presets' programs in advance)"
     where = kept if path is not None else "for this process (the cache cannot be written)"
-    print(f"nslb: compiling the JAX program of {label} {where}", file=sys.stderr)
+    if not quiet:
+        print(f"nslb: compiling the JAX program of {label} {where}", file=sys.stderr)
     if index is not None:
         try:
             with index.open("a", encoding="utf-8") as out:

@@ -76,6 +76,17 @@ def run_compiled(world_spec: Any, agent: JaxAgent, seeds: np.ndarray) -> Any:
     return _COMPILED[key](jnp.asarray(seeds))
 
 
+def compile_program(world_spec: Any, agent: JaxAgent, size: int) -> None:
+    """Compile the program of a world and an agent for batches of ``size`` seeds into the
+    cache (:mod:`.cache`) without running it: ``nslb warmup``."""
+    key = f"{world_spec!r}|{agent!r}|{size}"
+    label = f"{agent.params.name} on {world_spec.params.name} ({size} seeds)"
+    cache.announce(f"{key}|{jax.__version__}", label, quiet=True)
+    with jax.enable_x64(True):
+        program = jax.jit(jax.vmap(functools.partial(play, world_spec, agent)))
+        program.lower(jnp.zeros(size, jnp.int64)).compile()
+
+
 def simulate_batch(world_spec: Any, agent: JaxAgent, seeds: np.ndarray, size: int) -> Trace:
     """The trace of ``seeds`` (at most ``size``), computed as a batch of ``size`` seeds."""
     seeds = np.asarray(seeds, dtype=np.int64)

@@ -473,9 +473,42 @@ def _plays(cls: type[Agent], params: Any, s: Setting) -> _Runs:
     )
 
 
+AGREEMENT_SEEDS = 400
+
+
+def engines_agree(cls: type[Agent], params: Any, settings: Sequence[Setting]) -> Outcome:
+    """The default and the JAX engine agree (design §9): on each setting the JAX engine
+    covers, the mean final regret of :data:`AGREEMENT_SEEDS` seeds of each is within 3
+    combined standard errors. ``skip`` without JAX or when the engine covers none."""
+    from nslb_cli.jax_engine import coverage
+
+    covered = [s for s in settings if coverage.refusal(s.params, params) is None]
+    if not covered:
+        return Outcome("engines", "skip", "not checked: the JAX engine does not run it here")
+    from nslb_cli.jax_engine.engine import simulate_seeds as simulate_jax
+
+    seeds = np.arange(AGREEMENT_SEEDS)
+    for s in covered:
+        step(f"the check 'engines' on {s.label}")
+        world = s.env.build(s.params, seeds)
+        agent = build_agent(cls, params, world, BatchRNG(seeds))
+        ours = simulate(world, agent, progress=False).regret.sum(axis=1)
+        theirs = simulate_jax(s.params, params, seeds, len(seeds)).regret.sum(axis=1)
+        se = np.sqrt((ours.var(ddof=1) + theirs.var(ddof=1)) / len(seeds))
+        if abs(ours.mean() - theirs.mean()) > 3 * se:
+            gap = f"{ours.mean():.2f} (numpy) vs {theirs.mean():.2f} (jax)"
+            return Outcome(
+                "engines", "FAIL", f"{s.label}: final regret {gap}, > 3 SE ({3 * se:.2f})"
+            )
+    return Outcome(
+        "engines", "pass", f"numpy and jax engines within 3 SE on {AGREEMENT_SEEDS} seeds"
+    )
+
+
 def run_checks(cls: type[Agent], params: Any, settings: Sequence[Setting]) -> list[Outcome]:
     """Check agent class ``cls`` with parameters ``params`` on every setting: one
-    :class:`Outcome` per check of :data:`CHECKS`, with the first failure found."""
+    :class:`Outcome` per check of :data:`CHECKS`, with the first failure found, then
+    :func:`engines_agree`."""
     runs = [_plays(cls, params, s) for s in settings]
     crashed = [r.setting.label for r in runs if _runs_without_error(r) is not None]
     outcomes = []
@@ -489,4 +522,6 @@ def run_checks(cls: type[Agent], params: Any, settings: Sequence[Setting]) -> li
             outcomes.append(Outcome(check.name, "FAIL", "{}: {}".format(*failures[0])))
         else:
             outcomes.append(Outcome(check.name, "pass", check.meaning))
+    if all(o.passed for o in outcomes):
+        outcomes.append(engines_agree(cls, params, settings))
     return outcomes

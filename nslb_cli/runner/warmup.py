@@ -11,6 +11,7 @@ is needed.
 
 from __future__ import annotations
 
+import importlib.util
 import tempfile
 import time
 from collections.abc import Callable, Iterable
@@ -83,6 +84,35 @@ def warm_up(report: Callable[[str], None], names: Iterable[str] | None = None) -
             elapsed = time.perf_counter() - start
             report(f"{name}: {done} of {len(worlds)} settings, {elapsed:.1f} s")
     return played
+
+
+PRESETS = (("fixed", "known"), ("markov", "known"), ("markov", "prior"))
+"""The paper presets' synthetic worlds (dynamics, model), whose JAX programs are compiled."""
+
+
+def warm_up_jax(report: Callable[[str], None], names: Iterable[str] | None = None) -> int:
+    """Compile the JAX engine's programs of the paper presets (their worlds, each agent the
+    engine covers, batches of ``run.batch_size`` seeds) into the cache, when JAX is
+    installed; returns how many."""
+    from nslb_cli.jax_engine import coverage
+
+    if importlib.util.find_spec("jax") is None:
+        return 0
+    from nslb_cli.jax_engine.engine import agent_of, world_of
+    from nslb_cli.jax_engine.scan import compile_program
+
+    compiled = 0
+    for name in coverage.AGENTS if names is None else [n for n in names if n in coverage.AGENTS]:
+        start = time.perf_counter()
+        for dynamics, model in PRESETS:
+            world = world_of(
+                replace(ENVIRONMENTS["synthetic"].Params(), dynamics=dynamics, model=model)
+            )
+            compile_program(world, agent_of(AGENTS[name].Params(), world), RunSettings().batch_size)
+            compiled += 1
+        seconds = time.perf_counter() - start
+        report(f"{name} (JAX engine): the presets' {len(PRESETS)} programs, {seconds:.1f} s")
+    return compiled
 
 
 def _worlds(scratch: Path) -> list[Any]:

@@ -1,0 +1,55 @@
+"""The JAX engine's compilation cache: announced once, kept in nslb's cache folder, and a
+damaged cache costs a compilation, never a result."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("jax")
+
+from tests.helpers.cli import nslb  # noqa: E402
+
+RUN = ("run", "run.engine=jax", "agent=cd_ts", "env.horizon=30", "run.n_seeds=2")
+
+
+def announced(stderr: str) -> bool:
+    return "nslb: compiling the JAX program of cd_ts on synthetic" in stderr
+
+
+def test_a_program_is_announced_once_then_read_from_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NSLB_CACHE", str(tmp_path / "cache"))
+    first = nslb(*RUN, f"hydra.run.dir={tmp_path / 'a'}", cwd=tmp_path)
+    assert first.returncode == 0 and announced(first.stderr)
+    assert any((tmp_path / "cache/jax").rglob("*-cache"))
+    second = nslb(*RUN, f"hydra.run.dir={tmp_path / 'b'}", cwd=tmp_path)
+    assert second.returncode == 0 and not announced(second.stderr)
+    assert (tmp_path / "a/seed=1.csv").read_bytes() == (tmp_path / "b/seed=1.csv").read_bytes()
+
+
+def test_a_damaged_cache_is_compiled_again_with_the_same_results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NSLB_CACHE", str(tmp_path / "cache"))
+    assert nslb(*RUN, f"hydra.run.dir={tmp_path / 'a'}", cwd=tmp_path).returncode == 0
+    entries = [p for p in (tmp_path / "cache/jax").rglob("*") if p.is_file()]
+    assert entries
+    for entry in entries:
+        entry.write_bytes(b"\x00garbage" * 3)
+    again = nslb(*RUN, f"hydra.run.dir={tmp_path / 'b'}", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert (tmp_path / "a/seed=0.csv").read_bytes() == (tmp_path / "b/seed=0.csv").read_bytes()
+
+
+def test_an_unwritable_cache_is_said_and_the_run_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the cache folder would be")
+    monkeypatch.setenv("NSLB_CACHE", str(blocked))
+    done = nslb(*RUN, f"hydra.run.dir={tmp_path / 'a'}", cwd=tmp_path)
+    assert "for this process (the cache cannot be written)" in done.stderr
+    assert done.returncode == 0 and (tmp_path / "a/seed=1.csv").is_file()
