@@ -235,6 +235,15 @@ def integrity_problem(record: Any, data: bytes) -> str | None:
     )
 
 
+def recorded_every(csv_path: Path) -> int:
+    """The ``run.every`` that ``seed=K.json`` records for ``csv_path`` (1: none recorded)."""
+    try:
+        record = json.loads(csv_path.with_suffix(".json").read_text())
+        return int(record.get(EVERY, 1)) if isinstance(record, dict) else 1
+    except (OSError, ValueError, TypeError):
+        return 1
+
+
 OTHER_KEY = "written for another config or data"
 """How :func:`damaged` begins its reason for a seed recording another result key."""
 
