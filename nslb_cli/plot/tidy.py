@@ -224,9 +224,9 @@ def load(
         raise ValueError(f"unknown CSV columns {unknown}; available: {', '.join(COLUMNS)}")
     runs: dict[tuple, _Run] = {}
     skipped: list[Skipped] = []
-    n_files = 0
     roots = [roots] if isinstance(roots, Path) else roots
     found_in = {f: (root, s) for root in roots for f, s in find_seed_files(root, skipped).items()}
+    n_files = sum(s.path.suffix == ".parquet" for s in skipped)  # damaged: none of their seeds
     for folder, (root, seeds) in found_in.items():
         n_files += len(seeds)
         try:

@@ -4,8 +4,10 @@
 of :data:`~nslb_cli.store.results.COLUMNS`, in the rounds ``run.every`` keeps, seeds
 ascending, one row group per ``run.batch_size`` seeds. Its footer carries nslb's record
 (key ``nslb``): the result key, ``every``, the seeds in row order, each seed's statistics
-(the agent's ``summary()``) and the size and CRC-32 of everything before the footer. A file
-cut short, extended or changed no longer matches its record, and is never read as results.
+(the agent's ``summary()``) and, last, the CRC-32 of the whole file computed with that
+field's digits as ``00000000`` (written into place once the file is whole). A file cut
+short, extended or changed anywhere, footer included, no longer matches it, and is never
+read as results.
 
 Resuming: each batch is written as it is simulated to a *part* of the same layout,
 ``.nslb-parts/seeds=<first>-<last>.parquet``. The job ends by *sealing* (:func:`seal`):
@@ -39,6 +41,8 @@ from nslb_cli.store.results import arrow_table, trace_columns
 FILE = "results.parquet"
 PARTS = ".nslb-parts"  # the finished batches of a job not yet sealed into FILE
 RECORD = b"nslb"  # the footer's key-value entry of nslb's record
+SEAL = "file_crc32"  # the record's field of the whole file's CRC-32
+UNSEALED = "00000000"  # what the CRC-32 is computed with in place of its own digits
 COMPRESSION = "zstd"
 CHUNK = 1 << 23  # bytes read at a time to check a file's CRC-32
 
@@ -60,16 +64,24 @@ class Record:
 
 
 class _Checksummed:
-    """A binary file that counts and checksums what is written through it."""
+    """A binary file that checksums what is written through it, and keeps what is written
+    after :meth:`keep` (the footer)."""
 
     def __init__(self, handle: BinaryIO) -> None:
         self.handle, self.size, self.crc, self.closed = handle, 0, 0, False
+        self.kept: bytearray | None = None
+        self.kept_from = 0
 
     def write(self, data: bytes) -> int:
         self.handle.write(data)
         self.size += len(data)
         self.crc = zlib.crc32(data, self.crc)
+        if self.kept is not None:
+            self.kept += data
         return len(data)
+
+    def keep(self) -> None:
+        self.kept, self.kept_from = bytearray(), self.size
 
     def tell(self) -> int:
         return self.size
@@ -104,8 +116,8 @@ def write_part(folder: Path, trace: Trace, key: str, every: int) -> None:
 
 
 def _write(path: Path, tables: Iterable[pa.Table], record: dict[str, Any]) -> None:
-    """Write ``tables`` (one row group each) and ``record`` with the size and CRC-32 of the
-    row groups to ``path``, atomically."""
+    """Write ``tables`` (one row group each) and ``record`` sealed with the file's CRC-32
+    (:func:`_sealed`) to ``path``, atomically."""
 
     def write(handle: BinaryIO) -> None:
         sink = _Checksummed(handle)
@@ -115,11 +127,21 @@ def _write(path: Path, tables: Iterable[pa.Table], record: dict[str, Any]) -> No
                 writer = pq.ParquetWriter(sink, table.schema, compression=COMPRESSION)
             writer.write_table(table, row_group_size=max(table.num_rows, 1))
         assert writer is not None, "no rows to write"
-        data = {"bytes": sink.size, "crc32": f"{sink.crc:08x}"}
-        writer.add_key_value_metadata({RECORD: json.dumps({**record, "data": data})})
+        writer.add_key_value_metadata({RECORD: json.dumps(record)[:-1] + _seal(UNSEALED) + "}"})
+        sink.keep()
         writer.close()
+        assert sink.kept is not None
+        handle.seek(sink.kept_from + sink.kept.index(_seal(UNSEALED).encode()))
+        handle.write(_seal(f"{sink.crc:08x}").encode())  # the same length: the footer holds
+        handle.seek(0, os.SEEK_END)
 
     atomic_write(path, write)
+
+
+def _seal(crc: str) -> str:
+    """The record's last field: the CRC-32 of the whole file, its own digits read as
+    :data:`UNSEALED`."""
+    return f', "{SEAL}": "{crc}"'
 
 
 def read_record(handle: BinaryIO, path: Path) -> Record:
@@ -130,25 +152,20 @@ def read_record(handle: BinaryIO, path: Path) -> Record:
         meta = pq.read_metadata(handle)
         raw = json.loads((meta.metadata or {})[RECORD])
         seeds, stats = [int(s) for s in raw["seeds"]], dict(raw["stats"])
-        key, every, wrote, crc = (
-            str(raw["config"]),
-            int(raw["every"]),
-            int(raw["data"]["bytes"]),
-            str(raw["data"]["crc32"]),
-        )
+        key, every, crc = str(raw["config"]), int(raw["every"]), str(raw[SEAL])
     except KeyError:
         raise Damaged("not nslb's results (no record of nslb's in its footer)") from None
     except (pa.ArrowException, OSError, ValueError, TypeError) as err:
         first = (str(err).strip().splitlines() or [type(err).__name__])[0]
         raise Damaged(f"damaged: not a whole Parquet file of nslb's ({first})") from None
-    if size != wrote + meta.serialized_size + 8:
-        raise Damaged(f"damaged: {size} bytes, but nslb wrote {wrote + meta.serialized_size + 8}")
+    footer = meta.serialized_size + 8  # the footer, its length and the magic bytes
     handle.seek(0)
     found = 0
-    for _ in range(0, wrote, CHUNK):
-        found = zlib.crc32(handle.read(min(CHUNK, wrote - handle.tell())), found)
-    if f"{found:08x}" != crc:
-        raise Damaged(f"damaged: CRC-32 {found:08x} of its rows, but nslb wrote {crc}")
+    for _ in range(0, size - footer, CHUNK):
+        found = zlib.crc32(handle.read(min(CHUNK, size - footer - handle.tell())), found)
+    tail = handle.read().replace(_seal(crc).encode(), _seal(UNSEALED).encode(), 1)
+    if f"{zlib.crc32(tail, found):08x}" != crc:
+        raise Damaged(f"damaged: CRC-32 {zlib.crc32(tail, found):08x}, but nslb wrote {crc}")
     if not seeds or meta.num_rows % len(seeds) or any(len(v) != len(seeds) for v in stats.values()):
         raise Damaged("damaged: its record's seeds do not match its rows")
     return Record(path, key, every, seeds, stats, meta.num_rows // len(seeds))
@@ -249,7 +266,7 @@ class _Rows:
         return self.kept[index]
 
 
-def read_columns(record: Record, columns: Iterable[str]) -> dict[str, np.ndarray]:
+def read_columns(record: Record, columns: list[str]) -> dict[str, np.ndarray]:
     """``columns`` of the file of ``record``, checked again against its bytes as it is read
     (the file open once: a file replaced meanwhile is not mixed in); nulls as NaN."""
     with record.path.open("rb") as handle:
@@ -258,7 +275,10 @@ def read_columns(record: Record, columns: Iterable[str]) -> dict[str, np.ndarray
             raise Damaged("changed while it was read; read it again")
         handle.seek(0)
         table = pq.ParquetFile(handle).read(columns=list(columns))
-    return {name: table.column(name).to_numpy() for name in table.column_names}
+    missing = [name for name in columns if name not in table.column_names]
+    if missing:
+        raise Damaged(f"no column {missing[0]}")
+    return {name: table.column(name).to_numpy() for name in columns}
 
 
 def final_values(folder: Path, seeds: Iterable[int], column: str) -> np.ndarray:
