@@ -138,7 +138,7 @@ def find_seed_files(root: Path, skipped: list[Skipped]) -> dict[Path, list[tuple
             skipped += [Skipped(path, reason) for path, reason in damaged.items()]
             in_parquet = sorted((s, r.path) for s, (r, _) in parquet.owners(records).items())
             if seeds and (in_parquet or damaged):
-                skipped.append(Skipped(folder, BOTH_FORMATS))
+                skipped.append(Skipped(folder / parquet.FILE, BOTH_FORMATS))
                 continue
             seeds = in_parquet
         if seeds:
@@ -147,7 +147,7 @@ def find_seed_files(root: Path, skipped: list[Skipped]) -> dict[Path, list[tuple
 
 
 BOTH_FORMATS = (
-    "holds seed=K.csv files and Parquet results (run.format=csv and parquet); its results "
+    "beside seed=K.csv files (run.format=parquet and csv in one folder); the folder's results "
     "are skipped: move one of them away, or run it again with run.overwrite=true"
 )
 
@@ -238,7 +238,7 @@ def load(
         horizon = horizon if isinstance(horizon, int) else None
         found, bad = read_folder(folder, seeds, columns, horizon, key, use_cache)
         others = [s for s in bad if s.reason.startswith(OTHER_KEY)]
-        if others and not _attested(folder, found, key):
+        if others and not _attested(folder, found, key, seeds[0][1].suffix == ".parquet"):
             skipped += [s for s in bad if s not in others]
             skipped.append(Skipped(folder / CONFIG_FILE, CONTRADICTED))
             continue
@@ -262,11 +262,14 @@ CONTRADICTED = (
 )
 
 
-def _attested(folder: Path, found: dict[int, Columns], key: str) -> bool:
+def _attested(folder: Path, found: dict[int, Columns], key: str, in_parquet: bool) -> bool:
     """Whether a seed of ``found`` records result key ``key`` (that of the folder's
     ``config.yaml``): a folder holds one config's seeds, so when some record another key
-    and none this one, ``config.yaml`` is what is wrong, and no seed can be grouped by it."""
-    return any((read_seed_record(folder, seed) or {}).get("config") == key for seed in found)
+    and none this one, ``config.yaml`` is what is wrong, and no seed can be grouped by it.
+    (Seeds found in Parquet files are of files recording ``key``.)"""
+    return (in_parquet and bool(found)) or any(
+        (read_seed_record(folder, seed) or {}).get("config") == key for seed in found
+    )
 
 
 def read_seed_stats(csv: Path) -> dict[str, float]:
