@@ -189,6 +189,7 @@ def _simulate_missing(
             restore_records(folder, settings, _data_text(data))
         output.write_batch(folder, trace, key, layout(config))
         provenance.record(folder, batch.tolist())
+    check_owner()
     output.finish(folder, layout(config), config.run.batch_size)
     seconds = time.perf_counter() - start
     everything = sorted(state.done | set(pending.tolist()))

@@ -86,3 +86,13 @@ def test_a_parquet_file_of_another_config_is_skipped(tmp_path: Path) -> None:
     assert loaded.frame.empty
     (line,) = loaded.skipped
     assert line.path.name == "config.yaml" and line.reason == tidy.CONTRADICTED
+
+
+def test_a_part_of_another_config_beside_the_folders_file_is_named(tmp_path: Path) -> None:
+    """Seeds of the folder's key are kept; the file of another key is named in one line."""
+    folder = write(tmp_path / "r", "mts", [0, 1], Layout("parquet"))
+    output.write_batch(folder, run_agent("mts", [2], SMALL), "another key", Layout("parquet"))
+    loaded = tidy.load(tmp_path, ["cum_regret"], use_cache=False)
+    assert sorted(loaded.frame["seed"].unique()) == [0, 1]
+    (line,) = loaded.skipped
+    assert line.path.name == "seeds=2-2.parquet" and "written for another config" in line.reason
