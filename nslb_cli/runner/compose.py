@@ -53,6 +53,7 @@ from nslb_cli.common.registry import PluginError, Registry, describe_error
 from nslb_cli.common.stopping import stopped_by
 from nslb_cli.common.validators import ConfigError
 from nslb_cli.envs import ENVIRONMENTS
+from nslb_cli.jax_engine import coverage as jax_coverage
 from nslb_cli.runner import memory, study
 from nslb_cli.store.folder import OutputConflict, refuse_foreign_files
 from nslb_cli.store.results import FORMATS
@@ -121,6 +122,7 @@ CONFIG_MODULE = "nslb_cli.conf"
 CONFIG_NAME = "config"
 SECTIONS = ("name", "env", "agent", "run")
 MAX_SEED = 2**63 - 1
+ENGINES = ("numpy", "jax")  # run.engine: the round loop of numpy/numba kernels, or JAX's scan
 PLUGIN_SECONDS = 60.0  # a plugin's Params and memory declaration: the most a check may take
 
 
@@ -136,11 +138,13 @@ class RunSettings:
     overwrite: bool = False
     fail_fast: bool = False
     objective: str = "cum_regret"
+    engine: str = "numpy"
     format: str = "csv"
     every: int = 1
 
     def __post_init__(self) -> None:
         check.non_negative(self.seed, "seed")
+        check.one_of(self.engine, ENGINES, "engine")
         check.one_of(self.objective, study.DIRECTIONS, "objective")
         check.one_of(self.format, FORMATS, "format")
         check.positive(self.every, "every")
@@ -285,12 +289,16 @@ def validate(cfg: DictConfig) -> RunConfig:
             "items every round: choose an agent that uses contexts (mts, umts, cd_linucb, "
             "cd_lints, exp4s, sw_mucb, …)",
         )
-    return RunConfig(
+    config = RunConfig(
         name=name,
         env=_parameters(env.Params, cfg.env, "env"),
         agent=_parameters(agent.Params, cfg.agent, "agent"),
         run=_parameters(RunSettings, cfg.get("run"), "run"),
     )
+    refused = config.run.engine == "jax" and jax_coverage.refusal(config.env, config.agent)
+    if refused:
+        raise ConfigError(*refused)
+    return config
 
 
 def one_line(err: BaseException) -> str:
