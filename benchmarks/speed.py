@@ -103,6 +103,14 @@ E2E_START = "nslb run, 1 seed x 1 round (start-up), end to end"
 E2E_UMTS = "nslb run umts N=100 markov/prior, end to end"
 E2E_UMTS_RATIO = "umts N=100: end to end / in process"
 E2E_SWEEP = "nslb run -m cd_ucb tau=2..200 (100 jobs, 10 seeds x 500), end to end"
+STORAGE = {  # row: the run's storage overrides (mts over 1,000 seeds x 2,000 rounds)
+    "nslb run agent=mts run.n_seeds=1000, CSVs, end to end": (),
+    "nslb run agent=mts run.n_seeds=1000, Parquet, end to end": ("run.format=parquet",),
+    "nslb run agent=mts run.n_seeds=1000, Parquet run.every=10, end to end": (
+        "run.format=parquet",
+        "run.every=10",
+    ),
+}
 
 
 def cheap_row(agent: str) -> str:
@@ -139,6 +147,7 @@ ROWS = (
     Row(E2E_UMTS, None),
     Row(E2E_UMTS_RATIO, 1.2, "ratio"),
     Row(E2E_SWEEP, 15),
+    *(Row(row, None) for row in STORAGE),
     *(Row(cheap_row(agent), 0.1) for agent in CHEAP_AGENTS),
     *(Row(field_row(agent), 1) for agent in FIELD_AGENTS),
     *(
@@ -396,6 +405,26 @@ def end_to_end(ctx: Context) -> Values:
     return values
 
 
+def storage(ctx: Context) -> Values:
+    """mTS over 1,000 seeds end to end, its results written as CSVs, as one Parquet file,
+    and as one Parquet file of every 10th round (a tree without ``run.format``: the CSV row
+    only, and a note)."""
+    out = ctx.scratch / "storage"
+    values: Values = {}
+    for k, (row, extra) in enumerate(STORAGE.items()):
+        args = ("run", "agent=mts", "run.n_seeds=1000", "run.progress=false", *extra)
+        try:
+            values[row] = best_of(
+                lambda i, k=k, args=args: nslb(
+                    ctx, *args, f"hydra.run.dir={fresh(out / f'{k}-{i}')}"
+                ),
+                ctx.repeats,
+            )
+        except RuntimeError as err:
+            ctx.notes.append(f"{row}: {err}")
+    return values
+
+
 def cheap_agents(ctx: Context) -> Values:
     """The paper's cheap agents and the references, in process (the world built once)."""
     env = params("env", "synthetic")
@@ -465,6 +494,7 @@ WORKLOADS = (
     ),
     Workload("movielens-preset", movielens_preset, slow=True),
     Workload("end-to-end", end_to_end),
+    Workload("storage", storage, slow=True),
     Workload("cheap", cheap_agents),
     *(Workload(f"field-{agent}", field_agent(agent)) for agent in FIELD_AGENTS),
     Workload("smpybandits", smpybandits, slow=True),

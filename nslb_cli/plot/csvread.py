@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pa_csv
 
-from nslb_cli.store.results import damaged
+from nslb_cli.store.results import damaged, kept_rounds, recorded_every
 
 NULLABLE = frozenset({"belief", "p_true_state"})  # empty for agents without a belief
 Columns = dict[str, np.ndarray]  # "t" (int32) and value columns (float32) of one seed
@@ -49,8 +49,9 @@ class Skipped:
         return f"{self.path}: {self.reason}"
 
 
-def read_seed(path: Path, columns: Sequence[str], horizon: int | None) -> Columns:
-    """Columns ``t`` and ``columns`` of one seed CSV, checked complete; else MalformedResult."""
+def read_seed(path: Path, columns: Sequence[str], horizon: int | None, every: int = 1) -> Columns:
+    """Columns ``t`` and ``columns`` of one seed CSV, checked complete (the rounds ``every``
+    keeps); else MalformedResult."""
     try:
         table = pa_csv.read_csv(path, convert_options=_convert(columns))
     except (pa.ArrowException, OSError) as err:
@@ -59,7 +60,7 @@ def read_seed(path: Path, columns: Sequence[str], horizon: int | None) -> Column
                 f"truncated: its last line is cut off ({message_line(err)})"
             ) from None
         raise MalformedResult(f"unreadable CSV: {message_line(err)}") from None
-    return _checked(_arrays(table), horizon)
+    return _checked(_arrays(table), horizon, every)
 
 
 def read_run(
@@ -70,10 +71,11 @@ def read_run(
 ) -> tuple[dict[int, Columns], list[Skipped]]:
     """The seed CSVs of one run folder: ``{seed: columns}`` (sorted) and the files skipped
     (unreadable, damaged, or written for another config than the folder's, result ``key``)."""
-    batches: dict[bytes, dict[int, tuple[bytes, int]]] = {}  # header -> seed -> (text, rows)
+    batches: dict[tuple[bytes, int], dict[int, tuple[bytes, int]]] = {}  # (header, every) ->
     alone: list[int] = []
     skipped: list[Skipped] = []
     changed: dict[int, str] = {}  # seeds whose bytes differ from what nslb wrote
+    every: dict[int, int] = {}  # the run.every of each seed's record
     paths = dict(seeds)
     for seed, path in seeds:
         try:
@@ -84,19 +86,19 @@ def read_run(
         reason = damaged(path, text, key)
         if reason:
             changed[seed] = reason
-        rows = _rows(text, horizon)
-        if rows:
-            batches.setdefault(text[: text.find(b"\n") + 1], {})[seed] = (text, rows)
+        rows, every[seed] = _rows(text, horizon), recorded_every(path)
+        if rows:  # seed -> (text, rows)
+            batches.setdefault((text[: text.find(b"\n") + 1], every[seed]), {})[seed] = (text, rows)
         else:
             alone.append(seed)
     found: dict[int, Columns] = {}
-    for header, texts in batches.items():
+    for (header, kept), texts in batches.items():
         with contextlib.suppress(MalformedResult):  # the files are then parsed one by one
-            found.update(_read_joined(header, texts, columns, horizon))
+            found.update(_read_joined(header, texts, columns, horizon, kept))
         alone += [seed for seed in texts if seed not in found]
     for seed in alone:
         try:
-            found[seed] = read_seed(paths[seed], columns, horizon)
+            found[seed] = read_seed(paths[seed], columns, horizon, every.get(seed, 1))
         except MalformedResult as err:
             skipped.append(Skipped(paths[seed], str(err)))
     for seed in changed.keys() & found.keys():  # well-formed, but not what was written
@@ -116,27 +118,32 @@ def _read_joined(
     texts: dict[int, tuple[bytes, int]],
     columns: Sequence[str],
     horizon: int | None,
+    every: int,
 ) -> dict[int, Columns]:
-    """Parse files sharing ``header`` in one call; return the seeds whose rows pass checks."""
+    """Parse files sharing ``header`` and ``every`` in one call; return the seeds whose rows
+    pass checks (each the rounds ``every`` keeps)."""
     size = len(header)
     body = b"".join([header, *(memoryview(text)[size:] for text, _ in texts.values())])
     try:
         table = pa_csv.read_csv(pa.py_buffer(body), convert_options=_convert(columns))
     except pa.ArrowException as err:
         raise MalformedResult(message_line(err)) from None
-    lengths = [rows for _, rows in texts.values()]
+    lengths = np.array([rows for _, rows in texts.values()])
     if table.num_rows != sum(lengths):  # blank or multi-line rows: parse the files alone
         raise MalformedResult("row count differs from line count")
     arrays = _arrays(table)
     starts = np.cumsum([0, *lengths[:-1]])
-    round_of_row = np.arange(len(arrays["t"])) - np.repeat(starts, lengths) + 1
+    last = arrays["t"][starts + lengths - 1] if horizon is None else np.full(len(starts), horizon)
+    index_in_file = np.arange(len(arrays["t"])) - np.repeat(starts, lengths)
+    round_of_row = np.minimum((index_in_file + 1) * every, np.repeat(last, lengths))
     good = np.logical_and.reduceat(arrays["t"] == round_of_row, starts)
+    good &= -(-last // every) == lengths  # as many rows as rounds kept
     for column, values in arrays.items():
         if column != "t" and column not in NULLABLE:
             good &= ~np.logical_or.reduceat(np.isnan(values), starts)
     found: dict[int, Columns] = {}
     for seed, start, length, ok in zip(texts, starts, lengths, good, strict=True):
-        if ok and length == (horizon or length):  # the others are read alone, for a reason
+        if ok:  # the others are read alone, for a reason
             part = {key: values[start : start + length] for key, values in arrays.items()}
             found[seed] = {
                 key: values.astype(COMPACT[key], copy=False) for key, values in part.items()
@@ -181,14 +188,20 @@ def _arrays(table: pa.Table) -> Columns:
     return {name: table.column(name).to_numpy() for name in table.column_names}
 
 
-def _checked(arrays: Columns, horizon: int | None) -> Columns:
-    """One seed's columns as compact arrays, or MalformedResult saying what is wrong."""
+def _checked(arrays: Columns, horizon: int | None, every: int) -> Columns:
+    """One seed's columns as compact arrays (the rounds ``every`` keeps), or
+    MalformedResult saying what is wrong."""
     t = arrays["t"]
     n = len(t)
-    if horizon is not None and n != horizon:
-        raise MalformedResult(f"truncated: {n} rounds, its config says env.horizon={horizon}")
-    if n == 0 or not np.array_equal(t, np.arange(1, n + 1)):
-        raise MalformedResult(f"column t is not the rounds 1 … {n} (truncated line?)")
+    kept = kept_rounds(horizon, every) if horizon is not None else None
+    if kept is not None and n != len(kept):
+        thinned = f" with run.every={every} ({len(kept)} rounds kept)" * (every > 1)
+        raise MalformedResult(
+            f"truncated: {n} rounds, its config says env.horizon={horizon}{thinned}"
+        )
+    if n == 0 or not np.array_equal(t, kept_rounds(int(t[-1]), every) if kept is None else kept):
+        shown = f"1 … {n}" if every == 1 else f"kept of 1 … {t[-1] if n else 0}"
+        raise MalformedResult(f"column t is not the rounds {shown} (truncated line?)")
     for column, values in arrays.items():
         if column != "t" and column not in NULLABLE and np.isnan(values).any():
             raise MalformedResult(f"missing values in column {column} (truncated line?)")

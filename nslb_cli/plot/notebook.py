@@ -94,7 +94,9 @@ def load_results(
     if loaded.frame.empty:  # the same words as nslb plot's
         what = "no readable results" if loaded.n_files else "no results"
         where = ", ".join(map(str, roots))
-        raise ValueError(f"{what} in {where}: no complete seed=K.csv files below it")
+        raise ValueError(
+            f"{what} in {where}: no complete seed=K.csv files (or results.parquet) below it"
+        )
     warn = functools.partial(warnings.warn, stacklevel=2)
     frame, runs = selection.select(
         loaded.frame, loaded.runs, agents, selection.rounds_range(rounds), warn

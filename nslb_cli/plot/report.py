@@ -359,7 +359,8 @@ def _load(
         if studies_only:
             return None
         raise PlotError(
-            f"no results in {options.root}: no seed=K.csv files below it (`nslb run` writes them)"
+            f"no results in {options.root}: no seed=K.csv files (or results.parquet) below it "
+            "(`nslb run` writes them)"
         )
     if loaded.frame.empty:
         raise PlotError(

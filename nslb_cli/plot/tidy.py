@@ -32,6 +32,7 @@ a missing or unreadable record leaves them empty for that seed.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
@@ -43,14 +44,16 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from nslb_cli.plot import csvread, parse_cache
+from nslb_cli.plot import csvread, parquetread, parse_cache
 from nslb_cli.plot.csvread import Columns, MalformedResult, Skipped
 from nslb_cli.plot.identity import FINGERPRINT, identity, with_data
 from nslb_cli.plot.labels import config_value
+from nslb_cli.store import parquet
 from nslb_cli.store.folder import read_seed_record, result_key
 from nslb_cli.store.results import (
     COLUMNS,
     CONFIG_FILE,
+    EVERY,
     OTHER_KEY,
     SEED_FILE,
     flatten,
@@ -58,7 +61,7 @@ from nslb_cli.store.results import (
 )
 
 SKIPPED_SECTIONS = ("run.",)
-RECORD_KEYS = frozenset({"seed", "config", "csv"})  # what seed=K.json holds besides statistics
+RECORD_KEYS = frozenset({"seed", "config", "csv", EVERY})  # seed=K.json's keys, not statistics
 RESERVED = frozenset({*RECORD_KEYS, "run"})  # never statistics: the keys of the stats table
 YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -120,7 +123,9 @@ def walk(root: Path, skipped: list[Skipped]) -> Iterator[tuple[Path, list[str]]]
 
 def find_seed_files(root: Path, skipped: list[Skipped]) -> dict[Path, list[tuple[int, Path]]]:
     """Every run folder under ``root`` (:func:`walk`: hidden folders excluded, links
-    followed, loops named in ``skipped``) with its ``(seed, csv)``s."""
+    followed, loops named in ``skipped``) with its ``(seed, file)``s: its seed CSVs, or the
+    Parquet files holding its seeds (a damaged one named in ``skipped``). A folder holding
+    both is named in ``skipped`` and left out."""
     runs: dict[Path, list[tuple[int, Path]]] = {}
     for folder, files in walk(root, skipped):
         seeds = sorted(
@@ -128,9 +133,23 @@ def find_seed_files(root: Path, skipped: list[Skipped]) -> dict[Path, list[tuple
             for name in files
             if (match := SEED_FILE.match(name))
         )
+        if parquet.FILE in files or (folder / parquet.PARTS).is_dir():
+            records, damaged = parquet.stored(folder)
+            skipped += [Skipped(path, reason) for path, reason in damaged.items()]
+            in_parquet = sorted((s, r.path) for s, (r, _) in parquet.owners(records).items())
+            if seeds and (in_parquet or damaged):
+                skipped.append(Skipped(folder / parquet.FILE, BOTH_FORMATS))
+                continue
+            seeds = in_parquet
         if seeds:
             runs[folder] = seeds
     return runs
+
+
+BOTH_FORMATS = (
+    "beside seed=K.csv files (run.format=parquet and csv in one folder); the folder's results "
+    "are skipped: move one of them away, or run it again with run.overwrite=true"
+)
 
 
 def read_config(folder: Path) -> tuple[dict[str, Any], str]:
@@ -171,6 +190,8 @@ def read_folder(
     A parse stores every column the old cache held as well, so that alternating between
     metrics does not parse the CSVs each time.
     """
+    if seeds and seeds[0][1].suffix == ".parquet":  # as fast to read as the cache: not cached
+        return parquetread.read_run(folder, columns, horizon, key)
     files = [f for _, path in seeds for f in (path, path.with_suffix(".json"))]
     current = parse_cache.key(parse_cache.stamps(files), horizon, key)
     held: list[str] = []
@@ -205,9 +226,9 @@ def load(
         raise ValueError(f"unknown CSV columns {unknown}; available: {', '.join(COLUMNS)}")
     runs: dict[tuple, _Run] = {}
     skipped: list[Skipped] = []
-    n_files = 0
     roots = [roots] if isinstance(roots, Path) else roots
     found_in = {f: (root, s) for root in roots for f, s in find_seed_files(root, skipped).items()}
+    n_files = sum(s.path.suffix == ".parquet" for s in skipped)  # damaged: none of their seeds
     for folder, (root, seeds) in found_in.items():
         n_files += len(seeds)
         try:
@@ -219,7 +240,7 @@ def load(
         horizon = horizon if isinstance(horizon, int) else None
         found, bad = read_folder(folder, seeds, columns, horizon, key, use_cache)
         others = [s for s in bad if s.reason.startswith(OTHER_KEY)]
-        if others and not _attested(folder, found, key):
+        if others and not _attested(folder, found, key, seeds[0][1].suffix == ".parquet"):
             skipped += [s for s in bad if s not in others]
             skipped.append(Skipped(folder / CONFIG_FILE, CONTRADICTED))
             continue
@@ -243,11 +264,14 @@ CONTRADICTED = (
 )
 
 
-def _attested(folder: Path, found: dict[int, Columns], key: str) -> bool:
+def _attested(folder: Path, found: dict[int, Columns], key: str, in_parquet: bool) -> bool:
     """Whether a seed of ``found`` records result key ``key`` (that of the folder's
     ``config.yaml``): a folder holds one config's seeds, so when some record another key
-    and none this one, ``config.yaml`` is what is wrong, and no seed can be grouped by it."""
-    return any((read_seed_record(folder, seed) or {}).get("config") == key for seed in found)
+    and none this one, ``config.yaml`` is what is wrong, and no seed can be grouped by it.
+    (Seeds found in Parquet files are of files recording ``key``.)"""
+    return (in_parquet and bool(found)) or any(
+        (read_seed_record(folder, seed) or {}).get("config") == key for seed in found
+    )
 
 
 def read_seed_stats(csv: Path) -> dict[str, float]:
@@ -268,8 +292,9 @@ def read_seed_stats(csv: Path) -> dict[str, float]:
 
 def _seed_stats(runs: list[_Run]) -> pd.DataFrame:
     """The statistics of every loaded seed, one row per (run, seed) in the frame's order."""
+    in_parquet: dict[Path, dict[int, dict[str, float]]] = {}  # file -> seed -> statistics
     rows = [
-        {"run": index, "seed": seed, **read_seed_stats(run.first[seed])}
+        {"run": index, "seed": seed, **_stats(run.first[seed], seed, in_parquet)}
         for index, run in enumerate(runs)
         for seed in sorted(run.seeds)
     ]
@@ -279,27 +304,67 @@ def _seed_stats(runs: list[_Run]) -> pd.DataFrame:
     return table.astype({"run": np.int32, "seed": np.int32})
 
 
+def _stats(path: Path, seed: int, in_parquet: dict[Path, dict[int, dict[str, float]]]) -> dict:
+    """The statistics of ``seed`` read from ``path``: its CSV (:func:`read_seed_stats`) or
+    the record of its Parquet file (read once into ``in_parquet``)."""
+    if path.suffix != ".parquet":
+        return read_seed_stats(path)
+    if path not in in_parquet:
+        in_parquet[path] = {}
+        with contextlib.suppress(OSError, parquet.Damaged), path.open("rb") as handle:
+            record = parquet.read_record(handle, path)
+            in_parquet[path] = {
+                s: {
+                    k: float(v[i]) for k, v in record.stats.items() if isinstance(v[i], int | float)
+                }
+                for i, s in enumerate(record.seeds)
+            }
+    return in_parquet[path].get(seed, {})
+
+
 def _merge(
     run: _Run, found: dict[int, Columns], paths: dict[int, Path], folder: str
 ) -> list[Skipped]:
     """Add a folder's seeds to its run; seeds the run already has are reported (one line
-    per folder that had them first), not added."""
+    per folder that had them first), not added, and so are seeds of other rounds than the
+    run's first seed (another ``run.every``: one line)."""
     again: dict[Path, list[int]] = {}  # folder that has the seed already -> seeds
+    grid = next(iter(run.seeds.values()))["t"] if run.seeds else next(iter(found.values()))["t"]
+    other = sorted(seed for seed, values in found.items() if not np.array_equal(values["t"], grid))
     for seed, values in found.items():
         if seed in run.first:
             again.setdefault(run.first[seed].parent, []).append(seed)
-            continue
-        run.seeds[seed] = values
-        run.first[seed] = paths[seed]
+        elif seed not in other:
+            run.seeds[seed] = values
+            run.first[seed] = paths[seed]
     run.folders.append(folder)
     here = next(iter(paths.values())).parent
-    return [
+    return _other_rounds(here, other, found, grid) + [
         Skipped(
             here,
             (f"seeds {seed_ranges(seeds)} are" if len(seeds) > 1 else f"seed {seeds[0]} is")
             + f" also in {there}, a run of the same resolved config; that one is kept",
         )
         for there, seeds in again.items()
+    ]
+
+
+def _other_rounds(
+    folder: Path, seeds: list[int], found: dict[int, Columns], grid: np.ndarray
+) -> list[Skipped]:
+    """The line (if any) for ``seeds`` of ``folder`` (of ``found``) skipped for keeping
+    other rounds than the run's seeds (``grid``)."""
+    if not seeds:
+        return []
+    rounds = len(found[seeds[0]]["t"])
+    numbered = f"seeds {seed_ranges(seeds)} keep" if len(seeds) > 1 else f"seed {seeds[0]} keeps"
+    return [
+        Skipped(
+            folder,
+            f"{numbered} {rounds} rounds of {grid[-1]}, the run's other seeds {len(grid)} "
+            "(another run.every): a run's seeds are compared round by round, so these are "
+            "left out; plot them apart, or run them again with the same run.every",
+        )
     ]
 
 

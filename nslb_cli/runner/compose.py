@@ -56,6 +56,7 @@ from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.jax_engine import coverage as jax_coverage
 from nslb_cli.runner import memory, study
 from nslb_cli.store.folder import OutputConflict, refuse_foreign_files
+from nslb_cli.store.results import FORMATS
 
 MAX_NAME = 200
 """Bytes of a run folder's name (the filesystem allows 255): a longer list of overrides is
@@ -138,11 +139,16 @@ class RunSettings:
     fail_fast: bool = False
     objective: str = "cum_regret"
     engine: str = "numpy"
+    format: str = "csv"
+    every: int = 1
 
     def __post_init__(self) -> None:
         check.non_negative(self.seed, "seed")
         check.one_of(self.engine, ENGINES, "engine")
         check.one_of(self.objective, study.DIRECTIONS, "objective")
+        check.one_of(self.format, FORMATS, "format")
+        check.positive(self.every, "every")
+        check.int64(self.every, "every")
         check.positive(self.n_seeds, "n_seeds")
         check.positive(self.batch_size, "batch_size")
         if self.threads is not None:

@@ -30,7 +30,7 @@ from nslb_cli.runner.compose import RunConfig, container
 from nslb_cli.runner.inputs import recorded
 from nslb_cli.runner.owner import check_owner, in_worker
 from nslb_cli.runner.parts import plan_parts, simulate_parts
-from nslb_cli.store import provenance, staging
+from nslb_cli.store import output, parquet, provenance, staging
 from nslb_cli.store.atomic import remove_stale_temporaries
 from nslb_cli.store.folder import (
     claim,
@@ -41,7 +41,7 @@ from nslb_cli.store.folder import (
     scan,
 )
 from nslb_cli.store.lock import FolderLock
-from nslb_cli.store.results import final_value, seed_ranges, write_trace
+from nslb_cli.store.results import Layout, seed_ranges
 
 log = logging.getLogger("nslb")
 
@@ -112,6 +112,7 @@ def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> float:
     with FolderLock(folder, key, provenance.command()):
         staging.recover(folder)
         remove_stale_temporaries(folder)
+        remove_stale_temporaries(folder / parquet.PARTS)
         refuse_foreign_files(folder)
         if not config.run.overwrite:
             _simulate_missing(config, settings, data, key, folder, folder)
@@ -129,7 +130,7 @@ def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> float:
                     len(removed),
                     seed_ranges(removed),
                 )
-        return float(final_values(folder, config.seeds, config.run.objective).mean())
+        return float(final_values(folder, config.seeds, config.run.objective, config).mean())
 
 
 def run_job_guarded(config: RunConfig, resolved: DictConfig, folder: Path) -> float:
@@ -146,9 +147,14 @@ def run_job_guarded(config: RunConfig, resolved: DictConfig, folder: Path) -> fl
     return run_apart(functools.partial(run_job, config, resolved, folder), "the job")
 
 
-def final_values(folder: Path, seeds: Iterable[int], column: str) -> np.ndarray:
+def layout(config: RunConfig) -> Layout:
+    """How ``config``'s job stores its results (``run.format``, ``run.every``)."""
+    return Layout(config.run.format, config.run.every)
+
+
+def final_values(folder: Path, seeds: Iterable[int], column: str, config: RunConfig) -> np.ndarray:
     """The final value of ``column`` for each of ``seeds`` in ``folder``."""
-    return np.array([final_value(folder, seed, column) for seed in seeds])
+    return output.final_values(folder, seeds, column, layout(config))
 
 
 def _simulate_missing(
@@ -162,14 +168,17 @@ def _simulate_missing(
     """Simulate into ``folder`` the seeds of ``config`` it lacks (its damaged ones again);
     the lines logged name ``shown``, the run folder (``folder`` is its staging folder when
     overwriting)."""
-    state = scan(folder, key, settings, _data_text(data))
+    state = scan(folder, key, settings, _data_text(data), layout(config))
     for seed, problem in sorted(state.damaged.items()):
         log.warning("%s: seed=%d.csv %s; simulating it again", shown, seed, problem)
+    for name, problem in sorted(state.damaged_files.items()):
+        log.warning("%s: %s is %s; simulating its seeds again", shown, name, problem)
     if state.done:  # its seeds know their config: a lost or damaged record is rewritten
         restore_records(folder, settings, _data_text(data))
     pending = np.array([s for s in config.seeds if s not in state.done], dtype=np.int64)
     label = f"{config.agent.name} on {config.env.name}"
     if len(pending) == 0:
+        output.finish(folder, layout(config), config.run.batch_size)  # a stopped job's parts
         log.info("%s: all %d seeds already in %s", label, len(config.seeds), shown)
         return
     if state.done:
@@ -183,11 +192,13 @@ def _simulate_missing(
         if first == 0:
             claim(folder, settings)  # this invocation's run section
             restore_records(folder, settings, _data_text(data))
-        write_trace(folder, trace, key)
+        output.write_batch(folder, trace, key, layout(config))
         provenance.record(folder, batch.tolist())
+    check_owner()
+    output.finish(folder, layout(config), config.run.batch_size)
     seconds = time.perf_counter() - start
     everything = sorted(state.done | set(pending.tolist()))
-    regret = final_values(folder, everything, "cum_regret")
+    regret = final_values(folder, everything, "cum_regret", config)
     se = regret.std(ddof=1) / np.sqrt(len(regret)) if len(regret) > 1 else float("nan")
     log.info(
         "%s: %d seeds added (%d already done) in %.1f s -> %s; final cum_regret over its "

@@ -36,12 +36,15 @@ from typing import Any
 
 import yaml
 
-from nslb_cli.store import provenance
+from nslb_cli.store import parquet, provenance
 from nslb_cli.store.atomic import TMP, atomic_write_text
 from nslb_cli.store.results import (
     CONFIG_FILE,
+    CSV,
+    EVERY,
     SEED_FILE,
     SEED_STATS,
+    Layout,
     flatten,
     integrity_problem,
     seed_csv,
@@ -55,7 +58,9 @@ STUDY_FILE = "optimization_results.yaml"  # the Optuna sweeper's record of a stu
 BEST_FILE = "best.yaml"  # the best trial of a study (nslb_cli.runner.study)
 BEST_HEADER = "# nslb: the best trial of the study in this folder\n"
 PLOT_MANIFEST = ".nslb-plot.json"  # the files `nslb plot` wrote into a folder
-NSLB_NAMES = frozenset({CONFIG_FILE, DATA_FILE, LOG_FILE, SWEEP_FILE, STUDY_FILE, provenance.FILE})
+NSLB_NAMES = frozenset(
+    {CONFIG_FILE, DATA_FILE, LOG_FILE, SWEEP_FILE, STUDY_FILE, provenance.FILE, parquet.FILE}
+)
 HIDDEN = re.compile(r"^\.nslb")
 TEMPORARY_NAME = re.compile(rf"^\..+{re.escape(TMP)}$")  # what remove_stale_temporaries clears
 
@@ -80,10 +85,12 @@ def result_key(
 
 @dataclass
 class FolderState:
-    """The seeds of a folder for one result key: done, and damaged (to recompute)."""
+    """The seeds of a folder for one result key: done, and damaged (to recompute); and its
+    damaged Parquet files (their seeds unknown: the seeds asked for are recomputed)."""
 
     done: set[int] = field(default_factory=set)
     damaged: dict[int, str] = field(default_factory=dict)
+    damaged_files: dict[str, str] = field(default_factory=dict)
 
 
 def read_config(folder: Path) -> dict[str, Any] | None:
@@ -105,13 +112,20 @@ def read_seed_record(folder: Path, seed: int) -> dict[str, Any] | None:
     return record if isinstance(record, dict) else None
 
 
-def scan(folder: Path, key: str, config: dict[str, Any], data: str | None = None) -> FolderState:
+def scan(
+    folder: Path,
+    key: str,
+    config: dict[str, Any],
+    data: str | None = None,
+    layout: Layout = CSV,
+) -> FolderState:
     """The done and damaged seeds of result key ``key`` in ``folder``, whose data record
-    (``data.json``) will be ``data``.
+    (``data.json``) will be ``data``, to be stored as ``layout`` says.
 
     Raises:
-        OutputConflict: the folder holds seeds of another key (or of none known), or of
-            other input files than ``data`` names, in one line saying how they differ.
+        OutputConflict: the folder holds seeds of another key (or of none known), of other
+            input files than ``data`` names, or stored otherwise than ``layout`` (another
+            ``run.format`` or ``run.every``), in one line saying how they differ.
     """
     seeds = sorted(int(m.group(1)) for m in _matches(folder, SEED_FILE))
     state = FolderState()
@@ -132,11 +146,30 @@ def scan(folder: Path, key: str, config: dict[str, Any], data: str | None = None
                 state.damaged[seed] = problem
         else:
             foreign.append(seed)
+    records_pq, damaged_pq = parquet.stored(folder)
+    foreign += sorted({s for r in records_pq if r.key != key for s in r.seeds})
     if foreign:
         raise OutputConflict(_conflict(folder, foreign, recorded, config))
+    stored = {Layout("csv", int(r.get(EVERY, 1))) for r in records.values()}
+    stored |= {Layout("parquet", r.every) for r in records_pq}
+    stored |= {Layout("parquet", layout.every) for _ in damaged_pq if layout.format != "parquet"}
+    _refuse_other_layout(folder, stored, layout)
+    state.done.update(seed for r in records_pq for seed in r.seeds)
+    state.damaged_files = {str(p.relative_to(folder)): why for p, why in damaged_pq.items()}
     if state.done:
         _refuse_other_files(folder, data)
     return state
+
+
+def _refuse_other_layout(folder: Path, stored: set[Layout], layout: Layout) -> None:
+    """Refuse to add results stored as ``layout`` to a folder of results stored otherwise."""
+    if stored - {layout}:
+        shown = " and ".join(sorted(map(str, stored)))
+        raise OutputConflict(
+            f"{folder} holds results stored with {shown}, and this run asks for {layout}: "
+            "pass the same run.format and run.every to add seeds to them, run.overwrite=true "
+            "to replace them, or hydra.run.dir=… to write elsewhere"
+        )
 
 
 def _refuse_other_files(folder: Path, data: str | None) -> None:
@@ -235,17 +268,18 @@ def restore_records(folder: Path, config: dict[str, Any], data: str | None) -> N
 
 def foreign_files(folder: Path) -> list[str]:
     """The files of ``folder`` that nslb did not write (sorted names; folders are never
-    counted): anything but seed files, ``config.yaml`` (with nslb's header, or beside seed
-    files), ``data.json``, ``provenance.jsonl``, Hydra's ``nslb.log``, ``multirun.yaml`` and
-    ``optimization_results.yaml``, a study's ``best.yaml`` (with nslb's header), nslb's
-    hidden files and temporaries, and the files ``nslb plot`` recorded writing."""
+    counted): anything but seed files, ``results.parquet``, ``config.yaml`` (with nslb's
+    header, or beside results), ``data.json``, ``provenance.jsonl``, Hydra's ``nslb.log``,
+    ``multirun.yaml`` and ``optimization_results.yaml``, a study's ``best.yaml`` (with
+    nslb's header), nslb's hidden files and temporaries, and the files ``nslb plot``
+    recorded writing."""
     try:
         entries = [p for p in folder.iterdir() if not p.is_dir()]
     except (FileNotFoundError, NotADirectoryError):
         return []
     names = {p.name for p in entries}
     plotted = _plotted(folder)
-    has_seeds = any(SEED_FILE.match(n) for n in names)
+    has_seeds = any(SEED_FILE.match(n) for n in names) or parquet.FILE in names
     ours = [SEED_FILE, SEED_STATS, HIDDEN, TEMPORARY_NAME]
     foreign = [
         name

@@ -25,6 +25,7 @@ import re
 import zlib
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,7 @@ COLUMNS = (
     "p_true_state",
 )
 CONFIG_FILE = "config.yaml"
+FORMATS = ("csv", "parquet")  # run.format
 SEED_FILE = re.compile(r"^seed=(\d+)\.csv$")
 SEED_STATS = re.compile(r"^seed=(\d+)\.json$")
 HEADER = (",".join(COLUMNS) + "\n").encode()
@@ -59,8 +61,25 @@ NULLS = ("belief", "p_true_state")  # empty where NO_BELIEF, NaN: agents without
 # Rows Arrow formats at a time: its default, 1,024, formats a 2,000-round CSV in two batches,
 # 25 % slower than in one (1.5 against 1.2 ms, measured); the text is the same either way.
 _CSV_OPTIONS = pa_csv.WriteOptions(include_header=False, batch_size=1 << 16)
+EVERY = "every"  # the key of run.every in a seed's record (absent: 1, every round)
 WRITE_THREADS = 4  # threads that write and fsync the files of write_trace
 TAIL_BYTES = 4096  # far more than one row (11 numbers in their shortest form)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How a job stores its rounds: ``run.format`` (``csv``: a file per seed; ``parquet``:
+    one file, :mod:`~nslb_cli.store.parquet`) and ``run.every`` (the rounds kept:
+    :func:`kept_rounds`)."""
+
+    format: str = "csv"
+    every: int = 1
+
+    def __str__(self) -> str:
+        return f"run.format={self.format} run.every={self.every}"
+
+
+CSV = Layout()  # the default: a CSV per seed, every round
 
 
 def seed_csv(folder: Path, seed: int) -> Path:
@@ -77,46 +96,70 @@ def final_value(folder: Path, seed: int, column: str) -> float:
     return float(last.split(b",")[COLUMNS.index(column)])
 
 
-def seed_columns(trace: Trace, run: int) -> dict[str, np.ndarray]:
-    """The columns (docs/design.md §1) of one run of a trace, in :data:`COLUMNS` order.
+def kept_rounds(horizon: int, every: int) -> np.ndarray:
+    """The rounds (1-based) that ``run.every=every`` keeps of ``horizon``: every
+    ``every``-th and the last (``horizon`` alone when ``every`` exceeds it)."""
+    return np.minimum(np.arange(1, -(-horizon // every) + 1) * every, horizon)
+
+
+def trace_columns(trace: Trace, runs: slice = slice(None), every: int = 1) -> dict[str, np.ndarray]:
+    """The columns (docs/design.md §1) of ``runs`` of a trace, in :data:`COLUMNS` order, each
+    ``(runs, rounds kept)``, ``t`` ``(rounds kept,)``: the cumulative sums are taken over
+    every round, then the rounds that ``every`` keeps (:func:`kept_rounds`) are kept.
 
     ``belief`` holds ``NO_BELIEF`` and ``p_true_state`` NaN where the agent has no belief.
     """
-    regret = trace.optimal_reward[run] - trace.expected_reward[run]  # trace.regret's row
-    return {
-        "t": np.arange(1, len(regret) + 1),
-        "action": trace.action[run],
-        "reward": trace.reward[run],
-        "expected_reward": trace.expected_reward[run],
-        "optimal_reward": trace.optimal_reward[run],
+    regret = trace.optimal_reward[runs] - trace.expected_reward[runs]  # trace.regret's rows
+    columns = {
+        "t": np.arange(1, regret.shape[1] + 1),
+        "action": trace.action[runs],
+        "reward": trace.reward[runs],
+        "expected_reward": trace.expected_reward[runs],
+        "optimal_reward": trace.optimal_reward[runs],
         "regret": regret,
-        "cum_regret": np.cumsum(regret),
-        "cum_reward": np.cumsum(trace.reward[run]),
-        "state": trace.state[run],
-        "belief": trace.belief[run],
-        "p_true_state": trace.p_true_state[run],
+        "cum_regret": np.cumsum(regret, axis=1),
+        "cum_reward": np.cumsum(trace.reward[runs], axis=1),
+        "state": trace.state[runs],
+        "belief": trace.belief[runs],
+        "p_true_state": trace.p_true_state[runs],
     }
+    if every == 1:
+        return columns
+    kept = kept_rounds(regret.shape[1], every)
+    return {name: values[..., kept - 1] for name, values in columns.items()}
 
 
-def seed_csv_bytes(trace: Trace, run: int) -> bytes:
-    """The ``seed=K.csv`` text of one run: :data:`HEADER`, then one line per round
+def seed_columns(trace: Trace, run: int, every: int = 1) -> dict[str, np.ndarray]:
+    """The columns of one run of a trace (:func:`trace_columns`), each one-dimensional."""
+    columns = trace_columns(trace, slice(run, run + 1), every)
+    return {name: values if name == "t" else values[0] for name, values in columns.items()}
+
+
+def seed_csv_bytes(trace: Trace, run: int, every: int = 1) -> bytes:
+    """The ``seed=K.csv`` text of one run: :data:`HEADER`, then one line per round kept
     (:func:`arrow_text`)."""
-    return arrow_text(seed_columns(trace, run))
+    return arrow_text(seed_columns(trace, run, every))
 
 
 def arrow_text(columns: dict[str, np.ndarray]) -> bytes:
     """The CSV text of :func:`seed_columns` ``columns``, by Arrow's CSV writer: each float
     in the shortest form that parses back to the same double, a missing value as an empty
     field (``belief`` where it is ``NO_BELIEF``, ``p_true_state`` where NaN)."""
-    nulls = {
-        name: columns[name] == NO_BELIEF if name in INTEGERS else np.isnan(columns[name])
-        for name in NULLS
-    }
-    table = pa.table({name: _arrow(values, nulls.get(name)) for name, values in columns.items()})
+    table = arrow_table(columns)
     stream = pa.BufferOutputStream()
     stream.write(HEADER)
     pa_csv.write_csv(table, stream, _CSV_OPTIONS)
     return stream.getvalue().to_pybytes()
+
+
+def arrow_table(columns: dict[str, np.ndarray]) -> pa.Table:
+    """``columns`` (one-dimensional, of :data:`COLUMNS` and others) as an Arrow table, null
+    where nothing is known: ``belief`` where it is ``NO_BELIEF``, ``p_true_state`` where NaN."""
+    nulls = {
+        name: columns[name] == NO_BELIEF if name in INTEGERS else np.isnan(columns[name])
+        for name in NULLS
+    }
+    return pa.table({name: _arrow(values, nulls.get(name)) for name, values in columns.items()})
 
 
 def _arrow(values: np.ndarray, null: np.ndarray | None = None) -> pa.Array:
@@ -136,10 +179,13 @@ def _arrow(values: np.ndarray, null: np.ndarray | None = None) -> pa.Array:
     return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values), [validity, data])
 
 
-def write_trace(folder: Path, trace: Trace, key: str, threads: int = WRITE_THREADS) -> None:
-    """Write every run of ``trace``: ``seed=K.json`` (recording result key ``key``) first,
-    then ``seed=K.csv``, each atomically (written, fsynced, renamed), then fsync the folder
-    once for the renames.
+def write_trace(
+    folder: Path, trace: Trace, key: str, threads: int = WRITE_THREADS, every: int = 1
+) -> None:
+    """Write every run of ``trace``: ``seed=K.json`` (recording result key ``key``, and
+    ``every`` unless 1) first, then ``seed=K.csv`` of the rounds ``every`` keeps
+    (:func:`kept_rounds`), each atomically (written, fsynced, renamed), then fsync the
+    folder once for the renames.
 
     ``threads`` threads each format a run's CSV and write its two files: Arrow formats
     without holding the GIL, and an fsync mostly waits for the disk, so runs overlap.
@@ -152,19 +198,21 @@ def write_trace(folder: Path, trace: Trace, key: str, threads: int = WRITE_THREA
     folder.mkdir(parents=True, exist_ok=True)
     with ThreadPoolExecutor(threads, thread_name_prefix="nslb-write") as pool:
         runs = range(len(trace.seeds))
-        writing = [pool.submit(_write_run, folder, trace, key, run) for run in runs]
+        writing = [pool.submit(_write_run, folder, trace, key, run, every) for run in runs]
         for done in writing:
             done.result()
     fsync_folder(folder)
 
 
-def _write_run(folder: Path, trace: Trace, key: str, run: int) -> None:
-    """``seed=K.json`` (the statistics, the result key, the CSV's size and CRC-32), then
-    ``seed=K.csv``, of one run."""
+def _write_run(folder: Path, trace: Trace, key: str, run: int, every: int) -> None:
+    """``seed=K.json`` (the statistics, the result key, ``every`` unless 1, the CSV's size
+    and CRC-32), then ``seed=K.csv``, of one run."""
     seed = int(trace.seeds[run])
     stats = {"seed": seed, **{k: v[run].item() for k, v in trace.summary.items()}}
-    csv = seed_csv_bytes(trace, run)
+    csv = seed_csv_bytes(trace, run, every)
     stats["config"] = key
+    if every != 1:
+        stats[EVERY] = every
     stats["csv"] = csv_integrity(csv)
     atomic_write_bytes(folder / f"seed={seed}.json", (json.dumps(stats, indent=1) + "\n").encode())
     atomic_write_bytes(seed_csv(folder, seed), csv)
@@ -185,6 +233,15 @@ def integrity_problem(record: Any, data: bytes) -> str | None:
         f"damaged: {len(data)} bytes with CRC-32 {csv_integrity(data)['crc32']}, but "
         f"nslb wrote {wrote.get('bytes')} bytes with CRC-32 {wrote.get('crc32')}"
     )
+
+
+def recorded_every(csv_path: Path) -> int:
+    """The ``run.every`` that ``seed=K.json`` records for ``csv_path`` (1: none recorded)."""
+    try:
+        record = json.loads(csv_path.with_suffix(".json").read_text())
+        return int(record.get(EVERY, 1)) if isinstance(record, dict) else 1
+    except (OSError, ValueError, TypeError):
+        return 1
 
 
 OTHER_KEY = "written for another config or data"

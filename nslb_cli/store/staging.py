@@ -18,14 +18,15 @@ import shutil
 from pathlib import Path
 
 from nslb_cli.common.stopping import held
-from nslb_cli.store import provenance
+from nslb_cli.store import parquet, provenance
 from nslb_cli.store.atomic import atomic_write_text, fsync_folder
 from nslb_cli.store.folder import CONFIG_FILE, DATA_FILE
+from nslb_cli.store.output import stored_seeds
 from nslb_cli.store.results import SEED_FILE, SEED_STATS
 
 STAGING = ".nslb-overwrite"
 COMPLETE = "COMPLETE"
-RESULT_FILES = frozenset({CONFIG_FILE, DATA_FILE, provenance.FILE})
+RESULT_FILES = frozenset({CONFIG_FILE, DATA_FILE, provenance.FILE, parquet.FILE})
 
 
 def begin(folder: Path) -> Path:
@@ -43,9 +44,11 @@ def commit(folder: Path) -> list[int]:
     half-way, and the next run of the folder then finishes it."""
     staging = folder / STAGING
     names = sorted(p.name for p in staging.iterdir() if not p.name.startswith("."))
+    before = stored_seeds(folder)
     with held():
         atomic_write_text(staging / COMPLETE, json.dumps(names) + "\n")
-        return _replay(folder)
+        _replay(folder)
+    return sorted(before - stored_seeds(folder))
 
 
 def abandon(folder: Path) -> None:
@@ -63,21 +66,18 @@ def recover(folder: Path) -> None:
         abandon(folder)
 
 
-def _replay(folder: Path) -> list[int]:
+def _replay(folder: Path) -> None:
     staging = folder / STAGING
     names = set(json.loads((staging / COMPLETE).read_text(encoding="utf-8")))
     for name in sorted(names):
         if (staging / name).exists():
             os.replace(staging / name, folder / name)
-    removed = []
     for path in folder.iterdir():
         if path.name not in names and _is_result(path.name):
             path.unlink()
-            if match := SEED_FILE.match(path.name):
-                removed.append(int(match.group(1)))
+    shutil.rmtree(folder / parquet.PARTS, ignore_errors=True)  # the old results' last batches
     fsync_folder(folder)
     shutil.rmtree(staging)
-    return sorted(removed)
 
 
 def _is_result(name: str) -> bool:

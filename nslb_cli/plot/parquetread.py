@@ -1,0 +1,74 @@
+"""Read a run folder's Parquet results (``run.format=parquet``) into checked columns per seed,
+as :mod:`~nslb_cli.plot.csvread` reads seed CSVs.
+
+A file is read only when its bytes match the record in its footer
+(:mod:`nslb_cli.store.parquet`); a damaged one is skipped with its reason. Each seed's rows
+are checked complete as a CSV's are: exactly the rounds its ``run.every`` keeps of
+``env.horizon`` (:func:`~nslb_cli.store.results.kept_rounds`), and no missing value outside
+the columns that may be empty. A seed in both ``results.parquet`` and a part of a stopped
+job is the same result, read once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from nslb_cli.plot.csvread import COMPACT, NULLABLE, Columns, MalformedResult, Skipped
+from nslb_cli.store import parquet
+from nslb_cli.store.results import OTHER_KEY, kept_rounds
+
+
+def read_run(
+    folder: Path, columns: Sequence[str], horizon: int | None, key: str | None = None
+) -> tuple[dict[int, Columns], list[Skipped]]:
+    """The Parquet results of one run folder: ``{seed: columns}`` (sorted) and the files or
+    seeds skipped (incomplete, or written for another config than result ``key``; damaged
+    files are named by :func:`nslb_cli.plot.tidy.find_seed_files`)."""
+    records = parquet.stored(folder)[0]
+    skipped: list[Skipped] = []
+    found: dict[int, Columns] = {}
+    for record in records:
+        if key is not None and record.key != key:
+            reason = f"{OTHER_KEY} (result key {record.key}, the folder's config.yaml is {key})"
+            skipped.append(Skipped(record.path, reason))
+            continue
+        try:
+            arrays = _checked(
+                record, parquet.read_columns(record, ["seed", "t", *columns]), horizon
+            )
+        except (parquet.Damaged, MalformedResult, pa.ArrowException) as err:
+            skipped.append(Skipped(record.path, str(err).strip().splitlines()[0]))
+            continue
+        rows = record.rows
+        for index, seed in enumerate(record.seeds):
+            values = {
+                name: array[index * rows : (index + 1) * rows] for name, array in arrays.items()
+            }
+            missing = [c for c in columns if c not in NULLABLE and np.isnan(values[c]).any()]
+            if missing:
+                skipped.append(Skipped(record.path, f"seed {seed}: missing values in {missing[0]}"))
+            elif seed not in found:
+                found[seed] = values
+    return dict(sorted(found.items())), skipped
+
+
+def _checked(record: parquet.Record, arrays: dict[str, np.ndarray], horizon: int | None) -> Columns:
+    """The columns ``t`` and values of ``record``'s file in compact dtypes, once its rows are
+    its seeds' rows, each seed's exactly the rounds kept; else MalformedResult."""
+    seeds, t = arrays.pop("seed"), arrays["t"]
+    last = horizon if horizon is not None else int(t[record.rows - 1])
+    rounds = kept_rounds(last, record.every)
+    if len(rounds) != record.rows:
+        kept = f" with run.every={record.every} ({len(rounds)} rounds kept)" * (record.every > 1)
+        raise MalformedResult(
+            f"truncated: {record.rows} rounds a seed, its config says env.horizon={horizon}{kept}"
+        )
+    if not np.array_equal(seeds, np.repeat(record.seeds, record.rows)):
+        raise MalformedResult("column seed does not hold the seeds its record names")
+    if not np.array_equal(t, np.tile(rounds, len(record.seeds))):
+        raise MalformedResult(f"column t is not the rounds kept of 1 … {last} in each seed")
+    return {name: values.astype(COMPACT[name], copy=False) for name, values in arrays.items()}

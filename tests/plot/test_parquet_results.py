@@ -1,0 +1,98 @@
+"""Plots and frames of Parquet results and thinned rounds: the same values as the CSVs, the
+rounds present used as they are, and folders that cannot be compared round by round (another
+run.every in one run, both formats in one folder, an END between kept rounds) named in one
+line."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+
+from nslb_cli.plot import tidy
+from nslb_cli.plot.notebook import load_results, summarise
+from nslb_cli.store import output
+from nslb_cli.store.folder import claim, result_key
+from nslb_cli.store.results import Layout, kept_rounds
+from tests.helpers.agents import agent_params, run_agent
+from tests.helpers.results_tree import SMALL
+
+H = SMALL.horizon  # 60
+
+
+def write(folder: Path, agent: str, seeds: list[int], layout: Layout) -> Path:
+    """Simulate ``agent`` on ``seeds`` and store them in ``folder`` as ``layout`` says."""
+    config = {"env": asdict(SMALL), "agent": asdict(agent_params(agent)), "name": "exp",
+              "run": {"seed": min(seeds), "n_seeds": len(seeds), "format": layout.format,
+                      "every": layout.every}}  # fmt: skip
+    folder.mkdir(parents=True, exist_ok=True)
+    claim(folder, config)
+    output.write_batch(folder, run_agent(agent, seeds, SMALL), result_key(config), layout)
+    output.finish(folder, layout, batch_size=100)
+    return folder
+
+
+def test_parquet_results_load_as_their_csvs(tmp_path: Path) -> None:
+    write(tmp_path / "csv/mts", "mts", [0, 1, 2], Layout())
+    write(tmp_path / "parquet/mts", "mts", [0, 1, 2], Layout("parquet"))
+    columns = ["cum_regret", "p_true_state", "reward"]
+    read = [tidy.load(tmp_path / kind, columns, use_cache=False) for kind in ("csv", "parquet")]
+    assert read[0].skipped == read[1].skipped == []
+    assert read[0].frame.equals(read[1].frame)
+    assert read[0].seed_stats.equals(read[1].seed_stats)
+
+
+def test_thinned_results_are_plotted_at_the_rounds_kept(tmp_path: Path) -> None:
+    write(tmp_path / "mts", "mts", [0, 1, 2], Layout("parquet", 7))
+    write(tmp_path / "random", "random", [0, 1, 2], Layout("csv", 4))
+    frame = load_results(tmp_path)
+    rounds = frame.groupby("agent", observed=True)["t"].unique()
+    assert rounds["mTS"].tolist() == kept_rounds(H, 7).tolist()
+    assert rounds["Random"].tolist() == kept_rounds(H, 4).tolist()
+    summary = summarise(frame, reference="mTS")
+    assert summary["final_t"].tolist() == [H, H] and summary["n_pairs"].tolist() == [3, 3]
+    with pytest.raises(ValueError, match="END 30 is not a round that .* kept"):
+        load_results(tmp_path, rounds=30)  # between rounds 28 and 35 of mTS
+    assert load_results(tmp_path, rounds=28)["t"].max() == 28  # kept by both
+
+
+def test_a_run_of_two_every_keeps_one_and_names_the_other(tmp_path: Path) -> None:
+    write(tmp_path / "a", "mts", [0, 1], Layout())
+    write(tmp_path / "b", "mts", [2, 3], Layout("parquet", 5))
+    loaded = tidy.load(tmp_path, ["cum_regret"], use_cache=False)
+    assert sorted(loaded.frame["seed"].unique()) == [0, 1]
+    (line,) = [str(s) for s in loaded.skipped]
+    assert "seeds 2–3 keep 12 rounds of 60" in line and "run.every" in line
+
+
+def test_a_folder_of_both_formats_is_skipped_in_one_line(tmp_path: Path) -> None:
+    write(tmp_path / "r", "mts", [0, 1], Layout())
+    write(tmp_path / "r", "mts", [2], Layout("parquet"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(ValueError, match="no readable results"):
+            load_results(tmp_path)
+    (said,) = [str(w.message) for w in caught]
+    assert "results.parquet: beside seed=K.csv files" in said
+
+
+def test_a_parquet_file_of_another_config_is_skipped(tmp_path: Path) -> None:
+    folder = write(tmp_path / "r", "mts", [0, 1], Layout("parquet"))
+    text = (folder / "config.yaml").read_text().replace("n_arms: 5", "n_arms: 6")
+    (folder / "config.yaml").write_text(text)
+    loaded = tidy.load(tmp_path, ["cum_regret"], use_cache=False)
+    assert loaded.frame.empty
+    (line,) = loaded.skipped
+    assert line.path.name == "config.yaml" and line.reason == tidy.CONTRADICTED
+
+
+def test_a_part_of_another_config_beside_the_folders_file_is_named(tmp_path: Path) -> None:
+    """Seeds of the folder's key are kept; the file of another key is named in one line."""
+    folder = write(tmp_path / "r", "mts", [0, 1], Layout("parquet"))
+    output.write_batch(folder, run_agent("mts", [2], SMALL), "another key", Layout("parquet"))
+    loaded = tidy.load(tmp_path, ["cum_regret"], use_cache=False)
+    assert sorted(loaded.frame["seed"].unique()) == [0, 1]
+    (line,) = loaded.skipped
+    assert line.path.name == "seeds=2-2.parquet" and "written for another config" in line.reason
