@@ -125,6 +125,31 @@ arms and states, without contexts. An environment with contexts gives them with
 its batch needs beyond the world's arrays it declares with ``memory(params, sizes) ->
 dict[str, int]``, keyed by its own config keys (``env.KEY``) or ``run.batch_size``.
 
+JAX agents
+==========
+An agent can also run on the JAX engine (``run.engine=jax``, design §9) under the same name:
+declare a second class in the group ``nslb.jax_agents``::
+
+    [project.entry-points."nslb.jax_agents"]
+    my_agent = "my_pkg.jax_agents:MyJaxAgent"
+
+It is a frozen dataclass of ``params`` (the same validated ``Params``) and ``setting``
+(:class:`JaxSetting`: ``problem`` of one run, ``learns_transitions``, ``learns_means``),
+with class attributes ``Params``, ``sees_truth`` and ``reports_belief``, and four pure
+functions of ONE seed, which nslb vectorises over seeds and compiles with the world:
+
+* ``init(model, key) -> state``: ``model`` is :class:`JaxModel` (``means`` ``(S, K)``,
+  ``mean_sd``, ``transitions``, ``concentration``, ``initial``); ``state`` any pytree;
+* ``act(state, t, key, truth) -> (state, Decision)``: :class:`Decision` holds the arm, the
+  believed state and its distribution ``(S,)`` (``-1`` and any ``(S,)`` array without a
+  belief); ``truth`` is a :class:`JaxTruth` for an agent that ``sees_truth``, else ``None``;
+* ``update(state, t, action, reward, key) -> state``;
+* ``summary(state) -> {name: scalar}``, written to ``seed=K.json``.
+
+Draw only from the keys given (``jax.random``); shapes may not depend on values. ``nslb
+check`` compares the two classes' regret (3 standard errors on 400 seeds).
+``examples/epsilon_greedy`` has both.
+
 Results on disk, as pandas frames for notebooks, are ``nslb_cli.load_results`` and
 ``nslb_cli.summarise`` (:mod:`nslb_cli.plot.notebook`): they are not part of this contract.
 """
@@ -138,6 +163,10 @@ from nslb_cli.bandit.rng import BatchRNG, Stream, generator
 from nslb_cli.bandit.world import World
 from nslb_cli.common import validators as check
 from nslb_cli.common.validators import ConfigError
+from nslb_cli.jax_engine.contract import Decision, JaxAgent
+from nslb_cli.jax_engine.contract import Model as JaxModel
+from nslb_cli.jax_engine.contract import Setting as JaxSetting
+from nslb_cli.jax_engine.contract import Truth as JaxTruth
 
 __all__ = [
     "Agent",
@@ -145,7 +174,12 @@ __all__ = [
     "Belief",
     "Bernoulli",
     "ConfigError",
+    "Decision",
     "Gaussian",
+    "JaxAgent",
+    "JaxModel",
+    "JaxSetting",
+    "JaxTruth",
     "OfflineModel",
     "Problem",
     "RewardModel",

@@ -53,4 +53,4 @@ def test_the_example_plugin_installs_runs_plots_and_passes_its_checks(tmp_path: 
     assert "| epsilon_greedy | 4 |" in (tmp_path / "outputs/summary.md").read_text()
     checked = nslb_with(str(site), "check", "agent=epsilon_greedy", cwd=tmp_path)
     assert checked.returncode == 0, checked.stdout
-    assert checked.stdout.splitlines()[-1] == "all 9 checks passed"
+    assert checked.stdout.splitlines()[-1] == "all 10 checks passed"

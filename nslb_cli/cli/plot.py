@@ -37,8 +37,8 @@ def parser() -> argparse.ArgumentParser:
         prog="nslb plot",
         description="Figures and summary tables (markdown, CSV) for the results under DIR: "
         "one set per experiment name, environment config and data; each agent in its own "
-        "colour and line style. Reads seed=K.csv files and the config.yaml beside them "
-        "(folders of equal configs are one run); never simulates.",
+        "colour and line style. Reads seed=K.csv files (or a results.parquet) and the "
+        "config.yaml beside them (folders of equal configs are one run); never simulates.",
     )
     p.add_argument("root", metavar="DIR", type=Path, help="a folder of results, e.g. outputs/")
     p.add_argument("--out", metavar="FOLDER", help="where files go (default: DIR)")

@@ -4,12 +4,15 @@
 from __future__ import annotations
 
 import importlib.util
+from importlib.metadata import entry_points
 from typing import Any
 
 AGENTS = ("mts", "umts", "sw_mucb", "cd_ucb", "cd_ts", "exp4s", "oracle", "random")
 """The agents the JAX engine runs, by ``agent.name``."""
 ENVIRONMENTS = ("synthetic", "piecewise")
 """The environments the JAX engine runs, by ``env.name``."""
+GROUP = "nslb.jax_agents"
+"""The entry-point group of plugins' JAX agents (``nslb_cli.api``, "JAX agents")."""
 EXTRA = "pip install -e '.[jax]' (on a CUDA machine, also the matching jax[cudaNN])"
 
 
@@ -21,7 +24,12 @@ def refusal(env: Any, agent: Any) -> tuple[str, str] | None:
     if env.name not in ENVIRONMENTS:
         return "env", (f"{env.name} runs on the numpy engine only (run.engine=jax covers env="
                        f"{', '.join(ENVIRONMENTS)}): drop run.engine=jax")  # fmt: skip
-    if agent.name not in AGENTS:
+    if agent.name not in AGENTS and agent.name not in plugins():
         return "agent", (f"{agent.name} runs on the numpy engine only (run.engine=jax covers "
                          f"agent={', '.join(AGENTS)}): drop run.engine=jax")  # fmt: skip
     return None
+
+
+def plugins() -> list[str]:
+    """The names of the JAX agents that installed packages declare (nothing is imported)."""
+    return sorted({point.name for point in entry_points(group=GROUP)})

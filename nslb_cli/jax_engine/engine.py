@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from importlib.metadata import entry_points
 from typing import Any
 
 import numpy as np
 
 from nslb_cli.bandit.trace import Trace
+from nslb_cli.jax_engine import coverage
 from nslb_cli.jax_engine.changepoint import CDTS, CDUCB
 from nslb_cli.jax_engine.contract import JaxAgent, Setting
 from nslb_cli.jax_engine.exp import Exp4S
@@ -38,8 +40,16 @@ def world_of(env: Any) -> Any:
 def agent_of(params: Any, world: Any) -> JaxAgent:
     """The engine's agent for agent params ``params`` in ``world``."""
     setting = Setting(world.problem, world.learns_transitions, world.learns_means)
-    agent: JaxAgent = AGENTS[params.name](params, setting)
+    cls = AGENTS.get(params.name) or _plugin(params.name)
+    agent: JaxAgent = cls(params, setting)
     return agent
+
+
+def _plugin(name: str) -> type:
+    """A plugin's JAX agent class (entry-point group :data:`.coverage.GROUP`)."""
+    (point,) = (p for p in entry_points(group=coverage.GROUP) if p.name == name)
+    cls: type = point.load()
+    return cls
 
 
 def simulate_seeds(env: Any, agent: Any, seeds: np.ndarray, batch_size: int) -> Trace:

@@ -20,8 +20,9 @@ def test_check_prints_one_line_per_check(capsys: pytest.CaptureFixture[str]) -> 
         "  synthetic (dynamics=fixed, horizon=80, period=40)",
         "  synthetic (model=prior, horizon=80, switch_prob=0.02)",
     ]
-    assert [line.split()[0] for line in lines[3:-1]] == ["pass"] * 9
-    assert lines[-1] == "all 9 checks passed"
+    assert [line.split()[0] for line in lines[3:-1]] == ["pass"] * 10, "9 and the engines'"
+    assert lines[-2].startswith("pass  engines")
+    assert lines[-1] == "all 10 checks passed"
 
 
 def test_check_on_another_environment(capsys: pytest.CaptureFixture[str]) -> None:
@@ -35,7 +36,7 @@ def test_check_with_bernoulli_rewards(capsys: pytest.CaptureFixture[str]) -> Non
     main(["check", "agent=cd_ts", "env.reward=bernoulli", "env.horizon=60"])
     lines = capsys.readouterr().out.splitlines()
     assert lines[1] == "  synthetic (dynamics=fixed, reward=bernoulli, horizon=60, period=40)"
-    assert lines[-1] == "all 9 checks passed"
+    assert lines[-1] == "all 10 checks passed"
 
 
 @pytest.mark.parametrize(
