@@ -279,6 +279,14 @@ def validate(cfg: DictConfig) -> RunConfig:
             "items every round: choose an agent that uses contexts (mts, umts, cd_linucb, "
             "cd_lints, exp4s, sw_mucb, …)",
         )
+    latent, needs = getattr(env, "latent", "discrete"), getattr(agent, "latent", None)
+    if needs is not None and needs != latent:
+        raise ConfigError(
+            "agent",
+            f"{cfg.agent.name} acts on a model of a {needs} latent state, and "
+            f"env={cfg.env.name}'s latent is {latent}: choose an agent that needs no such "
+            "model (larl, larl_etc, sw_ucb, glr_klucb, …)",
+        )
     return RunConfig(
         name=name,
         env=_parameters(env.Params, cfg.env, "env"),

@@ -118,6 +118,7 @@ class UncertainModelThompsonSampling(Agent):
     See the module docstring."""
 
     Params = UMTSParams
+    latent = "discrete"
     concurrent = True
 
     @classmethod
