@@ -281,11 +281,12 @@ def validate(cfg: DictConfig) -> RunConfig:
         )
     latent, needs = getattr(env, "latent", "discrete"), getattr(agent, "latent", None)
     if needs is not None and needs != latent:
+        article = "an" if needs[:1] in tuple("aeiou") else "a"
         raise ConfigError(
             "agent",
-            f"{cfg.agent.name} acts on a model of a {needs} latent state, and "
-            f"env={cfg.env.name}'s latent is {latent}: choose an agent that needs no such "
-            "model (larl, larl_etc, sw_ucb, glr_klucb, …)",
+            f"{cfg.agent.name} needs {article} {needs} latent model, and env={cfg.env.name}'s "
+            f"latent is {latent}: choose an environment with one, or an agent that needs "
+            "none (larl, larl_etc, sw_ucb, glr_klucb, …)",
         )
     return RunConfig(
         name=name,
