@@ -50,7 +50,7 @@ class Agent(ABC):
     # the kind of latent model it acts on ("discrete": the offline model's states and chain;
     # "autoregressive": its AR process), refused on an environment whose ``latent`` (default
     # "discrete") differs; None: any environment
-    latent: ClassVar[str | None] = None
+    latent_model: ClassVar[str | None] = None
     # its rounds are spent in compiled code that releases the GIL: parts of a batch gain from
     # being simulated in threads at once (nslb_cli.runner.parts)
     concurrent: ClassVar[bool] = False

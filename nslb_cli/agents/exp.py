@@ -231,7 +231,7 @@ class Exp4S(ExponentialWeights):
     """
 
     Params = Exp4SParams
-    latent = "discrete"
+    latent_model = "discrete"
 
     def __init__(
         self, params: Exp4SParams, problem: Problem, model: OfflineModel, rng: BatchRNG

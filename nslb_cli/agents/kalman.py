@@ -44,7 +44,7 @@ class KalmanOracle(Agent):
 
     Params = KalmanOracleParams
     fixed_arms = True
-    latent = "autoregressive"
+    latent_model = "autoregressive"
 
     def __init__(
         self, params: KalmanOracleParams, problem: Problem, model: OfflineModel, rng: BatchRNG

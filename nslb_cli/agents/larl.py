@@ -9,8 +9,8 @@ In round ``t`` an agent with ``s`` lags forms, from rounds ``t - s … t - 1`` (
 * ``ar_ucb`` (Bacchiocchi et al. 2024, as the LARL paper runs it): ``x_t = [R_{t-s} … R_{t-1}]``,
   ``s = k`` (the AR order) by default;
 
-and plays, with ``V_a = lambda I + sum_{i: A_i = a} x_i x_i'`` and ``b_a = sum_{i: A_i = a} R_i x_i``
-over the rounds since ``s``::
+and plays, with ``V_a = lambda I + sum_{i: A_i = a} x_i x_i'`` and
+``b_a = sum_{i: A_i = a} R_i x_i`` over the rounds since ``s``::
 
     theta_a = V_a^-1 b_a,    A_t = argmax_a theta_a' x_t + alpha sqrt(x_t' V_a^-1 x_t)
 
@@ -174,6 +174,8 @@ class RidgeUCB(Agent):
 
 class _Lagged(RidgeUCB):
     """LARL or AR-UCB with the same ``s`` for every run: uniform play until round ``s``."""
+
+    s: int
 
     def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
         if t < self.s:

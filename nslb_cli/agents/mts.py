@@ -69,7 +69,7 @@ class ModelThompsonSampling(Agent):
     """
 
     Params = MTSParams
-    latent = "discrete"
+    latent_model = "discrete"
 
     def __init__(
         self, params: MTSParams, problem: Problem, model: OfflineModel, rng: BatchRNG

@@ -225,7 +225,7 @@ class SlidingWindowModelUCB(Windowed):
     ``counts``, ``N_t(s)``."""
 
     Params: ClassVar[type] = SWMUCBParams
-    latent = "discrete"
+    latent_model = "discrete"
 
     def __init__(
         self, params: SWMUCBParams, problem: Problem, model: OfflineModel, rng: BatchRNG

@@ -90,7 +90,9 @@ class Rexp3(Agent):
         self, t: int, contexts: np.ndarray | None, actions: np.ndarray, rewards: np.ndarray
     ) -> None:
         pulled = self.probabilities[self._runs, actions]
-        self.log_weights[self._runs, actions] += self.gamma * rewards / (self.problem.n_arms * pulled)
+        self.log_weights[self._runs, actions] += (
+            self.gamma * rewards / (self.problem.n_arms * pulled)
+        )
 
     def summary(self) -> dict[str, np.ndarray]:
         R = self.problem.n_runs

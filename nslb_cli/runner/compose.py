@@ -279,7 +279,7 @@ def validate(cfg: DictConfig) -> RunConfig:
             "items every round: choose an agent that uses contexts (mts, umts, cd_linucb, "
             "cd_lints, exp4s, sw_mucb, …)",
         )
-    latent, needs = getattr(env, "latent", "discrete"), getattr(agent, "latent", None)
+    latent, needs = getattr(env, "latent", "discrete"), getattr(agent, "latent_model", None)
     if needs is not None and needs != latent:
         article = "an" if needs[:1] in tuple("aeiou") else "a"
         raise ConfigError(

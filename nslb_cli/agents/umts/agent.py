@@ -118,7 +118,7 @@ class UncertainModelThompsonSampling(Agent):
     See the module docstring."""
 
     Params = UMTSParams
-    latent = "discrete"
+    latent_model = "discrete"
     concurrent = True
 
     @classmethod
