@@ -10,10 +10,10 @@ and the ground truth) or ``corrected`` (a fresh agent per seed; the environment'
 innovations, reward noise and initial values from a generator of their own, one per seed,
 shared by the ground truth; the agents draw from numpy's global generator, which nothing
 else touches; and LARL-ETC keeps the fit of the ``s`` it chose when that ``s`` is
-``max_s``). Their SW-UCB is left out: it is not Garivier & Moulines's (its counts are discounted by the
-window length, ``tau^(t - s)``), it has no counterpart in nslb, and its integer powers
-overflow under numpy 2; it draws no random numbers, so leaving it out changes no other
-agent's numbers. Writes ``{k: {agent: [regret of each seed]}}``, regret summed over rounds
+``max_s``). Their SW-UCB is left out: it is not Garivier & Moulines's (its counts are
+discounted by the window length, ``tau^(t - s)``), it has no counterpart in nslb, and its
+integer powers overflow under numpy 2; it draws no random numbers, so leaving it out
+changes no other agent's numbers. Writes ``{k: {agent: [regret of each seed]}}``, regret summed over rounds
 ``t >= k`` against the best arm given ``z_t`` (their ``make_pairwise_plots_exp2.py``).
 """
 
@@ -118,7 +118,7 @@ def run(clone: str, protocol: str, seeds: int) -> dict[str, dict[str, list[float
         agents = _agents(code, k, False) if protocol == "authors" else {}
         for seed in range(seeds):
             if protocol == "authors":
-                params["init_zs"] = 10 * np.random.randn(k)
+                params["init_zs"] = 10 * np.random.randn(k)  # noqa: NPY002  (their protocol)
                 env: Callable = code["Environment"]
             else:
                 agents = _agents(code, k, True)
