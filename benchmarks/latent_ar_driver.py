@@ -13,8 +13,9 @@ else touches; and LARL-ETC keeps the fit of the ``s`` it chose when that ``s`` i
 ``max_s``). Their SW-UCB is left out: it is not Garivier & Moulines's (its counts are
 discounted by the window length, ``tau^(t - s)``), it has no counterpart in nslb, and its
 integer powers overflow under numpy 2; it draws no random numbers, so leaving it out
-changes no other agent's numbers. Writes ``{k: {agent: [regret of each seed]}}``, regret summed over rounds
-``t >= k`` against the best arm given ``z_t`` (their ``make_pairwise_plots_exp2.py``).
+changes no other agent's numbers. Writes ``{k: {agent: [regret of each seed]}}``, regret
+summed over rounds ``t >= k`` against the best arm given ``z_t`` (their
+``make_pairwise_plots_exp2.py``).
 """
 
 from __future__ import annotations
