@@ -295,13 +295,22 @@ def ridge_fits(
     x: np.ndarray, y: np.ndarray, arms: np.ndarray, n_arms: int, ridge: float
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per arm, ``V_a^-1`` and ``theta_a = V_a^-1 b_a`` on the rows that pulled arm ``a``."""
+    grams, theta = _solved(x, y, arms, n_arms, ridge)
+    return np.linalg.inv(grams), theta
+
+
+def _solved(
+    x: np.ndarray, y: np.ndarray, arms: np.ndarray, n_arms: int, ridge: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per arm, ``V_a = lambda I + X_a' X_a`` and the solution ``theta_a`` of
+    ``V_a theta_a = X_a' y_a``."""
     d = x.shape[1]
-    inverse, theta = np.empty((n_arms, d, d)), np.empty((n_arms, d))
+    grams, moments = np.empty((n_arms, d, d)), np.empty((n_arms, d, 1))
     for a in range(n_arms):
         rows = x[arms == a]
-        inverse[a] = np.linalg.inv(ridge * np.eye(d) + rows.T @ rows)
-        theta[a] = inverse[a] @ (rows.T @ y[arms == a])
-    return inverse, theta
+        grams[a] = ridge * np.eye(d) + rows.T @ rows
+        moments[a, :, 0] = rows.T @ y[arms == a]
+    return grams, np.linalg.solve(grams, moments)[:, :, 0]
 
 
 def select_lags(
@@ -315,13 +324,13 @@ def select_lags(
         if n < 2:
             break
         x = design(rewards, actions, s, n_arms)
-        inverse, theta = ridge_fits(x, rewards[s:], actions[s:], n_arms, ridge)
+        grams, theta = _solved(x, rewards[s:], actions[s:], n_arms, ridge)
         residuals = rewards[s:] - (theta[actions[s:]] * x).sum(axis=1)
         rss = max(float(np.mean(residuals**2)), np.finfo(float).tiny)
         bic = n * np.log(rss) + x.shape[1] * np.log(n)
         if best is None or bic < best[0]:
-            best = (bic, s, inverse, theta)
+            best = (bic, s, grams, theta)
     if best is None:
         d = 2 * n_arms + 1
         return 1, np.broadcast_to(np.eye(d) / ridge, (n_arms, d, d)).copy(), np.zeros((n_arms, d))
-    return best[1], best[2], best[3]
+    return best[1], np.linalg.inv(best[2]), best[3]

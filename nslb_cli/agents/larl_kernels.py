@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nslb_cli.agents.linalg import add_outer, dot, symmetric_matvec
+from nslb_cli.agents.linalg import add_outer, dot
 from nslb_cli.compiled.jit import jit
 
 
@@ -59,11 +59,21 @@ def ucb_arms(
     R, K = theta.shape[0], theta.shape[1]
     arms = np.zeros(R, dtype=np.int64)
     u = np.empty(inverse.shape[-1])
+    nonzero = np.empty(inverse.shape[-1], dtype=np.int64)
     for r in range(R):
         d = dims[r]
+        m = 0  # LARL's features are mostly zeros: V^-1 x sums the rows of the others only
+        for i in range(d):
+            if x[r, i] != 0.0:
+                nonzero[m] = i
+                m += 1
         best = -np.inf
         for a in range(K):
-            symmetric_matvec(inverse[r, a, :d, :d], x[r, :d], u[:d])
+            u[:d] = 0.0
+            for i in nonzero[:m]:
+                xi = x[r, i]
+                for j in range(d):
+                    u[j] += xi * inverse[r, a, i, j]
             score = dot(theta[r, a, :d], x[r, :d]) + alpha * np.sqrt(max(dot(x[r, :d], u[:d]), 0.0))
             if score > best:
                 best = score
