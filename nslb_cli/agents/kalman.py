@@ -40,7 +40,8 @@ class KalmanOracleParams:
 
 
 class KalmanOracle(Agent):
-    """The Kalman filter with the true AR parameters (module docstring)."""
+    """Kalman oracle: the exact Kalman filter of the latent AR process, with its true
+    parameters (module docstring)."""
 
     Params = KalmanOracleParams
     fixed_arms = True

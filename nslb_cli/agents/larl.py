@@ -191,7 +191,7 @@ class _Lagged(RidgeUCB):
 
 
 class LARL(_Lagged):
-    """Latent AR LinUCB (Trella et al., 2025): the module docstring's ``larl``."""
+    """LARL (Trella et al., 2025): LinUCB per arm on the last s rewards and actions."""
 
     Params = LARLParams
 
@@ -208,8 +208,8 @@ class LARL(_Lagged):
 
 
 class ARUCB(_Lagged):
-    """AR-UCB (Bacchiocchi et al., 2024) as the LARL paper runs it: the module docstring's
-    ``ar_ucb``."""
+    """AR-UCB (Bacchiocchi et al., 2024): LinUCB per arm on the last s rewards (module
+    docstring)."""
 
     Params = ARUCBParams
     with_actions = False

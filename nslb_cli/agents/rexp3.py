@@ -59,7 +59,7 @@ def besbes_tuning(n_arms: int, horizon: int, variation: float) -> tuple[int, flo
 
 
 class Rexp3(Agent):
-    """Rexp3 (Besbes et al., 2014): the module docstring."""
+    """Rexp3 (Besbes et al., 2014): Exp3 restarted every batch of rounds (module docstring)."""
 
     Params = Rexp3Params
     fixed_arms = True

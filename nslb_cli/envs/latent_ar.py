@@ -149,7 +149,9 @@ def latent_path(p: LatentARParams, seeds: np.ndarray, gamma: np.ndarray) -> np.n
 
 
 class LatentAR:
-    """Latent autoregressive bandit (Trella et al., 2025). See the module docstring."""
+    """Latent AR bandit (Trella et al., 2025): an AR(k) latent moves every arm's mean.
+
+    See the module docstring."""
 
     Params = LatentARParams
     contextual = False
