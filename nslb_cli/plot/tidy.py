@@ -153,7 +153,9 @@ def read_config(folder: Path) -> tuple[dict[str, Any], str]:
     }
     config = with_data(config, folder)
     fingerprint = config.get(FINGERPRINT)
-    return config, result_key(tree, None if fingerprint is None else str(fingerprint))
+    run = tree.get("run")
+    engine = str(run.get("engine", "numpy")) if isinstance(run, dict) else "numpy"
+    return config, result_key(tree, None if fingerprint is None else str(fingerprint), engine)
 
 
 def read_folder(

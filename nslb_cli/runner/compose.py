@@ -53,6 +53,7 @@ from nslb_cli.common.registry import PluginError, Registry, describe_error
 from nslb_cli.common.stopping import stopped_by
 from nslb_cli.common.validators import ConfigError
 from nslb_cli.envs import ENVIRONMENTS
+from nslb_cli.jax_engine import coverage as jax_coverage
 from nslb_cli.runner import memory, study
 from nslb_cli.store.folder import OutputConflict, refuse_foreign_files
 
@@ -120,6 +121,7 @@ CONFIG_MODULE = "nslb_cli.conf"
 CONFIG_NAME = "config"
 SECTIONS = ("name", "env", "agent", "run")
 MAX_SEED = 2**63 - 1
+ENGINES = ("numpy", "jax")  # run.engine: the round loop of numpy/numba kernels, or JAX's scan
 PLUGIN_SECONDS = 60.0  # a plugin's Params and memory declaration: the most a check may take
 
 
@@ -135,9 +137,11 @@ class RunSettings:
     overwrite: bool = False
     fail_fast: bool = False
     objective: str = "cum_regret"
+    engine: str = "numpy"
 
     def __post_init__(self) -> None:
         check.non_negative(self.seed, "seed")
+        check.one_of(self.engine, ENGINES, "engine")
         check.one_of(self.objective, study.DIRECTIONS, "objective")
         check.positive(self.n_seeds, "n_seeds")
         check.positive(self.batch_size, "batch_size")
@@ -288,12 +292,16 @@ def validate(cfg: DictConfig) -> RunConfig:
             f"latent is {latent}: choose an environment with one, or an agent that needs "
             "none (larl, larl_etc, sw_ucb, glr_klucb, …)",
         )
-    return RunConfig(
+    config = RunConfig(
         name=name,
         env=_parameters(env.Params, cfg.env, "env"),
         agent=_parameters(agent.Params, cfg.agent, "agent"),
         run=_parameters(RunSettings, cfg.get("run"), "run"),
     )
+    refused = config.run.engine == "jax" and jax_coverage.refusal(config.env, config.agent)
+    if refused:
+        raise ConfigError(*refused)
+    return config
 
 
 def one_line(err: BaseException) -> str:

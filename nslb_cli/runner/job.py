@@ -48,7 +48,12 @@ log = logging.getLogger("nslb")
 
 def simulate_seeds(config: RunConfig, seeds: np.ndarray) -> Trace:
     """Build the world and the agent for ``seeds`` and play the whole horizon (in parts,
-    in threads, for an agent whose rounds are compiled: :mod:`nslb_cli.runner.parts`)."""
+    in threads, for an agent whose rounds are compiled: :mod:`nslb_cli.runner.parts`), or
+    hand the batch to the JAX engine (``run.engine=jax``, imported only then)."""
+    if config.run.engine == "jax":
+        from nslb_cli.jax_engine.engine import simulate_seeds as simulate_with_jax
+
+        return simulate_with_jax(config.env, config.agent, seeds, config.run.batch_size)
     world = build_world(config.env, seeds)
     agent = AGENTS[config.agent.name]
     plan = plan_parts(agent, config.run.threads, len(seeds))
@@ -103,7 +108,7 @@ def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> float:
     """
     settings = recorded(container(resolved), config.env)
     data = data_record(config)
-    key = result_key(settings, data["fingerprint"] if data is not None else None)
+    key = result_key(settings, data["fingerprint"] if data is not None else None, config.run.engine)
     with FolderLock(folder, key, provenance.command()):
         staging.recover(folder)
         remove_stale_temporaries(folder)

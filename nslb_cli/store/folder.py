@@ -64,11 +64,17 @@ class OutputConflict(RuntimeError):
     """A folder holds results of another configuration, or files nslb did not write."""
 
 
-def result_key(config: dict[str, Any], fingerprint: str | None = None) -> str:
+def result_key(
+    config: dict[str, Any], fingerprint: str | None = None, engine: str = "numpy"
+) -> str:
     """The key of results simulated with resolved ``config`` (its ``run`` section left out)
-    on data of ``fingerprint``: 16 hex digits of a SHA-256."""
+    on data of ``fingerprint`` by ``engine`` (``run.engine``: the engines draw different
+    numbers, so their seeds never mix in one folder): 16 hex digits of a SHA-256."""
     settings = flatten({k: v for k, v in config.items() if k != "run"})
-    text = json.dumps({"config": settings, "data": fingerprint}, sort_keys=True, default=str)
+    record: dict[str, Any] = {"config": settings, "data": fingerprint}
+    if engine != "numpy":  # the default engine's keys are those of results written before
+        record["engine"] = engine
+    text = json.dumps(record, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

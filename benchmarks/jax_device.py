@@ -1,0 +1,112 @@
+"""The JAX engine's rows on an accelerator (issue: a hundred thousand seeds in a blink).
+
+    python benchmarks/jax_device.py OUT_FOLDER
+
+Run from outside the repository with nslb installed (``pip install '.[jax]'`` and the
+matching ``jax[cudaNN]``). Prints and writes ``OUT_FOLDER/jax_device.md``:
+
+* the simulation alone (the compiled program on the device, compilation cached: the
+  second call is timed): mTS, 100,000 seeds x 2,000 rounds; umTS (N = 100, markov/prior),
+  10,000 seeds;
+* end to end with the ``nslb`` command: the three paper presets with ``run.engine=jax``
+  (their second run, the programs cached), and ``agent=mts run.n_seeds=10000`` with each
+  engine.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import jax
+import numpy as np
+
+from nslb_cli.agents.mts import MTSParams
+from nslb_cli.agents.umts.agent import UMTSParams
+from nslb_cli.envs.synthetic import SyntheticParams
+from nslb_cli.jax_engine.engine import agent_of, world_of
+from nslb_cli.jax_engine.scan import run_compiled
+
+SCALE = float(os.environ.get("NSLB_DEVICE_SCALE", "1"))  # < 1: a dry run on a CPU
+
+
+def simulation(label: str, env: SyntheticParams, agent: object, n_seeds: int) -> str:
+    """Seconds of the device program for ``n_seeds`` seeds, first call and second call."""
+    world = world_of(env)
+    n_seeds = max(2, int(n_seeds * SCALE))
+    seeds = np.arange(n_seeds)
+    times = []
+    with jax.enable_x64(True):
+        for _ in range(2):
+            start = time.perf_counter()
+            columns, _summary = run_compiled(world, agent_of(agent, world), seeds)
+            jax.block_until_ready(columns)
+            times.append(time.perf_counter() - start)
+        regret = np.asarray((columns["optimal_reward"] - columns["expected_reward"]).sum(axis=1))
+    rate = n_seeds * env.horizon / times[1] / 1e6
+    return (f"| {label} | {times[0]:.2f} | {times[1]:.3f} | {rate:,.0f} M seed-rounds/s | "
+            f"{regret.mean():.2f} ± {regret.std(ddof=1) / np.sqrt(n_seeds):.2f} |")  # fmt: skip
+
+
+def command(label: str, *runs: list[str]) -> str:
+    """Wall seconds of ``nslb`` commands run one after another (each twice: the second
+    timed, in a fresh output folder)."""
+    times = []
+    for _ in range(2):
+        out = tempfile.mkdtemp()
+        start = time.perf_counter()
+        for i, args in enumerate(runs):
+            done = subprocess.run(["nslb", "run", *args, f"hydra.sweep.dir={out}/s{i}",
+                                   f"hydra.run.dir={out}/r{i}", "run.progress=false"],
+                                  capture_output=True, text=True, check=False)  # fmt: skip
+            if done.returncode != 0:
+                return f"| {label} | failed: {done.stderr.strip().splitlines()[-1:]} | | | |"
+        times.append(time.perf_counter() - start)
+    return f"| {label} | {times[0]:.1f} | {times[1]:.1f} | | |"
+
+
+def main(out: Path) -> None:
+    rows = [
+        f"device: {jax.devices()[0].device_kind}, JAX {jax.__version__}, {os.cpu_count()} CPUs",
+        "",
+        "| row | first call s | second call s | rate | final regret (mean ± SE) |",
+        "|---|---|---|---|---|",
+    ]
+    known, prior = SyntheticParams(), SyntheticParams(model="prior")
+    for row in (
+        lambda: simulation("mts, 100,000 seeds x 2,000 (simulation)", known, MTSParams(), 100_000),
+        lambda: simulation(
+            "umts N=100 markov/prior, 10,000 seeds (simulation)", prior, UMTSParams(), 10_000
+        ),  # fmt: skip
+        lambda: command(
+            "3 paper presets, run.engine=jax, end to end",
+            *[
+                ["-m", f"experiment=paper/{p}", "run.engine=jax"]
+                for p in ("fixed", "known", "prior")
+            ],
+        ),  # fmt: skip
+        lambda: command(
+            "3 paper presets, numpy engine, end to end",
+            *[["-m", f"experiment=paper/{p}"] for p in ("fixed", "known", "prior")],
+        ),
+        lambda: command(
+            "mts 10,000 seeds, run.engine=jax (batch 10,000), end to end",
+            ["run.engine=jax", f"run.n_seeds={int(10000 * SCALE)}", "run.batch_size=10000"],
+        ),
+        lambda: command(
+            "mts 10,000 seeds, numpy engine (batch 1,000), end to end",
+            [f"run.n_seeds={int(10000 * SCALE)}", "run.batch_size=1000"],
+        ),
+    ):
+        rows.append(row())
+        print(rows[-1], flush=True)
+    (out / "jax_device.md").write_text("\n".join(rows) + "\n")
+    print("\n".join(rows))
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))

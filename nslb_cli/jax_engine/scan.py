@@ -1,0 +1,99 @@
+"""The JAX engine's simulation: for each seed a ``lax.scan`` over rounds in which the world
+and the agent play (docs/design.md §9), ``vmap`` over the seeds of a batch, compiled once
+per job and batch size.
+
+Round ``t`` of a seed: ``S_t`` from the world's path, the agent's ``act`` (with the round's
+:class:`~nslb_cli.jax_engine.contract.Truth` for an agent that sees it), ``R_t`` from the
+world's noise, the agent's ``update``. The agent's keys are its stream (``Stream.AGENT``)
+split into an init key and a round key, the round key folded with ``t`` and split for
+``act`` and ``update``. A batch shorter than the compiled size is padded with copies of its
+last seed, whose rows are dropped: a seed's numbers are its own in any batch.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from nslb_cli.bandit.rng import Stream
+from nslb_cli.bandit.trace import NO_BELIEF, Trace
+from nslb_cli.jax_engine import cache
+from nslb_cli.jax_engine.contract import JaxAgent, Truth
+from nslb_cli.jax_engine.worlds import stream
+
+logging.getLogger("jax").setLevel(logging.WARNING)  # not "no TPU found" in every job's log
+Array = Any
+COLUMNS = ("action", "reward", "expected_reward", "optimal_reward", "state", "belief", "p_true")
+
+
+def play(
+    world_spec: Any, agent: JaxAgent, seed: Array
+) -> tuple[dict[str, Array], dict[str, Array]]:
+    """One seed's whole horizon: its per-round columns ``(n,)`` and the agent's summary."""
+    key = jax.random.key(seed)
+    world = world_spec.draw(key)
+    init_key, round_key = jax.random.split(stream(key, Stream.AGENT))
+    state = agent.init(world.model, init_key)
+
+    def round_(carry: tuple[Any, Array], t: Array) -> tuple[tuple[Any, Array], tuple[Array, ...]]:
+        agent_state, previous = carry
+        s = world_spec.state(world, previous, t)
+        means = world.true_means[s]
+        act_key, update_key = jax.random.split(jax.random.fold_in(round_key, t))
+        truth = Truth(s, means) if agent.sees_truth else None
+        agent_state, decision = agent.act(agent_state, t, act_key, truth)
+        a = decision.action
+        r = world_spec.reward(world, means[a], t)
+        agent_state = agent.update(agent_state, t, a, r, update_key)
+        row = (a, r, means[a], means.max(), s, decision.belief, decision.posterior[s])
+        return (agent_state, s), row
+
+    horizon = world_spec.problem.horizon
+    rounds = jnp.arange(horizon, dtype=jnp.int64)
+    (state, _), rows = jax.lax.scan(round_, (state, world.first_state), rounds)
+    return dict(zip(COLUMNS, rows, strict=True)), agent.summary(state)
+
+
+_COMPILED: dict[str, Any] = {}
+
+
+def run_compiled(world_spec: Any, agent: JaxAgent, seeds: np.ndarray) -> Any:
+    """The batch function of a world and an agent applied to ``seeds`` (device arrays),
+    compiled once per job and batch size: kept in this process for the last few jobs (a
+    sweep's consecutive jobs reuse theirs) and on disk (:mod:`.cache`), announced when new."""
+    key = f"{world_spec!r}|{agent!r}|{len(seeds)}"
+    if key not in _COMPILED:
+        if len(_COMPILED) >= 8:
+            _COMPILED.pop(next(iter(_COMPILED)))
+        label = f"{agent.params.name} on {world_spec.params.name} ({len(seeds)} seeds)"
+        cache.announce(f"{key}|{jax.__version__}", label)
+        _COMPILED[key] = jax.jit(jax.vmap(functools.partial(play, world_spec, agent)))
+    return _COMPILED[key](jnp.asarray(seeds))
+
+
+def simulate_batch(world_spec: Any, agent: JaxAgent, seeds: np.ndarray, size: int) -> Trace:
+    """The trace of ``seeds`` (at most ``size``), computed as a batch of ``size`` seeds."""
+    seeds = np.asarray(seeds, dtype=np.int64)
+    padded = np.concatenate([seeds, np.full(size - len(seeds), seeds[-1], dtype=np.int64)])
+    with jax.enable_x64(True):
+        columns, summary = run_compiled(world_spec, agent, padded)
+        columns = {k: np.asarray(v)[: len(seeds)] for k, v in columns.items()}
+        summary = {k: np.asarray(v, dtype=float)[: len(seeds)] for k, v in summary.items()}
+    believes = type(agent).reports_belief
+    R, n = columns["action"].shape
+    return Trace(
+        seeds=seeds,
+        action=columns["action"].astype(np.int64),
+        reward=columns["reward"],
+        expected_reward=columns["expected_reward"],
+        optimal_reward=columns["optimal_reward"],
+        state=columns["state"].astype(np.int64),
+        belief=columns["belief"].astype(np.int64) if believes else np.full((R, n), NO_BELIEF),
+        p_true_state=columns["p_true"] if believes else np.full((R, n), np.nan),
+        summary=summary,
+    )

@@ -1,0 +1,90 @@
+"""``run.engine=jax`` as a user runs it: the same folders and columns, its own result key,
+seeds independent of their batch, and one line for what the engine does not cover."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("jax")
+
+from nslb_cli.agents import AGENTS  # noqa: E402
+from nslb_cli.envs.synthetic import SyntheticParams  # noqa: E402
+from nslb_cli.jax_engine import coverage  # noqa: E402
+from nslb_cli.jax_engine.engine import simulate_seeds  # noqa: E402
+from tests.helpers.cli import nslb, said  # noqa: E402
+
+SMALL = ("env.horizon=40", "run.n_seeds=3")
+
+
+def test_a_jax_run_writes_the_columns_of_the_default_engine_in_a_folder_of_its_own(
+    tmp_path: Path,
+) -> None:
+    for engine in ([], ["run.engine=jax"]):
+        done = nslb("run", "name=e", *engine, *SMALL, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+    numpy_folder = tmp_path / "outputs/e/synthetic/mts/env.horizon=40"
+    jax_folder = tmp_path / "outputs/e/synthetic/mts/env.horizon=40,run.engine=jax"
+    header = (numpy_folder / "seed=0.csv").read_text().splitlines()[0]
+    assert (jax_folder / "seed=0.csv").read_text().splitlines()[0] == header
+    assert len((jax_folder / "seed=2.csv").read_text().splitlines()) == 41
+    assert (numpy_folder / "seed=0.csv").read_bytes() != (jax_folder / "seed=0.csv").read_bytes()
+
+
+def test_results_of_the_two_engines_never_mix_in_one_folder(tmp_path: Path) -> None:
+    folder = f"hydra.run.dir={tmp_path / 'one'}"
+    assert nslb("run", folder, *SMALL, cwd=tmp_path).returncode == 0
+    before = (tmp_path / "one/seed=0.csv").read_bytes()
+    mixed = nslb("run", folder, "run.engine=jax", *SMALL, cwd=tmp_path)
+    assert mixed.returncode != 0
+    assert len(said(mixed.stderr)) == 1
+    assert (tmp_path / "one/seed=0.csv").read_bytes() == before
+
+
+def test_more_seeds_later_leave_the_first_ones_byte_identical(tmp_path: Path) -> None:
+    folder = f"hydra.run.dir={tmp_path / 'grow'}"
+    assert nslb("run", folder, "run.engine=jax", *SMALL, cwd=tmp_path).returncode == 0
+    first = (tmp_path / "grow/seed=1.csv").read_bytes()
+    grown = nslb("run", folder, "run.engine=jax", "env.horizon=40", "run.n_seeds=5",
+                 "run.batch_size=2", cwd=tmp_path)  # fmt: skip
+    assert grown.returncode == 0, grown.stderr
+    assert (tmp_path / "grow/seed=1.csv").read_bytes() == first
+    assert (tmp_path / "grow/seed=4.csv").is_file()
+
+
+@pytest.mark.parametrize("name", [*coverage.AGENTS])
+def test_a_seed_plays_the_same_rounds_alone_and_in_any_batch(name: str) -> None:
+    """The same arms, states, beliefs and rewards (its keys are its seed's); the agent's
+    probabilities to the last bits only (XLA orders a sum by the batch's shape)."""
+    env = SyntheticParams(model="prior", horizon=60)
+    params = AGENTS[name].Params()
+    batch = simulate_seeds(env, params, np.array([2, 7, 11, 30]), 4)
+    alone = simulate_seeds(env, params, np.array([7]), 1)
+    padded = simulate_seeds(env, params, np.array([7]), 3)
+    for trace in (alone, padded):
+        for column in ("action", "reward", "expected_reward", "state", "belief"):
+            np.testing.assert_array_equal(getattr(trace, column)[0], getattr(batch, column)[1])
+        np.testing.assert_allclose(trace.p_true_state[0], batch.p_true_state[1], rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("override", "named"),
+    [("agent=cd_linucb", "agent: cd_linucb runs on the numpy engine only"),
+     ("env=movielens", "env: movielens runs on the numpy engine only")],
+)  # fmt: skip
+def test_what_the_engine_does_not_cover_is_one_line(
+    tmp_path: Path, override: str, named: str
+) -> None:
+    done = nslb("run", "run.engine=jax", override, cwd=tmp_path)
+    assert done.returncode != 0
+    assert said(done.stderr) == [pytest.approx(said(done.stderr)[0])]
+    assert named in done.stderr and "run.engine=jax covers" in done.stderr
+    assert not (tmp_path / "outputs").exists()
+
+
+def test_without_jax_the_engine_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(coverage.importlib.util, "find_spec", lambda name: None)
+    refused = coverage.refusal(SyntheticParams(), AGENTS["mts"].Params())
+    assert refused is not None and refused[0] == "run.engine" and "[jax]" in refused[1]
