@@ -17,13 +17,15 @@ BENCH_BASELINE ?= fa9f062
 BENCH_ARGS ?=
 # make compare-smpybandits: e.g. COMPARE_ARGS='--only sw_ucb --seeds 20'
 COMPARE_ARGS ?=
+# make compare-latent-ar: e.g. LATENT_AR_ARGS='--seeds 20' (see python -m benchmarks.latent_ar --help)
+LATENT_AR_ARGS ?=
 
 # mkdocs build: --strict (in mkdocs.yml) fails on a broken link, anchor or API reference;
 # NO_MKDOCS_2_WARNING silences the theme's banner about a future MkDocs 2.
 MKDOCS := NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build
 
 .DEFAULT_GOAL := help
-.PHONY: help install lint docs test test-full bench bench-data smpy-venv compare-smpybandits paper paper-runs clean
+.PHONY: help install lint docs test test-full bench bench-data smpy-venv compare-smpybandits compare-latent-ar paper paper-runs clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  %-10s %s\n", $$1, $$2}'
@@ -62,6 +64,9 @@ smpy-venv: ## a side venv with SMPyBandits 0.9.7 (numpy < 2.1, scipy < 1.15) in 
 
 compare-smpybandits: ## the field's baselines vs SMPyBandits on the same worlds (make smpy-venv first)
 	$(BIN)/python -m benchmarks.smpybandits $(COMPARE_ARGS)
+
+compare-latent-ar: ## the latent-AR agents vs the LARL authors' code (git clone at a pinned commit into .bench/)
+	$(BIN)/python -m benchmarks.latent_ar $(LATENT_AR_ARGS)
 
 paper: paper-runs ## the paper's synthetic experiments (100 seeds per agent), then figures (figure2, figure3, …) + tables in outputs/paper/figures
 	$(BIN)/nslb plot outputs/paper --out outputs/paper/figures --paper

@@ -87,6 +87,8 @@ class Row:
 # policy of benchmarks/smpybandits.py's comparison, with nslb's speed-up over it (>= 50).
 FIELD_AGENTS = ("sw_ucb", "d_ucb", "cusum_ucb", "glr_klucb", "d_ts", "sw_ts", "bocd_ts")
 FIELD_ENV = {"dynamics": "fixed", "model": "known"}
+LATENT_AR_AGENTS = ("larl", "larl_etc", "ar_ucb", "rexp3", "kalman_oracle")
+LATENT_AR_ENV = {"order": 10, "horizon": 2000}  # k = 10, coefficients drawn per seed
 SMPY_PAIRS = {  # nslb agent: the comparison's pair that times SMPyBandits
     "sw_ucb": "sw_ucb",
     "d_ucb": "d_ucb",
@@ -121,6 +123,10 @@ def field_row(agent: str) -> str:
     return f"{agent}, fixed scenario"
 
 
+def latent_ar_row(agent: str) -> str:
+    return f"{agent}, latent AR k=10, 100 seeds x 2000 rounds"
+
+
 def smpy_row(agent: str) -> str:
     return f"SMPyBandits {SMPY_PAIRS[agent]}, same work"
 
@@ -150,6 +156,7 @@ ROWS = (
     *(Row(row, None) for row in STORAGE),
     *(Row(cheap_row(agent), 0.1) for agent in CHEAP_AGENTS),
     *(Row(field_row(agent), 1) for agent in FIELD_AGENTS),
+    *(Row(latent_ar_row(agent), 1) for agent in LATENT_AR_AGENTS),
     *(
         row
         for agent in SMPY_PAIRS
@@ -445,6 +452,17 @@ def field_agent(agent: str) -> Callable[[Context], Values]:
     return run
 
 
+def latent_ar_agent(agent: str) -> Callable[[Context], Values]:
+    """An agent of the latent-AR family on env=latent_ar (k = 10), 100 seeds x 2,000 rounds."""
+
+    def run(ctx: Context) -> Values:
+        env = params("env", "latent_ar", **LATENT_AR_ENV)
+        seconds = best_of(lambda _: simulate(env, params("agent", agent)), ctx.repeats)
+        return {latent_ar_row(agent): seconds}
+
+    return run
+
+
 def smpybandits(ctx: Context) -> Values:
     """SMPyBandits' time on the work of each field row it has the algorithm of (the pairs of
     benchmarks/smpybandits.py, one run: seconds per policy), and nslb's on the same pair
@@ -497,6 +515,7 @@ WORKLOADS = (
     Workload("storage", storage, slow=True),
     Workload("cheap", cheap_agents),
     *(Workload(f"field-{agent}", field_agent(agent)) for agent in FIELD_AGENTS),
+    *(Workload(f"latent-ar-{agent}", latent_ar_agent(agent)) for agent in LATENT_AR_AGENTS),
     Workload("smpybandits", smpybandits, slow=True),
 )
 

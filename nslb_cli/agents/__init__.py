@@ -24,9 +24,15 @@ docs/design.md §4): the latent-model agents of Hong et al. in ``mts``, ``umts/`
 ``d_ts``       ``switching_ts``        DiscountedThompsonSampling (Raj & Kalyani 2017)
 ``sw_ts``      ``switching_ts``        SlidingWindowThompsonSampling (Trovò et al. 2020)
 ``bocd_ts``    ``bocd``                BOCDThompsonSampling (Mellor & Shapiro 2013)
+``larl``       ``larl``                LARL (Trella et al. 2025; env=latent_ar)
+``larl_etc``   ``larl``                LARLETC
+``ar_ucb``     ``larl``                ARUCB (Bacchiocchi et al. 2024)
+``rexp3``      ``rexp3``               Rexp3 (Besbes et al. 2014)
 ``oracle``     ``reference``           Oracle
 ``random``     ``reference``           UniformRandom
 =============  ======================  ===================================================
+
+and ``kalman_oracle`` in ``kalman``: KalmanOracle (a reference of env=latent_ar).
 
 What they share: :mod:`.base` (the interface), :mod:`.detectors` and :mod:`.restarting`
 (change detectors and the agents they restart), :mod:`.tuning` (defaults computed from the

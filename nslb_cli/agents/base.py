@@ -47,6 +47,10 @@ class Agent(ABC):
     Params: ClassVar[type]
     sees_truth: ClassVar[bool] = False
     fixed_arms: ClassVar[bool] = False  # learns per arm: arm a must be one item every round
+    # the kind of latent model it acts on ("discrete": the offline model's states and chain;
+    # "autoregressive": its AR process), refused on an environment whose ``latent`` (default
+    # "discrete") differs; None: any environment
+    latent_model: ClassVar[str | None] = None
     # its rounds are spent in compiled code that releases the GIL: parts of a batch gain from
     # being simulated in threads at once (nslb_cli.runner.parts)
     concurrent: ClassVar[bool] = False

@@ -231,6 +231,7 @@ class Exp4S(ExponentialWeights):
     """
 
     Params = Exp4SParams
+    latent_model = "discrete"
 
     def __init__(
         self, params: Exp4SParams, problem: Problem, model: OfflineModel, rng: BatchRNG

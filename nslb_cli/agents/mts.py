@@ -69,6 +69,7 @@ class ModelThompsonSampling(Agent):
     """
 
     Params = MTSParams
+    latent_model = "discrete"
 
     def __init__(
         self, params: MTSParams, problem: Problem, model: OfflineModel, rng: BatchRNG

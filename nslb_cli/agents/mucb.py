@@ -225,6 +225,7 @@ class SlidingWindowModelUCB(Windowed):
     ``counts``, ``N_t(s)``."""
 
     Params: ClassVar[type] = SWMUCBParams
+    latent_model = "discrete"
 
     def __init__(
         self, params: SWMUCBParams, problem: Problem, model: OfflineModel, rng: BatchRNG

@@ -106,6 +106,15 @@ class OfflineModel:
             (``phi_s ~ Dir(concentration[s])``), or ``None`` when ``phi`` is known.
         initial: ``(R, S)`` distribution of the first latent state ``P_1``.
         covariance: ``(R, S, d, d)`` prior covariance of ``theta_s`` (linear models only).
+        ar_coefficients: ``(R, k)`` for a continuous latent ``z_t`` that follows an AR(k)
+            process (``env=latent_ar``, docs/design.md §3.4): ``gamma_1 … gamma_k`` in
+            ``z_t = sum_i gamma_i z_{t-i} + eta_t``; ``None`` for a discrete latent chain.
+            Such a model has one nominal state: ``means[:, 0]`` is ``mu_a``, and the mean
+            reward of arm ``a`` is ``mu_a + beta_a z_t``.
+        ar_loadings: ``(R, K)`` ``beta_a`` (with ``ar_coefficients``).
+        ar_noise_sd: ``(R,)`` ``sigma_z``, the standard deviation of ``eta_t``.
+        ar_initial_sd: ``(R,)`` the standard deviation of each of ``z_0 … z_{k-1}``
+            (independent, mean 0), which hold in the first ``k`` rounds.
     """
 
     means: np.ndarray
@@ -114,10 +123,19 @@ class OfflineModel:
     concentration: np.ndarray | None
     initial: np.ndarray
     covariance: np.ndarray | None = None
+    ar_coefficients: np.ndarray | None = None
+    ar_loadings: np.ndarray | None = None
+    ar_noise_sd: np.ndarray | None = None
+    ar_initial_sd: np.ndarray | None = None
 
     @property
     def linear(self) -> bool:
         return self.covariance is not None
+
+    @property
+    def autoregressive(self) -> bool:
+        """Whether the latent is a continuous AR process (the ``ar_*`` fields are given)."""
+        return self.ar_coefficients is not None
 
     def expected_rewards(self, contexts: np.ndarray | None) -> np.ndarray:
         """``mu(a, X_t, s)`` under the point estimate, shape ``(R, S, K)``.

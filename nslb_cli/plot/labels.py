@@ -59,8 +59,13 @@ DISPLAY_NAMES = {
     "sw_ts": "SW-TS",
     "d_ts": "D-TS",
     "bocd_ts": "BOCD-TS",
+    "ar_ucb": "AR-UCB",
+    "rexp3": "Rexp3",
     "mts": "mTS",
     "umts": "umTS",
+    "larl": "LARL",
+    "larl_etc": "LARL-ETC",
+    "kalman_oracle": "Kalman oracle",
     "oracle": "Oracle",
     "random": "Random",
 }

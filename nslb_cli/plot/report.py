@@ -34,6 +34,7 @@ from nslb_cli.plot import (
     aggregate,
     figures,
     layout,
+    pairwise,
     paper,
     render,
     reproduction,
@@ -206,7 +207,8 @@ def _results(
         note = SEEDS_NOTE if group in seeds else ""
         environment = lab.environment(runs[runs[lab.GROUP] == group].iloc[0])
         in_group = final[final["group"] == group]
-        drawn = _Drawn(group, stem, styles, note, environment)
+        latent_ar = runs.loc[runs[lab.GROUP] == group, "env.name"].eq("latent_ar").any()
+        drawn = _Drawn(group, stem, styles, note, environment, bool(latent_ar))
         _group_figures(options, drawn, per_round, in_group, work)
         details = _details(environment, int(in_group["t"].max()), options.ci)
         if group in seeds:
@@ -232,6 +234,7 @@ class _Drawn:
     styles: dict[str, Style]
     note: str  # e.g. that agents ran different seed sets, or ""
     environment: str
+    pairwise: bool = False  # Trella et al.'s pairwise comparison: env=latent_ar's groups
 
 
 def _group_figures(
@@ -263,6 +266,15 @@ def _group_figures(
     )
     job = render.Job(figures.final_distribution, box, arguments)
     work.figure(job, caption if publication else None)
+    if publication and drawn.pairwise and final["agent"].nunique() > 1:
+        arguments = {"final": final, "value": PAIRED_METRIC, "title": title}
+        caption = (
+            f"{drawn.group}: share of the seeds (paired) on which the row's agent ends with a "
+            f"lower {value_label} than the column's; last column: its average over the other "
+            f"agents. Environment: {drawn.environment}.{_note(drawn.note)}\n"
+        )
+        job = render.Job(pairwise.heatmap, _suffixed(drawn.stem, "pairwise"), arguments)
+        work.figure(job, caption)
 
 
 def _details(environment: str, last: int, ci: str) -> str:

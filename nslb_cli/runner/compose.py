@@ -289,6 +289,15 @@ def validate(cfg: DictConfig) -> RunConfig:
             "items every round: choose an agent that uses contexts (mts, umts, cd_linucb, "
             "cd_lints, exp4s, sw_mucb, …)",
         )
+    latent, needs = getattr(env, "latent", "discrete"), getattr(agent, "latent_model", None)
+    if needs is not None and needs != latent:
+        article = "an" if needs[:1] in tuple("aeiou") else "a"
+        raise ConfigError(
+            "agent",
+            f"{cfg.agent.name} needs {article} {needs} latent model, and env={cfg.env.name}'s "
+            f"latent is {latent}: choose an environment with one, or an agent that needs "
+            "none (larl, larl_etc, sw_ucb, glr_klucb, …)",
+        )
     config = RunConfig(
         name=name,
         env=_parameters(env.Params, cfg.env, "env"),

@@ -36,7 +36,7 @@ def test_every_row_is_produced_by_a_workload_and_quick_skips_the_slow_ones() -> 
     ] + [
         f"field-{agent}"
         for agent in ("sw_ucb", "d_ucb", "cusum_ucb", "glr_klucb", "d_ts", "sw_ts", "bocd_ts")
-    ]
+    ] + [f"latent-ar-{agent}" for agent in ("larl", "larl_etc", "ar_ucb", "rexp3", "kalman_oracle")]
     assert [w.key for w in bench.selected(argparse.Namespace(quick=False, only="movielens"))] == [
         "movielens-umts",
         "movielens-cd_linucb",

@@ -38,6 +38,11 @@ def test_every_env_and_agent_composes(env: str, agent: str) -> None:
             with pytest.raises(ConfigError, match=f"^agent: {agent} learns each arm's rewards"):
                 validate(cfg)
             return
+        latent = getattr(ENVIRONMENTS[kind], "latent", "discrete")
+        if AGENTS[agent].latent_model not in (None, latent):
+            with pytest.raises(ConfigError, match=f"^agent: {agent} needs an? \\w+ latent model"):
+                validate(cfg)
+            return
         config = validate(cfg)
     assert config.env.name == kind
     assert config.agent.name == agent

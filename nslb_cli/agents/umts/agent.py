@@ -118,6 +118,7 @@ class UncertainModelThompsonSampling(Agent):
     See the module docstring."""
 
     Params = UMTSParams
+    latent_model = "discrete"
     concurrent = True
 
     @classmethod
