@@ -8,9 +8,9 @@ matching ``jax[cudaNN]``). Prints and writes ``OUT_FOLDER/jax_device.md``:
 * the simulation alone (the compiled program on the device, compilation cached: the
   second call is timed): mTS, 100,000 seeds x 2,000 rounds; umTS (N = 100, markov/prior),
   10,000 seeds;
-* end to end with the ``nslb`` command: the three paper presets with ``run.engine=jax``
-  (their second run, the programs cached), and ``agent=mts run.n_seeds=10000`` with each
-  engine.
+* end to end with the ``nslb`` command: the three paper presets at once (as ``make paper``
+  runs them) with each engine (their second run: the programs cached), and mTS over 100,000
+  seeds as Parquet keeping every 10th round.
 """
 
 from __future__ import annotations
@@ -53,20 +53,36 @@ def simulation(label: str, env: SyntheticParams, agent: object, n_seeds: int) ->
 
 
 def command(label: str, *runs: list[str]) -> str:
-    """Wall seconds of ``nslb`` commands run one after another (each twice: the second
-    timed, in a fresh output folder)."""
+    """Wall seconds of ``nslb`` commands run at once, as ``make paper`` runs its presets
+    (twice: the second timed, in a fresh output folder)."""
     times = []
     for _ in range(2):
         out = tempfile.mkdtemp()
         start = time.perf_counter()
-        for i, args in enumerate(runs):
-            done = subprocess.run(["nslb", "run", *args, f"hydra.sweep.dir={out}/s{i}",
-                                   f"hydra.run.dir={out}/r{i}", "run.progress=false"],
-                                  capture_output=True, text=True, check=False)  # fmt: skip
-            if done.returncode != 0:
-                return f"| {label} | failed: {done.stderr.strip().splitlines()[-1:]} | | | |"
+        started = [
+            subprocess.Popen(
+                [
+                    "nslb",
+                    "run",
+                    *args,
+                    f"hydra.sweep.dir={out}/s{i}",
+                    f"hydra.run.dir={out}/r{i}",
+                    "run.progress=false",
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+            )  # fmt: skip
+            for i, args in enumerate(runs)
+        ]
+        failed = [p.communicate()[1] for p in started if p.wait() != 0]
+        if failed:
+            return f"| {label} | failed: {failed[0].strip().splitlines()[-1:]} | | | |"
         times.append(time.perf_counter() - start)
     return f"| {label} | {times[0]:.1f} | {times[1]:.1f} | | |"
+
+
+PRESETS = ("fixed", "known", "prior")
 
 
 def main(out: Path) -> None:
@@ -77,29 +93,23 @@ def main(out: Path) -> None:
         "|---|---|---|---|---|",
     ]
     known, prior = SyntheticParams(), SyntheticParams(model="prior")
+    many = f"run.n_seeds={int(100_000 * SCALE)}"
     for row in (
         lambda: simulation("mts, 100,000 seeds x 2,000 (simulation)", known, MTSParams(), 100_000),
         lambda: simulation(
             "umts N=100 markov/prior, 10,000 seeds (simulation)", prior, UMTSParams(), 10_000
-        ),  # fmt: skip
-        lambda: command(
-            "3 paper presets, run.engine=jax, end to end",
-            *[
-                ["-m", f"experiment=paper/{p}", "run.engine=jax"]
-                for p in ("fixed", "known", "prior")
-            ],
-        ),  # fmt: skip
-        lambda: command(
-            "3 paper presets, numpy engine, end to end",
-            *[["-m", f"experiment=paper/{p}"] for p in ("fixed", "known", "prior")],
         ),
         lambda: command(
-            "mts 10,000 seeds, run.engine=jax (batch 10,000), end to end",
-            ["run.engine=jax", f"run.n_seeds={int(10000 * SCALE)}", "run.batch_size=10000"],
+            "3 paper presets at once, run.engine=jax, end to end",
+            *[["-m", f"experiment=paper/{p}", "run.engine=jax"] for p in PRESETS],
         ),
         lambda: command(
-            "mts 10,000 seeds, numpy engine (batch 1,000), end to end",
-            [f"run.n_seeds={int(10000 * SCALE)}", "run.batch_size=1000"],
+            "3 paper presets at once, numpy engine, end to end",
+            *[["-m", f"experiment=paper/{p}"] for p in PRESETS],
+        ),
+        lambda: command(
+            "mts 100,000 seeds, jax, Parquet, run.every=10, end to end",
+            ["run.engine=jax", many, "run.batch_size=25000", "run.format=parquet", "run.every=10"],
         ),
     ):
         rows.append(row())

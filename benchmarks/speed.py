@@ -105,6 +105,20 @@ E2E_START = "nslb run, 1 seed x 1 round (start-up), end to end"
 E2E_UMTS = "nslb run umts N=100 markov/prior, end to end"
 E2E_UMTS_RATIO = "umts N=100: end to end / in process"
 E2E_SWEEP = "nslb run -m cd_ucb tau=2..200 (100 jobs, 10 seeds x 500), end to end"
+ENGINES = {  # row: the run's overrides, each with run.engine=numpy and run.engine=jax
+    "mts 1,000 seeds": ("agent=mts", "run.n_seeds=1000", "run.batch_size=1000"),
+    "umts N=100 markov/prior 100 seeds": ("agent=umts", "env.model=prior", "run.n_seeds=100"),
+}
+
+
+def engine_row(run: str, engine: str) -> str:
+    return f"nslb run {run}, run.engine={engine}, end to end"
+
+
+def engine_ratio(run: str) -> str:
+    return f"{run}: jax / numpy engine, end to end"
+
+
 STORAGE = {  # row: the run's storage overrides (mts over 1,000 seeds x 2,000 rounds)
     "nslb run agent=mts run.n_seeds=1000, CSVs, end to end": (),
     "nslb run agent=mts run.n_seeds=1000, Parquet, end to end": ("run.format=parquet",),
@@ -154,6 +168,15 @@ ROWS = (
     Row(E2E_UMTS_RATIO, 1.2, "ratio"),
     Row(E2E_SWEEP, 15),
     *(Row(row, None) for row in STORAGE),
+    *(
+        row
+        for run in ENGINES
+        for row in (
+            Row(engine_row(run, "numpy"), None),
+            Row(engine_row(run, "jax"), None),
+            Row(engine_ratio(run), 1.0, "ratio"),
+        )  # fmt: skip
+    ),
     *(Row(cheap_row(agent), 0.1) for agent in CHEAP_AGENTS),
     *(Row(field_row(agent), 1) for agent in FIELD_AGENTS),
     *(Row(latent_ar_row(agent), 1) for agent in LATENT_AR_AGENTS),
@@ -432,6 +455,31 @@ def storage(ctx: Context) -> Values:
     return values
 
 
+def engines(ctx: Context) -> Values:
+    """The JAX engine against the default engine on this CPU, end to end, each run's program
+    compiled by a first run that is not timed (a tree without ``run.engine``: a note)."""
+    out = ctx.scratch / "engines"
+    values: Values = {}
+    for k, (run, args) in enumerate(ENGINES.items()):
+        try:
+            for engine in ("numpy", "jax"):
+                command = ("run", *args, f"run.engine={engine}", "run.progress=false")
+                nslb(ctx, *command, f"hydra.run.dir={fresh(out / f'{k}-{engine}-warm')}")
+                values[engine_row(run, engine)] = best_of(
+                    lambda i, c=command, name=f"{k}-{engine}": nslb(
+                        ctx, *c, f"hydra.run.dir={fresh(out / f'{name}-{i}')}"
+                    ),
+                    ctx.repeats,
+                )
+        except RuntimeError as err:
+            ctx.notes.append(f"{run}: {err}")
+            continue
+        values[engine_ratio(run)] = (
+            values[engine_row(run, "jax")] / values[engine_row(run, "numpy")]
+        )
+    return values
+
+
 def cheap_agents(ctx: Context) -> Values:
     """The paper's cheap agents and the references, in process (the world built once)."""
     env = params("env", "synthetic")
@@ -513,6 +561,7 @@ WORKLOADS = (
     Workload("movielens-preset", movielens_preset, slow=True),
     Workload("end-to-end", end_to_end),
     Workload("storage", storage, slow=True),
+    Workload("engines", engines, slow=True),
     Workload("cheap", cheap_agents),
     *(Workload(f"field-{agent}", field_agent(agent)) for agent in FIELD_AGENTS),
     *(Workload(f"latent-ar-{agent}", latent_ar_agent(agent)) for agent in LATENT_AR_AGENTS),

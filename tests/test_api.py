@@ -14,6 +14,7 @@ from nslb_cli.agents.base import Agent, Belief
 from nslb_cli.bandit import problem, rewards, rng, world
 from nslb_cli.cli import main
 from nslb_cli.common import validators
+from nslb_cli.jax_engine import contract
 from tests.helpers.paths import EXAMPLE, REPO
 from tests.helpers.plugins import example_entry_points
 
@@ -29,7 +30,12 @@ PROMISED = {
     "Belief": Belief,
     "Bernoulli": rewards.Bernoulli,
     "ConfigError": validators.ConfigError,
+    "Decision": contract.Decision,
     "Gaussian": rewards.Gaussian,
+    "JaxAgent": contract.JaxAgent,
+    "JaxModel": contract.Model,
+    "JaxSetting": contract.Setting,
+    "JaxTruth": contract.Truth,
     "OfflineModel": problem.OfflineModel,
     "Problem": problem.Problem,
     "RewardModel": rewards.RewardModel,
@@ -68,8 +74,9 @@ def blocks(language: str) -> list[str]:
 def test_the_public_names_are_stable() -> None:
     """Changing this list is a breaking change for plugins (nslb_cli/api.py)."""
     assert nslb_cli.api.__all__ == [
-        "Agent", "BatchRNG", "Belief", "Bernoulli", "ConfigError", "Gaussian", "OfflineModel",
-        "Problem", "RewardModel", "Sizes", "Stream", "Truth", "World", "check", "generator",
+        "Agent", "BatchRNG", "Belief", "Bernoulli", "ConfigError", "Decision", "Gaussian",
+        "JaxAgent", "JaxModel", "JaxSetting", "JaxTruth", "OfflineModel", "Problem",
+        "RewardModel", "Sizes", "Stream", "Truth", "World", "check", "generator",
     ]  # fmt: skip
     api = nslb_cli.api
     for name in api.__all__:

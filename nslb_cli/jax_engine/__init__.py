@@ -7,3 +7,11 @@ two engines agree in distribution, which ``tests/jax_engine`` and ``nslb check``
 JAX is an optional extra (``pip install -e '.[jax]'``): without it, choosing this engine is
 one line naming the extra, and nothing here is imported.
 """
+
+import os
+
+# nslb runs several processes on one machine at once (make paper's presets, a joblib sweep):
+# JAX's default of taking 75 % of a GPU's memory in each process would fail the second one
+# (CUDA_ERROR_OUT_OF_MEMORY). Each process takes what it needs instead, unless the user said
+# otherwise. Set before JAX is first imported (this package's modules import it).
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
