@@ -106,6 +106,9 @@ class OfflineModel:
             (``phi_s ~ Dir(concentration[s])``), or ``None`` when ``phi`` is known.
         initial: ``(R, S)`` distribution of the first latent state ``P_1``.
         covariance: ``(R, S, d, d)`` prior covariance of ``theta_s`` (linear models only).
+        emissions: ``(R, S, K, N)`` the known observation model ``O[s, a, ·]`` of categorical
+            outcomes (:class:`~nslb_cli.bandit.rewards.Categorical`); ``means`` are then the
+            expected rewards ``sum_o O[s, a, o] r[o]``. ``None`` otherwise.
     """
 
     means: np.ndarray
@@ -114,6 +117,7 @@ class OfflineModel:
     concentration: np.ndarray | None
     initial: np.ndarray
     covariance: np.ndarray | None = None
+    emissions: np.ndarray | None = None
 
     @property
     def linear(self) -> bool:
