@@ -74,18 +74,19 @@ class SwitchingLatentParams:
         if self.n_outcomes is None:
             self.n_outcomes = 2 if self.reward == "bernoulli" else 5
         if self.problem is not None:
-            P, O, r = read_problem(Path(self.problem).expanduser())
+            _, obs, r = read_problem(Path(self.problem).expanduser())
             check.require(self.reward == "categorical" or tuple(r) == (0.0, 1.0), "reward",
                           "bernoulli needs the file's rewards to be [0, 1]")  # fmt: skip
-            self.n_states, self.n_arms, self.n_outcomes = O.shape
+            self.n_states, self.n_arms, self.n_outcomes = obs.shape
         for key in ("n_states", "n_arms", "n_outcomes"):
             value = getattr(self, key)
             check.require(isinstance(value, int) and 1 <= value <= MAX_SIZE, key,
                           f"must be an integer from 1 to {MAX_SIZE}, got {value}")  # fmt: skip
         check.require(self.n_outcomes >= 2, "n_outcomes", "needs at least 2 outcomes")
         if self.min_transition_prob is not None:
-            check.require(0 < self.min_transition_prob * self.n_states < 1, "min_transition_prob",
-                          f"must lie in (0, 1/n_states) = (0, {1 / self.n_states:.4g})")  # fmt: skip
+            bound = 1 / self.n_states
+            check.require(0 < self.min_transition_prob < bound, "min_transition_prob",
+                          f"must lie in (0, 1/n_states) = (0, {bound:.4g})")  # fmt: skip
 
 
 def _field(data: dict[str, Any], key: str, path: Path) -> Any:
@@ -128,20 +129,20 @@ def read_problem(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if not isinstance(data, dict):
         raise ConfigError("problem", f"{path}: expected a JSON object with fields")
     P = _probabilities(_field(data, "transitions", path), 2, "transitions", path)
-    O = _probabilities(_field(data, "observations", path), 3, "observations", path)
-    S, K, N = O.shape
+    obs = _probabilities(_field(data, "observations", path), 3, "observations", path)
+    S, K, N = obs.shape
     if P.shape != (S, S) or max(S, K, N) > MAX_SIZE:
         raise ConfigError("problem", f"{path}: transitions must be {S} x {S} for {S} states "
                           f"(observations {S} x {K} x {N}, at most {MAX_SIZE} each)")  # fmt: skip
     given = _field(data, "rewards", path)
-    r = np.linspace(0.0, 1.0, N) if given is None else np.array(given, dtype=float).reshape(-1)
     try:
+        r = np.linspace(0.0, 1.0, N) if given is None else np.array(given, dtype=float).ravel()
         Categorical(tuple(r.tolist()))
-    except ValueError as err:
+    except (TypeError, ValueError) as err:
         raise ConfigError("problem", f"{path}: rewards: {err}") from None
     if len(r) != N:
         raise ConfigError("problem", f"{path}: {len(r)} rewards for {N} outcomes")
-    return P, O, r
+    return P, obs, r
 
 
 def draw_problem(p: SwitchingLatentParams, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
@@ -150,12 +151,12 @@ def draw_problem(p: SwitchingLatentParams, rng: np.random.Generator) -> tuple[np
     in ``1..15``, raised where below ``min_transition_prob``; ``O[s] ∝ U + m_O Π_s E`` with
     ``U`` uniform in ``[0, 1]``, ``E`` the blocks of identity matrices that pair arms with
     outcomes and ``Π_s`` a uniform permutation of the arms (``K >= N``) or outcomes."""
-    S, K, N = p.n_states, p.n_arms, p.n_outcomes
+    S, K, N = p.n_states, p.n_arms, int(p.n_outcomes or 2)
     M = rng.integers(1, 16, (S, S)) + np.eye(S) * p.transition_multiplier * 5.0 / 3.0
     P = M / M.sum(axis=1, keepdims=True)
     low = p.min_transition_prob
-    while low is not None and (P < low).any():
-        P = np.where(P < low, P + low / 4, P)
+    while low is not None and P.min() < low:
+        P = np.where(low > P, P + low / 4, P)
         P /= P.sum(axis=1, keepdims=True)
     E = np.zeros((K, N))
     for i in range(max(K, N) // min(K, N)):
@@ -163,14 +164,14 @@ def draw_problem(p: SwitchingLatentParams, rng: np.random.Generator) -> tuple[np
             E[i * N : (i + 1) * N] = np.eye(N)
         else:
             E[:, i * K : (i + 1) * K] = np.eye(K)
-    O = np.empty((S, K, N))
+    obs = np.empty((S, K, N))
     for s in range(S):
         noise = rng.random((K, N))
         order = rng.permutation(K if K >= N else N)
         bumps = E[order] if K >= N else E[:, order]
-        O[s] = noise + p.observation_multiplier * bumps
-        O[s] /= O[s].sum(axis=1, keepdims=True)
-    return P, O
+        obs[s] = noise + p.observation_multiplier * bumps
+        obs[s] /= obs[s].sum(axis=1, keepdims=True)
+    return P, obs
 
 
 def _path(P: np.ndarray, seeds: np.ndarray, n: int) -> np.ndarray:
@@ -202,14 +203,18 @@ class SwitchingLatent:
         seeds = np.asarray(seeds, dtype=np.int64)
         R, S, K, n = len(seeds), p.n_states, p.n_arms, p.horizon
         if p.problem is not None:
-            P1, O1, r = read_problem(Path(p.problem).expanduser())
-            P, O = np.repeat(P1[None], R, axis=0), np.repeat(O1[None], R, axis=0)
+            one = read_problem(Path(p.problem).expanduser())
+            P, obs, r = (
+                np.repeat(one[0][None], R, axis=0),
+                np.repeat(one[1][None], R, axis=0),
+                one[2],
+            )
         else:
             drawn = [draw_problem(p, generator(int(s), Stream.PARAMETERS)) for s in seeds]
-            P, O = np.stack([d[0] for d in drawn]), np.stack([d[1] for d in drawn])
-            r = np.linspace(0.0, 1.0, O.shape[3])
+            P, obs = np.stack([d[0] for d in drawn]), np.stack([d[1] for d in drawn])
+            r = np.linspace(0.0, 1.0, obs.shape[3])
         reward = Categorical(tuple(r.tolist()))
-        means = (O * r).sum(axis=3)  # (R, S, K): the expected reward of each arm and state
+        means = (obs * r).sum(axis=3)  # (R, S, K): the expected reward of each arm and state
         states = _path(P, seeds, n)
         noise = np.stack([reward.noise(generator(int(s), Stream.NOISE), n) for s in seeds])
         offline = OfflineModel(
@@ -218,10 +223,10 @@ class SwitchingLatent:
             transitions=P,
             concentration=np.full((R, S, S), p.prior_concentration),
             initial=np.full((R, S), 1.0 / S),
-            emissions=O,
+            emissions=obs,
         )
         problem = Problem(
             n_arms=K, n_states=S, horizon=n, sigma=reward.scale, n_runs=R, reward_model=reward
         )
         mean_rewards = np.take_along_axis(means, states[:, :, None], axis=1)
-        return World(problem, seeds, states, mean_rewards, noise, offline, emissions=O)
+        return World(problem, seeds, states, mean_rewards, noise, offline, emissions=obs)

@@ -52,7 +52,8 @@ class OutcomePosterior(ArmPosterior):
     ) -> None:
         """The update of :class:`~nslb_cli.agents.umts.step.PooledPosterior` with the click
         of virtual arm ``A_t N + o_t``."""
-        seen = np.asarray(actions, dtype=np.int64) * self.n_outcomes + self.outcomes.outcome(rewards)
+        outcomes = self.outcomes.outcome(rewards)
+        seen = np.asarray(actions, dtype=np.int64) * self.n_outcomes + outcomes
         clicks = np.ones(len(seen))
         super().step(rng, log_weights, filter_state, contexts, seen, clicks, threshold, scheme,
                      resamples)  # fmt: skip
