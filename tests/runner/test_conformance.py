@@ -29,6 +29,9 @@ from tests.helpers.faulty_agents import (
 )
 
 
+NEEDS_OUTCOME_LAWS = {"sl_ec"}  # agents refused without known outcome laws (env=switching_latent)
+
+
 def default_settings() -> list[Setting]:
     """The settings ``nslb check`` checks on without ``env=``: DEFAULT_ENVS as settings."""
     settings = []
@@ -47,6 +50,10 @@ def bernoulli_settings() -> list[Setting]:
 @pytest.mark.parametrize("name", sorted(AGENTS))
 def test_every_registered_agent_passes_every_check(name: str, reward: str) -> None:
     settings = default_settings() if reward == "gaussian" else bernoulli_settings()
+    if name in NEEDS_OUTCOME_LAWS:  # checked where they apply: categorical, then 2 outcomes
+        env = ENVIRONMENTS["switching_latent"]
+        kind = "categorical" if reward == "gaussian" else "bernoulli"
+        settings = [Setting(env, env.Params(reward=kind, horizon=300))]
     outcomes = run_checks(AGENTS[name], AGENTS[name].Params(), settings)
     assert [o.check for o in outcomes] == [c.name for c in CHECKS]
     failed = [o.line() for o in outcomes if not o.passed]
