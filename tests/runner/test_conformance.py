@@ -28,7 +28,6 @@ from tests.helpers.faulty_agents import (
     UnnormalisedBelief,
 )
 
-
 NEEDS_OUTCOME_LAWS = {"sl_ec"}  # agents refused without known outcome laws (env=switching_latent)
 
 
