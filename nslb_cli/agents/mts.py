@@ -9,7 +9,8 @@ emissions are the rewards. Each round:
        P_{t+1}(s') ∝ sum_s P_t(s) · p(R_t | mu(A_t, X_t, s)) · phi(s, s')
 
    with ``p(r | mu)`` the problem's reward likelihood (:mod:`nslb_cli.bandit.rewards`):
-   ``N(r; mu, sigma^2)`` for Gaussian rewards, ``mu^r (1 - mu)^(1 - r)`` for Bernoulli ones.
+   ``N(r; mu, sigma^2)`` for Gaussian rewards, ``mu^r (1 - mu)^(1 - r)`` for Bernoulli ones,
+   ``O[s, A_t, o_t]`` for categorical outcomes with a known observation model.
 
 ``P_1`` is the model's initial distribution. The reported belief is the sampled ``B_t`` and
 ``p_true_state`` is ``P_t(S_t)``. The predicted means ``mu(·, X_t, ·)`` are computed once per
@@ -27,6 +28,7 @@ from nslb_cli.agents.base import Agent, Belief
 from nslb_cli.agents.round_draws import RoundDraws
 from nslb_cli.bandit.numerics import pairwise_sum_rows
 from nslb_cli.bandit.problem import OfflineModel, Problem
+from nslb_cli.bandit.rewards import Categorical
 from nslb_cli.bandit.rng import BatchRNG, categorical_first_axis
 
 
@@ -103,9 +105,13 @@ class ModelThompsonSampling(Agent):
     def update(
         self, t: int, contexts: np.ndarray | None, actions: np.ndarray, rewards: np.ndarray
     ) -> None:
-        means = self.predicted(t, contexts)
-        pulled = np.ascontiguousarray(means[self._runs, :, actions].T)  # (S, R): mu(A_t, X_t, s)
-        log_lik = self.problem.reward_model.log_likelihood(rewards, pulled)
+        reward_model, emissions = self.problem.reward_model, self.model.emissions
+        if isinstance(reward_model, Categorical) and emissions is not None:  # log O[s, A_t, o_t]
+            log_lik = reward_model.outcome_log_likelihood(emissions, actions, rewards)
+        else:
+            means = self.predicted(t, contexts)
+            pulled = np.ascontiguousarray(means[self._runs, :, actions].T)  # (S, R)
+            log_lik = reward_model.log_likelihood(rewards, pulled)
         self._filter = filter_step(self._filter, log_lik, self._transitions)
 
     def belief(self) -> Belief | None:

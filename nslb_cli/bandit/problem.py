@@ -115,6 +115,9 @@ class OfflineModel:
         ar_noise_sd: ``(R,)`` ``sigma_z``, the standard deviation of ``eta_t``.
         ar_initial_sd: ``(R,)`` the standard deviation of each of ``z_0 … z_{k-1}``
             (independent, mean 0), which hold in the first ``k`` rounds.
+        emissions: ``(R, S, K, N)`` the known observation model ``O[s, a, ·]`` of categorical
+            outcomes (:class:`~nslb_cli.bandit.rewards.Categorical`); ``means`` are then the
+            expected rewards ``sum_o O[s, a, o] r[o]``. ``None`` otherwise.
     """
 
     means: np.ndarray
@@ -127,6 +130,7 @@ class OfflineModel:
     ar_loadings: np.ndarray | None = None
     ar_noise_sd: np.ndarray | None = None
     ar_initial_sd: np.ndarray | None = None
+    emissions: np.ndarray | None = None
 
     @property
     def linear(self) -> bool:

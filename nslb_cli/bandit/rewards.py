@@ -11,6 +11,9 @@ model's name.
   ``mu ~ N(m, v)``.
 * :class:`Bernoulli`: ``r ~ Bernoulli(mu)``, ``r in {0, 1}`` (a click); conjugate prior
   ``mu ~ Beta(a, b)``.
+* :class:`Categorical`: one of ``N`` outcomes ``o ~ O[s, a, ·]``, the reward ``r[o]`` in
+  ``[0, 1]`` (switching latent bandits); the law is the environment's known observation model,
+  and the model-free formulas are Bernoulli's.
 
 Common random numbers (docs/design.md §2). An environment draws one number per round and seed,
 :meth:`RewardModel.noise`, whatever the agent does; the reward of the arm pulled is a
@@ -40,7 +43,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from nslb_cli.bandit.rng import BatchRNG
+from nslb_cli.bandit.rng import BatchRNG, categorical
 
 Statistics = tuple[np.ndarray, np.ndarray]
 """A conjugate posterior per entry: two arrays of one shape (see the module docstring)."""
@@ -384,6 +387,50 @@ class Bernoulli(RewardModel):
             w += (offset - pc * np.log(q) - rest * w) * q / (q - pc)
         q = -np.expm1(w)
         return np.where(level <= 0.0, p, np.where(done, 1.0, np.clip(q, p, 1.0)))
+
+
+@dataclass(frozen=True)
+class Categorical(Bernoulli):
+    """One of ``N`` outcomes per pull, ``o ~ O[S_t, A_t, ·]``, rewarded ``values[o]``
+    (docs/design.md §3.5).
+
+    The law of a pull is a table of outcome probabilities, not a mean: the environment
+    realises an outcome from the pulled arm's law and the round's uniform ``u_t`` by inverse
+    CDF (:meth:`realise`), and the agents that know the table (the offline model's
+    ``emissions``) weigh states by ``O[s, a, o]`` (:meth:`outcome_log_likelihood`). The values
+    are distinct, so that the outcome is known from the reward (:meth:`outcome`), and lie in
+    ``[0, 1]``; model-free agents treat the rewards as Bernoulli's formulas treat rewards in
+    ``[0, 1]`` (Beta Thompson sampling, binary divergences, scale ``1/2``). Bernoulli
+    outcomes are ``values = (0, 1)``.
+    """
+
+    values: tuple[float, ...] = (0.0, 1.0)
+
+    def __post_init__(self) -> None:
+        values = np.asarray(self.values, dtype=float)
+        if values.ndim != 1 or len(values) < 2 or not np.isfinite(values).all():
+            raise ValueError("outcome rewards must be at least 2 finite numbers")
+        if values.min() < 0.0 or values.max() > 1.0 or len(np.unique(values)) < len(values):
+            raise ValueError("outcome rewards must be distinct numbers in [0, 1]")
+
+    def realise(self, means: np.ndarray, noise: np.ndarray) -> np.ndarray:
+        """``values[o]`` with ``o`` the inverse-CDF draw of ``u_t`` from the outcome laws
+        ``means`` (``(..., N)``, the pulled arms' rows ``O[S_t, A_t, ·]``)."""
+        return np.asarray(self.values)[categorical(means, noise)]
+
+    def outcome(self, rewards: np.ndarray) -> np.ndarray:
+        """The outcome index ``o`` behind each reward ``values[o]``."""
+        order = np.argsort(self.values)
+        return order[np.searchsorted(np.asarray(self.values)[order], rewards)]
+
+    def outcome_log_likelihood(
+        self, emissions: np.ndarray, actions: np.ndarray, rewards: np.ndarray
+    ) -> np.ndarray:
+        """``log O[s, A_t, o_t]`` per state, state-major ``(S, R)``, for ``emissions`` of shape
+        ``(R, S, K, N)``; floored at :data:`SMALLEST_PROBABILITY`."""
+        runs = np.arange(len(actions))
+        laws = emissions[runs, :, actions, self.outcome(rewards)]  # (R, S)
+        return np.log(np.maximum(laws, SMALLEST_PROBABILITY)).T
 
 
 def _log_bernoulli(rewards: np.ndarray, means: np.ndarray) -> np.ndarray:

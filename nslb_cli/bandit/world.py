@@ -32,6 +32,10 @@ class World:
         items: ``(R, n, K)`` for contextual worlds, the item behind each arm in each round
             (ids, not feature copies, to keep memory small); ``None`` without context.
         features: ``(n_items, d)`` the feature vector shown to agents for each item.
+        emissions: ``(R, S, K, N)`` the outcome laws ``O[s, a, ·]`` of categorical outcomes
+            (:class:`~nslb_cli.bandit.rewards.Categorical`): the reward of a pull is drawn from
+            the pulled arm's law in the true state with the round's uniform; ``None`` where a
+            reward is a function of its mean.
     """
 
     problem: Problem
@@ -42,6 +46,7 @@ class World:
     offline_model: OfflineModel
     items: np.ndarray | None = None
     features: np.ndarray | None = None
+    emissions: np.ndarray | None = None
 
     @property
     def truth(self) -> Truth:
@@ -63,7 +68,21 @@ class World:
         """``(mu(A_t, X_t, S_t; theta*), R_t)`` for each run: :meth:`expected_reward` and
         :meth:`reward` at once."""
         expected = self.expected_reward(t, actions)
-        return expected, self.problem.reward_model.realise(expected, self.noise[:, t])
+        drawn = expected if self.emissions is None else self._laws(self.states[:, t], actions)
+        return expected, self.problem.reward_model.realise(drawn, self.noise[:, t])
+
+    def _laws(self, states: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        """The outcome laws ``O[S, A, ·]`` of pulls (``states`` and ``actions`` ``(R,)`` or
+        ``(R, n)``)."""
+        assert self.emissions is not None
+        runs = self.runs.reshape((-1,) + (1,) * (np.ndim(actions) - 1))
+        return self.emissions[runs, states, actions]
+
+    def realised(self, actions: np.ndarray) -> np.ndarray:
+        """The rewards that the actions ``(R, n)`` of a whole run receive in this world."""
+        pulled = np.take_along_axis(self.mean_rewards, actions[:, :, None], axis=2)[:, :, 0]
+        drawn = pulled if self.emissions is None else self._laws(self.states, actions)
+        return self.problem.reward_model.realise(drawn, self.noise)
 
     def expected_reward(self, t: int, actions: np.ndarray) -> np.ndarray:
         """``mu(A_t, X_t, S_t; theta*)`` for each run."""
@@ -88,6 +107,7 @@ class World:
             noise=self.noise[runs],
             offline_model=dataclasses.replace(model, **per_run),
             items=None if self.items is None else self.items[runs],
+            emissions=None if self.emissions is None else self.emissions[runs],
         )
 
     @cached_property

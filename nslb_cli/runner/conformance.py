@@ -351,8 +351,7 @@ def _common_random_numbers(r: _Runs) -> str | None:
     for what, got, expected in world_checks:
         if not _same(got, expected).all():
             return f"the {what} differs from that of a world built for the same seeds"
-    realised = fresh.problem.reward_model.realise(pulled, fresh.noise)
-    if not np.allclose(trace.reward, realised, rtol=0, atol=1e-12):
+    if not np.allclose(trace.reward, fresh.realised(trace.action), rtol=0, atol=1e-12):
         return "the reward noise differs from that of a world built for the same seeds"
     given = {f"offline model's {f.name}": f.name for f in fields(fresh.offline_model)}
     for what, name in given.items():

@@ -165,7 +165,9 @@ def test_an_environment_declares_its_sizes_and_whether_it_is_contextual(
     monkeypatch.syspath_prepend(str(tmp_path))
     registry = Registry("env", ENV_GROUP, check_environment_class)
     assert registry["sized"].Params().horizon == 10
-    assert set(registry.load_all()) == {"synthetic", "movielens", "piecewise", "latent_ar", "sized"}
+    assert set(registry.load_all()) == {
+        "synthetic", "movielens", "piecewise", "latent_ar", "switching_latent", "sized"
+    }  # fmt: skip
     assert [p.split(": ")[-1] for p in registry.problems()] == [
         "Undeclared.contextual must be True or False",
         "UnsizedParams has no field n_arms, n_states, horizon",

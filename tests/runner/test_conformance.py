@@ -28,6 +28,8 @@ from tests.helpers.faulty_agents import (
     UnnormalisedBelief,
 )
 
+NEEDS_OUTCOME_LAWS = {"sl_ec"}  # agents refused without known outcome laws (env=switching_latent)
+
 
 def default_settings() -> list[Setting]:
     """The settings ``nslb check`` checks on without ``env=``: DEFAULT_ENVS as settings."""
@@ -53,6 +55,10 @@ LATENT_AR_AGENTS = ("larl", "larl_etc", "ar_ucb", "rexp3", "kalman_oracle", "sw_
 @pytest.mark.parametrize("name", sorted(set(AGENTS) - {"kalman_oracle"}))
 def test_every_registered_agent_passes_every_check(name: str, reward: str) -> None:
     settings = default_settings() if reward == "gaussian" else bernoulli_settings()
+    if name in NEEDS_OUTCOME_LAWS:  # checked where they apply: categorical, then 2 outcomes
+        env = ENVIRONMENTS["switching_latent"]
+        kind = "categorical" if reward == "gaussian" else "bernoulli"
+        settings = [Setting(env, env.Params(reward=kind, horizon=300))]
     params = replace(AGENTS[name].Params(), **ON_DEFAULT_SETTINGS.get(name, {}))
     outcomes = run_checks(AGENTS[name], params, settings, engines=False)
     assert [o.check for o in outcomes] == [c.name for c in CHECKS]

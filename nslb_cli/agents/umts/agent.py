@@ -72,9 +72,10 @@ from nslb_cli.agents.base import Agent, Belief
 from nslb_cli.agents.umts import latent
 from nslb_cli.agents.umts.arm_posterior import ArmPosterior
 from nslb_cli.agents.umts.linear_posterior import LinearPosterior
+from nslb_cli.agents.umts.outcome_posterior import OutcomePosterior
 from nslb_cli.agents.umts.resampling import SCHEMES
 from nslb_cli.bandit.problem import OfflineModel, Problem, Sizes
-from nslb_cli.bandit.rewards import Gaussian, RewardModel
+from nslb_cli.bandit.rewards import Categorical, Gaussian, RewardModel
 from nslb_cli.bandit.rng import BatchRNG
 from nslb_cli.common import validators as check
 
@@ -82,13 +83,16 @@ from nslb_cli.common import validators as check
 def reward_posterior(
     model: OfflineModel, n_particles: int, reward_model: RewardModel
 ) -> ArmPosterior | LinearPosterior:
-    """The posterior family that matches the offline model: Bayesian linear regression for a
-    linear model (Gaussian rewards only), else per-arm posteriors of the reward model.
+    """The posterior family that matches the offline model: known outcome laws for
+    categorical outcomes, Bayesian linear regression for a linear model (Gaussian rewards
+    only), else per-arm posteriors of the reward model.
 
     Raises:
         ValueError: for a linear model with non-Gaussian rewards, which has no conjugate
             posterior.
     """
+    if isinstance(reward_model, Categorical) and model.emissions is not None:
+        return OutcomePosterior(model, n_particles, reward_model)
     if not model.linear:
         return ArmPosterior(model, n_particles, reward_model)
     if not isinstance(reward_model, Gaussian):

@@ -1,0 +1,232 @@
+"""Switching latent bandits (Russo, Metelli & Restelli, TMLR 2024; docs/design.md §3.5).
+
+``S`` latent states follow a Markov chain with transition matrix ``P``, unknown to the agent;
+pulling arm ``a`` in state ``s`` shows one of ``N`` outcomes, ``o ~ O[s, a, ·]``, rewarded
+``r[o]``; ``O`` and ``r`` are known. One uniform per seed and round realises the outcome of
+whatever arm is pulled (inverse CDF of the pulled arm's law: common random numbers), the
+latent path uses the seed's path stream, and ``P`` and ``O`` are drawn from its parameters
+stream as the authors' code draws them (:func:`draw_problem`), or read from a file
+(:func:`read_problem`), then the same for every seed.
+
+What agents are told: ``O`` (``OfflineModel.emissions``), the expected rewards
+``mu(a, s) = sum_o O[s, a, o] r[o]`` as known means, the true ``P`` as the point estimate
+(mTS with it is the paper's filter oracle) and a flat Dirichlet prior
+``prior_concentration · 1`` on each row of ``P`` (umTS with it is the paper's particle filter
+without knowledge of ``P``). SL-EC reads only ``O``, ``r`` and, for its ``T0`` rule, the
+constants the paper assumes known (the stationary law's smallest entry and ``P``'s second
+eigenvalue).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nslb_cli.bandit.problem import OfflineModel, Problem
+from nslb_cli.bandit.rewards import Categorical
+from nslb_cli.bandit.rng import Stream, categorical, generator
+from nslb_cli.bandit.world import World
+from nslb_cli.common import validators as check
+from nslb_cli.common.validators import ConfigError
+
+REWARDS = ("categorical", "bernoulli")
+#: The problem file's fields, nslb's name first, then the authors' (their bandit_info.json).
+FIELDS = {
+    "transitions": ("transitions", "transition_matrix"),
+    "observations": ("observations", "state_action_reward_matrix"),
+    "rewards": ("rewards", "possible_rewards"),
+}
+TOLERANCE = 1e-6  # how far a row of probabilities may sum from 1
+MAX_SIZE = 64  # states, arms or outcomes: SL-EC's matrix has (K N)^2 x S^2 entries
+
+
+@dataclass
+class SwitchingLatentParams:
+    """Parameters of ``env=switching_latent``; defaults: the paper's 3 x 4 x 5 problem."""
+
+    name: str = "switching_latent"
+    reward: str = "categorical"
+    n_states: int = 3
+    n_arms: int = 4
+    n_outcomes: int | None = None
+    horizon: int = 10000
+    transition_multiplier: float = 20.0
+    observation_multiplier: float = 20.0
+    min_transition_prob: float | None = None
+    prior_concentration: float = 1.0
+    problem: str | None = None
+
+    def __post_init__(self) -> None:
+        check.one_of(self.reward, REWARDS, "reward")
+        check.positive(self.horizon, "horizon")
+        check.int64(self.horizon, "horizon")
+        check.non_negative(self.transition_multiplier, "transition_multiplier")
+        check.non_negative(self.observation_multiplier, "observation_multiplier")
+        check.at_least(self.prior_concentration, 0.01, "prior_concentration",
+                       "smaller concentrations underflow Gamma draws")  # fmt: skip
+        if self.reward == "bernoulli":
+            check.require(self.n_outcomes in (2, None), "n_outcomes",
+                          "Bernoulli rewards have 2 outcomes (0 and 1)")  # fmt: skip
+        if self.n_outcomes is None:
+            self.n_outcomes = 2 if self.reward == "bernoulli" else 5
+        if self.problem is not None:
+            _, obs, r = read_problem(Path(self.problem).expanduser())
+            check.require(self.reward == "categorical" or tuple(r) == (0.0, 1.0), "reward",
+                          "bernoulli needs the file's rewards to be [0, 1]")  # fmt: skip
+            self.n_states, self.n_arms, self.n_outcomes = obs.shape
+        for key in ("n_states", "n_arms", "n_outcomes"):
+            value = getattr(self, key)
+            check.require(isinstance(value, int) and 1 <= value <= MAX_SIZE, key,
+                          f"must be an integer from 1 to {MAX_SIZE}, got {value}")  # fmt: skip
+        check.require(self.n_outcomes >= 2, "n_outcomes", "needs at least 2 outcomes")
+        if self.min_transition_prob is not None:
+            bound = 1 / self.n_states
+            check.require(0 < self.min_transition_prob < bound, "min_transition_prob",
+                          f"must lie in (0, 1/n_states) = (0, {bound:.4g})")  # fmt: skip
+
+
+def _field(data: dict[str, Any], key: str, path: Path) -> Any:
+    """The value of the problem file's field ``key`` under either of its names."""
+    for name in FIELDS[key]:
+        if name in data:
+            return data[name]
+    if key == "rewards":  # the authors' estimation problems have none
+        return None
+    raise ConfigError("problem", f"{path}: no field {' or '.join(FIELDS[key])}")
+
+
+def _probabilities(value: Any, ndim: int, what: str, path: Path) -> np.ndarray:
+    """``value`` as an array of ``ndim`` axes whose last axis holds probabilities."""
+    try:
+        array = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ConfigError("problem", f"{path}: {what} must be nested lists of numbers") from None
+    if array.ndim != ndim or min(array.shape, default=0) < 1:
+        raise ConfigError("problem", f"{path}: {what} must have {ndim} axes, got {array.shape}")
+    if not (np.isfinite(array).all() and (array >= 0).all() and (array <= 1).all()):
+        raise ConfigError("problem", f"{path}: {what} must hold probabilities in [0, 1]")
+    sums = array.sum(axis=-1)
+    if np.abs(sums - 1).max() > TOLERANCE:
+        worst = np.unravel_index(np.abs(sums - 1).argmax(), sums.shape)
+        raise ConfigError("problem", f"{path}: {what} row {list(map(int, worst))} sums to "
+                          f"{sums[worst]:.9g}, not 1")  # fmt: skip
+    return array / sums[..., None]
+
+
+def read_problem(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(P, O, r)`` from a JSON file (docs/design.md §3.5): ``transitions`` ``S x S``,
+    ``observations`` ``S x K x N``, ``rewards`` ``N`` distinct numbers in ``[0, 1]``
+    (``0, 1/(N-1), …, 1`` when absent); the authors' names ``transition_matrix``,
+    ``state_action_reward_matrix``, ``possible_rewards`` are read too."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        raise ConfigError("problem", f"cannot read {path} as JSON: {err}") from None
+    if not isinstance(data, dict):
+        raise ConfigError("problem", f"{path}: expected a JSON object with fields")
+    P = _probabilities(_field(data, "transitions", path), 2, "transitions", path)
+    obs = _probabilities(_field(data, "observations", path), 3, "observations", path)
+    S, K, N = obs.shape
+    if P.shape != (S, S) or max(S, K, N) > MAX_SIZE:
+        raise ConfigError("problem", f"{path}: transitions must be {S} x {S} for {S} states "
+                          f"(observations {S} x {K} x {N}, at most {MAX_SIZE} each)")  # fmt: skip
+    given = _field(data, "rewards", path)
+    try:
+        r = np.linspace(0.0, 1.0, N) if given is None else np.array(given, dtype=float).ravel()
+        Categorical(tuple(r.tolist()))
+    except (TypeError, ValueError) as err:
+        raise ConfigError("problem", f"{path}: rewards: {err}") from None
+    if len(r) != N:
+        raise ConfigError("problem", f"{path}: {len(r)} rewards for {N} outcomes")
+    return P, obs, r
+
+
+def draw_problem(p: SwitchingLatentParams, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+    """``(P, O)`` drawn as the authors' code draws them (``generate_transition_matrix_v2``,
+    ``generate_state_action_reward_dist``): ``P ∝ M + (5/3) m_P I`` with ``M`` uniform integers
+    in ``1..15``, raised where below ``min_transition_prob``; ``O[s] ∝ U + m_O Π_s E`` with
+    ``U`` uniform in ``[0, 1]``, ``E`` the blocks of identity matrices that pair arms with
+    outcomes and ``Π_s`` a uniform permutation of the arms (``K >= N``) or outcomes."""
+    S, K, N = p.n_states, p.n_arms, int(p.n_outcomes or 2)
+    M = rng.integers(1, 16, (S, S)) + np.eye(S) * p.transition_multiplier * 5.0 / 3.0
+    P = M / M.sum(axis=1, keepdims=True)
+    low = p.min_transition_prob
+    while low is not None and P.min() < low:
+        P = np.where(low > P, P + low / 4, P)
+        P /= P.sum(axis=1, keepdims=True)
+    E = np.zeros((K, N))
+    for i in range(max(K, N) // min(K, N)):
+        if K >= N:
+            E[i * N : (i + 1) * N] = np.eye(N)
+        else:
+            E[:, i * K : (i + 1) * K] = np.eye(K)
+    obs = np.empty((S, K, N))
+    for s in range(S):
+        noise = rng.random((K, N))
+        order = rng.permutation(K if K >= N else N)
+        bumps = E[order] if K >= N else E[:, order]
+        obs[s] = noise + p.observation_multiplier * bumps
+        obs[s] /= obs[s].sum(axis=1, keepdims=True)
+    return P, obs
+
+
+def _path(P: np.ndarray, seeds: np.ndarray, n: int) -> np.ndarray:
+    """``S_1..S_n`` per seed, ``(R, n)``: a uniform first state, then one uniform a round."""
+    R, S = P.shape[:2]
+    rngs = [generator(int(s), Stream.PATH) for s in seeds]
+    first = np.array([g.integers(S) for g in rngs], dtype=np.int64)
+    uniforms = np.stack([g.random(n) for g in rngs])
+    states = np.empty((R, n), dtype=np.int64)
+    states[:, 0] = first
+    runs = np.arange(R)
+    for t in range(1, n):
+        states[:, t] = categorical(P[runs, states[:, t - 1]], uniforms[:, t])
+    return states
+
+
+class SwitchingLatent:
+    """Switching latent bandit with categorical outcomes (Russo et al., 2024).
+
+    See the module docstring."""
+
+    Params = SwitchingLatentParams
+    contextual = False
+    files = ("problem",)
+
+    @staticmethod
+    def build(p: SwitchingLatentParams, seeds: np.ndarray) -> World:
+        """A world for ``seeds``; seed ``k``'s realisation depends only on ``p`` and ``k``."""
+        seeds = np.asarray(seeds, dtype=np.int64)
+        R, S, K, n = len(seeds), p.n_states, p.n_arms, p.horizon
+        if p.problem is not None:
+            one = read_problem(Path(p.problem).expanduser())
+            P, obs, r = (
+                np.repeat(one[0][None], R, axis=0),
+                np.repeat(one[1][None], R, axis=0),
+                one[2],
+            )
+        else:
+            drawn = [draw_problem(p, generator(int(s), Stream.PARAMETERS)) for s in seeds]
+            P, obs = np.stack([d[0] for d in drawn]), np.stack([d[1] for d in drawn])
+            r = np.linspace(0.0, 1.0, obs.shape[3])
+        reward = Categorical(tuple(r.tolist()))
+        means = (obs * r).sum(axis=3)  # (R, S, K): the expected reward of each arm and state
+        states = _path(P, seeds, n)
+        noise = np.stack([reward.noise(generator(int(s), Stream.NOISE), n) for s in seeds])
+        offline = OfflineModel(
+            means=means,
+            mean_sd=np.zeros((R, S, K)),
+            transitions=P,
+            concentration=np.full((R, S, S), p.prior_concentration),
+            initial=np.full((R, S), 1.0 / S),
+            emissions=obs,
+        )
+        problem = Problem(
+            n_arms=K, n_states=S, horizon=n, sigma=reward.scale, n_runs=R, reward_model=reward
+        )
+        mean_rewards = np.take_along_axis(means, states[:, :, None], axis=1)
+        return World(problem, seeds, states, mean_rewards, noise, offline, emissions=obs)
