@@ -143,8 +143,9 @@ def test_more_states_than_user_profiles_or_arms_than_genres_are_refused(
 
 def test_a_refusal_is_one_line(tiny: MovieLensGenresParams, tmp_path: Path) -> None:
     done = nslb(
-        "run", "env=movielens_genres", f"env.data_dir={tiny.data_dir}", "env.n_states=4", "env.n_arms=3",
-        "env.min_user_ratings=1", f"env.cache_dir={tmp_path}", *QUICK, cwd=tmp_path,
+        "run", "env=movielens_genres", f"env.data_dir={tiny.data_dir}", "env.n_states=4",
+        "env.n_arms=3", "env.min_user_ratings=1", f"env.cache_dir={tmp_path}", *QUICK,
+        cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode != 0
     (line,) = said(done.stderr)
