@@ -167,3 +167,16 @@ def test_sl_ec_runs_on_ml100k_offline_with_three_seeds(tmp_path: Path) -> None:
     assert len(frames) == 3
     for frame in frames:
         assert set(frame["reward"]) <= {0.0, 0.25, 0.5, 0.75, 1.0} and len(frame) == 60
+
+
+@pytest.mark.parametrize("agent", ["sl_ec", "umts"])
+def test_the_agents_of_switching_latent_pass_nslb_check(
+    agent: str, tiny: MovieLensGenresParams, tmp_path: Path
+) -> None:
+    done = nslb(
+        "check", f"agent={agent}", "env=movielens_genres", f"env.data_dir={tiny.data_dir}",
+        "env.n_states=2", "env.n_arms=3", "env.min_user_ratings=1", f"env.cache_dir={tmp_path}",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "checks passed" in done.stdout.splitlines()[-1]
