@@ -59,7 +59,7 @@ import pandas as pd
 from nslb_cli.data import DataError, prepared_cache
 from nslb_cli.data.als import Factors, als
 from nslb_cli.data.clusters import agreement, gaussian_priors, kmeans, match
-from nslb_cli.data.ratings import Ratings, detect, read_release
+from nslb_cli.data.ratings import Layout, Ratings, detect, read_release
 
 log = logging.getLogger("nslb")
 
@@ -667,12 +667,17 @@ def cache_path(root: Path, key: str) -> Path:
     return root / "prepared" / f"movielens-{key}.npz"
 
 
+def source_identity(layout: Layout) -> dict[str, Any]:
+    """What identifies a release in a cache key: its format and the SHA-256 of each file."""
+    files = {f.name: prepared_cache.file_digest(f) for f in layout.files}
+    return {"format": layout.format, "fingerprint": files[layout.ratings.name], "files": files}
+
+
 def load_or_prepare(folder: Path, settings: Settings, root: Path) -> Loaded:
     """The prepared data of the release in ``folder``: from the cache, or built and cached."""
     start = time.perf_counter()
     layout = detect(folder)
-    files = {f.name: prepared_cache.file_digest(f) for f in layout.files}
-    identity = {"format": layout.format, "fingerprint": files[layout.ratings.name], "files": files}
+    identity = source_identity(layout)
     key = prepared_cache.digest(
         {"version": VERSION, "source": identity, "settings": settings.key()}
     )

@@ -145,6 +145,19 @@ def read_problem(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return P, obs, r
 
 
+def draw_transitions(
+    S: int, multiplier: float, low: float | None, rng: np.random.Generator
+) -> np.ndarray:
+    """``P ∝ M + (5/3) multiplier I`` with ``M`` uniform integers in ``1..15``, its entries
+    below ``low`` raised (the authors' ``generate_transition_matrix_v2``)."""
+    M = rng.integers(1, 16, (S, S)) + np.eye(S) * multiplier * 5.0 / 3.0
+    P = M / M.sum(axis=1, keepdims=True)
+    while low is not None and P.min() < low:
+        P = np.where(low > P, P + low / 4, P)
+        P /= P.sum(axis=1, keepdims=True)
+    return P
+
+
 def draw_problem(p: SwitchingLatentParams, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
     """``(P, O)`` drawn as the authors' code draws them (``generate_transition_matrix_v2``,
     ``generate_state_action_reward_dist``): ``P ∝ M + (5/3) m_P I`` with ``M`` uniform integers
@@ -152,12 +165,7 @@ def draw_problem(p: SwitchingLatentParams, rng: np.random.Generator) -> tuple[np
     ``U`` uniform in ``[0, 1]``, ``E`` the blocks of identity matrices that pair arms with
     outcomes and ``Π_s`` a uniform permutation of the arms (``K >= N``) or outcomes."""
     S, K, N = p.n_states, p.n_arms, int(p.n_outcomes or 2)
-    M = rng.integers(1, 16, (S, S)) + np.eye(S) * p.transition_multiplier * 5.0 / 3.0
-    P = M / M.sum(axis=1, keepdims=True)
-    low = p.min_transition_prob
-    while low is not None and P.min() < low:
-        P = np.where(low > P, P + low / 4, P)
-        P /= P.sum(axis=1, keepdims=True)
+    P = draw_transitions(S, p.transition_multiplier, p.min_transition_prob, rng)
     E = np.zeros((K, N))
     for i in range(max(K, N) // min(K, N)):
         if K >= N:
@@ -201,7 +209,7 @@ class SwitchingLatent:
     def build(p: SwitchingLatentParams, seeds: np.ndarray) -> World:
         """A world for ``seeds``; seed ``k``'s realisation depends only on ``p`` and ``k``."""
         seeds = np.asarray(seeds, dtype=np.int64)
-        R, S, K, n = len(seeds), p.n_states, p.n_arms, p.horizon
+        R, n = len(seeds), p.horizon
         if p.problem is not None:
             one = read_problem(Path(p.problem).expanduser())
             P, obs, r = (
@@ -213,20 +221,35 @@ class SwitchingLatent:
             drawn = [draw_problem(p, generator(int(s), Stream.PARAMETERS)) for s in seeds]
             P, obs = np.stack([d[0] for d in drawn]), np.stack([d[1] for d in drawn])
             r = np.linspace(0.0, 1.0, obs.shape[3])
-        reward = Categorical(tuple(r.tolist()))
-        means = (obs * r).sum(axis=3)  # (R, S, K): the expected reward of each arm and state
-        states = _path(P, seeds, n)
-        noise = np.stack([reward.noise(generator(int(s), Stream.NOISE), n) for s in seeds])
-        offline = OfflineModel(
-            means=means,
-            mean_sd=np.zeros((R, S, K)),
-            transitions=P,
-            concentration=np.full((R, S, S), p.prior_concentration),
-            initial=np.full((R, S), 1.0 / S),
-            emissions=obs,
-        )
-        problem = Problem(
-            n_arms=K, n_states=S, horizon=n, sigma=reward.scale, n_runs=R, reward_model=reward
-        )
-        mean_rewards = np.take_along_axis(means, states[:, :, None], axis=1)
-        return World(problem, seeds, states, mean_rewards, noise, offline, emissions=obs)
+        return categorical_world(P, obs, r, seeds, n, p.prior_concentration)
+
+
+def categorical_world(
+    P: np.ndarray,
+    obs: np.ndarray,
+    r: np.ndarray,
+    seeds: np.ndarray,
+    n: int,
+    prior_concentration: float,
+) -> World:
+    """The world of transitions ``P (R, S, S)``, observation model ``obs (R, S, K, N)`` and
+    outcome rewards ``r (N,)`` for ``seeds`` over ``n`` rounds (see the module docstring:
+    what agents are told, and the streams that realise the path and the outcomes)."""
+    R, S, K = obs.shape[:3]
+    reward = Categorical(tuple(r.tolist()))
+    means = (obs * r).sum(axis=3)  # (R, S, K): the expected reward of each arm and state
+    states = _path(P, seeds, n)
+    noise = np.stack([reward.noise(generator(int(s), Stream.NOISE), n) for s in seeds])
+    offline = OfflineModel(
+        means=means,
+        mean_sd=np.zeros((R, S, K)),
+        transitions=P,
+        concentration=np.full((R, S, S), prior_concentration),
+        initial=np.full((R, S), 1.0 / S),
+        emissions=obs,
+    )
+    problem = Problem(
+        n_arms=K, n_states=S, horizon=n, sigma=reward.scale, n_runs=R, reward_model=reward
+    )
+    mean_rewards = np.take_along_axis(means, states[:, :, None], axis=1)
+    return World(problem, seeds, states, mean_rewards, noise, offline, emissions=obs)
