@@ -165,7 +165,9 @@ class SwitchingLatentExploreCommit(Agent):
     ) -> None:
         super().__init__(params, problem, model, rng)
         if model.emissions is None or not isinstance(problem.reward_model, Categorical):
-            raise ValueError("sl_ec needs known outcome laws: use env=switching_latent")
+            raise ValueError(
+                "sl_ec needs known outcome laws: use env=switching_latent or env=movielens_genres"
+            )
         self.outcomes = problem.reward_model
         R, n = problem.n_runs, problem.horizon
         laws = model.emissions
