@@ -194,4 +194,5 @@ def detection_table(summary: pd.DataFrame, settings: Sequence[str]) -> tuple[pd.
         lines.append("")
     keep = ["group", "agent", lab.AGENT, *settings, "n_seeds"]
     keep += [column for pair in columns.values() for column in pair]
-    return rows[[column for column in keep if column in rows]], "\n".join(lines) if len(rows) else ""
+    text = "\n".join(lines) if len(rows) else ""
+    return rows[[column for column in keep if column in rows]], text

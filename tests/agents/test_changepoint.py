@@ -220,7 +220,7 @@ def test_cd_ucb_records_when_it_detects_and_finds_most_changes_within_tau() -> N
     assert true > 0.9 * sum(counted), "most detections find a change"
     delays = np.concatenate([np.array(found, int) for found in summary["detection_delays"]])
     tau, period = agent_params("cd_ucb").tau, env.period
-    assert (delays < tau).mean() > 0.6 and 0 <= delays.min() and delays.max() < period
+    assert (delays < tau).mean() > 0.6 and delays.min() >= 0 and delays.max() < period
     for run, found in enumerate(summary["detection_delays"]):
         changes = np.flatnonzero(np.diff(trace.state[run])) + 2  # 1-based first rounds
         assert len(found) + summary["missed_changes"][run] == len(changes)
