@@ -228,8 +228,13 @@ def test_cd_ucb_records_when_it_detects_and_finds_most_changes_within_tau() -> N
         assert found == after  # no false alarm here: every round is its change's plus delay
 
 
-@pytest.mark.parametrize("name", ["cd_ts", "cusum_ucb", "glr_klucb", "bocd_ts"])
+DETECTING = {"cd_ts": {}, "cusum_ucb": {}, "glr_klucb": {}, "bocd_ts": {}}
+DETECTING |= {"cd_linucb": {"threshold": 4.0}, "cd_lints": {"threshold": 4.0}}  # 13: none here
+
+
+@pytest.mark.parametrize("name", list(DETECTING))
 def test_every_detecting_agent_records_one_round_per_detection(name: str) -> None:
-    trace = run_agent(name, [0, 1, 2], SyntheticParams(dynamics="fixed", horizon=1000))
+    env = SyntheticParams(dynamics="fixed", horizon=1000)
+    trace = run_agent(name, [0, 1, 2], env, **DETECTING[name])
     counted = [len(rounds) for rounds in trace.summary["detection_rounds"]]
     assert counted == trace.summary["detections"].tolist() and sum(counted) > 0
