@@ -101,6 +101,12 @@ class Agent(ABC):
         """Per-run statistics to store beside the CSVs (e.g. detected changes), ``(R,)`` each."""
         return {}
 
+    def detection_counts(self) -> np.ndarray | None:
+        """The changes detected so far per run, ``(R,)``, for an agent that detects changes
+        (read after every ``update``: the rounds in which it rises are the detections);
+        ``None`` for one that does not."""
+        return None
+
 
 class Windowed(Agent):
     """Base class of the agents that keep each run's last ``params.tau`` observations."""

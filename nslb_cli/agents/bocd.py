@@ -406,6 +406,9 @@ class BOCDThompsonSampling(Agent):
         )
         self.rounds = t + 1
 
+    def detection_counts(self) -> np.ndarray:
+        return self.record[:, 0]
+
     def summary(self) -> dict[str, np.ndarray]:
         rounds = max(self.rounds, 1)
         return {

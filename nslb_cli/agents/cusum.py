@@ -263,5 +263,8 @@ class CUSUMUCB(Agent):
             self.detections,
         )
 
+    def detection_counts(self) -> np.ndarray:
+        return self.detections
+
     def summary(self) -> dict[str, np.ndarray]:
         return {"detections": self.detections, "alpha": self.alpha, "threshold": self.threshold}

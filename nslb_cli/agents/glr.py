@@ -284,5 +284,8 @@ class GLRklUCB(Agent):
             self.detections,
         )
 
+    def detection_counts(self) -> np.ndarray:
+        return self.detections
+
     def summary(self) -> dict[str, np.ndarray]:
         return {"detections": self.detections, "alpha": self.alpha, "delta": self.delta}

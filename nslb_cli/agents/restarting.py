@@ -48,3 +48,6 @@ class Restarting(Windowed):
 
     def summary(self) -> dict[str, np.ndarray]:
         return {"detections": self.detections}
+
+    def detection_counts(self) -> np.ndarray:
+        return self.detections

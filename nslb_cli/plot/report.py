@@ -223,6 +223,10 @@ def _results(
         _paper(frame, final, runs, per_round, styles, stems, set(seeds), options, work)
     work.sections += sections
     work.tables.append((summary, "\n".join(sections), options.out / "summary", settings))
+    found, text = tables.detection_table(summary, settings)
+    if text:
+        work.sections.append(text)
+        work.tables.append((found, text, stems.new("detections"), settings))
 
 
 @dataclass(frozen=True)

@@ -158,3 +158,41 @@ def write(table: pd.DataFrame, text: str, stem: Path, settings: Sequence[str] = 
     csv = csv_table(table, settings).to_csv(index=False, float_format=CSV_FLOAT)
     atomic_write_text(paths[1], csv)
     return paths
+
+
+DETECTION_STATS = {
+    "detections": "detections",
+    "false_alarms": "false alarms",
+    "missed_changes": "missed changes",
+    "mean_delay": "mean delay (rounds)",
+}
+"""The per-seed statistics of how an agent's detections match the true changes (docs/design.md
+§6), with their column titles."""
+
+
+def detection_table(summary: pd.DataFrame, settings: Sequence[str]) -> tuple[pd.DataFrame, str]:
+    """The rows of ``summary`` whose agents' seeds record how their detections match the true
+    changes (``false_alarms`` …; older results record only ``detections`` and are left out),
+    with ``settings`` and the mean and SE columns of :data:`DETECTION_STATS`, and that table as
+    markdown, one section per group (empty when no row has them). A mean delay averages the
+    seeds that detected some change."""
+    columns = stat_columns(list(DETECTION_STATS))
+    marker = columns["false_alarms"][0]
+    if marker not in summary:
+        return summary.iloc[0:0], ""
+    rows = summary[summary[marker].notna()]
+    header = ["agent", "seeds", *DETECTION_STATS.values()]
+    lines = ["## How fast changes are found", ""]
+    for group, part in rows.groupby("group", sort=False, observed=True):
+        lines += [f"### {group}", "", "| " + " | ".join(header) + " |"]
+        lines.append("|" + "|".join(["---", *["---:"] * (len(header) - 1)]) + "|")
+        for _, row in part.iterrows():
+            cells = [str(row["agent"]), str(row["n_seeds"])]
+            for mean, se in columns.values():
+                cells.append(format_pm(row.get(mean, math.nan), row.get(se, math.nan)))
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+    keep = ["group", "agent", lab.AGENT, *settings, "n_seeds"]
+    keep += [column for pair in columns.values() for column in pair]
+    text = "\n".join(lines) if len(rows) else ""
+    return rows[[column for column in keep if column in rows]], text

@@ -284,10 +284,21 @@ def read_seed_stats(csv: Path) -> dict[str, float]:
     if not isinstance(record, dict):
         return {}
     return {
-        str(key): float(value)
+        str(key): number
         for key, value in record.items()
-        if key not in RESERVED and isinstance(value, int | float)
+        if key not in RESERVED and (number := _number(value)) is not None
     }
+
+
+def _number(value: object) -> float | None:
+    """A recorded statistic as a float; ``None`` for anything else (a list of rounds, a
+    missing value) and for an integer too large for a float: left out, as a missing one."""
+    if not isinstance(value, int | float):
+        return None
+    try:
+        return float(value)
+    except OverflowError:
+        return None
 
 
 def _seed_stats(runs: list[_Run]) -> pd.DataFrame:
@@ -314,9 +325,7 @@ def _stats(path: Path, seed: int, in_parquet: dict[Path, dict[int, dict[str, flo
         with contextlib.suppress(OSError, parquet.Damaged), path.open("rb") as handle:
             record = parquet.read_record(handle, path)
             in_parquet[path] = {
-                s: {
-                    k: float(v[i]) for k, v in record.stats.items() if isinstance(v[i], int | float)
-                }
+                s: {k: n for k, v in record.stats.items() if (n := _number(v[i])) is not None}
                 for i, s in enumerate(record.seeds)
             }
     return in_parquet[path].get(seed, {})

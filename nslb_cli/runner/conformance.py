@@ -154,6 +154,9 @@ class _Recorder(Agent):
     def summary(self) -> dict[str, np.ndarray]:
         return self.agent.summary()
 
+    def detection_counts(self) -> np.ndarray | None:
+        return self.agent.detection_counts()
+
 
 def _action_problem(actions: Any, runs: int, arms: int) -> str | None:
     if not isinstance(actions, np.ndarray):
@@ -312,7 +315,7 @@ def _row_difference(a: Trace, i: int, b: Trace, j: int) -> str | None:
         return f"summary keys {sorted(a.summary)}, then {sorted(b.summary)}"
     for key in a.summary:
         x, y = np.asarray(a.summary[key][i]), np.asarray(b.summary[key][j])
-        if not _same(x, y).all():
+        if x.shape != y.shape or not _same(x, y).all():
             return f"seed {a.seeds[i]}: summary '{key}' is {x}, then {y}"
     return None
 

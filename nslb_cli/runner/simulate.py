@@ -9,6 +9,7 @@ import numpy as np
 from tqdm import tqdm
 
 from nslb_cli.agents.base import Agent
+from nslb_cli.bandit.detections import AlarmLog
 from nslb_cli.bandit.rng import BatchRNG
 from nslb_cli.bandit.trace import NO_BELIEF, Trace
 from nslb_cli.bandit.world import World
@@ -40,6 +41,9 @@ def simulate(
     ``progress``: show a progress bar (``None``: only on a terminal), named ``label``.
     ``abandoned``: asked every round; once it answers true the loop raises
     :class:`Abandoned`.
+    An agent that counts detections (:meth:`~nslb_cli.agents.base.Agent.detection_counts`)
+    has its counters read after every update; the trace's summary adds when each run
+    detected and how that matches the true changes (:meth:`AlarmLog.summary`).
     """
     R, n = world.states.shape
     action = np.empty((R, n), dtype=np.int64)
@@ -49,6 +53,8 @@ def simulate(
     p_true = np.full((R, n), np.nan)
     runs = np.arange(R)
     disable = None if progress is None else not progress
+    counts = agent.detection_counts()
+    alarms = None if counts is None else AlarmLog(counts)
     for t in tqdm(range(n), desc=label, leave=False, disable=disable, mininterval=0.5):
         check_stop()  # a request to stop whose exception a library swallowed
         if abandoned is not None and abandoned():
@@ -61,8 +67,12 @@ def simulate(
             p_true[:, t] = view.posterior[runs, world.states[:, t]]
         expected[:, t], r = world.outcome(t, a)
         agent.update(t, contexts, a, r)
+        counts = agent.detection_counts()
+        if alarms is not None and counts is not None:
+            alarms.note(t, counts)
         action[:, t] = a
         reward[:, t] = r
+    latent = world.states if world.problem.n_states > 1 else None  # change points known
     return Trace(
         seeds=world.seeds,
         action=action,
@@ -72,5 +82,5 @@ def simulate(
         state=world.states,
         belief=belief,
         p_true_state=p_true,
-        summary=agent.summary(),
+        summary=agent.summary() | ({} if alarms is None else alarms.summary(latent)),
     )

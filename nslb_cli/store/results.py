@@ -208,7 +208,7 @@ def _write_run(folder: Path, trace: Trace, key: str, run: int, every: int) -> No
     """``seed=K.json`` (the statistics, the result key, ``every`` unless 1, the CSV's size
     and CRC-32), then ``seed=K.csv``, of one run."""
     seed = int(trace.seeds[run])
-    stats = {"seed": seed, **{k: v[run].item() for k, v in trace.summary.items()}}
+    stats = {"seed": seed, **{k: _plain(v[run]) for k, v in trace.summary.items()}}
     csv = seed_csv_bytes(trace, run, every)
     stats["config"] = key
     if every != 1:
@@ -216,6 +216,12 @@ def _write_run(folder: Path, trace: Trace, key: str, run: int, every: int) -> No
     stats["csv"] = csv_integrity(csv)
     atomic_write_bytes(folder / f"seed={seed}.json", (json.dumps(stats, indent=1) + "\n").encode())
     atomic_write_bytes(seed_csv(folder, seed), csv)
+
+
+def _plain(value: Any) -> Any:
+    """A statistic as JSON takes it: a numpy scalar as its Python number; a Python value (an
+    object array's list of rounds, or ``None``) as it is."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def csv_integrity(data: bytes) -> dict[str, Any]:

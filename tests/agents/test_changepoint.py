@@ -205,3 +205,36 @@ def test_the_window_statistic_is_the_detectors_to_the_last_bit(tau: int) -> None
         plan = pairwise_plan(half)
         assert window_shift(ring, count, ordered, plan, np.empty(len(plan))) == expected
         np.testing.assert_array_equal(ordered, window)
+
+
+def test_cd_ucb_records_when_it_detects_and_finds_most_changes_within_tau() -> None:
+    """20 seeds of the paper's fixed scenario (a change every 200 rounds): one recorded round
+    per detection, each true detection's delay its round minus the change's, below tau."""
+    env = SyntheticParams(dynamics="fixed")
+    trace = run_agent("cd_ucb", np.arange(20), env)
+    summary = trace.summary
+    counted = [len(rounds) for rounds in summary["detection_rounds"]]
+    assert counted == summary["detections"].tolist() and sum(counted) > 20
+    true = sum(len(delays) for delays in summary["detection_delays"])
+    assert true == sum(counted) - summary["false_alarms"].sum()
+    assert true > 0.9 * sum(counted), "most detections find a change"
+    delays = np.concatenate([np.array(found, int) for found in summary["detection_delays"]])
+    tau, period = agent_params("cd_ucb").tau, env.period
+    assert (delays < tau).mean() > 0.6 and delays.min() >= 0 and delays.max() < period
+    for run, found in enumerate(summary["detection_delays"]):
+        changes = np.flatnonzero(np.diff(trace.state[run])) + 2  # 1-based first rounds
+        assert len(found) + summary["missed_changes"][run] == len(changes)
+        after = [d - changes[changes <= d].max() for d in summary["detection_rounds"][run]]
+        assert found == after  # no false alarm here: every round is its change's plus delay
+
+
+DETECTING = {"cd_ts": {}, "cusum_ucb": {}, "glr_klucb": {}, "bocd_ts": {}}
+DETECTING |= {"cd_linucb": {"threshold": 4.0}, "cd_lints": {"threshold": 4.0}}  # 13: none here
+
+
+@pytest.mark.parametrize("name", list(DETECTING))
+def test_every_detecting_agent_records_one_round_per_detection(name: str) -> None:
+    env = SyntheticParams(dynamics="fixed", horizon=1000)
+    trace = run_agent(name, [0, 1, 2], env, **DETECTING[name])
+    counted = [len(rounds) for rounds in trace.summary["detection_rounds"]]
+    assert counted == trace.summary["detections"].tolist() and sum(counted) > 0
