@@ -57,7 +57,10 @@ Each round ``t`` (0-based) nslb calls, in this order:
 * ``update(t, contexts, actions, rewards)``: the rewards ``(R,)`` of those actions.
 
 After the last round, ``summary() -> dict[str, array (R,)]`` (optional; default empty):
-per-run statistics written to ``seed=K.json`` beside the CSVs.
+per-run statistics written to ``seed=K.json`` beside the CSVs. An agent that restarts or
+detects changes may define ``detection_counts() -> array (R,)`` (optional; default ``None``),
+its detections so far per run: nslb reads it after every ``update`` and records the rounds of
+the detections and how they match the true changes (false alarms, delays) in ``seed=K.json``.
 
 The rules (``nslb check agent=NAME`` tests them; see :mod:`nslb_cli.runner.conformance`):
 
