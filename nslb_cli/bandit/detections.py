@@ -63,6 +63,14 @@ class AlarmLog:
         self.last = np.array(counts, copy=True)
         self.rounds: list[list[int]] = [[] for _ in range(len(self.last))]
 
+    @classmethod
+    def from_flags(cls, detected: np.ndarray) -> AlarmLog:
+        """The log of ``detected`` ``(R, n)``: whether each run detected in each round
+        (the JAX engine's record)."""
+        log = cls(np.zeros(len(detected)))
+        log.rounds = [list(np.flatnonzero(row) + 1) for row in detected]
+        return log
+
     def note(self, t: int, counts: np.ndarray) -> None:
         """Note the runs whose counter changed in round ``t`` (0-based, as in the code)."""
         fired = np.flatnonzero(counts != self.last)

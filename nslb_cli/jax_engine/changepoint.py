@@ -111,6 +111,9 @@ class CDUCB:
     def summary(self, s: Restarted) -> dict[str, Array]:
         return {"detections": s.detections}
 
+    def detection_count(self, s: Restarted) -> Array:
+        return s.detections
+
 
 @dataclass(frozen=True)
 class CDTS(CDUCB):

@@ -8,7 +8,9 @@ the offline model leaves unknown) with four pure functions of one seed:
 * ``act(state, t, key, truth) -> (state, Decision)``: round ``t``'s arm; ``truth`` is the
   round's :class:`Truth` for an agent that declares ``sees_truth`` (the oracle), else ``None``;
 * ``update(state, t, action, reward, key) -> state``: after ``R_t``;
-* ``summary(state) -> {name: scalar}``: the per-seed statistics of ``seed=K.json``.
+* ``summary(state) -> {name: scalar}``: the per-seed statistics of ``seed=K.json``;
+* optionally ``detection_count(state) -> scalar``, the detections so far: nslb records the
+  rounds in which it rises and scores them against the true changes (design §6).
 
 Keys are the seed's agent stream folded with the round (``act`` and ``update`` get two
 different keys): an agent draws nothing else. nslb calls these under ``vmap`` and

@@ -20,6 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from nslb_cli.bandit.detections import AlarmLog
 from nslb_cli.bandit.rng import Stream
 from nslb_cli.bandit.trace import NO_BELIEF, Trace
 from nslb_cli.jax_engine import cache
@@ -49,14 +50,20 @@ def play(
         agent_state, decision = agent.act(agent_state, t, act_key, truth)
         a = decision.action
         r = world_spec.reward(world, means[a], t)
+        before = agent_state
         agent_state = agent.update(agent_state, t, a, r, update_key)
-        row = (a, r, means[a], means.max(), s, decision.belief, decision.posterior[s])
+        row: tuple[Array, ...] = (a, r, means[a], means.max(), s, decision.belief,
+                                  decision.posterior[s])  # fmt: skip
+        if count is not None:  # whether the agent detected a change in this round
+            row = (*row, count(agent_state) > count(before))
         return (agent_state, s), row
 
+    count = getattr(agent, "detection_count", None)
     horizon = world_spec.problem.horizon
     rounds = jnp.arange(horizon, dtype=jnp.int64)
     (state, _), rows = jax.lax.scan(round_, (state, world.first_state), rounds)
-    return dict(zip(COLUMNS, rows, strict=True)), agent.summary(state)
+    names = COLUMNS if count is None else (*COLUMNS, "detected")
+    return dict(zip(names, rows, strict=True)), agent.summary(state)
 
 
 _COMPILED: dict[str, Any] = {}
@@ -97,6 +104,9 @@ def simulate_batch(world_spec: Any, agent: JaxAgent, seeds: np.ndarray, size: in
         summary = {k: np.asarray(v, dtype=float)[: len(seeds)] for k, v in summary.items()}
     believes = type(agent).reports_belief
     R, n = columns["action"].shape
+    if "detected" in columns:
+        latent = columns["state"] if world_spec.problem.n_states > 1 else None
+        summary |= AlarmLog.from_flags(columns["detected"]).summary(latent)
     return Trace(
         seeds=seeds,
         action=columns["action"].astype(np.int64),

@@ -88,3 +88,16 @@ def test_without_jax_the_engine_names_the_extra(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(coverage.importlib.util, "find_spec", lambda name: None)
     refused = coverage.refusal(SyntheticParams(), AGENTS["mts"].Params())
     assert refused is not None and refused[0] == "run.engine" and "[jax]" in refused[1]
+
+
+def test_a_detecting_agent_records_when_it_detects_on_the_jax_engine_too() -> None:
+    """As on the default engine (design §6): one round per detection, scored against the
+    true changes of the fixed path (a change every 200 rounds)."""
+    env = SyntheticParams(dynamics="fixed")
+    trace = simulate_seeds(env, AGENTS["cd_ucb"].Params(), np.arange(20), 20)
+    summary = trace.summary
+    assert [len(r) for r in summary["detection_rounds"]] == list(summary["detections"])
+    assert summary["detections"].sum() > 20
+    delays = [d for run in summary["detection_delays"] for d in run]
+    assert len(delays) + summary["false_alarms"].sum() == summary["detections"].sum()
+    assert 0 <= min(delays) and max(delays) < 200
