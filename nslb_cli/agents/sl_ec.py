@@ -152,6 +152,7 @@ class SwitchingLatentExploreCommit(Agent):
     least squares, commit to the filter's greedy arm. See the module docstring."""
 
     Params = SLECParams
+    needs_outcome_laws = True  # refused where the environment does not declare outcome_laws
 
     @classmethod
     def memory(cls, params: Any, sizes: Sizes) -> dict[str, int]:

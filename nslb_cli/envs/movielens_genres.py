@@ -146,6 +146,7 @@ class MovieLensGenres:
 
     Params = MovieLensGenresParams
     contextual = False
+    outcome_laws = True  # agents are told O[s, a, ·] (OfflineModel.emissions): sl_ec runs here
     files = ("data_dir", "cache_dir")
     provenance = staticmethod(provenance)
 

@@ -203,6 +203,7 @@ class SwitchingLatent:
 
     Params = SwitchingLatentParams
     contextual = False
+    outcome_laws = True  # agents are told O[s, a, ·] (OfflineModel.emissions): sl_ec runs here
     files = ("problem",)
 
     @staticmethod

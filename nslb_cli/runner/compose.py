@@ -268,6 +268,35 @@ def _register(named: frozenset[str]) -> tuple[str, ...]:
     return tuple(ENVIRONMENTS.problems() + AGENTS.problems())
 
 
+def pairing_refusal(env: Any, agent: Any, env_name: str, agent_name: str) -> ConfigError | None:
+    """Why agent class ``agent`` cannot play environment class ``env`` (``None`` if it can):
+    per-arm learning on items that change every round, a latent model of another kind, or
+    outcome laws the environment does not give."""
+    if env.contextual and agent.fixed_arms:
+        return ConfigError(
+            "agent",
+            f"{agent_name} learns each arm's rewards, but env={env_name} offers other "
+            "items every round: choose an agent that uses contexts (mts, umts, cd_linucb, "
+            "cd_lints, exp4s, sw_mucb, …)",
+        )
+    latent, needs = getattr(env, "latent", "discrete"), getattr(agent, "latent_model", None)
+    if needs is not None and needs != latent:
+        article = "an" if needs[:1] in tuple("aeiou") else "a"
+        return ConfigError(
+            "agent",
+            f"{agent_name} needs {article} {needs} latent model, and env={env_name}'s "
+            f"latent is {latent}: choose an environment with one, or an agent that needs "
+            "none (larl, larl_etc, sw_ucb, glr_klucb, …)",
+        )
+    if getattr(agent, "needs_outcome_laws", False) and not getattr(env, "outcome_laws", False):
+        return ConfigError(
+            "agent",
+            f"{agent_name} needs known outcome laws, which env={env_name} does not give: "
+            "use env=switching_latent or env=movielens_genres",
+        )
+    return None
+
+
 def validate(cfg: DictConfig) -> RunConfig:
     """Check a composed config and build its :class:`RunConfig`; raise :class:`ConfigError`."""
     unknown = sorted(set(map(str, cfg.keys())) - set(SECTIONS) - {"hydra"})
@@ -282,22 +311,9 @@ def validate(cfg: DictConfig) -> RunConfig:
         )
     env = _registered(cfg.get("env"), "env", ENVIRONMENTS)
     agent = _registered(cfg.get("agent"), "agent", AGENTS)
-    if env.contextual and agent.fixed_arms:
-        raise ConfigError(
-            "agent",
-            f"{cfg.agent.name} learns each arm's rewards, but env={cfg.env.name} offers other "
-            "items every round: choose an agent that uses contexts (mts, umts, cd_linucb, "
-            "cd_lints, exp4s, sw_mucb, …)",
-        )
-    latent, needs = getattr(env, "latent", "discrete"), getattr(agent, "latent_model", None)
-    if needs is not None and needs != latent:
-        article = "an" if needs[:1] in tuple("aeiou") else "a"
-        raise ConfigError(
-            "agent",
-            f"{cfg.agent.name} needs {article} {needs} latent model, and env={cfg.env.name}'s "
-            f"latent is {latent}: choose an environment with one, or an agent that needs "
-            "none (larl, larl_etc, sw_ucb, glr_klucb, …)",
-        )
+    refusal = pairing_refusal(env, agent, str(cfg.env.name), str(cfg.agent.name))
+    if refusal is not None:
+        raise refusal
     config = RunConfig(
         name=name,
         env=_parameters(env.Params, cfg.env, "env"),

@@ -25,7 +25,7 @@ from nslb_cli.agents import AGENTS
 from nslb_cli.common.validators import ConfigError
 from nslb_cli.compiled.jit import compile_quietly
 from nslb_cli.envs import ENVIRONMENTS
-from nslb_cli.runner.compose import RunConfig, RunSettings
+from nslb_cli.runner.compose import RunConfig, RunSettings, pairing_refusal
 from nslb_cli.runner.job import simulate_seeds
 
 SETTINGS = tuple(
@@ -71,8 +71,8 @@ def warm_up(report: Callable[[str], None], names: Iterable[str] | None = None) -
         for name in AGENTS if names is None else names:
             start, done = time.perf_counter(), 0
             for env in worlds:
-                if ENVIRONMENTS[env.name].contextual and getattr(AGENTS[name], "fixed_arms", False):
-                    continue  # refused on items that change every round
+                if pairing_refusal(ENVIRONMENTS[env.name], AGENTS[name], env.name, name):
+                    continue  # a pairing that nslb run refuses
                 try:
                     agent = AGENTS[name].Params()
                     settings = RunSettings(n_seeds=2, progress=False)

@@ -3,6 +3,8 @@ how it compares with the filter that knows the model."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -19,6 +21,8 @@ from nslb_cli.bandit.rng import BatchRNG, categorical
 from nslb_cli.envs.switching_latent import SwitchingLatent, SwitchingLatentParams, draw_problem
 from nslb_cli.envs.synthetic import Synthetic, SyntheticParams
 from nslb_cli.runner.simulate import simulate
+from nslb_cli.runner.warmup import warm_up
+from tests.helpers.cli import nslb, said
 
 PARAMS = SwitchingLatentParams(n_states=3, n_arms=4, n_outcomes=5, min_transition_prob=0.1)
 
@@ -134,3 +138,16 @@ def test_sl_ec_is_refused_without_known_outcome_laws() -> None:
         SwitchingLatentExploreCommit(
             SLECParams(), world.problem, world.offline_model, BatchRNG([0, 1])
         )
+
+
+def test_nslb_refuses_sl_ec_where_no_outcome_laws_are_given_in_one_line(tmp_path: Path) -> None:
+    done = nslb("run", "agent=sl_ec", cwd=tmp_path)
+    assert done.returncode != 0
+    assert said(done.stderr) == [
+        "nslb: error: agent: sl_ec needs known outcome laws, which env=synthetic does not give: "
+        "use env=switching_latent or env=movielens_genres"
+    ]
+
+
+def test_the_warm_up_skips_what_sl_ec_refuses() -> None:
+    assert warm_up(lambda line: None, ["sl_ec"]) == 0
