@@ -43,6 +43,11 @@ def test_every_env_and_agent_composes(env: str, agent: str) -> None:
             with pytest.raises(ConfigError, match=f"^agent: {agent} needs an? \\w+ latent model"):
                 validate(cfg)
             return
+        outcome_laws = getattr(ENVIRONMENTS[kind], "outcome_laws", False)
+        if getattr(AGENTS[agent], "needs_outcome_laws", False) and not outcome_laws:
+            with pytest.raises(ConfigError, match=f"^agent: {agent} needs known outcome laws"):
+                validate(cfg)
+            return
         config = validate(cfg)
     assert config.env.name == kind
     assert config.agent.name == agent
