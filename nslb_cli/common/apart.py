@@ -40,6 +40,16 @@ class Ended(RuntimeError):
 
 _child: list[Any] = []
 """In a child: its channel to the parent and the name of its current step."""
+_unforkable: list[str] = []
+"""Why this process can no longer fork a working child (JAX's compiler threads: a child that
+compiles waits forever on a lock a thread of the parent held)."""
+
+
+def forbid_forks(reason: str) -> None:
+    """From now on :func:`run_apart` refuses, in one line naming ``reason``, rather than
+    fork a child that could hang (the JAX engine calls this when it first compiles)."""
+    if not _unforkable:
+        _unforkable.append(reason)
 
 
 def step(name: str) -> None:
@@ -52,6 +62,11 @@ def step(name: str) -> None:
 def run_apart(function: Callable[[], T], name: str, seconds: float | None = None) -> T:
     """``function()`` run in a child process; ``name`` names its first step, ``seconds``
     limits every step (``None``: no limit). Raises :class:`Ended` as the module says."""
+    if _unforkable:
+        raise Ended(
+            f"{name} cannot run in a process of its own after {_unforkable[0]} in this one: "
+            "run it in a command of its own (a sweep's plugin jobs apart from its JAX jobs)"
+        )
     reader, writer = Pipe(duplex=False)
     sys.stdout.flush()  # else the child would print what the parent has buffered, again
     sys.stderr.flush()

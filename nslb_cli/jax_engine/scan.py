@@ -23,6 +23,7 @@ import numpy as np
 from nslb_cli.bandit.detections import AlarmLog
 from nslb_cli.bandit.rng import Stream
 from nslb_cli.bandit.trace import NO_BELIEF, Trace
+from nslb_cli.common.apart import forbid_forks
 from nslb_cli.jax_engine import cache
 from nslb_cli.jax_engine.contract import JaxAgent, Truth
 from nslb_cli.jax_engine.worlds import stream
@@ -74,6 +75,7 @@ def run_compiled(world_spec: Any, agent: JaxAgent, seeds: np.ndarray) -> Any:
     compiled once per job and batch size: kept in this process for the last few jobs (a
     sweep's consecutive jobs reuse theirs) and on disk (:mod:`.cache`), announced when new."""
     key = f"{world_spec!r}|{agent!r}|{len(seeds)}"
+    forbid_forks("the JAX engine")
     if key not in _COMPILED:
         if len(_COMPILED) >= 8:
             _COMPILED.pop(next(iter(_COMPILED)))
@@ -87,6 +89,7 @@ def compile_program(world_spec: Any, agent: JaxAgent, size: int) -> None:
     """Compile the program of a world and an agent for batches of ``size`` seeds into the
     cache (:mod:`.cache`) without running it: ``nslb warmup``."""
     key = f"{world_spec!r}|{agent!r}|{size}"
+    forbid_forks("the JAX engine")
     label = f"{agent.params.name} on {world_spec.params.name} ({size} seeds)"
     cache.announce(f"{key}|{jax.__version__}", label, quiet=True)
     with jax.enable_x64(True):

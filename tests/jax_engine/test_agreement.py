@@ -1,7 +1,9 @@
 """The engines agree: for every agent the JAX engine covers, in the paper's three synthetic
 scenarios and with Bernoulli rewards, the mean final regret of 1,000 seeds of each engine is
 within 3 combined standard errors (the engines draw different numbers: independent samples
-of the same law). Horizons are shortened to keep the suite fast; umTS runs 10 particles."""
+of the same law). Horizons are shortened to keep the suite fast; umTS runs 10 particles.
+JAX runs in a child process (``run_apart``): a process that has compiled with JAX cannot
+fork a working child, which other tests of the same worker need."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import pytest
 pytest.importorskip("jax")
 
 from nslb_cli.agents import AGENTS  # noqa: E402
+from nslb_cli.common.apart import run_apart  # noqa: E402
 from nslb_cli.envs.piecewise import PiecewiseParams  # noqa: E402
 from nslb_cli.envs.synthetic import SyntheticParams  # noqa: E402
 from nslb_cli.jax_engine import coverage  # noqa: E402
@@ -39,7 +42,9 @@ def agent_params(label: str) -> object:
 
 def final_regrets(env: object, agent: object) -> tuple[np.ndarray, np.ndarray]:
     """Per seed, the final regret of each engine (the numpy engine in batches of 500)."""
-    jax_regret = simulate_jax(env, agent, SEEDS, len(SEEDS)).regret.sum(axis=1)
+    jax_regret = run_apart(
+        lambda: simulate_jax(env, agent, SEEDS, len(SEEDS)).regret.sum(axis=1), "the JAX engine"
+    )
     config = RunConfig("agreement", env, agent, RunSettings(n_seeds=len(SEEDS), batch_size=500))
     numpy_regret = np.concatenate(
         [simulate_numpy(config, part).regret.sum(axis=1) for part in np.split(SEEDS, 2)]
@@ -73,8 +78,7 @@ def test_engines_agree_on_piecewise(label: str) -> None:
 
 
 def test_the_oracle_has_no_regret_and_sees_the_true_state() -> None:
-    trace = simulate_jax(
-        SyntheticParams(model="prior", horizon=50), agent_params("oracle"), SEEDS[:20], 20
-    )
+    env = SyntheticParams(model="prior", horizon=50)
+    trace = run_apart(lambda: simulate_jax(env, agent_params("oracle"), SEEDS[:20], 20), "JAX")
     assert np.all(trace.regret == 0)
     assert np.array_equal(trace.belief, trace.state) and np.all(trace.p_true_state == 1)

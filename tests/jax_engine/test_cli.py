@@ -11,6 +11,7 @@ import pytest
 pytest.importorskip("jax")
 
 from nslb_cli.agents import AGENTS  # noqa: E402
+from nslb_cli.common.apart import Ended, forbid_forks, run_apart  # noqa: E402
 from nslb_cli.envs.synthetic import SyntheticParams  # noqa: E402
 from nslb_cli.jax_engine import coverage  # noqa: E402
 from nslb_cli.jax_engine.engine import simulate_seeds  # noqa: E402
@@ -60,9 +61,11 @@ def test_a_seed_plays_the_same_rounds_alone_and_in_any_batch(name: str) -> None:
     probabilities to the last bits only (XLA orders a sum by the batch's shape)."""
     env = SyntheticParams(model="prior", horizon=60)
     params = AGENTS[name].Params()
-    batch = simulate_seeds(env, params, np.array([2, 7, 11, 30]), 4)
-    alone = simulate_seeds(env, params, np.array([7]), 1)
-    padded = simulate_seeds(env, params, np.array([7]), 3)
+    batch, alone, padded = run_apart(
+        lambda: [simulate_seeds(env, params, np.array(seeds), size)
+                 for seeds, size in (([2, 7, 11, 30], 4), ([7], 1), ([7], 3))],
+        "the JAX engine",
+    )  # fmt: skip
     for trace in (alone, padded):
         for column in ("action", "reward", "expected_reward", "state", "belief"):
             np.testing.assert_array_equal(getattr(trace, column)[0], getattr(batch, column)[1])
@@ -94,10 +97,26 @@ def test_a_detecting_agent_records_when_it_detects_on_the_jax_engine_too() -> No
     """As on the default engine (design §6): one round per detection, scored against the
     true changes of the fixed path (a change every 200 rounds)."""
     env = SyntheticParams(dynamics="fixed")
-    trace = simulate_seeds(env, AGENTS["cd_ucb"].Params(), np.arange(20), 20)
-    summary = trace.summary
+    params = AGENTS["cd_ucb"].Params()
+    summary = run_apart(lambda: simulate_seeds(env, params, np.arange(20), 20), "JAX").summary
     assert [len(r) for r in summary["detection_rounds"]] == list(summary["detections"])
     assert summary["detections"].sum() > 20
     delays = [d for run in summary["detection_delays"] for d in run]
     assert len(delays) + summary["false_alarms"].sum() == summary["detections"].sum()
     assert min(delays) >= 0 and max(delays) < 200
+
+
+def test_after_the_jax_engine_a_process_refuses_to_fork_in_one_line() -> None:
+    """JAX's compiler threads would hang a forked child that compiles: nslb says so instead
+    (in a child here, so that this test's process can still fork)."""
+
+    def after_jax() -> str:
+        forbid_forks("the JAX engine")
+        try:
+            run_apart(lambda: 1, "a plugin's job")
+        except Ended as err:
+            return str(err)
+        return "forked"
+
+    said_there = run_apart(after_jax, "the test")
+    assert said_there.startswith("a plugin's job cannot run in a process of its own after the JAX")
