@@ -70,31 +70,31 @@ def play(
 _COMPILED: dict[str, Any] = {}
 
 
-def run_compiled(world_spec: Any, agent: JaxAgent, seeds: np.ndarray) -> Any:
-    """The batch function of a world and an agent applied to ``seeds`` (device arrays),
-    compiled once per job and batch size: kept in this process for the last few jobs (a
-    sweep's consecutive jobs reuse theirs) and on disk (:mod:`.cache`), announced when new."""
-    key = f"{world_spec!r}|{agent!r}|{len(seeds)}"
+def program(world_spec: Any, agent: JaxAgent, size: int, quiet: bool = False) -> Any:
+    """The jitted batch function of a world and an agent for batches of ``size`` seeds, one
+    per job and batch size: kept in this process for the last few jobs (a sweep's
+    consecutive jobs reuse theirs) and on disk (:mod:`.cache`), announced when new (unless
+    ``quiet``). From the first, this process no longer forks (:func:`forbid_forks`)."""
     forbid_forks("the JAX engine")
+    key = f"{world_spec!r}|{agent!r}|{size}"
     if key not in _COMPILED:
         if len(_COMPILED) >= 8:
             _COMPILED.pop(next(iter(_COMPILED)))
-        label = f"{agent.params.name} on {world_spec.params.name} ({len(seeds)} seeds)"
-        cache.announce(f"{key}|{jax.__version__}", label)
+        label = f"{agent.params.name} on {world_spec.params.name} ({size} seeds)"
+        cache.announce(f"{key}|{jax.__version__}", label, quiet)
         _COMPILED[key] = jax.jit(jax.vmap(functools.partial(play, world_spec, agent)))
-    return _COMPILED[key](jnp.asarray(seeds))
+    return _COMPILED[key]
+
+
+def run_compiled(world_spec: Any, agent: JaxAgent, seeds: np.ndarray) -> Any:
+    """:func:`program` applied to ``seeds`` (device arrays)."""
+    return program(world_spec, agent, len(seeds))(jnp.asarray(seeds))
 
 
 def compile_program(world_spec: Any, agent: JaxAgent, size: int) -> None:
-    """Compile the program of a world and an agent for batches of ``size`` seeds into the
-    cache (:mod:`.cache`) without running it: ``nslb warmup``."""
-    key = f"{world_spec!r}|{agent!r}|{size}"
-    forbid_forks("the JAX engine")
-    label = f"{agent.params.name} on {world_spec.params.name} ({size} seeds)"
-    cache.announce(f"{key}|{jax.__version__}", label, quiet=True)
+    """Compile :func:`program` into the cache without running it: ``nslb warmup``."""
     with jax.enable_x64(True):
-        program = jax.jit(jax.vmap(functools.partial(play, world_spec, agent)))
-        program.lower(jnp.zeros(size, jnp.int64)).compile()
+        program(world_spec, agent, size, quiet=True).lower(jnp.zeros(size, jnp.int64)).compile()
 
 
 def simulate_batch(world_spec: Any, agent: JaxAgent, seeds: np.ndarray, size: int) -> Trace:
