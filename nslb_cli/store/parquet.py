@@ -32,7 +32,6 @@ from typing import Any, BinaryIO
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from nslb_cli.bandit.trace import Trace
 from nslb_cli.store.atomic import atomic_write, fsync_folder
@@ -123,6 +122,8 @@ def _write(path: Path, tables: Iterable[pa.Table], record: dict[str, Any]) -> No
     (:func:`_sealed`) to ``path``, atomically."""
 
     def write(handle: BinaryIO) -> None:
+        import pyarrow.parquet as pq  # here: a run writing CSVs never loads it (16 ms)
+
         sink = _Checksummed(handle)
         writer: pq.ParquetWriter | None = None
         for table in tables:
@@ -152,6 +153,8 @@ def _seal(crc: str) -> str:
 def read_record(handle: BinaryIO, path: Path) -> Record:
     """The record of the Parquet file open as ``handle`` (named ``path``), checked against
     its bytes; raises :class:`Damaged` saying what is wrong, in one line."""
+    import pyarrow.parquet as pq
+
     size = os.fstat(handle.fileno()).st_size
     try:
         meta = pq.read_metadata(handle)
@@ -253,6 +256,8 @@ class _Rows:
     """Rows of a Parquet file by number, read a row group at a time (the last one kept)."""
 
     def __init__(self, path: Path) -> None:
+        import pyarrow.parquet as pq
+
         self.file = pq.ParquetFile(path)
         meta = self.file.metadata
         sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
@@ -274,6 +279,8 @@ class _Rows:
 def read_columns(record: Record, columns: list[str]) -> dict[str, np.ndarray]:
     """``columns`` of the file of ``record``, checked again against its bytes as it is read
     (the file open once: a file replaced meanwhile is not mixed in); nulls as NaN."""
+    import pyarrow.parquet as pq
+
     with record.path.open("rb") as handle:
         again = read_record(handle, record.path)
         if again != record:

@@ -192,11 +192,12 @@ def propose(
     else:
         _transition_rows(r, previous, counts, started, initial, transitions, q)
     tops = np.full(N, -np.inf)
+    top = -np.inf
     for i in range(N):
         for s in range(S):
             if q[i, s] > 0.0 and exponent[slot[r, i, s]] > tops[i]:
                 tops[i] = exponent[slot[r, i, s]]
-    top = tops.max()
+        top = max(top, tops[i])
     for k in live:  # a slot used only where phi = 0 may lie above top: inf, never used
         likelihood[k] = scale[k] * np.exp(exponent[k] - top)
     for i in range(N):

@@ -33,7 +33,25 @@ def _positions(n: int, scheme: int, generator: np.random.Generator) -> np.ndarra
             positions[i] = generator.random()
         else:
             positions[i] = (i + (shared if scheme == 0 else generator.random())) / n
-    return np.sort(positions) if scheme == 2 else positions
+    if scheme == 2:
+        positions.sort()
+    return positions
+
+
+@jit
+def _first_above(ascending: np.ndarray, u: float) -> int:
+    """The first index ``j`` with ``ascending[j] > u`` (``len`` if none), by bisection: numpy's
+    ``searchsorted(side="right")``. Written out, as are the sums and maxima of umTS's kernels:
+    numba's numpy functions load all of ``scipy.linalg`` (0.1 s) in every process that runs
+    umTS, for kernels that call no BLAS."""
+    low, high = 0, len(ascending)
+    while low < high:
+        middle = (low + high) // 2
+        if ascending[middle] <= u:
+            low = middle + 1
+        else:
+            high = middle
+    return low
 
 
 @jit
@@ -42,11 +60,15 @@ def draw_ancestors(
 ) -> None:
     """Write into ``out`` the ancestors of scheme ``SCHEMES[scheme]``, arranged in place."""
     n = len(weights)
-    cumulative = np.cumsum(weights)
-    cumulative /= cumulative[-1]
+    cumulative = np.empty(n)
+    total = 0.0
+    for j in range(n):
+        total += weights[j]
+        cumulative[j] = total
+    cumulative /= total
     offspring = np.zeros(n, dtype=np.int64)
     for u in _positions(n, scheme, generator):
-        offspring[min(np.searchsorted(cumulative, u, side="right"), n - 1)] += 1
+        offspring[min(_first_above(cumulative, u), n - 1)] += 1
     free = 0  # the next slot of a particle without offspring
     for j in range(n):
         if offspring[j] > 0:

@@ -95,7 +95,9 @@ def normalise(log_weights: np.ndarray, r: int, out: np.ndarray) -> float:
     log_weights[r]`` (both ``(R, N)``); returns ``max l``. Whole arrays and the run's index
     rather than rows for ``out`` (a view costs reference counting); ``max l`` is returned so
     that the caller need not take it again."""
-    top = log_weights[r].max()
+    top = -np.inf
+    for i in range(log_weights.shape[1]):
+        top = max(top, log_weights[r, i])
     total = 0.0
     for i in range(log_weights.shape[1]):
         out[r, i] = np.exp(log_weights[r, i] - top)
