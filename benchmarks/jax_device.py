@@ -9,8 +9,9 @@ matching ``jax[cudaNN]``). Prints and writes ``OUT_FOLDER/jax_device.md``:
   second call is timed): mTS, 100,000 seeds x 2,000 rounds; umTS (N = 100, markov/prior),
   10,000 seeds;
 * end to end with the ``nslb`` command: the three paper presets at once (as ``make paper``
-  runs them) with each engine (their second run: the programs cached), and mTS over 100,000
-  seeds as Parquet keeping every 10th round.
+  runs them) with each engine (their second run: the programs cached), mTS over 100,000
+  seeds as Parquet keeping every 10th round, and a 100-value sweep of CD-UCB's window over
+  1,000 seeds (one program, 100 jobs' lanes a batch).
 """
 
 from __future__ import annotations
@@ -94,6 +95,7 @@ def main(out: Path) -> None:
     ]
     known, prior = SyntheticParams(), SyntheticParams(model="prior")
     many = f"run.n_seeds={int(100_000 * SCALE)}"
+    windows = f"run.n_seeds={max(2, int(1_000 * SCALE))}"
     for row in (
         lambda: simulation("mts, 100,000 seeds x 2,000 (simulation)", known, MTSParams(), 100_000),
         lambda: simulation(
@@ -111,6 +113,19 @@ def main(out: Path) -> None:
             "mts 100,000 seeds, jax, Parquet, run.every=10, end to end",
             ["run.engine=jax", many, "run.batch_size=25000", "run.format=parquet", "run.every=10"],
         ),
+        lambda: command(
+            "cd_ucb tau=2..200 (100 values) x 1,000 seeds, jax, one program, Parquet, end to end",
+            [
+                "-m",
+                "agent=cd_ucb",
+                "agent.tau=range(2,202,2)",
+                "run.engine=jax",
+                windows,
+                "run.batch_size=100000",
+                "run.format=parquet",
+                "run.every=10",
+            ],
+        ),  # fmt: skip
     ):
         rows.append(row())
         print(rows[-1], flush=True)

@@ -108,6 +108,15 @@ E2E_SWEEP = "nslb run -m cd_ucb tau=2..200 (100 jobs, 10 seeds x 500), end to en
 ENGINES = {  # row: the run's overrides, each with run.engine=numpy and run.engine=jax
     "mts 1,000 seeds": ("agent=mts", "run.n_seeds=1000", "run.batch_size=1000"),
     "umts N=100 markov/prior 100 seeds": ("agent=umts", "env.model=prior", "run.n_seeds=100"),
+    "-m cd_ucb tau=10..200 (20 jobs) x 100 seeds": (
+        "-m",
+        "agent=cd_ucb",
+        "agent.tau=range(10,210,10)",
+        "run.n_seeds=100",
+        "run.batch_size=2000",
+        "run.format=parquet",
+        "run.every=10",
+    ),  # fmt: skip  # on the JAX engine: one program, the 20 jobs' lanes in one batch
 }
 
 
@@ -455,6 +464,11 @@ def storage(ctx: Context) -> Values:
     return values
 
 
+def folders(folder: Path) -> tuple[str, str]:
+    """A fresh ``folder`` for a run's results, or a sweep's."""
+    return f"hydra.run.dir={fresh(folder)}", f"hydra.sweep.dir={folder}"
+
+
 def engines(ctx: Context) -> Values:
     """The JAX engine against the default engine on this CPU, end to end, each run's program
     compiled by a first run that is not timed (a tree without ``run.engine``: a note)."""
@@ -464,10 +478,10 @@ def engines(ctx: Context) -> Values:
         try:
             for engine in ("numpy", "jax"):
                 command = ("run", *args, f"run.engine={engine}", "run.progress=false")
-                nslb(ctx, *command, f"hydra.run.dir={fresh(out / f'{k}-{engine}-warm')}")
+                nslb(ctx, *command, *folders(out / f"{k}-{engine}-warm"))
                 values[engine_row(run, engine)] = best_of(
                     lambda i, c=command, name=f"{k}-{engine}": nslb(
-                        ctx, *c, f"hydra.run.dir={fresh(out / f'{name}-{i}')}"
+                        ctx, *c, *folders(out / f"{name}-{i}")
                     ),
                     ctx.repeats,
                 )

@@ -97,10 +97,15 @@ class NslbLauncher(Launcher):
         configure_log(self.config.hydra.hydra_logging, self.config.hydra.verbose)
         Path(str(self.config.hydra.sweep.dir)).mkdir(parents=True, exist_ok=True)
         log.info(f"Launching {len(job_overrides)} jobs locally")
+        configs = [self.job_configs(list(overrides)) for overrides in job_overrides]
+        from nslb_cli.runner.job import plan_sweep  # here: see JobConfigs
+
+        plan_sweep(configs)  # jobs on the JAX engine share programs (and batches)
         runs = []
-        for number, overrides in enumerate(job_overrides, start=initial_job_idx):
+        for number, (overrides, config) in enumerate(
+            zip(job_overrides, configs, strict=True), start=initial_job_idx
+        ):
             log.info(f"\t#{number} : {' '.join(filter_overrides(overrides))}")
-            config = self.job_configs(list(overrides))
             with open_dict(config):
                 config.hydra.job.id = number
                 config.hydra.job.num = number

@@ -68,7 +68,7 @@ class AlarmLog:
         """The log of ``detected`` ``(R, n)``: whether each run detected in each round
         (the JAX engine's record)."""
         log = cls(np.zeros(len(detected)))
-        log.rounds = [list(np.flatnonzero(row) + 1) for row in detected]
+        log.rounds = [(np.flatnonzero(row) + 1).tolist() for row in detected]
         return log
 
     def note(self, t: int, counts: np.ndarray) -> None:

@@ -1,11 +1,16 @@
 """CD-UCB and CD-TS in the JAX engine (docs/design.md §4.5) for one seed: per-arm UCB1 or
 Thompson sampling since the last restart ``r``, forced exploration of period
 ``floor(K / gamma)``, and the mean-shift detector on the pulled arm's last ``tau`` rewards:
-a global restart when ``|sum of the newer half - sum of the older half| > b``."""
+a global restart when ``|sum of the newer half - sum of the older half| > b``.
+
+``tau``, ``threshold`` and ``gamma`` are traced (a sweep over them is one program): each
+arm's rewards since the restart sit in a ring as wide as the largest window of the sweep,
+and the two halves' sums are kept as rewards enter, move to the older half and leave, so
+a lane's numbers do not depend on the ring's width."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import jax
@@ -13,7 +18,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from nslb_cli.agents.changepoint import CDTSParams, CDUCBParams, RestartedParams
-from nslb_cli.agents.detectors import cao_threshold
 from nslb_cli.agents.tuning import MIN_EXPLORATION
 from nslb_cli.jax_engine.contract import Decision, Model, Setting, Truth
 from nslb_cli.jax_engine.numerics import beta
@@ -23,13 +27,16 @@ Array = Any
 
 class Restarted(NamedTuple):
     """Since the restart ``restart``: pulls and reward sums per arm ``(K,)``, each arm's
-    ring buffer of rewards ``(K, tau)`` and count ``(K,)``; the detections; the
-    forced-exploration period (0: none)."""
+    ring of rewards ``(K, width)`` (its ``c``-th since the restart in slot ``c mod width``),
+    count ``(K,)`` and the sums of its window's newer and older halves ``(K,)``; the
+    detections; the forced-exploration period (0: none)."""
 
     pulls: Array
     sums: Array
     ring: Array
     counts: Array
+    newer: Array
+    older: Array
     restart: Array
     detections: Array
     period: Array
@@ -45,12 +52,18 @@ class CDUCB:
     Params = CDUCBParams
     sees_truth = False
     reports_belief = False
+    traced = ("tau", "threshold", "gamma")
+    width: int = field(init=False)  # the ring's: the window built with (a sweep's largest)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "width", int(self.params.tau))
 
     def init(self, model: Model, key: Array) -> Restarted:
-        K, tau = self.setting.problem.n_arms, self.params.tau
-        return Restarted(jnp.zeros(K), jnp.zeros(K), jnp.zeros((K, tau)),
-                         jnp.zeros(K, jnp.int64), jnp.zeros((), jnp.int64),
-                         jnp.zeros((), jnp.int64), self._period(model))  # fmt: skip
+        K = self.setting.problem.n_arms
+        return Restarted(jnp.zeros(K), jnp.zeros(K), jnp.zeros((K, self.width)),
+                         jnp.zeros(K, jnp.int64), jnp.zeros(K), jnp.zeros(K),
+                         jnp.zeros((), jnp.int64), jnp.zeros((), jnp.int64),
+                         self._period(model))  # fmt: skip
 
     def _period(self, model: Model) -> Array:
         """``floor(K / gamma)`` (0 for ``gamma = 0``); ``gamma = null``: Cao et al.'s
@@ -61,7 +74,7 @@ class CDUCB:
             segments = 1.0 + (1.0 - jnp.diagonal(model.transitions).min()) * n
             gamma = jnp.minimum(1.0, jnp.sqrt(K * segments * np.log(n) / n))
         else:
-            gamma = jnp.asarray(max(self.params.gamma, 0.0))
+            gamma = jnp.maximum(jnp.asarray(self.params.gamma, jnp.float64), 0.0)
         safe = jnp.maximum(gamma, MIN_EXPLORATION)
         return jnp.where(gamma > 0, jnp.floor(K / safe), 0).astype(jnp.int64)
 
@@ -83,30 +96,36 @@ class CDUCB:
         return s, Decision(action, jnp.array(-1, jnp.int64), jnp.zeros(S))
 
     def update(self, s: Restarted, t: Array, action: Array, reward: Array, key: Array) -> Restarted:
-        """The pulled arm's statistics and window; a global restart when its full window's
-        halves differ by more than the threshold."""
-        tau = self.params.tau
-        count = s.counts[action]
-        ring = s.ring.at[action, count % tau].set(reward)
+        """The pulled arm's statistics and window: ``R_t`` enters the newer half, the reward
+        ``tau - tau // 2`` pulls older moves to the older half and the one ``tau`` pulls
+        older leaves; a global restart when a full window's halves differ by more than the
+        threshold."""
+        tau, width = self.params.tau, self.width
+        newer_size = tau - tau // 2
+        count = s.counts[action]  # the arm's pulls since the restart, before this one
+        row = s.ring[action]  # read before R_t takes its slot (the leaving one's if full)
+        moved = jnp.where(count >= newer_size, row[(count - newer_size) % width], 0.0)
+        left = jnp.where(count >= tau, row[(count - tau) % width], 0.0)
+        newer = s.newer.at[action].add(reward - moved)
+        older = s.older.at[action].add(moved - left)
         count = count + 1
-        oldest = count % tau  # the slot of the oldest reward once the window is full
-        ordered = jnp.roll(ring[action], -oldest)
-        shift = ordered[tau // 2 :].sum() - ordered[: tau // 2].sum()
-        fired = (count >= tau) & (jnp.abs(shift) > self._threshold())
-        pulls = s.pulls.at[action].add(1.0)
-        sums = s.sums.at[action].add(reward)
-        counts = s.counts.at[action].set(count)
+        fired = (count >= tau) & (jnp.abs(newer[action] - older[action]) > self._threshold())
         keep = lambda a: jnp.where(fired, jnp.zeros_like(a), a)  # noqa: E731
         return s._replace(
-            pulls=keep(pulls), sums=keep(sums), ring=ring, counts=keep(counts),
+            pulls=keep(s.pulls.at[action].add(1.0)), sums=keep(s.sums.at[action].add(reward)),
+            ring=s.ring.at[action, (count - 1) % width].set(reward),
+            counts=keep(s.counts.at[action].set(count)), newer=keep(newer), older=keep(older),
             restart=jnp.where(fired, t + 1, s.restart), detections=s.detections + fired,
         )  # fmt: skip
 
-    def _threshold(self) -> float:
-        """``b``: the configured one, else ``sigma sqrt(tau log(2 K n^2) / 2)``."""
+    def _threshold(self) -> Array:
+        """``b``: the configured one, else ``sigma sqrt(tau log(2 K n^2) / 2)`` (as
+        :func:`~nslb_cli.agents.detectors.cao_threshold` computes it)."""
         if self.params.threshold is not None:
-            return float(self.params.threshold)
-        return float(cao_threshold(self.setting.problem, self.params.tau))
+            return self.params.threshold
+        problem = self.setting.problem
+        log_term = float(np.log(2 * problem.n_arms * problem.horizon**2))
+        return problem.sigma * jnp.sqrt(self.params.tau * log_term / 2)
 
     def summary(self, s: Restarted) -> dict[str, Array]:
         return {"detections": s.detections}

@@ -10,7 +10,10 @@ the offline model leaves unknown) with four pure functions of one seed:
 * ``update(state, t, action, reward, key) -> state``: after ``R_t``;
 * ``summary(state) -> {name: scalar}``: the per-seed statistics of ``seed=K.json``;
 * optionally ``detection_count(state) -> scalar``, the detections so far: nslb records the
-  rounds in which it rises and scores them against the true changes (design §6).
+  rounds in which it rises and scores them against the true changes (design §6);
+* optionally ``traced``, a tuple of parameter names that the functions read as traced
+  arrays (never as shapes or in Python branches): the jobs of a sweep over them share one
+  program (:mod:`nslb_cli.jax_engine.sweep`; nslb's own agents only, for now).
 
 Keys are the seed's agent stream folded with the round (``act`` and ``update`` get two
 different keys): an agent draws nothing else. nslb calls these under ``vmap`` and

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from importlib.metadata import entry_points
 from typing import Any
 
 import numpy as np
 
 from nslb_cli.bandit.trace import Trace
-from nslb_cli.jax_engine import coverage
+from nslb_cli.jax_engine import coverage, sweep
 from nslb_cli.jax_engine.changepoint import CDTS, CDUCB
 from nslb_cli.jax_engine.contract import JaxAgent, Setting
 from nslb_cli.jax_engine.exp import Exp4S
@@ -52,8 +53,28 @@ def _plugin(name: str) -> type:
     return cls
 
 
+def plan_sweep(jobs: Sequence[tuple[Any, Any, int]]) -> None:
+    """Announce a sweep's jobs, ``(env params, agent params, batch size)`` in the order they
+    run: those that differ only in traced parameters share programs and batches
+    (:mod:`.sweep`)."""
+    sweep.plan(jobs, AGENTS)
+
+
 def simulate_seeds(env: Any, agent: Any, seeds: np.ndarray, batch_size: int) -> Trace:
     """The trace of ``seeds`` (one batch of at most ``batch_size``) for params ``env`` and
-    ``agent``, compiled once per job for batches of ``batch_size`` seeds."""
-    world = world_of(env)
-    return simulate_batch(world, agent_of(agent, world), seeds, min(batch_size, max(len(seeds), 1)))
+    ``agent``: compiled once per job and batch size, or once per group of a planned sweep
+    (:mod:`.sweep`), whose next jobs' lanes fill the batch."""
+    seeds = np.asarray(seeds, dtype=np.int64)
+    names = sweep.traced(agent, AGENTS)
+    key = sweep.group_key(env, agent, batch_size, names) if names else ""  # "": alone
+    found = sweep.waiting(key, agent, names, seeds)
+    if found is not None:
+        return found
+    group, world = sweep.members(key, agent), world_of(env)
+    built = agent_of(sweep.static_params(agent, group, names), world)
+    per = max(len(seeds), 1)
+    jobs = [agent, *sweep.companions(key, agent, names, batch_size // per - 1)]
+    size = per * min(len(group), max(batch_size // per, 1))
+    lanes = sweep.lanes(jobs, names, seeds)
+    trace = simulate_batch(world, built, np.tile(seeds, len(jobs)), size, lanes)
+    return sweep.keep(key, jobs, names, seeds, trace)

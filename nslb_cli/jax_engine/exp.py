@@ -45,6 +45,7 @@ class Exp4S:
     Params = Exp4SParams
     sees_truth = False
     reports_belief = True
+    traced = ("gamma", "alpha", "reward_low", "reward_high")
 
     def init(self, model: Model, key: Array) -> Weights:
         problem, p = self.setting.problem, self.params

@@ -8,10 +8,15 @@ world's noise, the agent's ``update``. The agent's keys are its stream (``Stream
 split into an init key and a round key, the round key folded with ``t`` and split for
 ``act`` and ``update``. A batch shorter than the compiled size is padded with copies of its
 last seed, whose rows are dropped: a seed's numbers are its own in any batch.
+
+A lane of the batch is a seed and the values of the agent's traced parameters
+(:func:`lane_values`): the jobs of a sweep over such a parameter share one compiled program,
+and can share one batch (:mod:`.sweep`); a lane's numbers depend on its seed and values only.
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 import logging
 from typing import Any
@@ -33,10 +38,39 @@ Array = Any
 COLUMNS = ("action", "reward", "expected_reward", "optimal_reward", "state", "belief", "p_true")
 
 
+def with_values(agent: JaxAgent, values: dict[str, Array]) -> JaxAgent:
+    """``agent`` whose params hold ``values`` (its traced parameters, traced arrays inside
+    the program) in place of the values it was built with; what the agent derived from its
+    params when built (a buffer's width) is kept. The params are not validated again: the
+    values were, as each job's config."""
+    if not values:
+        return agent
+    params = copy.copy(agent.params)
+    for name, value in values.items():
+        setattr(params, name, value)
+    changed = copy.copy(agent)
+    object.__setattr__(changed, "params", params)  # agents are frozen dataclasses
+    return changed
+
+
+def traced_names(agent: JaxAgent) -> tuple[str, ...]:
+    """The agent's parameters that may differ between the lanes of one program: those of
+    its ``traced`` that hold numbers (a ``None``, "computed", is part of the program)."""
+    names = getattr(type(agent), "traced", ())
+    return tuple(n for n in names if isinstance(getattr(agent.params, n), int | float))
+
+
+def lane_values(params: Any, names: tuple[str, ...], lanes: int) -> dict[str, np.ndarray]:
+    """``names``' values of ``params``, one per lane: what a job's lanes carry."""
+    return {n: np.full(lanes, getattr(params, n)) for n in names}
+
+
 def play(
-    world_spec: Any, agent: JaxAgent, seed: Array
+    world_spec: Any, agent: JaxAgent, seed: Array, values: dict[str, Array]
 ) -> tuple[dict[str, Array], dict[str, Array]]:
-    """One seed's whole horizon: its per-round columns ``(n,)`` and the agent's summary."""
+    """One lane's whole horizon: the seed's per-round columns ``(n,)`` and the agent's
+    summary, the agent's traced parameters at ``values``."""
+    agent = with_values(agent, values)
     key = jax.random.key(seed)
     world = world_spec.draw(key)
     init_key, round_key = jax.random.split(stream(key, Stream.AGENT))
@@ -71,10 +105,11 @@ _COMPILED: dict[str, Any] = {}
 
 
 def program(world_spec: Any, agent: JaxAgent, size: int, quiet: bool = False) -> Any:
-    """The jitted batch function of a world and an agent for batches of ``size`` seeds, one
-    per job and batch size: kept in this process for the last few jobs (a sweep's
-    consecutive jobs reuse theirs) and on disk (:mod:`.cache`), announced when new (unless
-    ``quiet``). From the first, this process no longer forks (:func:`forbid_forks`)."""
+    """The jitted batch function ``(seeds, values) -> (columns, summary)`` of a world and an
+    agent for batches of ``size`` lanes, one per job and batch size (the jobs of a sweep
+    over traced parameters share it: :mod:`.sweep`): kept in this process for the last few
+    jobs and on disk (:mod:`.cache`), announced when new (unless ``quiet``). From the
+    first, this process no longer forks (:func:`forbid_forks`)."""
     forbid_forks("the JAX engine")
     key = f"{world_spec!r}|{agent!r}|{size}"
     if key not in _COMPILED:
@@ -86,23 +121,43 @@ def program(world_spec: Any, agent: JaxAgent, size: int, quiet: bool = False) ->
     return _COMPILED[key]
 
 
-def run_compiled(world_spec: Any, agent: JaxAgent, seeds: np.ndarray) -> Any:
-    """:func:`program` applied to ``seeds`` (device arrays)."""
-    return program(world_spec, agent, len(seeds))(jnp.asarray(seeds))
+def run_compiled(
+    world_spec: Any, agent: JaxAgent, seeds: np.ndarray, values: dict[str, np.ndarray] | None = None
+) -> Any:
+    """:func:`program` applied to ``seeds`` and their lanes' ``values`` (by default the
+    agent's own) as device arrays."""
+    if values is None:
+        values = lane_values(agent.params, traced_names(agent), len(seeds))
+    lanes = {name: jnp.asarray(value) for name, value in values.items()}
+    return program(world_spec, agent, len(seeds))(jnp.asarray(seeds), lanes)
 
 
 def compile_program(world_spec: Any, agent: JaxAgent, size: int) -> None:
     """Compile :func:`program` into the cache without running it: ``nslb warmup``."""
     with jax.enable_x64(True):
-        program(world_spec, agent, size, quiet=True).lower(jnp.zeros(size, jnp.int64)).compile()
+        values = lane_values(agent.params, traced_names(agent), size)
+        lanes = {name: jnp.asarray(value) for name, value in values.items()}
+        batch = program(world_spec, agent, size, quiet=True)
+        batch.lower(jnp.zeros(size, jnp.int64), lanes).compile()
 
 
-def simulate_batch(world_spec: Any, agent: JaxAgent, seeds: np.ndarray, size: int) -> Trace:
-    """The trace of ``seeds`` (at most ``size``), computed as a batch of ``size`` seeds."""
+def simulate_batch(
+    world_spec: Any,
+    agent: JaxAgent,
+    seeds: np.ndarray,
+    size: int,
+    values: dict[str, np.ndarray] | None = None,
+) -> Trace:
+    """The trace of ``seeds`` (at most ``size`` lanes, each with its ``values`` of the
+    agent's traced parameters; by default the agent's own), computed as a batch of ``size``
+    lanes: the last lane is repeated to fill it, and its copies dropped."""
     seeds = np.asarray(seeds, dtype=np.int64)
-    padded = np.concatenate([seeds, np.full(size - len(seeds), seeds[-1], dtype=np.int64)])
+    if values is None:
+        values = lane_values(agent.params, traced_names(agent), len(seeds))
+    pad = lambda v: np.concatenate([v, np.repeat(v[-1:], size - len(v))])  # noqa: E731
+    padded, filled = pad(seeds), {name: pad(value) for name, value in values.items()}
     with jax.enable_x64(True):
-        columns, summary = run_compiled(world_spec, agent, padded)
+        columns, summary = run_compiled(world_spec, agent, padded, filled)
         columns = {k: np.asarray(v)[: len(seeds)] for k, v in columns.items()}
         summary = {k: np.asarray(v, dtype=float)[: len(seeds)] for k, v in summary.items()}
     believes = type(agent).reports_belief

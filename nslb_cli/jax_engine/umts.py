@@ -58,6 +58,7 @@ class UMTS:
     Params = UMTSParams
     sees_truth = False
     reports_belief = True
+    traced = ("resample_threshold",)
 
     def init(self, model: Model, key: Array) -> Particles:
         N = self.params.num_particles

@@ -13,7 +13,7 @@ import functools
 import json
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +25,9 @@ from nslb_cli.bandit.trace import Trace
 from nslb_cli.bandit.world import World
 from nslb_cli.common.apart import run_apart
 from nslb_cli.common.stopping import check as check_stop
+from nslb_cli.common.validators import ConfigError
 from nslb_cli.envs import ENVIRONMENTS
-from nslb_cli.runner.compose import RunConfig, container
+from nslb_cli.runner.compose import RunConfig, container, validate
 from nslb_cli.runner.inputs import recorded
 from nslb_cli.runner.owner import check_owner, in_worker
 from nslb_cli.runner.parts import plan_parts, simulate_parts
@@ -58,6 +59,26 @@ def simulate_seeds(config: RunConfig, seeds: np.ndarray) -> Trace:
     agent = AGENTS[config.agent.name]
     plan = plan_parts(agent, config.run.threads, len(seeds))
     return simulate_parts(world, agent, config.agent, plan, config.run.progress)
+
+
+def plan_sweep(configs: Sequence[DictConfig]) -> None:
+    """Announce to the JAX engine the jobs of a sweep that this process runs, in order: the
+    jobs on it that differ only in their agent's traced parameters share one program and
+    its batches (:mod:`nslb_cli.jax_engine.sweep`). Jobs on the default engine, and jobs
+    whose config is refused (each says why in its turn), are left out."""
+    jobs = []
+    for config in configs:
+        if config.run.get("engine") != "jax":
+            continue
+        try:
+            checked = validate(config)
+        except ConfigError:
+            continue
+        jobs.append((checked.env, checked.agent, checked.run.batch_size))
+    if jobs:
+        from nslb_cli.jax_engine.engine import plan_sweep as plan_with_jax
+
+        plan_with_jax(jobs)
 
 
 _last_world: tuple[str, bytes, World] | None = None

@@ -1,0 +1,118 @@
+"""A sweep over traced parameters as one program (docs/design.md §9).
+
+A JAX agent names the parameters it reads as traced arrays (``traced``: CD-UCB's window,
+threshold and exploration rate, say): jobs of a sweep that differ only in their values
+form a group, built once for the group's largest values (a ring as wide as the largest
+window), so one compiled program serves every job of the group.
+
+nslb's launcher announces a sweep's jobs (:func:`plan`) before it runs them one after
+another. When a job of a group simulates a batch of seeds, the batch's lanes are filled
+with the same seeds for the next jobs of the group, up to ``run.batch_size`` lanes, and
+their traces wait here until their jobs ask for them (one batch at most: a job's turn
+drops what waited for the jobs before it). A job whose seeds are not those waiting (its
+folder held some already) simulates its own. Either way a lane's numbers are those of its
+seed and values alone, and each job writes its own folder as it always does.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from nslb_cli.bandit.trace import Trace
+
+_groups: dict[str, list[Any]] = {}  # group key -> the agent params of its jobs, in order
+_waiting: dict[tuple[str, str, bytes], Trace] = {}  # (group, values, seeds) -> a job's trace
+
+
+def traced(params: Any, agents: dict[str, type]) -> tuple[str, ...]:
+    """The traced parameters of the built-in agent ``params`` that hold numbers (a ``None``,
+    "computed", stays part of the program)."""
+    names = getattr(agents.get(params.name), "traced", ())
+    return tuple(n for n in names if _number(getattr(params, n, None)))
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def group_key(env: Any, params: Any, batch_size: int, names: Sequence[str]) -> str:
+    """What the jobs of a group share: the environment, the agent but for ``names``, the
+    batch size."""
+    agent = {k: v for k, v in dataclasses.asdict(params).items() if k not in names}
+    world = (type(env).__qualname__, dataclasses.asdict(env))
+    return repr((world, type(params).__qualname__, agent, batch_size))
+
+
+def _values_key(params: Any, names: Sequence[str]) -> str:
+    return repr(tuple(getattr(params, n) for n in names))
+
+
+def plan(jobs: Sequence[tuple[Any, Any, int]], agents: dict[str, type]) -> None:
+    """Announce a sweep's jobs, ``(env params, agent params, batch size)`` each, in the
+    order they will run; forget the previous sweep's."""
+    _groups.clear()
+    _waiting.clear()
+    for env, params, batch_size in jobs:
+        if agents.get(params.name) is not None and dataclasses.is_dataclass(params):
+            key = group_key(env, params, batch_size, traced(params, agents))
+            _groups.setdefault(key, []).append(params)
+
+
+def members(key: str, params: Any) -> list[Any]:
+    """The agent params of ``params``' group (itself alone outside a planned sweep)."""
+    return _groups.get(key, [params])
+
+
+def static_params(params: Any, group: list[Any], names: Sequence[str]) -> Any:
+    """``params`` with each of ``names`` at its largest value in ``group``: what the group's
+    program is built from (its arrays sized for every job of the group)."""
+    built = copy.copy(params)
+    for name in names:
+        setattr(built, name, max(getattr(p, name) for p in group))
+    return built
+
+
+def waiting(key: str, params: Any, names: Sequence[str], seeds: np.ndarray) -> Trace | None:
+    """The trace that waits for this job's ``seeds``, if any; what waited for the jobs
+    before it in its group is dropped."""
+    group, mine = members(key, params), _values_key(params, names)
+    order = [_values_key(p, names) for p in group]
+    passed = set(order[: order.index(mine)]) if mine in order else set()
+    for stale in [k for k in _waiting if k[0] == key and k[1] in passed]:
+        del _waiting[stale]
+    return _waiting.pop((key, mine, seeds.tobytes()), None)
+
+
+def companions(key: str, params: Any, names: Sequence[str], room: int) -> list[Any]:
+    """Up to ``room`` jobs after this one in its group whose traces do not wait already."""
+    group, mine = members(key, params), _values_key(params, names)
+    order = [_values_key(p, names) for p in group]
+    later = group[order.index(mine) + 1 :] if mine in order else []
+    ready = {k[1] for k in _waiting if k[0] == key}
+    return [p for p in later if _values_key(p, names) not in ready][:room]
+
+
+def lanes(jobs: list[Any], names: Sequence[str], seeds: np.ndarray) -> dict[str, np.ndarray]:
+    """The traced values of each lane: every job's, once per seed, jobs one after another."""
+    return {n: np.repeat(np.asarray([getattr(p, n) for p in jobs]), len(seeds)) for n in names}
+
+
+def keep(key: str, jobs: list[Any], names: Sequence[str], seeds: np.ndarray, trace: Trace) -> Trace:
+    """Split ``trace`` (the lanes of :func:`lanes`) by job: the first job's is returned, the
+    others wait for their jobs."""
+    parts = [_rows(trace, slice(i * len(seeds), (i + 1) * len(seeds))) for i in range(len(jobs))]
+    for params, part in zip(jobs[1:], parts[1:], strict=True):
+        _waiting[(key, _values_key(params, names), seeds.tobytes())] = part
+    return parts[0]
+
+
+def _rows(trace: Trace, rows: slice) -> Trace:
+    """The runs ``rows`` of ``trace``."""
+    names = [f.name for f in dataclasses.fields(trace) if f.name != "summary"]
+    summary = {k: v[rows] for k, v in trace.summary.items()}
+    return Trace(**{n: getattr(trace, n)[rows] for n in names}, summary=summary)

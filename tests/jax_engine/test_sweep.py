@@ -1,0 +1,106 @@
+"""A sweep over traced parameters on the JAX engine: one program for the group, the next
+jobs' lanes in the same batch, and every job's folder as it would be had it run alone,
+through stopped, blocked and half-done sweeps."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("jax")
+
+from nslb_cli.agents import AGENTS  # noqa: E402
+from nslb_cli.common.apart import run_apart  # noqa: E402
+from nslb_cli.envs.synthetic import SyntheticParams  # noqa: E402
+from tests.helpers.cli import nslb  # noqa: E402
+
+TAUS = (8, 20, 40)
+JOB = ("agent=cd_ucb", "run.engine=jax", "env.dynamics=fixed", "env.horizon=450")
+SWEEP = ("-m", *JOB, f"agent.tau={','.join(map(str, TAUS))}", "run.n_seeds=6",
+         "run.batch_size=18")  # fmt: skip  # 18 lanes: the three jobs in one batch
+
+
+def job_folder(root: Path, tau: int) -> Path:
+    return root / f"synthetic/cd_ucb/agent.tau={tau},{','.join(sorted(JOB[1:]))}"
+
+
+def seed_files(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.glob("seed=*.*"))}
+
+
+@pytest.fixture(scope="module")
+def alone(tmp_path_factory: pytest.TempPathFactory) -> dict[int, dict[str, bytes]]:
+    """Each window's seed files, its job run on its own."""
+    root = tmp_path_factory.mktemp("alone")
+    files = {}
+    for tau in TAUS:
+        done = nslb("run", *JOB, f"agent.tau={tau}", "run.n_seeds=6",
+                    f"hydra.run.dir={root / str(tau)}", cwd=root)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        files[tau] = seed_files(root / str(tau))
+    return files
+
+
+def test_a_window_sweep_is_one_program_and_each_job_writes_what_it_writes_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, alone: dict[int, dict[str, bytes]]
+) -> None:
+    monkeypatch.setenv("NSLB_CACHE", str(tmp_path / "cache"))  # every program compiled anew
+    done = nslb("run", *SWEEP, f"hydra.sweep.dir={tmp_path / 's'}", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert sum("compiling the JAX program" in line for line in done.stderr.splitlines()) == 1
+    for tau in TAUS:
+        assert seed_files(job_folder(tmp_path / "s", tau)) == alone[tau]
+    record = json.loads(alone[TAUS[0]]["seed=0.json"])
+    assert record["detections"] == len(record["detection_rounds"]) > 0  # written as JSON
+
+
+def test_blocked_and_half_done_jobs_of_a_sweep_end_as_they_would_alone(
+    tmp_path: Path, alone: dict[int, dict[str, bytes]]
+) -> None:
+    """The middle job's folder is blocked by a file: it fails alone, the others finish (the
+    last one from the batch the first filled). The last job's folder held three seeds
+    already: it simulates the three it lacks itself. The rerun finishes the blocked job."""
+    root = tmp_path / "s"
+    half = nslb("run", *JOB, f"agent.tau={TAUS[2]}", "run.n_seeds=3",
+                f'hydra.run.dir="{job_folder(root, TAUS[2])}"', cwd=tmp_path)  # fmt: skip
+    assert half.returncode == 0, half.stderr
+    blocked = job_folder(root, TAUS[1])
+    blocked.parent.mkdir(parents=True, exist_ok=True)
+    blocked.write_text("not a folder")
+    first = nslb("run", *SWEEP, f"hydra.sweep.dir={root}", cwd=tmp_path)
+    assert first.returncode == 1 and "1 of 3 sweep jobs failed" in first.stderr, first.stderr
+    assert seed_files(job_folder(root, TAUS[0])) == alone[TAUS[0]]
+    assert seed_files(job_folder(root, TAUS[2])) == alone[TAUS[2]]
+    blocked.unlink()
+    again = nslb("run", *SWEEP, f"hydra.sweep.dir={root}", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    for tau in TAUS:
+        assert seed_files(job_folder(root, tau)) == alone[tau]
+
+
+def test_the_jobs_after_one_take_their_lanes_from_its_batch() -> None:
+    """Exp4.S over three exploration rates: the first job's batch holds the others' lanes,
+    which they take instead of simulating; every lane equals its job simulated alone."""
+
+    def grouped_and_alone() -> tuple[list[object], list[object], int]:
+        from nslb_cli.jax_engine import scan
+        from nslb_cli.jax_engine.engine import plan_sweep, simulate_seeds
+
+        env, seeds = SyntheticParams(horizon=80), np.arange(4)
+        jobs = [AGENTS["exp4s"].Params(gamma=g) for g in (0.05, 0.1, 0.3)]
+        plan_sweep([(env, params, 12) for params in jobs])
+        grouped = [simulate_seeds(env, params, seeds, 12) for params in jobs]
+        programs = len(scan._COMPILED)
+        plan_sweep([])
+        return grouped, [simulate_seeds(env, p, seeds, 12) for p in jobs], programs
+
+    grouped, single, programs = run_apart(grouped_and_alone, "the JAX engine")
+    assert programs == 1
+    for together, by_itself in zip(grouped, single, strict=True):
+        for column in ("action", "reward", "state", "belief"):
+            np.testing.assert_array_equal(getattr(together, column), getattr(by_itself, column))
+        np.testing.assert_allclose(together.p_true_state, by_itself.p_true_state, rtol=1e-12)
+        assert together.summary["gamma"].tolist() == by_itself.summary["gamma"].tolist()
