@@ -53,11 +53,11 @@ def _plugin(name: str) -> type:
     return cls
 
 
-def plan_sweep(jobs: Sequence[tuple[Any, Any, int]]) -> None:
+def plan_sweep(jobs: Sequence[tuple[Any, Any, int]], fits: sweep.Fits) -> None:
     """Announce a sweep's jobs, ``(env params, agent params, batch size)`` in the order they
     run: those that differ only in traced parameters share programs and batches
-    (:mod:`.sweep`)."""
-    sweep.plan(jobs, AGENTS)
+    (:mod:`.sweep`), as many lanes as ``fits`` (env, agent, lanes) allows."""
+    sweep.plan(jobs, AGENTS, fits)
 
 
 def simulate_seeds(env: Any, agent: Any, seeds: np.ndarray, batch_size: int) -> Trace:
@@ -73,8 +73,9 @@ def simulate_seeds(env: Any, agent: Any, seeds: np.ndarray, batch_size: int) -> 
     group, world = sweep.members(key, agent), world_of(env)
     built = agent_of(sweep.static_params(agent, group, names), world)
     per = max(len(seeds), 1)
-    jobs = [agent, *sweep.companions(key, agent, names, batch_size // per - 1)]
-    size = per * min(len(group), max(batch_size // per, 1))
+    most = sweep.jobs_per_batch(env, built.params, group, per, batch_size)
+    jobs = [agent, *sweep.companions(key, agent, names, most - 1)]
+    size = per * most
     lanes = sweep.lanes(jobs, names, seeds)
     trace = simulate_batch(world, built, np.tile(seeds, len(jobs)), size, lanes)
     return sweep.keep(key, jobs, names, seeds, trace)

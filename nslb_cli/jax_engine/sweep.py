@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -27,6 +27,8 @@ from nslb_cli.bandit.trace import Trace
 
 _groups: dict[str, list[Any]] = {}  # group key -> the agent params of its jobs, in order
 _waiting: dict[tuple[str, str, bytes], Trace] = {}  # (group, values, seeds) -> a job's trace
+Fits = Callable[[Any, Any, int], bool]  # (env params, agent params, lanes): fits in memory?
+_fits: list[Fits] = []  # the planned sweep's memory check
 
 
 def traced(params: Any, agents: dict[str, type]) -> tuple[str, ...]:
@@ -52,11 +54,13 @@ def _values_key(params: Any, names: Sequence[str]) -> str:
     return repr(tuple(getattr(params, n) for n in names))
 
 
-def plan(jobs: Sequence[tuple[Any, Any, int]], agents: dict[str, type]) -> None:
+def plan(jobs: Sequence[tuple[Any, Any, int]], agents: dict[str, type], fits: Fits) -> None:
     """Announce a sweep's jobs, ``(env params, agent params, batch size)`` each, in the
-    order they will run; forget the previous sweep's."""
+    order they will run, and how to tell whether a batch of lanes fits in memory; forget
+    the previous sweep's."""
     _groups.clear()
     _waiting.clear()
+    _fits[:] = [fits]
     for env, params, batch_size in jobs:
         if agents.get(params.name) is not None and dataclasses.is_dataclass(params):
             key = group_key(env, params, batch_size, traced(params, agents))
@@ -75,6 +79,16 @@ def static_params(params: Any, group: list[Any], names: Sequence[str]) -> Any:
     for name in names:
         setattr(built, name, max(getattr(p, name) for p in group))
     return built
+
+
+def jobs_per_batch(env: Any, static: Any, group: list[Any], per: int, batch_size: int) -> int:
+    """How many jobs of ``group`` one batch holds, ``per`` seeds each: as many as
+    ``batch_size`` lanes take, halved until a batch (every lane as wide as ``static``'s)
+    fits in memory; at least one (the job's own seeds, checked before it ran)."""
+    most = min(len(group), max(batch_size // per, 1))
+    while most > 1 and _fits and not _fits[0](env, static, most * per):
+        most //= 2
+    return most
 
 
 def waiting(key: str, params: Any, names: Sequence[str], seeds: np.ndarray) -> Trace | None:

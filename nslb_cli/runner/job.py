@@ -27,6 +27,7 @@ from nslb_cli.common.apart import run_apart
 from nslb_cli.common.stopping import check as check_stop
 from nslb_cli.common.validators import ConfigError
 from nslb_cli.envs import ENVIRONMENTS
+from nslb_cli.runner import memory
 from nslb_cli.runner.compose import RunConfig, container, validate
 from nslb_cli.runner.inputs import recorded
 from nslb_cli.runner.owner import check_owner, in_worker
@@ -78,7 +79,7 @@ def plan_sweep(configs: Sequence[DictConfig]) -> None:
     if jobs:
         from nslb_cli.jax_engine.engine import plan_sweep as plan_with_jax
 
-        plan_with_jax(jobs)
+        plan_with_jax(jobs, lambda env, agent, lanes: memory.too_large(env, agent, lanes) is None)
 
 
 _last_world: tuple[str, bytes, World] | None = None

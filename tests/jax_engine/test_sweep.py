@@ -91,10 +91,10 @@ def test_the_jobs_after_one_take_their_lanes_from_its_batch() -> None:
 
         env, seeds = SyntheticParams(horizon=80), np.arange(4)
         jobs = [AGENTS["exp4s"].Params(gamma=g) for g in (0.05, 0.1, 0.3)]
-        plan_sweep([(env, params, 12) for params in jobs])
+        plan_sweep([(env, params, 12) for params in jobs], lambda env, agent, lanes: True)
         grouped = [simulate_seeds(env, params, seeds, 12) for params in jobs]
         programs = len(scan._COMPILED)
-        plan_sweep([])
+        plan_sweep([], lambda env, agent, lanes: True)
         return grouped, [simulate_seeds(env, p, seeds, 12) for p in jobs], programs
 
     grouped, single, programs = run_apart(grouped_and_alone, "the JAX engine")
@@ -104,3 +104,22 @@ def test_the_jobs_after_one_take_their_lanes_from_its_batch() -> None:
             np.testing.assert_array_equal(getattr(together, column), getattr(by_itself, column))
         np.testing.assert_allclose(together.p_true_state, by_itself.p_true_state, rtol=1e-12)
         assert together.summary["gamma"].tolist() == by_itself.summary["gamma"].tolist()
+
+
+def test_a_batch_holds_only_the_jobs_whose_lanes_fit_in_memory() -> None:
+    """Each job alone was checked; a batch of several jobs' lanes (each as wide as the
+    group's largest window) holds as many as the memory check allows."""
+
+    def waiting_after_the_first_job() -> tuple[int, int]:
+        from nslb_cli.jax_engine import sweep
+        from nslb_cli.jax_engine.engine import plan_sweep, simulate_seeds
+
+        env, seeds = SyntheticParams(horizon=60), np.arange(4)
+        jobs = [AGENTS["cd_ucb"].Params(tau=tau) for tau in (4, 6, 8, 10, 12)]
+        widths = []
+        fits = lambda env, agent, lanes: widths.append(agent.tau) or lanes <= 8  # noqa: E731
+        plan_sweep([(env, params, 100) for params in jobs], fits)
+        simulate_seeds(env, jobs[0], seeds, 100)
+        return len(sweep._waiting), max(widths)
+
+    assert run_apart(waiting_after_the_first_job, "the JAX engine") == (1, 12)
