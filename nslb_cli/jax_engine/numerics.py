@@ -14,6 +14,7 @@ import jax.numpy as jnp
 from nslb_cli.bandit.rewards import SMALLEST_PROBABILITY
 
 Array = Any
+FEW = 8  # gamma: the rounds after the first propose for at most one entry in FEW
 
 
 def categorical(probabilities: Array, u: Array) -> Array:
@@ -69,34 +70,55 @@ def uniform(key: Array, shape: tuple[int, ...] = ()) -> Array:
 
 def gamma(key: Array, alpha: Array) -> Array:
     """``Gamma(alpha, 1)`` draws, exactly, by Marsaglia & Tsang (2000)'s method on whole
-    arrays: each round of the loop proposes for every entry from ``fold_in(key, round)``
-    (``d = a - 1/3``, ``v = (1 + x / sqrt(9 d))^3``, ``x ~ N(0, 1)``, accepted when
-    ``log u < x^2 / 2 + d - d v + d log v``) and an entry keeps its first accepted
-    proposal; the loop ends when every entry has one (a few rounds: each is accepted with
-    probability at least 0.95). ``alpha < 1`` is boosted: ``G(alpha) = G(alpha + 1)
-    u^(1 / alpha)``. An entry's draw depends on its key and position only, so a seed's
-    numbers do not depend on its batch (the loop's extra rounds change no accepted entry).
+    arrays: a proposal ``v = (1 + x / sqrt(9 d))^3``, ``d = a - 1/3``, ``x ~ N(0, 1)``, is
+    accepted when ``log u < x^2 / 2 + d - d v + d log v``, and each entry keeps its first
+    accepted proposal. A first round proposes for every entry; the few it leaves (each
+    proposal is accepted with probability at least 0.95) are gathered into rounds of one
+    entry in :data:`FEW` (at least 16; while more are left, rounds of every entry go
+    first). ``alpha < 1`` is boosted: ``G(alpha) = G(alpha + 1)
+    u^(1 / alpha)``. The draws depend on the key and ``alpha`` alone, so a seed's numbers do
+    not depend on its batch (a finished seed's extra rounds under ``vmap`` change nothing).
     Several times faster than ``jax.random.gamma``, whose loop runs per entry."""
     boost = alpha < 1.0
-    a = jnp.where(boost, alpha + 1.0, alpha)
+    a = jnp.where(boost, alpha + 1.0, alpha).ravel()
     d = a - 1.0 / 3.0
     c = 1.0 / jnp.sqrt(9.0 * d)
-    boost_key, loop_key = jax.random.split(key)
+    boost_key, full_key, few_key = jax.random.split(key, 3)
+    n = a.shape[0]
+    room = min(n, max(16, n // FEW))
 
-    def body(carry: tuple[Array, Array, Array]) -> tuple[Array, Array, Array]:
-        i, done, value = carry
-        k_normal, k_uniform = jax.random.split(jax.random.fold_in(loop_key, i))
-        x = jax.random.normal(k_normal, alpha.shape, dtype=jnp.float64)
-        u = uniform(k_uniform, alpha.shape)
-        v = (1.0 + c * x) ** 3
+    def propose(k: Array, at: Array) -> tuple[Array, Array]:
+        """Whether each proposal at positions ``at`` is accepted, and its value."""
+        k_normal, k_uniform = jax.random.split(k)
+        x = jax.random.normal(k_normal, at.shape, dtype=jnp.float64)
+        u = uniform(k_uniform, at.shape)
+        v = (1.0 + c[at] * x) ** 3
         positive = v > 0
         log_v = jnp.log(jnp.where(positive, v, 1.0))
-        accept = positive & (jnp.log(u) < 0.5 * x**2 + d - d * v + d * log_v)
-        value = jnp.where(accept & ~done, d * v, value)
-        return i + 1, done | accept, value
+        accept = positive & (jnp.log(u) < 0.5 * x**2 + d[at] - d[at] * v + d[at] * log_v)
+        return accept, d[at] * v
 
-    start = (jnp.zeros((), jnp.int32), jnp.zeros(alpha.shape, bool), jnp.zeros(alpha.shape))
-    _, _, value = jax.lax.while_loop(lambda c: ~jnp.all(c[1]), body, start)
+    def full(carry: tuple[Array, Array, Array]) -> tuple[Array, Array, Array]:
+        i, done, value = carry
+        accept, proposed = propose(jax.random.fold_in(full_key, i), jnp.arange(n))
+        return i + 1, done | accept, jnp.where(accept & ~done, proposed, value)
+
+    def few(carry: tuple[Array, Array, Array]) -> tuple[Array, Array, Array]:
+        i, done, value = carry
+        (left,) = jnp.nonzero(~done, size=room, fill_value=n)  # n: no entry (dropped)
+        accept, proposed = propose(jax.random.fold_in(few_key, i), jnp.minimum(left, n - 1))
+        slot = jnp.where(accept & (left < n), left, n)
+        return (
+            i + 1,
+            done.at[slot].set(True, mode="drop"),
+            value.at[slot].set(proposed, mode="drop"),
+        )
+
+    start = full((jnp.zeros((), jnp.int32), jnp.zeros(n, bool), jnp.zeros(n)))
+    crowded = lambda c: jnp.sum(~c[1]) > room  # noqa: E731
+    carry = jax.lax.while_loop(crowded, full, start)
+    carry = jax.lax.while_loop(lambda c: ~jnp.all(c[1]), few, carry)
+    value = carry[2].reshape(alpha.shape)
     scale = uniform(boost_key, alpha.shape) ** (1.0 / jnp.where(boost, alpha, 1.0))
     return jnp.where(boost, value * scale, value)
 
