@@ -81,7 +81,7 @@ from typing import Any
 import numpy as np
 
 from nslb_cli.agents.base import Agent
-from nslb_cli.agents.tuning import expected_changes
+from nslb_cli.agents.tuning import expected_changes, given_or
 from nslb_cli.bandit import reward_kernels
 from nslb_cli.bandit.problem import OfflineModel, Problem, Sizes
 from nslb_cli.bandit.rewards import GAUSSIAN_KERNEL, RewardModel
@@ -364,10 +364,7 @@ class BOCDThompsonSampling(Agent):
         super().__init__(params, problem, model, rng)
         R, K, n = problem.n_runs, problem.n_arms, problem.horizon
         self.family, self.parameter = problem.reward_model.kernel
-        if params.hazard is None:
-            self.hazard = np.clip(expected_changes(model, n) / n, 0.0, 1.0)
-        else:
-            self.hazard = np.full(R, float(params.hazard))
+        self.hazard = given_or(params.hazard, np.clip(expected_changes(model, n) / n, 0.0, 1.0))
         self.min_mass = float(params.min_mass)
         capacity = int(min(params.max_hypotheses, n + 1))
         self.prior = default_prior(problem.reward_model)

@@ -61,7 +61,7 @@ import numpy as np
 from nslb_cli.agents.detectors import MeanShiftDetector, cao_threshold
 from nslb_cli.agents.restarting import Restarting
 from nslb_cli.agents.switching_ts import thompson_arms
-from nslb_cli.agents.tuning import cao_exploration, check_exploration, exploration_period
+from nslb_cli.agents.tuning import cao_exploration, check_exploration, exploration_period, given_or
 from nslb_cli.bandit.numerics import pairwise_plan
 from nslb_cli.bandit.problem import OfflineModel, Problem
 from nslb_cli.bandit.rng import BatchRNG
@@ -289,8 +289,7 @@ class DetectorRestarted(Restarting):
             threshold = cao_threshold(problem, params.tau)
         detector = MeanShiftDetector(R, K, params.tau, threshold)
         super().__init__(params, problem, model, rng, detector)
-        gamma = cao_exploration(problem, model) if params.gamma is None else params.gamma
-        gamma = np.broadcast_to(np.asarray(gamma, dtype=float), (R,))
+        gamma = given_or(params.gamma, cao_exploration(problem, model))
         self.period = exploration_period(gamma, K)
         self.pulls = np.zeros((R, K))
         self.sums = np.zeros((R, K))

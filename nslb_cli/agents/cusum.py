@@ -68,7 +68,7 @@ import numpy as np
 
 from nslb_cli.agents.base import Agent
 from nslb_cli.agents.round_draws import RoundDraws
-from nslb_cli.agents.tuning import expected_changes
+from nslb_cli.agents.tuning import expected_changes, given_or
 from nslb_cli.bandit.problem import OfflineModel, Problem
 from nslb_cli.bandit.rng import BatchRNG
 from nslb_cli.common import validators as check
@@ -223,14 +223,10 @@ class CUSUMUCB(Agent):
         super().__init__(params, problem, model, rng)
         R, K = problem.n_runs, problem.n_arms
         h, alpha = cusum_defaults(problem, model)
-        if params.threshold is not None:
-            h = np.full(R, float(params.threshold))
-        if params.alpha is not None:
-            alpha = np.full(R, float(params.alpha))
-        self.alpha = alpha
-        self.threshold = h
+        self.alpha = given_or(params.alpha, alpha)
+        self.threshold = given_or(params.threshold, h)
         scale = 2.0 * problem.sigma  # eps and h are in units of rewards in [0, 1]
-        self._h = scale * h
+        self._h = scale * self.threshold
         self._eps = scale * params.epsilon
         self.pulls = np.zeros((R, K))
         self.sums = np.zeros((R, K))

@@ -46,7 +46,7 @@ import numpy as np
 
 from nslb_cli.agents.base import Agent, Belief
 from nslb_cli.agents.round_draws import RoundDraws
-from nslb_cli.agents.tuning import exp3s_tuning
+from nslb_cli.agents.tuning import exp3s_tuning, given_or
 from nslb_cli.bandit.problem import OfflineModel, Problem
 from nslb_cli.bandit.rng import BatchRNG, categorical
 from nslb_cli.common import validators as check
@@ -120,8 +120,7 @@ class ExponentialWeights(Agent):
         super().__init__(params, problem, model, rng)
         R, K = problem.n_runs, problem.n_arms
         gamma, alpha = exp3s_tuning(problem, model, n_experts)
-        self.gamma = gamma if params.gamma is None else np.full(R, params.gamma)
-        self.alpha = alpha if params.alpha is None else np.full(R, params.alpha)
+        self.gamma, self.alpha = given_or(params.gamma, gamma), given_or(params.alpha, alpha)
         self.n_experts = n_experts
         self.weights = np.full((R, n_experts), 1.0 / n_experts)
         self.probabilities = np.full((R, K), 1.0 / K)

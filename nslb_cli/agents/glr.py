@@ -80,7 +80,7 @@ import numpy as np
 from nslb_cli.agents.base import Agent
 from nslb_cli.agents.cusum import random_argmax
 from nslb_cli.agents.round_draws import RoundDraws
-from nslb_cli.agents.tuning import check_exploration, expected_changes, exploration_period
+from nslb_cli.agents.tuning import check_exploration, expected_changes, exploration_period, given_or
 from nslb_cli.bandit.problem import OfflineModel, Problem, Sizes
 from nslb_cli.bandit.rewards import GAUSSIAN_KERNEL, KL_EPSILON
 from nslb_cli.bandit.rng import BatchRNG
@@ -233,12 +233,8 @@ class GLRklUCB(Agent):
         super().__init__(params, problem, model, rng)
         R, K, n = problem.n_runs, problem.n_arms, problem.horizon
         delta, alpha = glr_defaults(problem, model, params.restarts, params.alpha_scale)
-        if params.delta is not None:
-            delta = np.full(R, float(params.delta))
-        if params.alpha is not None:
-            alpha = np.full(R, float(params.alpha))
-        self.delta, self.alpha = delta, alpha
-        self.period = exploration_period(alpha, K)
+        self.delta, self.alpha = given_or(params.delta, delta), given_or(params.alpha, alpha)
+        self.period = exploration_period(self.alpha, K)
         self.pulls = np.zeros((R, K), dtype=np.int64)
         self.sums = np.zeros((R, K))
         self.restart = np.zeros((R, K), dtype=np.int64)

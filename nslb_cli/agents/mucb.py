@@ -67,14 +67,12 @@ class SWMUCBParams:
 
 
 @dataclass
-class SWUMUCBParams:
+class SWUMUCBParams(SWMUCBParams):
     name: str = "sw_umucb"
-    tau: int = 100
     epsilon: float | None = None
 
     def __post_init__(self) -> None:
-        check.int64(self.tau, "tau")
-        check.positive(self.tau, "tau")
+        super().__post_init__()
         if self.epsilon is not None:
             check.non_negative(self.epsilon, "epsilon")
             check.at_most(self.epsilon, MAX_EPSILON, "epsilon", "larger window sums overflow")

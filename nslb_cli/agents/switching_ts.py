@@ -88,7 +88,7 @@ from typing import Any
 import numpy as np
 
 from nslb_cli.agents.base import Agent, Windowed
-from nslb_cli.agents.tuning import expected_changes
+from nslb_cli.agents.tuning import expected_changes, given_or
 from nslb_cli.bandit.problem import OfflineModel, Problem
 from nslb_cli.bandit.rewards import GAUSSIAN_KERNEL
 from nslb_cli.bandit.rng import BatchRNG
@@ -350,12 +350,8 @@ class SlidingWindowThompsonSampling(_ForgettingThompson, Windowed):
     ) -> None:
         super().__init__(params, problem, model, rng)
         R, n = problem.n_runs, problem.horizon
-        if params.tau is None:
-            window = default_window(problem, model)
-        else:
-            window = np.full(R, min(params.tau, n), dtype=np.int64)
-        self.window = window
-        size = int(window.max()) if R else 1
+        self.window = np.minimum(given_or(params.tau, default_window(problem, model)), n)
+        size = int(self.window.max()) if R else 1
         self.kept_arms = np.zeros((R, size), dtype=np.int64)
         self.kept_rewards = np.zeros((R, size))
 

@@ -67,7 +67,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nslb_cli.agents.base import Agent, Windowed
-from nslb_cli.agents.tuning import expected_changes
+from nslb_cli.agents.tuning import expected_changes, given_or
 from nslb_cli.bandit.problem import OfflineModel, Problem
 from nslb_cli.bandit.rng import BatchRNG
 from nslb_cli.common import validators as check
@@ -177,10 +177,7 @@ class SlidingWindowUCB(Windowed):
         super().__init__(params, problem, model, rng)
         R, K, T = problem.n_runs, problem.n_arms, problem.horizon
         self.bound = reward_bound(problem, params.bound)
-        if params.tau is None:
-            self.tau = default_window(problem, model, self.bound)
-        else:
-            self.tau = np.full(R, min(params.tau, T), dtype=np.int64)
+        self.tau = np.minimum(given_or(params.tau, default_window(problem, model, self.bound)), T)
         self.width = self.bound * np.sqrt(params.xi)  # B sqrt(xi)
         self.counts = np.zeros((R, K))  # N_t(tau, i)
         self.sums = np.zeros((R, K))  # N_t(tau, i) Xbar_t(tau, i)
@@ -242,10 +239,7 @@ class DiscountedUCB(Agent):
         super().__init__(params, problem, model, rng)
         R, K = problem.n_runs, problem.n_arms
         self.bound = reward_bound(problem, params.bound)
-        if params.gamma is None:
-            self.gamma = default_discount(problem, model, self.bound)
-        else:
-            self.gamma = np.full(R, float(params.gamma))
+        self.gamma = given_or(params.gamma, default_discount(problem, model, self.bound))
         self.width = 2.0 * self.bound * np.sqrt(params.xi)  # 2 B sqrt(xi)
         self.counts = np.zeros((R, K))  # N_t(gamma, i)
         self.sums = np.zeros((R, K))  # N_t(gamma, i) Xbar_t(gamma, i)

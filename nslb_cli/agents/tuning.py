@@ -28,6 +28,12 @@ def expected_changes(model: OfflineModel, horizon: int) -> np.ndarray:
     return (1.0 - stay) * horizon
 
 
+def given_or(value: float | None, default: np.ndarray) -> np.ndarray:
+    """A parameter per run, ``(R,)``: ``value`` in every run where it is configured, else the
+    computed ``default``; in the default's dtype."""
+    return default if value is None else np.full(default.shape, value, dtype=default.dtype)
+
+
 def exp3s_tuning(
     problem: Problem, model: OfflineModel, n_experts: int
 ) -> tuple[np.ndarray, np.ndarray]:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pooch
 
+from nslb_cli.common import validators as check
 from nslb_cli.common.paths import user_cache
 from nslb_cli.data import DataError, unzipped
 
@@ -45,12 +46,27 @@ def url(release: str) -> str:
     return f"{BASE_URL}/{release}.zip"
 
 
+def check_source(release: str, data_dir: str | None) -> None:
+    """Refuse (:class:`ConfigError`) a ``release`` that is not downloaded, or a ``data_dir``
+    that is not a folder: the data an environment's parameters name."""
+    if data_dir is not None:
+        folder = Path(data_dir).expanduser()
+        check.require(folder.is_dir(), "data_dir", f"not a folder: {folder}")
+        return
+    check.require(release in RELEASES, "release", unknown_release_message(release))
+
+
 def unknown_release_message(release: str) -> str:
     return (
         f"no pinned checksum for release '{release}', so it is not downloaded (known: "
         f"{', '.join(RELEASES)}); download and unzip {url(release)} yourself and set "
         "env.data_dir=<that folder>"
     )
+
+
+def source_folder(release: str, data_dir: str | None, root: Path) -> Path:
+    """The folder of the ratings: ``data_dir``, or ``release`` unzipped under ``root``."""
+    return Path(data_dir).expanduser() if data_dir else fetch(release, root)
 
 
 def fetch(release: str, root: Path, downloader: Downloader | None = None) -> Path:

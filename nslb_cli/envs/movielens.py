@@ -110,15 +110,7 @@ class MovieLensParams:
     data_seed: int = 0
 
     def __post_init__(self) -> None:
-        if self.data_dir is None:
-            check.require(
-                self.release in releases.RELEASES,
-                "release",
-                releases.unknown_release_message(self.release),
-            )
-        else:
-            folder = Path(self.data_dir).expanduser()
-            check.require(folder.is_dir(), "data_dir", f"not a folder: {folder}")
+        releases.check_source(self.release, self.data_dir)
         for key in INTEGERS:
             check.int64(getattr(self, key), key)
         check.positive(self.min_user_ratings, "min_user_ratings")
@@ -188,7 +180,7 @@ def load(p: MovieLensParams) -> Loaded:
 
 @functools.lru_cache(maxsize=4)
 def _load(release: str, data_dir: str | None, root: str, settings: Settings) -> Loaded:
-    folder = Path(data_dir).expanduser() if data_dir else releases.fetch(release, Path(root))
+    folder = releases.source_folder(release, data_dir, Path(root))
     loaded = load_or_prepare(folder, settings, Path(root))
     d = loaded.data.diagnostics
     log.info(

@@ -57,12 +57,7 @@ class MovieLensGenresParams:
     data_seed: int = 0
 
     def __post_init__(self) -> None:
-        if self.data_dir is None:
-            check.require(self.release in releases.RELEASES, "release",
-                          releases.unknown_release_message(self.release))  # fmt: skip
-        else:
-            folder = Path(self.data_dir).expanduser()
-            check.require(folder.is_dir(), "data_dir", f"not a folder: {folder}")
+        releases.check_source(self.release, self.data_dir)
         for key in ("min_user_ratings", "n_states", "n_arms", "horizon", "data_seed"):
             check.int64(getattr(self, key), key)
         for key in ("n_states", "n_arms"):
@@ -95,8 +90,9 @@ def load(p: MovieLensGenresParams) -> GenreCounts:
 
 @functools.lru_cache(maxsize=4)
 def _load(release: str, data_dir: str | None, root: str, settings: GenreSettings) -> GenreCounts:
-    folder = Path(data_dir).expanduser() if data_dir else releases.fetch(release, Path(root))
-    return load_or_count(folder, settings, Path(root))
+    return load_or_count(
+        releases.source_folder(release, data_dir, Path(root)), settings, Path(root)
+    )
 
 
 def arms(data: GenreCounts, n_arms: int) -> np.ndarray:

@@ -183,24 +183,20 @@ def _draw_parameters(p: SyntheticParams, seed: int) -> _Realisation:
     S, K = p.n_states, p.n_arms
     prior_means = rng.uniform(0.0, 1.0, (S, K))
     given_phi = uniform_switching(S, 1.0 / p.period if p.dynamics == "fixed" else p.switch_prob)
-    if p.model == "known":
-        model = OfflineModel(
-            means=prior_means,
-            mean_sd=np.zeros((S, K)),
-            transitions=given_phi,
-            concentration=None,
-            initial=np.full(S, 1.0 / S),
-        )
-        return _Realisation(prior_means, given_phi, model)
-    reward, prior_parameter = REWARDS[p.reward](p)
-    true_means = reward.draw_means(prior_means, prior_parameter, rng)
-    alpha = np.full((S, S), p.move_concentration)
-    np.fill_diagonal(alpha, p.stay_concentration)
-    true_phi = np.stack([rng.dirichlet(row) for row in alpha])
+    alpha: np.ndarray | None = None  # the Dirichlet prior of the rows of phi (unknown phi)
+    true_means, true_phi, mean_sd, phi_hat = prior_means, given_phi, np.zeros((S, K)), given_phi
+    if p.model == "prior":
+        reward, prior_parameter = REWARDS[p.reward](p)
+        true_means = reward.draw_means(prior_means, prior_parameter, rng)
+        alpha = np.full((S, S), p.move_concentration)
+        np.fill_diagonal(alpha, p.stay_concentration)
+        true_phi = np.stack([rng.dirichlet(row) for row in alpha])
+        mean_sd = reward.prior_sd(prior_means, prior_parameter)
+        phi_hat = alpha / alpha.sum(axis=1, keepdims=True)
     model = OfflineModel(
         means=prior_means,
-        mean_sd=reward.prior_sd(prior_means, prior_parameter),
-        transitions=alpha / alpha.sum(axis=1, keepdims=True),
+        mean_sd=mean_sd,
+        transitions=phi_hat,
         concentration=alpha,
         initial=np.full(S, 1.0 / S),
     )

@@ -82,7 +82,7 @@ def read(
     except FileNotFoundError:
         return None, []
     except Exception as err:
-        _warn(f"cannot read the cache {path} ({cause(err)}): parsing the CSVs again")
+        warn(f"cannot read the cache {path} ({cause(err)}): parsing the CSVs again")
         return None, []
     try:
         if not sealed(raw):
@@ -96,7 +96,7 @@ def read(
             arrays = {name: stored[name] for name in ("t", *columns)}
         found = _split(seeds, lengths, arrays, manifest["dtypes"])
     except Exception as err:  # anything at all: parsed again, never trusted
-        _warn(f"damaged cache {path} ({cause(err)}): parsing the CSVs again")
+        warn(f"damaged cache {path} ({cause(err)}): parsing the CSVs again")
         return None, []
     skipped = [Skipped(folder / name, reason) for name, reason in manifest["skipped"]]
     return (found, skipped), held
@@ -179,12 +179,12 @@ def write(
             return
         if not _warned_write:
             _warned_write.append(str(path))
-            _warn(
+            warn(
                 f"cannot write the cache {path} ({cause(err)}): "
                 "the CSVs will be parsed again next time"
             )
 
 
-def _warn(message: str) -> None:
-    """One line on stderr, as :mod:`nslb_cli.plot.report` prints its warnings."""
+def warn(message: str) -> None:
+    """One line on stderr for ``nslb plot`` (this cache's and :mod:`nslb_cli.plot.report`'s)."""
     print(f"nslb plot: {message}", file=sys.stderr)

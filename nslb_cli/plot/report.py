@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,6 +43,7 @@ from nslb_cli.plot import (
 )
 from nslb_cli.plot import labels as lab
 from nslb_cli.plot.aggregate import METRICS, PAIRED_METRIC, SUMMARY_METRICS
+from nslb_cli.plot.parse_cache import warn
 from nslb_cli.plot.selection import PlotError, select
 from nslb_cli.plot.styles import Style, style_map
 from nslb_cli.store import provenance
@@ -351,7 +351,7 @@ def _references(
     except lab.SelectionError as err:
         raise PlotError(f"--reference: {err}") from None
     for group in ambiguous:
-        _warn(
+        warn(
             f"no paired differences in {group}: it has several {lab.display_name(selector)} "
             f"runs; name one with --reference, e.g. --reference '{selector}(key=value)'"
         )
@@ -370,7 +370,7 @@ def _load(
         columns |= {METRICS[figure.metric].column for figure in paper.FIGURES}
     loaded = tidy.load(options.root, sorted(columns), use_cache=options.cache, join_config=False)
     for skipped in loaded.skipped:
-        _warn(f"skipped {skipped}")
+        warn(f"skipped {skipped}")
     if loaded.n_files == 0:
         if studies_only:
             return None
@@ -384,7 +384,7 @@ def _load(
             "skipped (reasons above)"
         )
     _warn_mixed_versions(options.root, loaded.runs[lab.FOLDER])
-    frame, runs = select(loaded.frame, loaded.runs, options.agents, options.rounds, _warn)
+    frame, runs = select(loaded.frame, loaded.runs, options.agents, options.rounds, warn)
     seed_stats = loaded.seed_stats[loaded.seed_stats["run"].isin(runs.index)]
     return frame, runs, seed_stats
 
@@ -395,7 +395,7 @@ def _studies(root: Path) -> list[study.Study]:
         return []
     found, skipped = study.find(root)
     for item in skipped:
-        _warn(f"skipped {item}")
+        warn(f"skipped {item}")
     return found
 
 
@@ -431,7 +431,7 @@ def _warn_mixed_versions(root: Path, folders: pd.Series) -> None:
         for folder in str(joined).split("; "):
             versions |= provenance.versions(root / folder)
     if len(versions) > 1:
-        _warn(f"combines runs made by different nslb versions: {', '.join(sorted(versions))}")
+        warn(f"combines runs made by different nslb versions: {', '.join(sorted(versions))}")
 
 
 def sweeps(final: pd.DataFrame, runs: pd.DataFrame, rename: dict[str, str]) -> list[Sweep]:
@@ -483,14 +483,14 @@ def _paper(
     their captions, and ``reproduction.md`` (:mod:`~nslb_cli.plot.reproduction`);
     ``uneven``: the groups whose agents ran different seed sets."""
     seeds = final.groupby("run")["seed"].nunique().to_dict()
-    groups = paper.preset_groups(runs, seeds, _warn)
+    groups = paper.preset_groups(runs, seeds, warn)
     for spec in paper.FIGURES:
         present = [(preset, what) for preset, what in spec.panels if preset in groups]
         if not present:
             continue
         missing = [f"paper/{preset}" for preset, _ in spec.panels if preset not in groups]
         if missing:
-            _warn(f"--paper: {spec.stem} without {', '.join(missing)} (no results)")
+            warn(f"--paper: {spec.stem} without {', '.join(missing)} (no results)")
         stats = per_round.get(spec.metric)
         if stats is None:
             stats = aggregate.per_round(frame, METRICS[spec.metric])
@@ -544,7 +544,3 @@ class _Stems:
 
 def _suffixed(stem: Path, suffix: str) -> Path:
     return stem.with_name(f"{stem.name}-{suffix}")
-
-
-def _warn(message: str) -> None:
-    print(f"nslb plot: {message}", file=sys.stderr)
