@@ -14,11 +14,25 @@ import numpy as np
 NO_BELIEF = -1
 
 
+PER_ROUND = ("action", "reward", "expected_reward", "optimal_reward", "state", "belief",
+             "p_true_state")  # fmt: skip
+
+
+def kept_rounds(horizon: int, every: int) -> np.ndarray:
+    """The rounds (1-based) that ``run.every=every`` keeps of ``horizon``: every
+    ``every``-th and the last (``horizon`` alone when ``every`` exceeds it)."""
+    return np.minimum(np.arange(1, -(-horizon // every) + 1) * every, horizon)
+
+
 @dataclass
 class Trace:
     """Per run and round, what happened; every array is ``(R, n)``.
 
     ``belief`` is ``NO_BELIEF`` and ``p_true_state`` NaN for agents without a belief.
+
+    A trace may hold some rounds only (the JAX engine keeps on its device those that
+    ``run.every`` keeps): ``rounds`` the rounds held (1-based), and ``cumulative`` the
+    columns summed over every round (``cum_regret``, ``cum_reward``) at those rounds.
     """
 
     seeds: np.ndarray
@@ -30,6 +44,18 @@ class Trace:
     belief: np.ndarray
     p_true_state: np.ndarray
     summary: dict[str, np.ndarray] = field(default_factory=dict)
+    rounds: np.ndarray | None = None
+    cumulative: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def runs(self, rows: slice) -> Trace:
+        """The trace of runs ``rows``."""
+        arrays = {name: getattr(self, name)[rows] for name in ("seeds", *PER_ROUND)}
+        return Trace(
+            **arrays,
+            summary={key: value[rows] for key, value in self.summary.items()},
+            rounds=self.rounds,
+            cumulative={key: value[rows] for key, value in self.cumulative.items()},
+        )
 
     @property
     def regret(self) -> np.ndarray:
@@ -41,10 +67,13 @@ class Trace:
         """The trace of the runs of ``parts`` one after another (the runs axis joined)."""
         arrays = {
             name: np.concatenate([getattr(part, name) for part in parts])
-            for name in ("seeds", "action", "reward", "expected_reward", "optimal_reward",
-                         "state", "belief", "p_true_state")
-        }  # fmt: skip
+            for name in ("seeds", *PER_ROUND)
+        }
         summary = {
             key: np.concatenate([part.summary[key] for part in parts]) for key in parts[0].summary
         }
-        return cls(**arrays, summary=summary)
+        cumulative = {
+            key: np.concatenate([part.cumulative[key] for part in parts])
+            for key in parts[0].cumulative
+        }
+        return cls(**arrays, summary=summary, rounds=parts[0].rounds, cumulative=cumulative)

@@ -53,20 +53,23 @@ def _plugin(name: str) -> type:
     return cls
 
 
-def plan_sweep(jobs: Sequence[tuple[Any, Any, int]], fits: sweep.Fits) -> None:
-    """Announce a sweep's jobs, ``(env params, agent params, batch size)`` in the order they
-    run: those that differ only in traced parameters share programs and batches
+def plan_sweep(jobs: Sequence[tuple[Any, Any, tuple[int, int]]], fits: sweep.Fits) -> None:
+    """Announce a sweep's jobs, ``(env params, agent params, (batch size, every))`` in the
+    order they run: those that differ only in traced parameters share programs and batches
     (:mod:`.sweep`), as many lanes as ``fits`` (env, agent, lanes) allows."""
     sweep.plan(jobs, AGENTS, fits)
 
 
-def simulate_seeds(env: Any, agent: Any, seeds: np.ndarray, batch_size: int) -> Trace:
+def simulate_seeds(
+    env: Any, agent: Any, seeds: np.ndarray, batch_size: int, every: int = 1
+) -> Trace:
     """The trace of ``seeds`` (one batch of at most ``batch_size``) for params ``env`` and
-    ``agent``: compiled once per job and batch size, or once per group of a planned sweep
-    (:mod:`.sweep`), whose next jobs' lanes fill the batch."""
+    ``agent``, holding the rounds ``every`` keeps: compiled once per job and batch size, or
+    once per group of a planned sweep (:mod:`.sweep`), whose next jobs' lanes fill the
+    batch."""
     seeds = np.asarray(seeds, dtype=np.int64)
     names = sweep.traced(agent, AGENTS)
-    key = sweep.group_key(env, agent, batch_size, names) if names else ""  # "": alone
+    key = sweep.group_key(env, agent, (batch_size, every), names) if names else ""  # alone
     found = sweep.waiting(key, agent, names, seeds)
     if found is not None:
         return found
@@ -77,5 +80,5 @@ def simulate_seeds(env: Any, agent: Any, seeds: np.ndarray, batch_size: int) -> 
     jobs = [agent, *sweep.companions(key, agent, names, most - 1)]
     size = per * most
     lanes = sweep.lanes(jobs, names, seeds)
-    trace = simulate_batch(world, built, np.tile(seeds, len(jobs)), size, lanes)
+    trace = simulate_batch(world, built, np.tile(seeds, len(jobs)), size, lanes, every)
     return sweep.keep(key, jobs, names, seeds, trace)

@@ -27,7 +27,7 @@ import numpy as np
 
 from nslb_cli.bandit.detections import AlarmLog
 from nslb_cli.bandit.rng import Stream
-from nslb_cli.bandit.trace import NO_BELIEF, Trace
+from nslb_cli.bandit.trace import NO_BELIEF, Trace, kept_rounds
 from nslb_cli.common.apart import forbid_forks
 from nslb_cli.jax_engine import cache
 from nslb_cli.jax_engine.contract import JaxAgent, Truth
@@ -35,7 +35,8 @@ from nslb_cli.jax_engine.worlds import stream
 
 logging.getLogger("jax").setLevel(logging.WARNING)  # not "no TPU found" in every job's log
 Array = Any
-COLUMNS = ("action", "reward", "expected_reward", "optimal_reward", "state", "belief", "p_true")
+COLUMNS = ("action", "reward", "expected_reward", "optimal_reward", "state", "belief", "p_true",
+           "cum_regret", "cum_reward")  # fmt: skip
 
 
 def with_values(agent: JaxAgent, values: dict[str, Array]) -> JaxAgent:
@@ -76,8 +77,8 @@ def play(
     init_key, round_key = jax.random.split(stream(key, Stream.AGENT))
     state = agent.init(world.model, init_key)
 
-    def round_(carry: tuple[Any, Array], t: Array) -> tuple[tuple[Any, Array], tuple[Array, ...]]:
-        agent_state, previous = carry
+    def round_(carry: tuple[Any, ...], t: Array) -> tuple[tuple[Any, ...], tuple[Array, ...]]:
+        agent_state, previous, cum_regret, cum_reward = carry
         s = world_spec.state(world, previous, t)
         means = world.true_means[s]
         act_key, update_key = jax.random.split(jax.random.fold_in(round_key, t))
@@ -87,16 +88,20 @@ def play(
         r = world_spec.reward(world, means[a], t)
         before = agent_state
         agent_state = agent.update(agent_state, t, a, r, update_key)
+        cum_regret = cum_regret + (means.max() - means[a])  # in order: numpy's cumsum
+        cum_reward = cum_reward + r
         row: tuple[Array, ...] = (a, r, means[a], means.max(), s, decision.belief,
-                                  decision.posterior[s])  # fmt: skip
+                                  decision.posterior[s], cum_regret, cum_reward)  # fmt: skip
         if count is not None:  # whether the agent detected a change in this round
             row = (*row, count(agent_state) > count(before))
-        return (agent_state, s), row
+        return (agent_state, s, cum_regret, cum_reward), row
 
     count = getattr(agent, "detection_count", None)
     horizon = world_spec.problem.horizon
     rounds = jnp.arange(horizon, dtype=jnp.int64)
-    (state, _), rows = jax.lax.scan(round_, (state, world.first_state), rounds)
+    zero = jnp.zeros((), jnp.float64)
+    start: tuple[Any, ...] = (state, world.first_state, zero, zero)
+    (state, *_), rows = jax.lax.scan(round_, start, rounds)
     names = COLUMNS if count is None else (*COLUMNS, "detected")
     return dict(zip(names, rows, strict=True)), agent.summary(state)
 
@@ -147,32 +152,53 @@ def simulate_batch(
     seeds: np.ndarray,
     size: int,
     values: dict[str, np.ndarray] | None = None,
+    every: int = 1,
 ) -> Trace:
     """The trace of ``seeds`` (at most ``size`` lanes, each with its ``values`` of the
     agent's traced parameters; by default the agent's own), computed as a batch of ``size``
-    lanes: the last lane is repeated to fill it, and its copies dropped."""
+    lanes: the last lane is repeated to fill it, and its copies dropped. With ``every``
+    above 1 only the rounds it keeps (:func:`~nslb_cli.bandit.trace.kept_rounds`) leave
+    the device, with the cumulative columns summed there over every round."""
     seeds = np.asarray(seeds, dtype=np.int64)
     if values is None:
         values = lane_values(agent.params, traced_names(agent), len(seeds))
     pad = lambda v: np.concatenate([v, np.repeat(v[-1:], size - len(v))])  # noqa: E731
     padded, filled = pad(seeds), {name: pad(value) for name, value in values.items()}
+    R, kept = len(seeds), kept_rounds(world_spec.problem.horizon, every)
     with jax.enable_x64(True):
         columns, summary = run_compiled(world_spec, agent, padded, filled)
-        columns = {k: np.asarray(v)[: len(seeds)] for k, v in columns.items()}
-        summary = {k: np.asarray(v, dtype=float)[: len(seeds)] for k, v in summary.items()}
+        summary = {k: np.asarray(v, dtype=float)[:R] for k, v in summary.items()}
+        if "detected" in columns:  # scored against the whole path (design §6)
+            latent = np.asarray(columns["state"][:R]) if world_spec.problem.n_states > 1 else None
+            summary |= AlarmLog.from_flags(np.asarray(columns.pop("detected")[:R])).summary(latent)
+        if every == 1:
+            host = {k: np.asarray(v[:R]) for k, v in columns.items() if not k.startswith("cum_")}
+        else:
+            rows = jnp.asarray(kept - 1)
+            host = {k: np.asarray(v[:R][:, rows]) for k, v in columns.items()}
+    return _trace(agent, seeds, host, summary, kept if every > 1 else None)
+
+
+def _trace(
+    agent: JaxAgent,
+    seeds: np.ndarray,
+    host: dict[str, np.ndarray],
+    summary: dict[str, np.ndarray],
+    rounds: np.ndarray | None,
+) -> Trace:
+    """The :class:`Trace` of the columns ``host`` (those of :data:`COLUMNS` brought back)."""
     believes = type(agent).reports_belief
-    R, n = columns["action"].shape
-    if "detected" in columns:
-        latent = columns["state"] if world_spec.problem.n_states > 1 else None
-        summary |= AlarmLog.from_flags(columns["detected"]).summary(latent)
+    shape = host["action"].shape
     return Trace(
         seeds=seeds,
-        action=columns["action"].astype(np.int64),
-        reward=columns["reward"],
-        expected_reward=columns["expected_reward"],
-        optimal_reward=columns["optimal_reward"],
-        state=columns["state"].astype(np.int64),
-        belief=columns["belief"].astype(np.int64) if believes else np.full((R, n), NO_BELIEF),
-        p_true_state=columns["p_true"] if believes else np.full((R, n), np.nan),
+        action=host["action"].astype(np.int64),
+        reward=host["reward"],
+        expected_reward=host["expected_reward"],
+        optimal_reward=host["optimal_reward"],
+        state=host["state"].astype(np.int64),
+        belief=host["belief"].astype(np.int64) if believes else np.full(shape, NO_BELIEF),
+        p_true_state=host["p_true"] if believes else np.full(shape, np.nan),
         summary=summary,
+        rounds=rounds,
+        cumulative={k: host[k] for k in ("cum_regret", "cum_reward") if k in host},
     )

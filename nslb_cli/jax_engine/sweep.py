@@ -42,28 +42,28 @@ def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def group_key(env: Any, params: Any, batch_size: int, names: Sequence[str]) -> str:
-    """What the jobs of a group share: the environment, the agent but for ``names``, the
-    batch size."""
+def group_key(env: Any, params: Any, run: Any, names: Sequence[str]) -> str:
+    """What the jobs of a group share: the environment, the agent but for ``names``, and
+    ``run``, the run settings a batch depends on (its size, the rounds kept)."""
     agent = {k: v for k, v in dataclasses.asdict(params).items() if k not in names}
     world = (type(env).__qualname__, dataclasses.asdict(env))
-    return repr((world, type(params).__qualname__, agent, batch_size))
+    return repr((world, type(params).__qualname__, agent, run))
 
 
 def _values_key(params: Any, names: Sequence[str]) -> str:
     return repr(tuple(getattr(params, n) for n in names))
 
 
-def plan(jobs: Sequence[tuple[Any, Any, int]], agents: dict[str, type], fits: Fits) -> None:
-    """Announce a sweep's jobs, ``(env params, agent params, batch size)`` each, in the
-    order they will run, and how to tell whether a batch of lanes fits in memory; forget
-    the previous sweep's."""
+def plan(jobs: Sequence[tuple[Any, Any, Any]], agents: dict[str, type], fits: Fits) -> None:
+    """Announce a sweep's jobs, ``(env params, agent params, run settings)`` each (the
+    settings as :func:`group_key` takes them), in the order they will run, and how to tell
+    whether a batch of lanes fits in memory; forget the previous sweep's."""
     _groups.clear()
     _waiting.clear()
     _fits[:] = [fits]
-    for env, params, batch_size in jobs:
+    for env, params, run in jobs:
         if agents.get(params.name) is not None and dataclasses.is_dataclass(params):
-            key = group_key(env, params, batch_size, traced(params, agents))
+            key = group_key(env, params, run, traced(params, agents))
             _groups.setdefault(key, []).append(params)
 
 
@@ -119,14 +119,7 @@ def lanes(jobs: list[Any], names: Sequence[str], seeds: np.ndarray) -> dict[str,
 def keep(key: str, jobs: list[Any], names: Sequence[str], seeds: np.ndarray, trace: Trace) -> Trace:
     """Split ``trace`` (the lanes of :func:`lanes`) by job: the first job's is returned, the
     others wait for their jobs."""
-    parts = [_rows(trace, slice(i * len(seeds), (i + 1) * len(seeds))) for i in range(len(jobs))]
+    parts = [trace.runs(slice(i * len(seeds), (i + 1) * len(seeds))) for i in range(len(jobs))]
     for params, part in zip(jobs[1:], parts[1:], strict=True):
         _waiting[(key, _values_key(params, names), seeds.tobytes())] = part
     return parts[0]
-
-
-def _rows(trace: Trace, rows: slice) -> Trace:
-    """The runs ``rows`` of ``trace``."""
-    names = [f.name for f in dataclasses.fields(trace) if f.name != "summary"]
-    summary = {k: v[rows] for k, v in trace.summary.items()}
-    return Trace(**{n: getattr(trace, n)[rows] for n in names}, summary=summary)

@@ -27,7 +27,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pa_csv
 
-from nslb_cli.store.results import damaged, kept_rounds, recorded_every
+from nslb_cli.bandit.trace import kept_rounds
+from nslb_cli.store.results import damaged, recorded_every
 
 NULLABLE = frozenset({"belief", "p_true_state"})  # empty for agents without a belief
 Columns = dict[str, np.ndarray]  # "t" (int32) and value columns (float32) of one seed

@@ -17,9 +17,10 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from nslb_cli.bandit.trace import kept_rounds
 from nslb_cli.plot.csvread import COMPACT, NULLABLE, Columns, MalformedResult, Skipped
 from nslb_cli.store import parquet
-from nslb_cli.store.results import OTHER_KEY, kept_rounds
+from nslb_cli.store.results import OTHER_KEY
 
 
 def read_run(

@@ -55,7 +55,8 @@ def simulate_seeds(config: RunConfig, seeds: np.ndarray) -> Trace:
     if config.run.engine == "jax":
         from nslb_cli.jax_engine.engine import simulate_seeds as simulate_with_jax
 
-        return simulate_with_jax(config.env, config.agent, seeds, config.run.batch_size)
+        run = config.run
+        return simulate_with_jax(config.env, config.agent, seeds, run.batch_size, run.every)
     world = build_world(config.env, seeds)
     agent = AGENTS[config.agent.name]
     plan = plan_parts(agent, config.run.threads, len(seeds))
@@ -75,7 +76,7 @@ def plan_sweep(configs: Sequence[DictConfig]) -> None:
             checked = validate(config)
         except ConfigError:
             continue
-        jobs.append((checked.env, checked.agent, checked.run.batch_size))
+        jobs.append((checked.env, checked.agent, (checked.run.batch_size, checked.run.every)))
     if jobs:
         from nslb_cli.jax_engine.engine import plan_sweep as plan_with_jax
 

@@ -33,7 +33,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pa_csv
 
-from nslb_cli.bandit.trace import NO_BELIEF, Trace
+from nslb_cli.bandit.trace import NO_BELIEF, Trace, kept_rounds
 from nslb_cli.store.atomic import atomic_write_bytes, fsync_folder
 
 COLUMNS = (
@@ -96,37 +96,47 @@ def final_value(folder: Path, seed: int, column: str) -> float:
     return float(last.split(b",")[COLUMNS.index(column)])
 
 
-def kept_rounds(horizon: int, every: int) -> np.ndarray:
-    """The rounds (1-based) that ``run.every=every`` keeps of ``horizon``: every
-    ``every``-th and the last (``horizon`` alone when ``every`` exceeds it)."""
-    return np.minimum(np.arange(1, -(-horizon // every) + 1) * every, horizon)
-
-
 def trace_columns(trace: Trace, runs: slice = slice(None), every: int = 1) -> dict[str, np.ndarray]:
     """The columns (docs/design.md §1) of ``runs`` of a trace, in :data:`COLUMNS` order, each
     ``(runs, rounds kept)``, ``t`` ``(rounds kept,)``: the cumulative sums are taken over
     every round, then the rounds that ``every`` keeps (:func:`kept_rounds`) are kept.
 
     ``belief`` holds ``NO_BELIEF`` and ``p_true_state`` NaN where the agent has no belief.
+    A trace that holds the kept rounds only (:attr:`Trace.rounds`) brings its sums.
     """
     regret = trace.optimal_reward[runs] - trace.expected_reward[runs]  # trace.regret's rows
-    columns = {
-        "t": np.arange(1, regret.shape[1] + 1),
+    if trace.rounds is not None:
+        assert np.array_equal(trace.rounds, kept_rounds(int(trace.rounds[-1]), every))
+        sums = {name: values[runs] for name, values in trace.cumulative.items()}
+        return _columns(trace, runs, trace.rounds, regret, sums)
+    sums = {
+        "cum_regret": np.cumsum(regret, axis=1),
+        "cum_reward": np.cumsum(trace.reward[runs], axis=1),
+    }
+    columns = _columns(trace, runs, np.arange(1, regret.shape[1] + 1), regret, sums)
+    if every == 1:
+        return columns
+    kept = kept_rounds(regret.shape[1], every)
+    return {name: values[..., kept - 1] for name, values in columns.items()}
+
+
+def _columns(
+    trace: Trace, runs: slice, rounds: np.ndarray, regret: np.ndarray, sums: dict[str, np.ndarray]
+) -> dict[str, np.ndarray]:
+    """The columns of :func:`trace_columns`, in :data:`COLUMNS` order."""
+    return {
+        "t": rounds,
         "action": trace.action[runs],
         "reward": trace.reward[runs],
         "expected_reward": trace.expected_reward[runs],
         "optimal_reward": trace.optimal_reward[runs],
         "regret": regret,
-        "cum_regret": np.cumsum(regret, axis=1),
-        "cum_reward": np.cumsum(trace.reward[runs], axis=1),
+        "cum_regret": sums["cum_regret"],
+        "cum_reward": sums["cum_reward"],
         "state": trace.state[runs],
         "belief": trace.belief[runs],
         "p_true_state": trace.p_true_state[runs],
     }
-    if every == 1:
-        return columns
-    kept = kept_rounds(regret.shape[1], every)
-    return {name: values[..., kept - 1] for name, values in columns.items()}
 
 
 def seed_columns(trace: Trace, run: int, every: int = 1) -> dict[str, np.ndarray]:

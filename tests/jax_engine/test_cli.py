@@ -3,6 +3,7 @@ seeds independent of their batch, and one line for what the engine does not cove
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -120,3 +121,20 @@ def test_after_the_jax_engine_a_process_refuses_to_fork_in_one_line() -> None:
 
     said_there = run_apart(after_jax, "the test")
     assert said_there.startswith("a plugin's job cannot run in a process of its own after the JAX")
+
+
+def test_rounds_thinned_on_the_device_are_the_rows_a_full_run_writes(tmp_path: Path) -> None:
+    """run.every=7 keeps rounds 7, 14, …, 98 and 100 on the device, with the cumulative
+    columns summed there over every round: the lines are those of run.every=1, byte for
+    byte, and the detections (scored on the whole path) the same."""
+    for every in (1, 7):
+        job = ("agent=cd_ts", "run.engine=jax", "env.horizon=100", "run.n_seeds=3")
+        done = nslb("run", *job, f"run.every={every}", f"hydra.run.dir={tmp_path / str(every)}",
+                    cwd=tmp_path)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    for seed in range(3):
+        full = (tmp_path / f"1/seed={seed}.csv").read_text().splitlines()
+        thin = (tmp_path / f"7/seed={seed}.csv").read_text().splitlines()
+        assert thin == [full[0], *(full[t] for t in [*range(7, 100, 7), 100])]
+        detected = [json.loads((tmp_path / f"{e}/seed={seed}.json").read_text()) for e in (1, 7)]
+        assert detected[0]["detection_rounds"] == detected[1]["detection_rounds"]

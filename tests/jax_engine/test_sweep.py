@@ -91,7 +91,7 @@ def test_the_jobs_after_one_take_their_lanes_from_its_batch() -> None:
 
         env, seeds = SyntheticParams(horizon=80), np.arange(4)
         jobs = [AGENTS["exp4s"].Params(gamma=g) for g in (0.05, 0.1, 0.3)]
-        plan_sweep([(env, params, 12) for params in jobs], lambda env, agent, lanes: True)
+        plan_sweep([(env, params, (12, 1)) for params in jobs], lambda env, agent, lanes: True)
         grouped = [simulate_seeds(env, params, seeds, 12) for params in jobs]
         programs = len(scan._COMPILED)
         plan_sweep([], lambda env, agent, lanes: True)
@@ -118,7 +118,7 @@ def test_a_batch_holds_only_the_jobs_whose_lanes_fit_in_memory() -> None:
         jobs = [AGENTS["cd_ucb"].Params(tau=tau) for tau in (4, 6, 8, 10, 12)]
         widths = []
         fits = lambda env, agent, lanes: widths.append(agent.tau) or lanes <= 8  # noqa: E731
-        plan_sweep([(env, params, 100) for params in jobs], fits)
+        plan_sweep([(env, params, (100, 1)) for params in jobs], fits)
         simulate_seeds(env, jobs[0], seeds, 100)
         return len(sweep._waiting), max(widths)
 

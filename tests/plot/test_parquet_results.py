@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from nslb_cli.bandit.trace import kept_rounds
 from nslb_cli.plot import tidy
 from nslb_cli.plot.notebook import load_results, summarise
 from nslb_cli.store import output
 from nslb_cli.store.folder import claim, result_key
-from nslb_cli.store.results import Layout, kept_rounds
+from nslb_cli.store.results import Layout
 from tests.helpers.agents import agent_params, run_agent
 from tests.helpers.results_tree import SMALL
 
