@@ -24,6 +24,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from nslb_cli.bandit.detections import AlarmLog
 from nslb_cli.bandit.rng import Stream
@@ -133,17 +134,35 @@ def run_compiled(
     agent's own) as device arrays."""
     if values is None:
         values = lane_values(agent.params, traced_names(agent), len(seeds))
-    lanes = {name: jnp.asarray(value) for name, value in values.items()}
-    return program(world_spec, agent, len(seeds))(jnp.asarray(seeds), lanes)
+    lanes, traced = on_devices(seeds, values)
+    return program(world_spec, agent, len(seeds))(lanes, traced)
+
+
+def on_devices(seeds: np.ndarray, values: dict[str, np.ndarray]) -> tuple[Any, dict[str, Any]]:
+    """``seeds`` and their ``values`` as device arrays, split between the devices by lanes
+    where there are several (a CPU's cores: ``nslb_cli.jax_engine``) and the lanes divide
+    evenly; the program then runs each device's share in parallel."""
+    devices = jax.devices()
+    if len(devices) == 1 or len(seeds) % len(devices):
+        return jnp.asarray(seeds), {name: jnp.asarray(value) for name, value in values.items()}
+    split = NamedSharding(Mesh(np.array(devices), ("lanes",)), PartitionSpec("lanes"))
+    put = lambda array: jax.device_put(np.asarray(array), split)  # noqa: E731
+    return put(seeds), {name: put(value) for name, value in values.items()}
+
+
+def batch_size_on_devices(size: int) -> int:
+    """``size`` rounded up to lanes that the devices share evenly."""
+    count = len(jax.devices())
+    return -(-size // count) * count
 
 
 def compile_program(world_spec: Any, agent: JaxAgent, size: int) -> None:
     """Compile :func:`program` into the cache without running it: ``nslb warmup``."""
     with jax.enable_x64(True):
+        size = batch_size_on_devices(size)
         values = lane_values(agent.params, traced_names(agent), size)
-        lanes = {name: jnp.asarray(value) for name, value in values.items()}
-        batch = program(world_spec, agent, size, quiet=True)
-        batch.lower(jnp.zeros(size, jnp.int64), lanes).compile()
+        lanes, traced = on_devices(np.zeros(size, np.int64), values)
+        program(world_spec, agent, size, quiet=True).lower(lanes, traced).compile()
 
 
 def simulate_batch(
@@ -162,6 +181,7 @@ def simulate_batch(
     seeds = np.asarray(seeds, dtype=np.int64)
     if values is None:
         values = lane_values(agent.params, traced_names(agent), len(seeds))
+    size = batch_size_on_devices(size)
     pad = lambda v: np.concatenate([v, np.repeat(v[-1:], size - len(v))])  # noqa: E731
     padded, filled = pad(seeds), {name: pad(value) for name, value in values.items()}
     R, kept = len(seeds), kept_rounds(world_spec.problem.horizon, every)

@@ -13,7 +13,6 @@ only share the machine.
 from __future__ import annotations
 
 import contextlib
-import os
 import queue
 import threading
 from typing import Any
@@ -24,25 +23,18 @@ from nslb_cli.agents.base import Agent
 from nslb_cli.bandit.rng import BatchRNG
 from nslb_cli.bandit.trace import Trace
 from nslb_cli.bandit.world import World
+from nslb_cli.common.cpus import usable_cpus
 from nslb_cli.runner.simulate import Abandoned, build_agent, simulate
 
 MIN_RUNS = 8
 """Fewest runs in a part: a smaller part spends its round mostly in Python, under the GIL."""
 
 
-def usable_cpus() -> int:
-    """How many CPUs this process may run on: its affinity (a cluster job's allocation)
-    where the system tells it, else all of the machine's."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
-
-
 def plan_parts(agent: type[Agent], threads: int | None, runs: int) -> int:
     """How many parts, one thread each, to play ``runs`` runs of ``agent`` in: one unless
     the agent is concurrent; then ``threads`` (``run.threads``), by default one per usable
-    CPU (:func:`usable_cpus`); never fewer than :data:`MIN_RUNS` runs a part."""
+    CPU (:func:`~nslb_cli.common.cpus.usable_cpus`); never fewer than :data:`MIN_RUNS` runs
+    a part."""
     most = runs // MIN_RUNS
     if not agent.concurrent or most <= 1:
         return 1
