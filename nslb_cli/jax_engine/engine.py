@@ -76,7 +76,7 @@ def simulate_seeds(
     group, world = sweep.members(key, agent), world_of(env)
     built = agent_of(sweep.static_params(agent, group, names), world)
     per = max(len(seeds), 1)
-    most = sweep.jobs_per_batch(env, built.params, group, per, batch_size)
+    most = sweep.jobs_per_batch(key, env, built.params, group, per, batch_size)
     jobs = [agent, *sweep.companions(key, agent, names, most - 1)]
     size = per * most
     lanes = sweep.lanes(jobs, names, seeds)

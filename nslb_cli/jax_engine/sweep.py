@@ -81,10 +81,15 @@ def static_params(params: Any, group: list[Any], names: Sequence[str]) -> Any:
     return built
 
 
-def jobs_per_batch(env: Any, static: Any, group: list[Any], per: int, batch_size: int) -> int:
-    """How many jobs of ``group`` one batch holds, ``per`` seeds each: as many as
-    ``batch_size`` lanes take, halved until a batch (every lane as wide as ``static``'s)
-    fits in memory; at least one (the job's own seeds, checked before it ran)."""
+def jobs_per_batch(
+    key: str, env: Any, static: Any, group: list[Any], per: int, batch_size: int
+) -> int:
+    """How many jobs of ``group`` (key ``key``) one batch holds, ``per`` seeds each: as
+    many as ``batch_size`` lanes take, halved until a batch (every lane as wide as
+    ``static``'s) fits in memory; at least one (the job's own seeds, checked before it
+    ran), and only that while another group's lanes wait (what waits stays one batch)."""
+    if any(waits != key for waits, _, _ in _waiting):
+        return 1
     most = min(len(group), max(batch_size // per, 1))
     while most > 1 and _fits and not _fits[0](env, static, most * per):
         most //= 2

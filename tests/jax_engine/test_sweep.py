@@ -123,3 +123,30 @@ def test_a_batch_holds_only_the_jobs_whose_lanes_fit_in_memory() -> None:
         return len(sweep._waiting), max(widths)
 
     assert run_apart(waiting_after_the_first_job, "the JAX engine") == (1, 12)
+
+
+def test_one_batch_at_most_waits_when_the_jobs_of_two_groups_alternate() -> None:
+    """Exp4.S over two exploration rates (the outer key) and two horizons: the jobs of the
+    two horizons' groups alternate. Lanes wait for one group at a time (one batch at most),
+    and every job's trace is still its own."""
+
+    def grouped_and_alone() -> tuple[int, list[object], list[object]]:
+        from nslb_cli.jax_engine import sweep
+        from nslb_cli.jax_engine.engine import plan_sweep, simulate_seeds
+
+        seeds = np.arange(3)
+        jobs = [(SyntheticParams(horizon=h), AGENTS["exp4s"].Params(gamma=g))
+                for g in (0.1, 0.2) for h in (30, 40)]  # fmt: skip
+        plan_sweep([(env, params, (12, 1)) for env, params in jobs], lambda e, a, n: True)
+        grouped, most = [], 0
+        for env, params in jobs:
+            grouped.append(simulate_seeds(env, params, seeds, 12))
+            most = max(most, len({group for group, _, _ in sweep._waiting}))
+        plan_sweep([], lambda env, agent, lanes: True)
+        return most, grouped, [simulate_seeds(env, params, seeds, 12) for env, params in jobs]
+
+    most, grouped, single = run_apart(grouped_and_alone, "the JAX engine")
+    assert most == 1
+    for together, by_itself in zip(grouped, single, strict=True):
+        for column in ("action", "reward", "state", "belief"):
+            np.testing.assert_array_equal(getattr(together, column), getattr(by_itself, column))
