@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import importlib.util
+import os
+import re
 from importlib.metadata import entry_points
 from typing import Any
 
@@ -14,6 +16,8 @@ ENVIRONMENTS = ("synthetic", "piecewise")
 GROUP = "nslb.jax_agents"
 """The entry-point group of plugins' JAX agents (``nslb_cli.api``, "JAX agents")."""
 EXTRA = "pip install -e '.[jax]' (on a CUDA machine, also the matching jax[cudaNN])"
+DEVICES = "--xla_force_host_platform_device_count"
+"""XLA's flag of how many CPU devices JAX has (``nslb_cli.jax_engine`` sets it unless set)."""
 
 
 def refusal(env: Any, agent: Any) -> tuple[str, str] | None:
@@ -21,6 +25,11 @@ def refusal(env: Any, agent: Any) -> tuple[str, str] | None:
     JAX is not installed; ``None`` when it can."""
     if importlib.util.find_spec("jax") is None:
         return "run.engine", f"jax needs JAX, an optional extra: {EXTRA}"
+    counts = re.findall(f"{DEVICES}=(\\S*)", os.environ.get("XLA_FLAGS", ""))
+    if counts and not (counts[-1].isdigit() and int(counts[-1]) > 0):
+        return "run.engine", (f"the environment's XLA_FLAGS sets {DEVICES}={counts[-1]}, "
+                              "but JAX needs at least one CPU device: set a positive count, "
+                              "or leave the flag out (one device per usable CPU)")  # fmt: skip
     if env.name not in ENVIRONMENTS:
         return "env", (f"{env.name} runs on the numpy engine only (run.engine=jax covers env="
                        f"{', '.join(ENVIRONMENTS)}): drop run.engine=jax")  # fmt: skip

@@ -94,6 +94,19 @@ def test_without_jax_the_engine_names_the_extra(monkeypatch: pytest.MonkeyPatch)
     assert refused is not None and refused[0] == "run.engine" and "[jax]" in refused[1]
 
 
+@pytest.mark.parametrize("count", ["0", "-3", "two"])
+def test_a_device_count_in_xla_flags_that_xla_cannot_start_with_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, count: str
+) -> None:
+    flag = f"--xla_force_host_platform_device_count={count}"
+    monkeypatch.setenv("XLA_FLAGS", f"--xla_cpu_multi_thread_eigen=false {flag}")
+    done = nslb("run", "run.engine=jax", *SMALL, cwd=tmp_path)
+    assert done.returncode != 0
+    assert said(done.stderr) == [pytest.approx(said(done.stderr)[0])]
+    assert flag in done.stderr and "XLA_FLAGS" in done.stderr
+    assert not (tmp_path / "outputs").exists()
+
+
 def test_a_detecting_agent_records_when_it_detects_on_the_jax_engine_too() -> None:
     """As on the default engine (design §6): one round per detection, scored against the
     true changes of the fixed path (a change every 200 rounds)."""
