@@ -2,6 +2,7 @@
 the same run (the machine is shared: only numbers taken side by side compare).
 
     python -m benchmarks.speed [--baseline fa9f062] [--quick] [--only REGEX] [--repeats 3]
+                               [--alternate]
 
 Prints one table — target, measured (this tree), target, baseline, baseline / measured — and
 writes its rows to ``.bench/bench-<commit>.csv``. Times are wall seconds, best of
@@ -793,19 +794,27 @@ def run(args: argparse.Namespace) -> int:
     failed = False
     workloads = selected(args)
     scratch_root = fresh(out / "run")
+    # --alternate: each of the best-of runs a pass of its own, the trees taking turns
+    passes, each = (
+        (args.repeats, argparse.Namespace(**{**vars(args), "repeats": 1}))
+        if (args.alternate)
+        else (1, args)
+    )
     try:
-        for n, workload in enumerate(workloads, 1):
+        for n, workload in enumerate(workloads * passes, 1):
             for side, (tree, label) in trees.items():  # side by side: same load on the machine
                 scratch = scratch_root / side
-                result = measure(workload, tree, scratch, args, out / "cache" / label)
-                values[side].update(result.get("values", {}))
+                result = measure(workload, tree, scratch, each, out / "cache" / label)
+                for key, value in result.get("values", {}).items():
+                    values[side][key] = min(value, values[side].get(key, value))
                 notes += [f"{side}: {note}" for note in result["notes"]]
                 problem = result.get("skip") or result.get("error")
                 if problem:
                     notes.append(f"{side} {label}, {workload.key}: {problem}")
                     failed |= side == "current" and "error" in result
                 got = ", ".join(f"{k} {v:.2f}" for k, v in result.get("values", {}).items())
-                print(f"[{n}/{len(workloads)}] {side} {label}: {got or problem}", file=sys.stderr)
+                done = f"{n}/{len(workloads) * passes}"
+                print(f"[{done}] {side} {label}: {got or problem}", file=sys.stderr)
     finally:
         if not args.keep:
             shutil.rmtree(scratch_root, ignore_errors=True)
@@ -848,6 +857,12 @@ def parser() -> argparse.ArgumentParser:
         "--only", metavar="REGEX", help=f"workloads: {' '.join(w.key for w in WORKLOADS)}"
     )
     p.add_argument("--repeats", type=int, default=3, help="best of this many runs")
+    p.add_argument(
+        "--alternate",
+        action="store_true",
+        help="run each repeat as a pass of its own, the two trees taking turns (a machine "
+        "whose load drifts then weighs on both alike)",
+    )
     p.add_argument("--movielens", type=Path, default=MOVIELENS, help="an ML-100K folder")
     p.add_argument("--out", type=Path, default=REPO / ".bench", help="trees, cache, CSVs")
     p.add_argument("--keep", action="store_true", help="keep .bench/run (results, logs)")

@@ -141,3 +141,26 @@ def test_a_workload_runs_in_a_worker_against_a_tree(head_tree: Path, tmp_path: P
     missing = next(w for w in bench.WORKLOADS if w.key == "movielens-mts")
     result = bench.measure(missing, head_tree, tmp_path / "scratch", args, tmp_path / "cache")
     assert "no ML-100K folder" in result["skip"]
+
+
+def test_alternate_runs_each_repeat_as_a_pass_with_the_trees_taking_turns(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Three passes of one run each, current then baseline in every pass; the best kept."""
+    seen: list[tuple[str, int]] = []
+    readings = iter([5.0, 9.0, 4.0, 8.0, 6.0, 7.0])
+
+    def measure(workload: object, tree: Path, *rest: object) -> dict[str, object]:
+        seen.append(("current" if tree == bench.REPO else "baseline", rest[1].repeats))  # type: ignore[attr-defined]
+        return {"values": {bench.E2E_START: next(readings)}, "notes": []}
+
+    monkeypatch.setattr(bench, "measure", measure)
+    monkeypatch.setattr(bench, "export_tree", lambda ref, out: (tmp_path / "base", "base123"))
+    monkeypatch.setattr(bench, "commit_label", lambda: "cur456")
+    args = bench.parser().parse_args(
+        ["--only", "^end-to-end$", "--repeats", "3", "--alternate", "--out", str(tmp_path)]
+    )
+    bench.run(args)
+    assert seen == [("current", 1), ("baseline", 1)] * 3
+    row = next(line for line in capsys.readouterr().out.splitlines() if "start-up" in line)
+    assert row.split()[-4:] == ["4.00", "0.50", "7.00", "1.8x"]
