@@ -162,20 +162,13 @@ def test_a_failing_part_stops_the_others_and_its_error_is_raised() -> None:
 
 
 class SlowInThreads(FailingInOnePart):
-    """Pulls arm 0; slow in the threads started for parts, quick in the caller's, whose
-    first round waits until a started thread plays (on a loaded machine the caller could
-    otherwise take every part before the thread starts)."""
-
-    playing: ClassVar[threading.Event] = threading.Event()
+    """Pulls arm 0; slow in the threads started for parts, quick in the caller's."""
 
     def update(
         self, t: int, contexts: np.ndarray | None, actions: np.ndarray, rewards: np.ndarray
     ) -> None:
         if threading.current_thread().name == "nslb-part":
-            self.playing.set()
             time.sleep(0.05)
-        elif t == 0:
-            self.playing.wait(10)
         self.last_round[self.problem.n_runs] = t
 
 
@@ -184,7 +177,6 @@ def test_a_signal_while_the_caller_waits_for_the_parts_stops_them_at_once() -> N
     within a round, once the thread has ended (its round ends in no update after)."""
     world = ENVIRONMENTS["synthetic"].build(SyntheticParams(horizon=1000), SEEDS)
     SlowInThreads.last_round.clear()
-    SlowInThreads.playing.clear()
     timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))  # as Ctrl-C does
     timer.start()
     start = time.perf_counter()
