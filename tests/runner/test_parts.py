@@ -177,11 +177,17 @@ def test_a_signal_while_the_caller_waits_for_the_parts_stops_them_at_once() -> N
     within a round, once the thread has ended (its round ends in no update after)."""
     world = ENVIRONMENTS["synthetic"].build(SyntheticParams(horizon=1000), SEEDS)
     SlowInThreads.last_round.clear()
+    # Python's own Ctrl-C handler, also where the tests run with SIGINT ignored (started as
+    # a shell's background job), which Python keeps ignored
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))  # as Ctrl-C does
     timer.start()
     start = time.perf_counter()
-    with pytest.raises(KeyboardInterrupt):
-        parts.simulate_parts(world, SlowInThreads, FailingParams(), 2, False)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            parts.simulate_parts(world, SlowInThreads, FailingParams(), 2, False)
+    finally:
+        signal.signal(signal.SIGINT, before)
     seen = dict(SlowInThreads.last_round)
     assert time.perf_counter() - start < 1.5, "stopped soon after the signal"
     assert min(seen.values()) < 100, "the thread's part gave up"
