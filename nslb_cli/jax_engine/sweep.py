@@ -96,23 +96,29 @@ def jobs_per_batch(
     return most
 
 
+def _around(key: str, params: Any, names: Sequence[str]) -> tuple[list[Any], list[Any]]:
+    """The jobs of ``params``' group before it and after it (none outside a planned group)."""
+    group, mine = members(key, params), _values_key(params, names)
+    order = [_values_key(p, names) for p in group]
+    if mine not in order:
+        return [], []
+    at = order.index(mine)
+    return group[:at], group[at + 1 :]
+
+
 def waiting(key: str, params: Any, names: Sequence[str], seeds: np.ndarray) -> Trace | None:
     """The trace that waits for this job's ``seeds``, if any; what waited for the jobs
     before it in its group is dropped."""
-    group, mine = members(key, params), _values_key(params, names)
-    order = [_values_key(p, names) for p in group]
-    passed = set(order[: order.index(mine)]) if mine in order else set()
+    passed = {_values_key(p, names) for p in _around(key, params, names)[0]}
     for stale in [k for k in _waiting if k[0] == key and k[1] in passed]:
         del _waiting[stale]
-    return _waiting.pop((key, mine, seeds.tobytes()), None)
+    return _waiting.pop((key, _values_key(params, names), seeds.tobytes()), None)
 
 
 def companions(key: str, params: Any, names: Sequence[str], room: int) -> list[Any]:
     """Up to ``room`` jobs after this one in its group whose traces do not wait already."""
-    group, mine = members(key, params), _values_key(params, names)
-    order = [_values_key(p, names) for p in group]
-    later = group[order.index(mine) + 1 :] if mine in order else []
     ready = {k[1] for k in _waiting if k[0] == key}
+    later = _around(key, params, names)[1]
     return [p for p in later if _values_key(p, names) not in ready][:room]
 
 
