@@ -13,7 +13,9 @@ the offline model leaves unknown) with four pure functions of one seed:
   rounds in which it rises and scores them against the true changes (design §6);
 * optionally ``traced``, a tuple of parameter names that the functions read as traced
   arrays (never as shapes or in Python branches): the jobs of a sweep over them share one
-  program (:mod:`nslb_cli.jax_engine.sweep`; nslb's own agents only, for now).
+  program (:mod:`nslb_cli.jax_engine.sweep`; nslb's own agents only, for now; the
+  synthetic world's switching rates are traced too, so the model an agent is given may
+  hold traced arrays).
 
 Keys are the seed's agent stream folded with the round (``act`` and ``update`` get two
 different keys): an agent draws nothing else. nslb calls these under ``vmap`` and

@@ -35,7 +35,7 @@ AGENTS: dict[str, type] = {
 
 def world_of(env: Any) -> Any:
     """The engine's world for environment params ``env``."""
-    return WORLDS[env.name](env)
+    return WORLDS[env.name].of(env)
 
 
 def agent_of(params: Any, world: Any) -> JaxAgent:
@@ -57,7 +57,7 @@ def plan_sweep(jobs: Sequence[tuple[Any, Any, tuple[int, int]]], fits: sweep.Fit
     """Announce a sweep's jobs, ``(env params, agent params, (batch size, every))`` in the
     order they run: those that differ only in traced parameters share programs and batches
     (:mod:`.sweep`), as many lanes as ``fits`` (env, agent, lanes) allows."""
-    sweep.plan(jobs, AGENTS, fits)
+    sweep.plan(jobs, WORLDS, AGENTS, fits)
 
 
 def simulate_seeds(
@@ -67,18 +67,19 @@ def simulate_seeds(
     ``agent``, holding the rounds ``every`` keeps: compiled once per job and batch size, or
     once per group of a planned sweep (:mod:`.sweep`), whose next jobs' lanes fill the
     batch."""
-    seeds = np.asarray(seeds, dtype=np.int64)
-    names = sweep.traced(agent, AGENTS)
-    key = sweep.group_key(env, agent, (batch_size, every), names) if names else ""  # alone
-    found = sweep.waiting(key, agent, names, seeds)
+    seeds, job = np.asarray(seeds, dtype=np.int64), (env, agent)
+    names = sweep.traced(job, WORLDS, AGENTS)
+    key = sweep.group_key(job, (batch_size, every), names) if any(names) else ""  # alone
+    found = sweep.waiting(key, job, names, seeds)
     if found is not None:
         return found
-    group, world = sweep.members(key, agent), world_of(env)
-    built = agent_of(sweep.static_params(agent, group, names), world)
+    group = sweep.members(key, job)
+    static = sweep.static_params(job, group, names)
+    world = world_of(static[0])
+    built = agent_of(static[1], world)
     per = max(len(seeds), 1)
-    most = sweep.jobs_per_batch(key, env, built.params, group, per, batch_size)
-    jobs = [agent, *sweep.companions(key, agent, names, most - 1)]
-    size = per * most
+    most = sweep.jobs_per_batch(key, (static[0], built.params), group, per, batch_size)
+    jobs = [job, *sweep.companions(key, job, names, most - 1)]
     lanes = sweep.lanes(jobs, names, seeds)
-    trace = simulate_batch(world, built, np.tile(seeds, len(jobs)), size, lanes, every)
+    trace = simulate_batch(world, built, np.tile(seeds, len(jobs)), per * most, lanes, every)
     return sweep.keep(key, jobs, names, seeds, trace)

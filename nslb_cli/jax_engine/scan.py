@@ -9,9 +9,10 @@ split into an init key and a round key, the round key folded with ``t`` and spli
 ``act`` and ``update``. A batch shorter than the compiled size is padded with copies of its
 last seed, whose rows are dropped: a seed's numbers are its own in any batch.
 
-A lane of the batch is a seed and the values of the agent's traced parameters
-(:func:`lane_values`): the jobs of a sweep over such a parameter share one compiled program,
-and can share one batch (:mod:`.sweep`); a lane's numbers depend on its seed and values only.
+A lane of the batch is a seed and the values of the world's and the agent's traced
+parameters (:func:`lane_values`): the jobs of a sweep over such a parameter share one
+compiled program, and can share one batch (:mod:`.sweep`); a lane's numbers depend on its
+seed and values only.
 """
 
 from __future__ import annotations
@@ -30,49 +31,53 @@ from nslb_cli.bandit.detections import AlarmLog
 from nslb_cli.bandit.rng import Stream
 from nslb_cli.bandit.trace import NO_BELIEF, Trace, kept_rounds
 from nslb_cli.common.apart import forbid_forks
-from nslb_cli.jax_engine import cache
+from nslb_cli.jax_engine import cache, sweep
 from nslb_cli.jax_engine.contract import JaxAgent, Truth
 from nslb_cli.jax_engine.worlds import stream
 
 logging.getLogger("jax").setLevel(logging.WARNING)  # not "no TPU found" in every job's log
 Array = Any
+Values = dict[str, dict[str, Any]]  # "env" / "agent" -> a traced parameter's lane values
 COLUMNS = ("action", "reward", "expected_reward", "optimal_reward", "state", "belief", "p_true",
            "cum_regret", "cum_reward")  # fmt: skip
 
 
-def with_values(agent: JaxAgent, values: dict[str, Array]) -> JaxAgent:
-    """``agent`` whose params hold ``values`` (its traced parameters, traced arrays inside
-    the program) in place of the values it was built with; what the agent derived from its
-    params when built (a buffer's width) is kept. The params are not validated again: the
-    values were, as each job's config."""
+def with_values(spec: Any, values: dict[str, Array]) -> Any:
+    """``spec`` (a world or an agent) whose params hold ``values`` (its traced parameters,
+    traced arrays inside the program) in place of the values it was built with; what it
+    derived from its params when built (a buffer's width) is kept. The params are not
+    validated again: the values were, as each job's config."""
     if not values:
-        return agent
-    params = copy.copy(agent.params)
+        return spec
+    params = copy.copy(spec.params)
     for name, value in values.items():
-        setattr(params, name, value)
-    changed = copy.copy(agent)
-    object.__setattr__(changed, "params", params)  # agents are frozen dataclasses
+        object.__setattr__(params, name, value)
+    changed = copy.copy(spec)
+    object.__setattr__(changed, "params", params)  # worlds and agents are frozen dataclasses
     return changed
 
 
-def traced_names(agent: JaxAgent) -> tuple[str, ...]:
-    """The agent's parameters that may differ between the lanes of one program: those of
-    its ``traced`` that hold numbers (a ``None``, "computed", is part of the program)."""
-    names = getattr(type(agent), "traced", ())
-    return tuple(n for n in names if isinstance(getattr(agent.params, n), int | float))
+def traced_names(spec: Any) -> tuple[str, ...]:
+    """The parameters of a world's or an agent's params that may differ between the lanes
+    of one program: those of its ``traced`` that hold numbers (a ``None``, "computed", is
+    part of the program)."""
+    return sweep.numbers(spec.params, getattr(type(spec), "traced", ()))
 
 
-def lane_values(params: Any, names: tuple[str, ...], lanes: int) -> dict[str, np.ndarray]:
-    """``names``' values of ``params``, one per lane: what a job's lanes carry."""
-    return {n: np.full(lanes, getattr(params, n)) for n in names}
+def lane_values(world_spec: Any, agent: JaxAgent, lanes: int) -> Values:
+    """The traced values of ``world_spec`` and ``agent``, one per lane: a job's lanes."""
+    return {
+        part: {n: np.full(lanes, getattr(spec.params, n)) for n in traced_names(spec)}
+        for part, spec in (("env", world_spec), ("agent", agent))
+    }
 
 
 def play(
-    world_spec: Any, agent: JaxAgent, seed: Array, values: dict[str, Array]
+    world_spec: Any, agent: JaxAgent, seed: Array, values: Values
 ) -> tuple[dict[str, Array], dict[str, Array]]:
     """One lane's whole horizon: the seed's per-round columns ``(n,)`` and the agent's
-    summary, the agent's traced parameters at ``values``."""
-    agent = with_values(agent, values)
+    summary, the world's and the agent's traced parameters at ``values``."""
+    world_spec, agent = with_values(world_spec, values["env"]), with_values(agent, values["agent"])
     key = jax.random.key(seed)
     world = world_spec.draw(key)
     init_key, round_key = jax.random.split(stream(key, Stream.AGENT))
@@ -128,26 +133,26 @@ def program(world_spec: Any, agent: JaxAgent, size: int, quiet: bool = False) ->
 
 
 def run_compiled(
-    world_spec: Any, agent: JaxAgent, seeds: np.ndarray, values: dict[str, np.ndarray] | None = None
+    world_spec: Any, agent: JaxAgent, seeds: np.ndarray, values: Values | None = None
 ) -> Any:
     """:func:`program` applied to ``seeds`` and their lanes' ``values`` (by default the
-    agent's own) as device arrays."""
+    world's and the agent's own) as device arrays."""
     if values is None:
-        values = lane_values(agent.params, traced_names(agent), len(seeds))
+        values = lane_values(world_spec, agent, len(seeds))
     lanes, traced = on_devices(seeds, values)
     return program(world_spec, agent, len(seeds))(lanes, traced)
 
 
-def on_devices(seeds: np.ndarray, values: dict[str, np.ndarray]) -> tuple[Any, dict[str, Any]]:
+def on_devices(seeds: np.ndarray, values: Values) -> tuple[Any, Values]:
     """``seeds`` and their ``values`` as device arrays, split between the devices by lanes
     where there are several (a CPU's cores: ``nslb_cli.jax_engine``) and the lanes divide
     evenly; the program then runs each device's share in parallel."""
     devices = jax.devices()
-    if len(devices) == 1 or len(seeds) % len(devices):
-        return jnp.asarray(seeds), {name: jnp.asarray(value) for name, value in values.items()}
-    split = NamedSharding(Mesh(np.array(devices), ("lanes",)), PartitionSpec("lanes"))
+    split = None
+    if len(devices) > 1 and len(seeds) % len(devices) == 0:
+        split = NamedSharding(Mesh(np.array(devices), ("lanes",)), PartitionSpec("lanes"))
     put = lambda array: jax.device_put(np.asarray(array), split)  # noqa: E731
-    return put(seeds), {name: put(value) for name, value in values.items()}
+    return put(seeds), jax.tree.map(put, values)
 
 
 def batch_size_on_devices(size: int) -> int:
@@ -160,8 +165,7 @@ def compile_program(world_spec: Any, agent: JaxAgent, size: int) -> None:
     """Compile :func:`program` into the cache without running it: ``nslb warmup``."""
     with jax.enable_x64(True):
         size = batch_size_on_devices(size)
-        values = lane_values(agent.params, traced_names(agent), size)
-        lanes, traced = on_devices(np.zeros(size, np.int64), values)
+        lanes, traced = on_devices(np.zeros(size, np.int64), lane_values(world_spec, agent, size))
         program(world_spec, agent, size, quiet=True).lower(lanes, traced).compile()
 
 
@@ -170,20 +174,20 @@ def simulate_batch(
     agent: JaxAgent,
     seeds: np.ndarray,
     size: int,
-    values: dict[str, np.ndarray] | None = None,
+    values: Values | None = None,
     every: int = 1,
 ) -> Trace:
     """The trace of ``seeds`` (at most ``size`` lanes, each with its ``values`` of the
-    agent's traced parameters; by default the agent's own), computed as a batch of ``size``
-    lanes: the last lane is repeated to fill it, and its copies dropped. With ``every``
-    above 1 only the rounds it keeps (:func:`~nslb_cli.bandit.trace.kept_rounds`) leave
-    the device, with the cumulative columns summed there over every round."""
+    world's and the agent's traced parameters; by default their own), computed as a batch
+    of ``size`` lanes: the last lane is repeated to fill it, and its copies dropped. With
+    ``every`` above 1 only the rounds it keeps (:func:`~nslb_cli.bandit.trace.kept_rounds`)
+    leave the device, with the cumulative columns summed there over every round."""
     seeds = np.asarray(seeds, dtype=np.int64)
     if values is None:
-        values = lane_values(agent.params, traced_names(agent), len(seeds))
+        values = lane_values(world_spec, agent, len(seeds))
     size = batch_size_on_devices(size)
     pad = lambda v: np.concatenate([v, np.repeat(v[-1:], size - len(v))])  # noqa: E731
-    padded, filled = pad(seeds), {name: pad(value) for name, value in values.items()}
+    padded, filled = pad(seeds), jax.tree.map(pad, values)
     R, kept = len(seeds), kept_rounds(world_spec.problem.horizon, every)
     with jax.enable_x64(True):
         columns, summary = run_compiled(world_spec, agent, padded, filled)

@@ -22,7 +22,7 @@ from nslb_cli.bandit.rewards import Bernoulli, Gaussian
 from nslb_cli.bandit.rng import Stream
 from nslb_cli.bandit.world import World
 from nslb_cli.envs.piecewise import PiecewiseParams
-from nslb_cli.envs.synthetic import SyntheticParams, uniform_switching
+from nslb_cli.envs.synthetic import SyntheticParams
 from nslb_cli.jax_engine.contract import Model
 from nslb_cli.jax_engine.numerics import beta, categorical, dirichlet, uniform
 
@@ -60,9 +60,15 @@ def realise(reward: str, sigma: float, world: SeedWorld, mean: Array, t: Array) 
 class SyntheticWorld:
     """``env=synthetic`` (docs/design.md §3.1): uniform prior means; a known model, or true
     means drawn from the reward model's conjugate prior and true rows ``phi_s ~ Dir(alpha_s)``;
-    ``fixed`` or ``markov`` dynamics."""
+    ``fixed`` or ``markov`` dynamics. Its switching rates (``traced``) are arrays inside the
+    program: a sweep over them is one program (:mod:`.sweep`)."""
 
     params: SyntheticParams
+    traced = ("period", "switch_prob", "stay_concentration", "move_concentration")
+
+    @classmethod
+    def of(cls, params: SyntheticParams) -> SyntheticWorld:
+        return cls(params)
 
     @property
     def problem(self) -> Problem:
@@ -84,18 +90,19 @@ class SyntheticWorld:
         k_means, k_truth, k_rows = jax.random.split(stream(key, Stream.PARAMETERS), 3)
         prior_means = uniform(k_means, (S, K))
         switch = 1.0 / p.period if p.dynamics == "fixed" else p.switch_prob
-        given = jnp.asarray(uniform_switching(S, switch))
+        move = switch / (S - 1)  # envs.synthetic.uniform_switching, of traced rates
+        given = jnp.full((S, S), move) + jnp.eye(S) * (1.0 - switch - move)
         initial = jnp.full(S, 1.0 / S)
         if p.model == "known":
             truth, true_phi = prior_means, given
             model = Model(prior_means, jnp.zeros((S, K)), given, jnp.ones((S, S)), initial)
         else:
-            alpha = np.full((S, S), p.move_concentration)
-            np.fill_diagonal(alpha, p.stay_concentration)
+            stay, move = p.stay_concentration, p.move_concentration
+            alpha = jnp.where(jnp.eye(S, dtype=bool), stay, move).astype(jnp.float64)
             truth, sd = self._true_means(k_truth, prior_means)
-            true_phi = dirichlet(k_rows, jnp.asarray(alpha))
-            point = jnp.asarray(alpha / alpha.sum(axis=1, keepdims=True))
-            model = Model(prior_means, sd, point, jnp.asarray(alpha), initial)
+            true_phi = dirichlet(k_rows, alpha)
+            point = alpha / alpha.sum(axis=1, keepdims=True)
+            model = Model(prior_means, sd, point, alpha, initial)
         k_first, k_path = jax.random.split(stream(key, Stream.PATH))
         first = jnp.floor(uniform(k_first) * S).astype(jnp.int64)
         return SeedWorld(truth, true_phi, model, first, k_path, stream(key, Stream.NOISE))
@@ -172,5 +179,5 @@ class PiecewiseWorld:
         return realise(self.params.reward, self.params.sigma, world, mean, t)
 
 
-WORLDS: dict[str, Any] = {"synthetic": SyntheticWorld, "piecewise": PiecewiseWorld.of}
+WORLDS: dict[str, Any] = {"synthetic": SyntheticWorld, "piecewise": PiecewiseWorld}
 """The JAX engine's world of environment params, by ``env.name``."""

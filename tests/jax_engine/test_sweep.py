@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -150,3 +151,65 @@ def test_one_batch_at_most_waits_when_the_jobs_of_two_groups_alternate() -> None
     for together, by_itself in zip(grouped, single, strict=True):
         for column in ("action", "reward", "state", "belief"):
             np.testing.assert_array_equal(getattr(together, column), getattr(by_itself, column))
+
+
+def _grouped_and_alone(jobs: list[tuple[object, object]]) -> tuple[int, list[Any], list[Any]]:
+    """``jobs`` (env and agent params) run as a planned sweep (the programs it compiled, its
+    traces), then each alone."""
+    from nslb_cli.jax_engine import scan
+    from nslb_cli.jax_engine.engine import plan_sweep, simulate_seeds
+
+    seeds = np.arange(3)
+    scan._COMPILED.clear()
+    plan_sweep([(env, params, (24, 1)) for env, params in jobs], lambda e, a, n: True)
+    grouped = [simulate_seeds(env, params, seeds, 24) for env, params in jobs]
+    programs = len(scan._COMPILED)
+    plan_sweep([], lambda env, agent, lanes: True)
+    return programs, grouped, [simulate_seeds(env, params, seeds, 24) for env, params in jobs]
+
+
+@pytest.mark.parametrize(
+    ("name", "values", "fixed"),
+    [("switch_prob", (0.02, 0.3), {}),
+     ("period", (7, 30), {"dynamics": "fixed"}),
+     ("stay_concentration", (5.0, 796.0), {"model": "prior"}),
+     ("move_concentration", (0.5, 20.0), {"model": "prior"})],
+)  # fmt: skip
+def test_a_sweep_over_switching_rates_and_a_window_is_one_program(
+    name: str, values: tuple[float, ...], fixed: dict[str, object]
+) -> None:
+    """The synthetic world's switching rates are traced like CD-UCB's window: a grid over
+    both is one program, and every job's trace is the one it has alone (which a lane left
+    at the group's largest rate, or the rate of another lane, would not be)."""
+    cd_ucb = AGENTS["cd_ucb"].Params
+    jobs = [(SyntheticParams(horizon=80, **fixed, **{name: value}), cd_ucb(tau=tau))
+            for value in values for tau in (4, 8)]  # fmt: skip
+    programs, grouped, single = run_apart(lambda: _grouped_and_alone(jobs), "the JAX engine")
+    assert programs == 1
+    for together, by_itself in zip(grouped, single, strict=True):
+        for column in ("action", "reward", "state", "expected_reward"):
+            np.testing.assert_array_equal(getattr(together, column), getattr(by_itself, column))
+    assert not np.array_equal(grouped[0].state, grouped[2].state)  # the rates matter
+
+
+def test_an_env_sweep_from_the_command_line_is_one_program_and_refused_whole_for_a_bad_value(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``-m env.switch_prob=…`` on the JAX engine: a value that is not a probability refuses
+    the sweep in one line before anything is compiled or written; without it, the sweep is
+    one program and each job writes what it writes alone."""
+    monkeypatch.setenv("NSLB_CACHE", str(tmp_path / "cache"))
+    job = ("agent=mts", "run.engine=jax", "env.horizon=120", "run.n_seeds=4")
+    sweep = ("run", "-m", *job, f"hydra.sweep.dir={tmp_path / 's'}")
+    bad = nslb(*sweep, "env.switch_prob=0.01,1.5,0.2", cwd=tmp_path)
+    assert bad.returncode == 2 and "env.switch_prob: must be in [0, 1], got 1.5" in bad.stderr
+    assert "compiling" not in bad.stderr and not (tmp_path / "s/synthetic").exists()
+    done = nslb(*sweep, "env.switch_prob=0.01,0.2", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert sum("compiling the JAX program" in line for line in done.stderr.splitlines()) == 1
+    for value in ("0.01", "0.2"):
+        alone = nslb("run", *job, f"env.switch_prob={value}",
+                     f"hydra.run.dir={tmp_path / value}", cwd=tmp_path)  # fmt: skip
+        assert alone.returncode == 0, alone.stderr
+        (folder,) = (tmp_path / "s/synthetic/mts").glob(f"*env.switch_prob={value},*")
+        assert seed_files(folder) == seed_files(tmp_path / value)
