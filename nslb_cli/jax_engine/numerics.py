@@ -15,6 +15,7 @@ from nslb_cli.bandit.rewards import SMALLEST_PROBABILITY
 
 Array = Any
 FEW = 8  # gamma: the rounds after the first propose for at most one entry in FEW
+TRIES = 4  # gamma: proposals at once for each entry the first round leaves
 
 
 def categorical(probabilities: Array, u: Array) -> Array:
@@ -73,54 +74,60 @@ def gamma(key: Array, alpha: Array) -> Array:
     arrays: a proposal ``v = (1 + x / sqrt(9 d))^3``, ``d = a - 1/3``, ``x ~ N(0, 1)``, is
     accepted when ``log u < x^2 / 2 + d - d v + d log v``, and each entry keeps its first
     accepted proposal. A first round proposes for every entry; the few it leaves (each
-    proposal is accepted with probability at least 0.95) are gathered into rounds of one
-    entry in :data:`FEW` (at least 16; while more are left, rounds of every entry go
-    first). ``alpha < 1`` is boosted: ``G(alpha) = G(alpha + 1)
-    u^(1 / alpha)``. The draws depend on the key and ``alpha`` alone, so a seed's numbers do
-    not depend on its batch (a finished seed's extra rounds under ``vmap`` change nothing).
-    Several times faster than ``jax.random.gamma``, whose loop runs per entry."""
+    proposal is accepted with probability at least 0.95) are gathered once into slots, one
+    entry in :data:`FEW` at most (at least 16; while more are left, rounds of every entry
+    go first), and the later rounds propose for the slots alone. ``alpha < 1`` is boosted:
+    ``G(alpha) = G(alpha + 1) u^(1 / alpha)``. The draws depend on the key and ``alpha``
+    alone, so a seed's numbers do not depend on its batch (a finished seed's extra rounds
+    under ``vmap`` change nothing). Several times faster than ``jax.random.gamma``, whose
+    loop runs per entry."""
     boost = alpha < 1.0
     a = jnp.where(boost, alpha + 1.0, alpha).ravel()
-    d = a - 1.0 / 3.0
-    c = 1.0 / jnp.sqrt(9.0 * d)
-    boost_key, full_key, few_key = jax.random.split(key, 3)
     n = a.shape[0]
     room = min(n, max(16, n // FEW))
-
-    def propose(k: Array, at: Array) -> tuple[Array, Array]:
-        """Whether each proposal at positions ``at`` is accepted, and its value."""
-        k_normal, k_uniform = jax.random.split(k)
-        x = jax.random.normal(k_normal, at.shape, dtype=jnp.float64)
-        u = uniform(k_uniform, at.shape)
-        v = (1.0 + c[at] * x) ** 3
-        positive = v > 0
-        log_v = jnp.log(jnp.where(positive, v, 1.0))
-        accept = positive & (jnp.log(u) < 0.5 * x**2 + d[at] - d[at] * v + d[at] * log_v)
-        return accept, d[at] * v
+    boost_key, full_key, few_key = jax.random.split(key, 3)
 
     def full(carry: tuple[Array, Array, Array]) -> tuple[Array, Array, Array]:
+        """A proposal for every entry; an entry keeps its first accepted one."""
         i, done, value = carry
-        accept, proposed = propose(jax.random.fold_in(full_key, i), jnp.arange(n))
+        accept, proposed = _propose(jax.random.fold_in(full_key, i), a)
         return i + 1, done | accept, jnp.where(accept & ~done, proposed, value)
 
-    def few(carry: tuple[Array, Array, Array]) -> tuple[Array, Array, Array]:
-        i, done, value = carry
-        (left,) = jnp.nonzero(~done, size=room, fill_value=n)  # n: no entry (dropped)
-        accept, proposed = propose(jax.random.fold_in(few_key, i), jnp.minimum(left, n - 1))
-        slot = jnp.where(accept & (left < n), left, n)
-        return (
-            i + 1,
-            done.at[slot].set(True, mode="drop"),
-            value.at[slot].set(proposed, mode="drop"),
-        )
-
     start = full((jnp.zeros((), jnp.int32), jnp.zeros(n, bool), jnp.zeros(n)))
-    crowded = lambda c: jnp.sum(~c[1]) > room  # noqa: E731
-    carry = jax.lax.while_loop(crowded, full, start)
-    carry = jax.lax.while_loop(lambda c: ~jnp.all(c[1]), few, carry)
-    value = carry[2].reshape(alpha.shape)
+    _, done, value = jax.lax.while_loop(lambda c: jnp.sum(~c[1]) > room, full, start)
+    # the entries left, in order, into slots 0, 1, …: slot j holds the (j + 1)-th one left
+    left = jnp.cumsum(~done)
+    at = jnp.minimum(jnp.searchsorted(left, jnp.arange(room) + 1), n - 1)
+    tries = jnp.repeat(jnp.where(jnp.arange(room) < left[-1], a[at], 2.0), TRIES)  # 2: unused
+
+    def few(carry: tuple[Array, Array, Array]) -> tuple[Array, Array, Array]:
+        """:data:`TRIES` proposals for every slot; a slot keeps its first accepted one."""
+        i, done, value = carry
+        accept, proposed = _propose(jax.random.fold_in(few_key, i), tries)
+        accept, proposed = accept.reshape(room, TRIES), proposed.reshape(room, TRIES)
+        first = jnp.take_along_axis(proposed, jnp.argmax(accept, axis=1)[:, None], 1)[:, 0]
+        got = accept.any(axis=1)
+        return i + 1, done | got, jnp.where(got & ~done, first, value)
+
+    slots = (jnp.zeros((), jnp.int32), jnp.arange(room) >= left[-1], jnp.zeros(room))
+    slot_value = jax.lax.while_loop(lambda c: ~jnp.all(c[1]), few, slots)[2]
+    value = jnp.where(done, value, slot_value[jnp.minimum(left - 1, room - 1)])
+    value = value.reshape(alpha.shape)
     scale = uniform(boost_key, alpha.shape) ** (1.0 / jnp.where(boost, alpha, 1.0))
     return jnp.where(boost, value * scale, value)
+
+
+def _propose(key: Array, a: Array) -> tuple[Array, Array]:
+    """A proposal of :func:`gamma` for every entry of shapes ``a`` (``a >= 1``): whether
+    it is accepted, and its value."""
+    k_normal, k_uniform = jax.random.split(key)
+    d = a - 1.0 / 3.0
+    x = jax.random.normal(k_normal, a.shape, dtype=jnp.float64)
+    u = uniform(k_uniform, a.shape)
+    v = (1.0 + x / jnp.sqrt(9.0 * d)) ** 3
+    positive = v > 0
+    log_v = jnp.log(jnp.where(positive, v, 1.0))
+    return positive & (jnp.log(u) < 0.5 * x**2 + d - d * v + d * log_v), d * v
 
 
 def dirichlet(key: Array, alpha: Array) -> Array:
