@@ -108,12 +108,16 @@ class CDUCB:
         left = jnp.where(count >= tau, row[(count - tau) % width], 0.0)
         newer = s.newer.at[action].add(reward - moved)
         older = s.older.at[action].add(moved - left)
+        # R_t as written, the same number: a value computed from the two entries read makes
+        # XLA read them before the write, and write the ring in place; otherwise it copies
+        # the whole ring in every round (all the sweep's lanes as wide as its widest window)
+        written = reward + 0.0 * (moved + left)
         count = count + 1
         fired = (count >= tau) & (jnp.abs(newer[action] - older[action]) > self._threshold())
         keep = lambda a: jnp.where(fired, jnp.zeros_like(a), a)  # noqa: E731
         return s._replace(
             pulls=keep(s.pulls.at[action].add(1.0)), sums=keep(s.sums.at[action].add(reward)),
-            ring=s.ring.at[action, (count - 1) % width].set(reward),
+            ring=s.ring.at[action, (count - 1) % width].set(written),
             counts=keep(s.counts.at[action].set(count)), newer=keep(newer), older=keep(older),
             restart=jnp.where(fired, t + 1, s.restart), detections=s.detections + fired,
         )  # fmt: skip
