@@ -156,9 +156,11 @@ def on_devices(seeds: np.ndarray, values: Values) -> tuple[Any, Values]:
 
 
 def batch_size_on_devices(size: int) -> int:
-    """``size`` rounded up to lanes that the devices share evenly."""
+    """``size`` rounded up to lanes that the devices share evenly, at least two each: with
+    one lane on a device, XLA drops the lanes' axis and orders some sums otherwise, and a
+    seed's last bits would depend on the batch it is in."""
     count = len(jax.devices())
-    return -(-size // count) * count
+    return max(2, -(-size // count)) * count
 
 
 def compile_program(world_spec: Any, agent: JaxAgent, size: int) -> None:

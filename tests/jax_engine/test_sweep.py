@@ -197,9 +197,10 @@ def test_an_env_sweep_from_the_command_line_is_one_program_and_refused_whole_for
 ) -> None:
     """``-m env.switch_prob=…`` on the JAX engine: a value that is not a probability refuses
     the sweep in one line before anything is compiled or written; without it, the sweep is
-    one program and each job writes what it writes alone."""
+    one program and each job writes what it writes alone (two seeds: alone, a job once
+    gave each of two CPU devices one lane, and XLA summed mTS's filter in another order)."""
     monkeypatch.setenv("NSLB_CACHE", str(tmp_path / "cache"))
-    job = ("agent=mts", "run.engine=jax", "env.horizon=120", "run.n_seeds=4")
+    job = ("agent=mts", "run.engine=jax", "env.horizon=120", "run.n_seeds=2")  # 1 lane a CPU
     sweep = ("run", "-m", *job, f"hydra.sweep.dir={tmp_path / 's'}")
     bad = nslb(*sweep, "env.switch_prob=0.01,1.5,0.2", cwd=tmp_path)
     assert bad.returncode == 2 and "env.switch_prob: must be in [0, 1], got 1.5" in bad.stderr
