@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+from importlib import metadata
 from importlib.metadata import entry_points
 from typing import Any
 
@@ -16,6 +17,9 @@ ENVIRONMENTS = ("synthetic", "piecewise")
 GROUP = "nslb.jax_agents"
 """The entry-point group of plugins' JAX agents (``nslb_cli.api``, "JAX agents")."""
 EXTRA = "pip install -e '.[jax]' (on a CUDA machine, also the matching jax[cudaNN])"
+NUMBERS = 2
+"""The revision of the JAX engine's numbers: raised whenever a change of the engine changes a
+seed's numbers, so that a folder never mixes seeds of two revisions (:func:`numbers`)."""
 DEVICES = "--xla_force_host_platform_device_count"
 """XLA's flag of how many CPU devices JAX has (``nslb_cli.jax_engine`` sets it unless set)."""
 
@@ -42,3 +46,10 @@ def refusal(env: Any, agent: Any) -> tuple[str, str] | None:
 def plugins() -> list[str]:
     """The names of the JAX agents that installed packages declare (nothing is imported)."""
     return sorted({point.name for point in entry_points(group=GROUP)})
+
+
+def numbers() -> str:
+    """What decides the JAX engine's numbers besides the config: its revision and JAX's
+    version (JAX keeps its random streams the same between versions as a rule, not as a
+    promise). A folder's provenance records it, and seeds are added only under the same."""
+    return f"JAX engine numbers {NUMBERS}, jax {metadata.version('jax')}"

@@ -63,6 +63,16 @@ def simulate_seeds(config: RunConfig, seeds: np.ndarray) -> Trace:
     return simulate_parts(world, agent, config.agent, plan, config.run.progress)
 
 
+def _numbers(engine: str) -> str | None:
+    """What decides ``engine``'s numbers besides nslb's version (the JAX engine's revision
+    and JAX's version); ``None`` for the default engine, pinned by nslb's version alone."""
+    if engine != "jax":
+        return None
+    from nslb_cli.jax_engine.coverage import numbers
+
+    return numbers()
+
+
 def plan_sweep(configs: Sequence[DictConfig]) -> None:
     """Announce to the JAX engine the jobs of a sweep that this process runs, in order: the
     jobs on it that differ only in their agent's traced parameters share one program and
@@ -204,8 +214,9 @@ def _simulate_missing(
         output.finish(folder, layout(config), config.run.batch_size)  # a stopped job's parts
         log.info("%s: all %d seeds already in %s", label, len(config.seeds), shown)
         return
+    numbers = _numbers(config.run.engine)
     if state.done:
-        refuse_other_versions(folder)
+        refuse_other_versions(folder, numbers)
     start = time.perf_counter()
     for first in range(0, len(pending), config.run.batch_size):
         batch = pending[first : first + config.run.batch_size]
@@ -216,7 +227,7 @@ def _simulate_missing(
             claim(folder, settings)  # this invocation's run section
             restore_records(folder, settings, _data_text(data))
         output.write_batch(folder, trace, key, layout(config))
-        provenance.record(folder, batch.tolist())
+        provenance.record(folder, batch.tolist(), numbers)
     check_owner()
     output.finish(folder, layout(config), config.run.batch_size)
     seconds = time.perf_counter() - start

@@ -68,16 +68,19 @@ def command() -> str:
     return os.environ.get(COMMAND_VARIABLE, shlex.join(sys.argv))
 
 
-def record(folder: Path, seeds: list[int]) -> None:
-    """Add this invocation's provenance to ``folder/provenance.jsonl``: the file is written
-    anew with one more line (atomically, under the folder's lock), never appended to in
-    place, so a killed writer cannot leave half a line."""
+def record(folder: Path, seeds: list[int], numbers: str | None = None) -> None:
+    """Add this invocation's provenance to ``folder/provenance.jsonl`` (with ``numbers``,
+    what decides an engine's numbers besides nslb's version, when given): the file is
+    written anew with one more line (atomically, under the folder's lock), never appended
+    to in place, so a killed writer cannot leave half a line."""
     entry = {
         "time": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         **environment(),
         "command": command(),
         "seeds": seeds,
     }
+    if numbers is not None:
+        entry["numbers"] = numbers
     path = folder / FILE
     try:
         before = path.read_bytes()
@@ -88,15 +91,19 @@ def record(folder: Path, seeds: list[int]) -> None:
     atomic_write_bytes(path, before + (json.dumps(entry) + "\n").encode())
 
 
-def versions(folder: Path) -> set[str]:
-    """The nslb versions that wrote results into ``folder`` (empty if unrecorded)."""
+def versions(folder: Path, field: str = "nslb", missing: str | None = None) -> set[str]:
+    """The values of ``field`` (nslb's version by default) in the entries of ``folder``'s
+    provenance, ``missing`` for an entry without it (skipped if ``None``); empty if
+    unrecorded."""
     path = folder / FILE
     if not path.is_file():
         return set()
     found = set()
     for line in path.read_text(encoding="utf-8").splitlines():
         try:
-            found.add(str(json.loads(line)["nslb"]))
+            entry = json.loads(line)
+            value = entry[field] if missing is None or field in entry else missing
+            found.add(str(value))
         except (ValueError, KeyError, TypeError):
             continue
     return found

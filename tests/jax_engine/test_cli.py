@@ -56,6 +56,32 @@ def test_more_seeds_later_leave_the_first_ones_byte_identical(tmp_path: Path) ->
     assert (tmp_path / "grow/seed=4.csv").is_file()
 
 
+@pytest.mark.parametrize("recorded", ["JAX engine numbers 1, jax 0.4.0", None])
+def test_seeds_of_other_jax_engine_numbers_are_not_added_to(
+    tmp_path: Path, recorded: str | None
+) -> None:
+    """A folder whose seeds another revision of the engine's numbers (or of JAX) wrote, or
+    a build that did not record them: more seeds are refused in one line, the folder is
+    left as it was, and run.overwrite=true simulates them all again."""
+    folder = f"hydra.run.dir={tmp_path / 'old'}"
+    assert nslb("run", folder, "run.engine=jax", *SMALL, cwd=tmp_path).returncode == 0
+    provenance = tmp_path / "old/provenance.jsonl"
+    entry = json.loads(provenance.read_text())
+    assert entry["numbers"] == coverage.numbers()
+    entry.pop("numbers")
+    provenance.write_text(json.dumps(entry | ({"numbers": recorded} if recorded else {})) + "\n")
+    before = {p.name: p.read_bytes() for p in (tmp_path / "old").iterdir()}
+    more = ("run.engine=jax", "env.horizon=40", "run.n_seeds=5")
+    refused = nslb("run", folder, *more, cwd=tmp_path)
+    assert refused.returncode != 0 and len(said(refused.stderr)) == 1, refused.stderr
+    shown = recorded or "an earlier build's JAX engine numbers"
+    assert f"holds seeds of {shown}, and this is {coverage.numbers()}" in refused.stderr
+    assert {p.name: p.read_bytes() for p in (tmp_path / "old").iterdir()} == before
+    again = nslb("run", folder, *more, "run.overwrite=true", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert len(list((tmp_path / "old").glob("seed=*.csv"))) == 5
+
+
 @pytest.mark.parametrize("name", [*coverage.AGENTS])
 @pytest.mark.parametrize("env", [SyntheticParams(model="prior", horizon=60),
                                  SyntheticParams(n_states=4, horizon=60)])  # fmt: skip
