@@ -96,8 +96,10 @@ def gamma(key: Array, alpha: Array) -> Array:
     start = full((jnp.zeros((), jnp.int32), jnp.zeros(n, bool), jnp.zeros(n)))
     _, done, value = jax.lax.while_loop(lambda c: jnp.sum(~c[1]) > room, full, start)
     # the entries left, in order, into slots 0, 1, …: slot j holds the (j + 1)-th one left
+    # (a scatter, not a search: no loop, which a GPU would run step by step)
     left = jnp.cumsum(~done)
-    at = jnp.minimum(jnp.searchsorted(left, jnp.arange(room) + 1), n - 1)
+    slot = jnp.where(done, room, left - 1)  # room: none (dropped)
+    at = jnp.zeros(room, jnp.int64).at[slot].set(jnp.arange(n), mode="drop")
     tries = jnp.repeat(jnp.where(jnp.arange(room) < left[-1], a[at], 2.0), TRIES)  # 2: unused
 
     def few(carry: tuple[Array, Array, Array]) -> tuple[Array, Array, Array]:
