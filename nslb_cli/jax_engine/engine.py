@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 from importlib.metadata import entry_points
 from typing import Any
@@ -10,27 +11,32 @@ import numpy as np
 
 from nslb_cli.bandit.trace import Trace
 from nslb_cli.jax_engine import coverage, sweep
-from nslb_cli.jax_engine.changepoint import CDTS, CDUCB
 from nslb_cli.jax_engine.contract import JaxAgent, Setting
-from nslb_cli.jax_engine.exp import Exp4S
-from nslb_cli.jax_engine.mts import MTS
-from nslb_cli.jax_engine.mucb import SWMUCB
-from nslb_cli.jax_engine.reference import Oracle, Random
 from nslb_cli.jax_engine.scan import simulate_batch
-from nslb_cli.jax_engine.umts import UMTS
 from nslb_cli.jax_engine.worlds import WORLDS
 
-AGENTS: dict[str, type] = {
-    "mts": MTS,
-    "umts": UMTS,
-    "sw_mucb": SWMUCB,
-    "cd_ucb": CDUCB,
-    "cd_ts": CDTS,
-    "exp4s": Exp4S,
-    "oracle": Oracle,
-    "random": Random,
+AGENTS: dict[str, str] = {
+    "mts": "mts:MTS",
+    "umts": "umts:UMTS",
+    "sw_mucb": "mucb:SWMUCB",
+    "cd_ucb": "changepoint:CDUCB",
+    "cd_ts": "changepoint:CDTS",
+    "exp4s": "exp:Exp4S",
+    "oracle": "reference:Oracle",
+    "random": "reference:Random",
 }
-"""The agents the JAX engine covers, by ``agent.name`` (their names: :mod:`.coverage`)."""
+"""The agents the JAX engine covers, by ``agent.name`` (their names: :mod:`.coverage`):
+``module:class`` in this package, imported when a job asks for one (some import their
+params' module, which imports numba, which a run of the others need not start)."""
+
+
+def built_in(name: str) -> type | None:
+    """The engine's own agent class of ``agent.name`` ``name``, if it has one."""
+    if name not in AGENTS:
+        return None
+    module, _, cls = AGENTS[name].partition(":")
+    found: type = getattr(importlib.import_module(f"{__package__}.{module}"), cls)
+    return found
 
 
 def world_of(env: Any) -> Any:
@@ -41,7 +47,7 @@ def world_of(env: Any) -> Any:
 def agent_of(params: Any, world: Any) -> JaxAgent:
     """The engine's agent for agent params ``params`` in ``world``."""
     setting = Setting(world.problem, world.learns_transitions, world.learns_means)
-    cls = AGENTS.get(params.name) or _plugin(params.name)
+    cls = built_in(params.name) or _plugin(params.name)
     agent: JaxAgent = cls(params, setting)
     return agent
 
@@ -57,7 +63,7 @@ def plan_sweep(jobs: Sequence[tuple[Any, Any, tuple[int, int]]], fits: sweep.Fit
     """Announce a sweep's jobs, ``(env params, agent params, (batch size, every))`` in the
     order they run: those that differ only in traced parameters share programs and batches
     (:mod:`.sweep`), as many lanes as ``fits`` (env, agent, lanes) allows."""
-    sweep.plan(jobs, WORLDS, AGENTS, fits)
+    sweep.plan(jobs, WORLDS.get, built_in, fits)
 
 
 def simulate_seeds(
@@ -68,7 +74,7 @@ def simulate_seeds(
     once per group of a planned sweep (:mod:`.sweep`), whose next jobs' lanes fill the
     batch."""
     seeds, job = np.asarray(seeds, dtype=np.int64), (env, agent)
-    names = sweep.traced(job, WORLDS, AGENTS)
+    names = sweep.traced(job, WORLDS.get, built_in)
     key = sweep.group_key(job, (batch_size, every), names) if any(names) else ""  # alone
     found = sweep.waiting(key, job, names, seeds)
     if found is not None:

@@ -40,11 +40,14 @@ class Names(NamedTuple):
     agent: tuple[str, ...]
 
 
-def traced(job: Job, worlds: dict[str, type], agents: dict[str, type]) -> Names:
+Lookup = Callable[[str], type | None]  # a name's built-in world or agent class, if any
+
+
+def traced(job: Job, worlds: Lookup, agents: Lookup) -> Names:
     """The traced parameters of the built-in world and agent of ``job`` that hold numbers
     (a ``None``, "computed", stays part of the program)."""
     env, params = job
-    of = lambda p, classes: numbers(p, getattr(classes.get(p.name), "traced", ()))  # noqa: E731
+    of = lambda p, classes: numbers(p, getattr(classes(p.name), "traced", ()))  # noqa: E731
     return Names(of(env, worlds), of(params, agents))
 
 
@@ -67,12 +70,7 @@ def _values_key(job: Job, names: Names) -> str:
     return repr(tuple(getattr(part, n) for part, of in zip(job, names, strict=True) for n in of))
 
 
-def plan(
-    jobs: Sequence[tuple[Any, Any, Any]],
-    worlds: dict[str, type],
-    agents: dict[str, type],
-    fits: Fits,
-) -> None:
+def plan(jobs: Sequence[tuple[Any, Any, Any]], worlds: Lookup, agents: Lookup, fits: Fits) -> None:
     """Announce a sweep's jobs, ``(env params, agent params, run settings)`` each (the
     settings as :func:`group_key` takes them), in the order they will run, and how to tell
     whether a batch of lanes fits in memory; forget the previous sweep's."""
@@ -80,7 +78,7 @@ def plan(
     _waiting.clear()
     _fits[:] = [fits]
     for env, params, run in jobs:
-        built_in = worlds.get(env.name) is not None and agents.get(params.name) is not None
+        built_in = worlds(env.name) is not None and agents(params.name) is not None
         if built_in and dataclasses.is_dataclass(params):
             job = (env, params)
             _groups.setdefault(group_key(job, run, traced(job, worlds, agents)), []).append(job)
