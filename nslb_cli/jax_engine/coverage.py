@@ -49,7 +49,9 @@ def plugins() -> list[str]:
 
 
 def numbers() -> str:
-    """What decides the JAX engine's numbers besides the config: its revision and JAX's
-    version (JAX keeps its random streams the same between versions as a rule, not as a
-    promise). A folder's provenance records it, and seeds are added only under the same."""
-    return f"JAX engine numbers {NUMBERS}, jax {metadata.version('jax')}"
+    """What decides the JAX engine's numbers besides the config: its revision and the
+    versions of JAX and of jaxlib, its compiler (JAX keeps its random streams the same
+    between versions as a rule, not as a promise). A folder's provenance records it, and
+    seeds are added only under the same."""
+    version = metadata.version
+    return f"JAX engine numbers {NUMBERS}, jax {version('jax')}, jaxlib {version('jaxlib')}"

@@ -216,7 +216,7 @@ def _simulate_missing(
         return
     numbers = _numbers(config.run.engine)
     if state.done:
-        refuse_other_versions(folder, numbers)
+        refuse_other_versions(folder, numbers, frozenset(state.done))
     start = time.perf_counter()
     for first in range(0, len(pending), config.run.batch_size):
         batch = pending[first : first + config.run.batch_size]

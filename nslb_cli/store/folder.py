@@ -227,23 +227,28 @@ def _conflict(
     )
 
 
-def refuse_other_versions(folder: Path, numbers: str | None = None) -> None:
+def refuse_other_versions(
+    folder: Path, numbers: str | None = None, seeds: frozenset[int] = frozenset()
+) -> None:
     """Raise :class:`OutputConflict` if another nslb version wrote results into ``folder``
     (its ``provenance.jsonl``), or, given ``numbers`` (what decides an engine's numbers
-    besides that version: :func:`nslb_cli.jax_engine.coverage.numbers`), if the entries
-    record others or none: seeds added now would join a curve whose code differs."""
+    besides that version: :func:`nslb_cli.jax_engine.coverage.numbers`), unless the entries
+    record these for every one of ``seeds`` (the folder's): seeds added now would join a
+    curve whose code differs."""
     this = provenance.environment()["nslb"]
-    others = [f"nslb {v}" for v in sorted(provenance.versions(folder) - {this})]
-    this = f"nslb {this}"
-    if not others and numbers is not None:
-        unrecorded = "an earlier build's JAX engine numbers"
-        others = sorted(provenance.versions(folder, "numbers", unrecorded) - {numbers})
-        this = numbers
+    others = sorted(provenance.versions(folder) - {this})
     if others:
         raise OutputConflict(
-            f"{folder} holds seeds of {', '.join(others)}, and this is {this}, whose "
-            "numbers may differ: pass run.overwrite=true to simulate them all again with "
-            "this version, or hydra.run.dir=… to write elsewhere"
+            f"{folder} holds seeds of nslb {', '.join(others)}, and this is nslb {this}, "
+            "whose numbers may differ: pass run.overwrite=true to simulate them all again "
+            "with this version, or hydra.run.dir=… to write elsewhere"
+        )
+    unknown = sorted(provenance.numbers(folder, set(seeds)) - {numbers}) if numbers else []
+    if unknown:
+        raise OutputConflict(
+            f"{folder} holds seeds whose numbers may not be this run's ({numbers}): "
+            f"{'; '.join(unknown)}; pass run.overwrite=true to simulate them all again, or "
+            "hydra.run.dir=… to write elsewhere"
         )
 
 

@@ -91,19 +91,41 @@ def record(folder: Path, seeds: list[int], numbers: str | None = None) -> None:
     atomic_write_bytes(path, before + (json.dumps(entry) + "\n").encode())
 
 
-def versions(folder: Path, field: str = "nslb", missing: str | None = None) -> set[str]:
-    """The values of ``field`` (nslb's version by default) in the entries of ``folder``'s
-    provenance, ``missing`` for an entry without it (skipped if ``None``); empty if
-    unrecorded."""
-    path = folder / FILE
-    if not path.is_file():
-        return set()
-    found = set()
-    for line in path.read_text(encoding="utf-8").splitlines():
+def entries(folder: Path) -> list[dict[str, Any] | None]:
+    """The entries of ``folder``'s provenance, in order, ``None`` for a line that is not
+    a JSON object (damaged: cut short, not UTF-8); empty if there is none."""
+    try:
+        lines = (folder / FILE).read_bytes().splitlines()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return []
+    found: list[dict[str, Any] | None] = []
+    for line in filter(bytes.strip, lines):
         try:
-            entry = json.loads(line)
-            value = entry[field] if missing is None or field in entry else missing
-            found.add(str(value))
-        except (ValueError, KeyError, TypeError):
+            entry = json.loads(line.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            entry = None
+        found.append(entry if isinstance(entry, dict) else None)
+    return found
+
+
+def versions(folder: Path) -> set[str]:
+    """The nslb versions that wrote results into ``folder`` (empty if unrecorded)."""
+    return {str(e["nslb"]) for e in entries(folder) if e is not None and "nslb" in e}
+
+
+def numbers(folder: Path, seeds: set[int]) -> set[str]:
+    """What decided the numbers of ``seeds`` of ``folder`` (each entry's ``numbers``), and
+    what leaves them unknown: an entry without it (an earlier build's), a damaged line,
+    seeds no entry records."""
+    found, recorded = set(), set()
+    for entry in entries(folder):
+        if entry is None:
+            found.add("a damaged provenance.jsonl line")
             continue
+        found.add(str(entry.get("numbers") or "none recorded (an earlier build)"))
+        listed = entry.get("seeds")
+        recorded |= {s for s in listed if isinstance(s, int)} if isinstance(listed, list) else set()
+    if unlisted := sorted(seeds - recorded):
+        shown = ", ".join(f"seed={s}" for s in unlisted[:3]) + (", …" if len(unlisted) > 3 else "")
+        found.add(f"{shown} in no provenance.jsonl line")
     return found

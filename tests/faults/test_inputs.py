@@ -95,6 +95,19 @@ def test_seeds_of_another_nslb_version_are_not_joined_silently(tmp_path: Path) -
     assert "0.0.1" not in record.read_text()
 
 
+def test_a_provenance_file_that_is_not_utf8_is_read_past(tmp_path: Path) -> None:
+    """A damaged line of ``provenance.jsonl`` (here bytes that are not UTF-8) is skipped as
+    a cut one is: the default engine adds seeds (its numbers are pinned by nslb's version,
+    which the other line records); it gave a traceback."""
+    quick = ["env.horizon=50", "run.progress=false", "hydra.run.dir=r"]
+    assert nslb("run", *quick, "run.n_seeds=2", cwd=tmp_path).returncode == 0
+    with (tmp_path / "r/provenance.jsonl").open("ab") as record:
+        record.write(b"\xff\xfe not text\n")
+    more = nslb("run", *quick, "run.n_seeds=3", cwd=tmp_path)
+    assert more.returncode == 0, more.stderr
+    assert len(list((tmp_path / "r").glob("seed=*.csv"))) == 3
+
+
 PLUGIN = """
 from dataclasses import dataclass, replace
 from pathlib import Path

@@ -56,26 +56,36 @@ def test_more_seeds_later_leave_the_first_ones_byte_identical(tmp_path: Path) ->
     assert (tmp_path / "grow/seed=4.csv").is_file()
 
 
-@pytest.mark.parametrize("recorded", ["JAX engine numbers 1, jax 0.4.0", None])
-def test_seeds_of_other_jax_engine_numbers_are_not_added_to(
-    tmp_path: Path, recorded: str | None
+OLD = "JAX engine numbers 1, jax 0.4.0, jaxlib 0.4.0"
+DAMAGES = {  # how provenance.jsonl is changed -> what the refusal names
+    "another revision": (lambda entry: json.dumps(entry | {"numbers": OLD}), OLD),
+    "an earlier build": (lambda entry: json.dumps(entry | {"numbers": None}),
+                         "none recorded (an earlier build)"),
+    "a cut line": (lambda entry: json.dumps(entry)[:40], "a damaged provenance.jsonl line"),
+    "an empty file": (lambda entry: "", "seed=0, seed=1, seed=2 in no provenance.jsonl line"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("damage", DAMAGES)
+def test_seeds_whose_jax_engine_numbers_are_not_known_to_be_these_are_not_added_to(
+    tmp_path: Path, damage: str
 ) -> None:
-    """A folder whose seeds another revision of the engine's numbers (or of JAX) wrote, or
-    a build that did not record them: more seeds are refused in one line, the folder is
-    left as it was, and run.overwrite=true simulates them all again."""
+    """A folder whose seeds another revision of the engine's numbers (or of JAX) wrote, a
+    build that did not record them, or whose record is damaged or lost: more seeds are
+    refused in one line, the folder is left as it was, and run.overwrite=true simulates
+    them all again."""
     folder = f"hydra.run.dir={tmp_path / 'old'}"
     assert nslb("run", folder, "run.engine=jax", *SMALL, cwd=tmp_path).returncode == 0
     provenance = tmp_path / "old/provenance.jsonl"
     entry = json.loads(provenance.read_text())
     assert entry["numbers"] == coverage.numbers()
-    entry.pop("numbers")
-    provenance.write_text(json.dumps(entry | ({"numbers": recorded} if recorded else {})) + "\n")
+    change, named = DAMAGES[damage]
+    provenance.write_text(change(entry) + "\n")
     before = {p.name: p.read_bytes() for p in (tmp_path / "old").iterdir()}
     more = ("run.engine=jax", "env.horizon=40", "run.n_seeds=5")
     refused = nslb("run", folder, *more, cwd=tmp_path)
-    assert refused.returncode != 0 and len(said(refused.stderr)) == 1, refused.stderr
-    shown = recorded or "an earlier build's JAX engine numbers"
-    assert f"holds seeds of {shown}, and this is {coverage.numbers()}" in refused.stderr
+    assert refused.returncode == 2 and len(said(refused.stderr)) == 1, refused.stderr
+    assert f"may not be this run's ({coverage.numbers()}): {named};" in refused.stderr
     assert {p.name: p.read_bytes() for p in (tmp_path / "old").iterdir()} == before
     again = nslb("run", folder, *more, "run.overwrite=true", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
