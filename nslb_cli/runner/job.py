@@ -226,8 +226,11 @@ def _simulate_missing(
         if first == 0:
             claim(folder, settings)  # this invocation's run section
             restore_records(folder, settings, _data_text(data))
+        if numbers is not None:  # first: a seed a stopped writer left has its line
+            provenance.record(folder, batch.tolist(), numbers)
         output.write_batch(folder, trace, key, layout(config))
-        provenance.record(folder, batch.tolist(), numbers)
+        if numbers is None:
+            provenance.record(folder, batch.tolist())
     check_owner()
     output.finish(folder, layout(config), config.run.batch_size)
     seconds = time.perf_counter() - start

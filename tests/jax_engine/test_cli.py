@@ -92,6 +92,29 @@ def test_seeds_whose_jax_engine_numbers_are_not_known_to_be_these_are_not_added_
     assert len(list((tmp_path / "old").glob("seed=*.csv"))) == 5
 
 
+def test_a_jax_run_stopped_while_writing_is_resumed(tmp_path: Path) -> None:
+    """Ctrl-C once the first seed files of a batch are on disk: the seeds a stopped writer
+    left are recorded in provenance.jsonl (its line is written before the batch), so the
+    next run adds the others instead of refusing them as of unknown numbers."""
+    import signal
+    import subprocess
+    import time
+
+    from tests.helpers.cli import NSLB
+
+    run = ["run", "run.engine=jax", "agent=random", "env.horizon=300", "run.batch_size=600",
+           "run.progress=false", f"hydra.run.dir={tmp_path / 'r'}"]  # fmt: skip
+    writer = subprocess.Popen([NSLB, *run, "run.n_seeds=600"], cwd=tmp_path, text=True,
+                              stderr=subprocess.PIPE)  # fmt: skip
+    while writer.poll() is None and not list((tmp_path / "r").glob("seed=*.csv")):
+        time.sleep(0.005)
+    writer.send_signal(signal.SIGINT)
+    writer.communicate(timeout=120)
+    again = nslb(*run, "run.n_seeds=650", cwd=tmp_path)  # more: the check of the folder runs
+    assert again.returncode == 0, again.stderr
+    assert len(list((tmp_path / "r").glob("seed=*.csv"))) == 650
+
+
 @pytest.mark.parametrize("name", [*coverage.AGENTS])
 @pytest.mark.parametrize("env", [SyntheticParams(model="prior", horizon=60),
                                  SyntheticParams(n_states=4, horizon=60)])  # fmt: skip
