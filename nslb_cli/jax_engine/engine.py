@@ -80,11 +80,11 @@ def simulate_seeds(
     if found is not None:
         return found
     group = sweep.members(key, job)
-    static = sweep.static_params(job, group, names)
-    world = world_of(static[0])
-    built = agent_of(static[1], world)
+    static_env, static_agent = sweep.static_params(job, group, names)
+    world = world_of(static_env)
+    built = agent_of(static_agent, world)
     per = max(len(seeds), 1)
-    most = sweep.jobs_per_batch(key, (static[0], built.params), group, per, batch_size)
+    most = sweep.jobs_per_batch(key, (static_env, built.params), group, per, batch_size)
     jobs = [job, *sweep.companions(key, job, names, most - 1)]
     lanes = sweep.lanes(jobs, names, seeds)
     trace = simulate_batch(world, built, np.tile(seeds, len(jobs)), per * most, lanes, every)

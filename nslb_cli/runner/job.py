@@ -65,7 +65,8 @@ def simulate_seeds(config: RunConfig, seeds: np.ndarray) -> Trace:
 
 def _numbers(engine: str) -> str | None:
     """What decides ``engine``'s numbers besides nslb's version (the JAX engine's revision
-    and JAX's version); ``None`` for the default engine, pinned by nslb's version alone."""
+    and the JAX and jaxlib versions); ``None`` for the default engine, pinned by nslb's
+    version alone."""
     if engine != "jax":
         return None
     from nslb_cli.jax_engine.coverage import numbers

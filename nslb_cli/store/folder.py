@@ -214,7 +214,7 @@ def _csv_problem(folder: Path, seed: int, record: dict[str, Any]) -> str | None:
 def _conflict(
     folder: Path, foreign: list[int], recorded: dict[str, Any] | None, config: dict[str, Any]
 ) -> str:
-    listed = ", ".join(f"seed={s}" for s in foreign[:3]) + (", …" if len(foreign) > 3 else "")
+    listed = _listed(foreign)
     if recorded is None:
         what = f"seeds of an unknown config ({listed}; its {CONFIG_FILE} is missing or unreadable)"
     elif changed := _differences(recorded, config):
@@ -225,6 +225,11 @@ def _conflict(
         f"{folder} holds {what}; pass hydra.run.dir=… (or hydra.sweep.dir=…) to write "
         "elsewhere, run.overwrite=true to replace them, or move that folder away"
     )
+
+
+def _listed(seeds: list[int]) -> str:
+    """The first three of ``seeds`` as ``seed=K`` names (an ellipsis for the others)."""
+    return ", ".join(f"seed={s}" for s in seeds[:3]) + (", …" if len(seeds) > 3 else "")
 
 
 def refuse_other_versions(
@@ -243,7 +248,12 @@ def refuse_other_versions(
             "whose numbers may differ: pass run.overwrite=true to simulate them all again "
             "with this version, or hydra.run.dir=… to write elsewhere"
         )
-    unknown = sorted(provenance.numbers(folder, set(seeds)) - {numbers}) if numbers else []
+    if numbers is None:
+        return
+    found, recorded = provenance.numbers(folder)
+    unknown = sorted(found - {numbers})
+    if unlisted := sorted(seeds - recorded):
+        unknown.append(f"{_listed(unlisted)} in no provenance.jsonl line")
     if unknown:
         raise OutputConflict(
             f"{folder} holds seeds whose numbers may not be this run's ({numbers}): "

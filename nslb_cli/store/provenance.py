@@ -113,10 +113,10 @@ def versions(folder: Path) -> set[str]:
     return {str(e["nslb"]) for e in entries(folder) if e is not None and "nslb" in e}
 
 
-def numbers(folder: Path, seeds: set[int]) -> set[str]:
-    """What decided the numbers of ``seeds`` of ``folder`` (each entry's ``numbers``), and
-    what leaves them unknown: an entry without it (an earlier build's), a damaged line,
-    seeds no entry records."""
+def numbers(folder: Path) -> tuple[set[str], set[int]]:
+    """What decided the numbers of ``folder``'s seeds (each entry's ``numbers``, or what
+    leaves them unknown: an entry without it, an earlier build's; a damaged line), and the
+    seeds the entries record."""
     found, recorded = set(), set()
     for entry in entries(folder):
         if entry is None:
@@ -125,7 +125,4 @@ def numbers(folder: Path, seeds: set[int]) -> set[str]:
         found.add(str(entry.get("numbers") or "none recorded (an earlier build)"))
         listed = entry.get("seeds")
         recorded |= {s for s in listed if isinstance(s, int)} if isinstance(listed, list) else set()
-    if unlisted := sorted(seeds - recorded):
-        shown = ", ".join(f"seed={s}" for s in unlisted[:3]) + (", …" if len(unlisted) > 3 else "")
-        found.add(f"{shown} in no provenance.jsonl line")
-    return found
+    return found, recorded
