@@ -2,30 +2,37 @@
 last ``tau`` rounds' believed states ``B_l`` and residuals ``mu(A_l, B_l) - R_l``,
 ``C_t = {s : G_t(s) <= sigma sqrt(6 N_t(s) log n)}`` and ``(B_t, A_t) = argmax_{s in C_t,
 a} mu(a, s)`` (ties: lowest ``s``, then ``a``); all states when ``C_t`` is empty (counted in
-``fallbacks``)."""
+``fallbacks``).
+
+``tau`` is traced (a sweep over it is one program): the window's rounds sit in a ring as
+wide as the largest window of the sweep, and ``G_t(s)`` and ``N_t(s)`` are kept as rounds
+enter and leave, so a lane's numbers do not depend on the ring's width. A state no round of
+the window believed has ``G_t(s) = 0`` exactly (its running sum is reset), as in the sum
+over the window that the default engine takes."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-import jax
 import jax.numpy as jnp
 
 from nslb_cli.agents.mucb import SWMUCBParams
 from nslb_cli.jax_engine.contract import Decision, Model, Setting, Truth
-from nslb_cli.jax_engine.numerics import weighted_sum
 
 Array = Any
 
 
 class Window(NamedTuple):
-    """The ring buffer (round ``l`` in slot ``l mod tau``; ``-1``: empty), this round's
+    """The ring (round ``l`` in slot ``l mod tau``; ``-1``: empty) of ``B_l`` (as floats) and
+    residuals, the window's sums ``G`` and counts ``N`` per state ``(S,)``, this round's
     ``B_t``, the fallbacks so far and the point estimate ``mu`` ``(S, K)``."""
 
     believed: Array
     residuals: Array
+    gaps: Array
+    counts: Array
     state: Array
     fallbacks: Array
     means: Array
@@ -40,18 +47,22 @@ class SWMUCB:
     Params = SWMUCBParams
     sees_truth = False
     reports_belief = True
+    traced = ("tau",)
+    width: int = field(init=False)  # the ring's: the window built with (a sweep's largest)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "width", int(self.params.tau))
 
     def init(self, model: Model, key: Array) -> Window:
-        tau = self.params.tau
-        return Window(jnp.full(tau, -1, jnp.int64), jnp.zeros(tau), jnp.zeros((), jnp.int64),
+        S = self.setting.problem.n_states
+        return Window(jnp.full(self.width, -1.0), jnp.zeros(self.width),
+                      jnp.zeros(S), jnp.zeros(S, jnp.int64), jnp.zeros((), jnp.int64),
                       jnp.zeros((), jnp.int64), model.means)  # fmt: skip
 
     def act(self, w: Window, t: Array, key: Array, truth: Truth | None) -> tuple[Window, Decision]:
         problem = self.setting.problem
-        member = jax.nn.one_hot(w.believed, problem.n_states, dtype=jnp.float64)  # (tau, S)
-        sums, counts = weighted_sum(w.residuals, member), member.sum(axis=0)
         radius = problem.sigma * math.sqrt(6.0 * math.log(problem.horizon))
-        consistent = sums <= radius * jnp.sqrt(counts)
+        consistent = w.gaps <= radius * jnp.sqrt(w.counts.astype(jnp.float64))
         empty = ~consistent.any()
         consistent = consistent | empty
         scores = jnp.where(consistent[:, None], w.means, -jnp.inf)
@@ -62,11 +73,25 @@ class SWMUCB:
         return w, Decision(action, state, uniform)
 
     def update(self, w: Window, t: Array, action: Array, reward: Array, key: Array) -> Window:
-        """Slot ``t mod tau`` takes ``B_t`` and ``mu(A_t, B_t) - R_t``."""
+        """Slot ``t mod tau`` gives up round ``t - tau`` (its state's ``G`` and ``N`` lose
+        it) and takes ``B_t`` and ``mu(A_t, B_t) - R_t``."""
         slot = t % self.params.tau
+        leaving, left = w.believed[slot].astype(jnp.int64), w.residuals[slot]
+        residual = w.means[w.state, action] - reward
+        full = leaving >= 0
+        counts = w.counts.at[jnp.maximum(leaving, 0)].add(-full.astype(jnp.int64))
+        gaps = w.gaps.at[jnp.maximum(leaving, 0)].add(jnp.where(full, -left, 0.0))
+        counts = counts.at[w.state].add(1)
+        gaps = jnp.where(counts > 0, gaps.at[w.state].add(residual), 0.0)
+        # the entries written depend on those read (floats: XLA folds an integer's ``0 * x``),
+        # so XLA reads them first and writes the ring in place rather than copying it in
+        # every round
+        written = 0.0 * (w.believed[slot] + left)
         return w._replace(
-            believed=w.believed.at[slot].set(w.state),
-            residuals=w.residuals.at[slot].set(w.means[w.state, action] - reward),
+            believed=w.believed.at[slot].set(w.state + written),
+            residuals=w.residuals.at[slot].set(residual + written),
+            gaps=gaps,
+            counts=counts,
         )
 
     def summary(self, w: Window) -> dict[str, Array]:

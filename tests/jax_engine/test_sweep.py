@@ -214,3 +214,19 @@ def test_an_env_sweep_from_the_command_line_is_one_program_and_refused_whole_for
         assert alone.returncode == 0, alone.stderr
         (folder,) = (tmp_path / "s/synthetic/mts").glob(f"*env.switch_prob={value},*")
         assert seed_files(folder) == seed_files(tmp_path / value)
+
+
+def test_a_sliding_window_sweep_is_one_program() -> None:
+    """SW-mUCB's window is traced like CD-UCB's: its sweep is one program whose ring is as
+    wide as the largest window, and every job plays what it plays alone (which a lane
+    whose window were the ring's width would not)."""
+    sw_mucb = AGENTS["sw_mucb"].Params
+    env = SyntheticParams(horizon=300, dynamics="fixed", period=60)
+    jobs = [(env, sw_mucb(tau=tau)) for tau in (5, 30, 90)]
+    programs, grouped, single = run_apart(lambda: _grouped_and_alone(jobs), "the JAX engine")
+    assert programs == 1
+    for together, by_itself in zip(grouped, single, strict=True):
+        for column in ("action", "reward", "belief", "p_true_state"):
+            np.testing.assert_array_equal(getattr(together, column), getattr(by_itself, column))
+        assert together.summary["fallbacks"].tolist() == by_itself.summary["fallbacks"].tolist()
+    assert not np.array_equal(grouped[0].action, grouped[2].action)  # the windows matter
