@@ -60,11 +60,13 @@ def realise(reward: str, sigma: float, world: SeedWorld, mean: Array, t: Array) 
 class SyntheticWorld:
     """``env=synthetic`` (docs/design.md §3.1): uniform prior means; a known model, or true
     means drawn from the reward model's conjugate prior and true rows ``phi_s ~ Dir(alpha_s)``;
-    ``fixed`` or ``markov`` dynamics. Its switching rates (``traced``) are arrays inside the
-    program: a sweep over them is one program (:mod:`.sweep`)."""
+    ``fixed`` or ``markov`` dynamics. Its switching rates and the prior's spread of the true
+    means (``traced``) are arrays inside the program: a sweep over them is one program
+    (:mod:`.sweep`)."""
 
     params: SyntheticParams
-    traced = ("period", "switch_prob", "stay_concentration", "move_concentration")
+    traced = ("period", "switch_prob", "stay_concentration", "move_concentration", "prior_sd",
+              "prior_strength")  # fmt: skip
 
     @classmethod
     def of(cls, params: SyntheticParams) -> SyntheticWorld:

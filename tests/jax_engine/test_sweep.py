@@ -168,28 +168,37 @@ def _grouped_and_alone(jobs: list[tuple[object, object]]) -> tuple[int, list[Any
     return programs, grouped, [simulate_seeds(env, params, seeds, 24) for env, params in jobs]
 
 
+CD_UCB = ("cd_ucb", "tau", (4, 8))
+UMTS = ("umts", "resample_threshold", (0.2, 0.9))  # reads the prior's spread
+
+
 @pytest.mark.parametrize(
-    ("name", "values", "fixed"),
-    [("switch_prob", (0.02, 0.3), {}),
-     ("period", (7, 30), {"dynamics": "fixed"}),
-     ("stay_concentration", (5.0, 796.0), {"model": "prior"}),
-     ("move_concentration", (0.5, 20.0), {"model": "prior"})],
+    ("name", "values", "fixed", "agent"),
+    [("switch_prob", (0.02, 0.3), {}, CD_UCB),
+     ("period", (7, 30), {"dynamics": "fixed"}, CD_UCB),
+     ("stay_concentration", (5.0, 796.0), {"model": "prior"}, CD_UCB),
+     ("move_concentration", (0.5, 20.0), {"model": "prior"}, CD_UCB),
+     ("prior_sd", (0.05, 0.5), {"model": "prior"}, UMTS),
+     ("prior_strength", (1.0, 30.0), {"model": "prior", "reward": "bernoulli"}, UMTS)],
 )  # fmt: skip
-def test_a_sweep_over_switching_rates_and_a_window_is_one_program(
-    name: str, values: tuple[float, ...], fixed: dict[str, object]
+def test_a_sweep_over_the_worlds_rates_and_an_agents_parameter_is_one_program(
+    name: str, values: tuple[float, ...], fixed: dict[str, object], agent: tuple[Any, ...]
 ) -> None:
-    """The synthetic world's switching rates are traced like CD-UCB's window: a grid over
-    both is one program, and every job's trace is the one it has alone (which a lane left
-    at the group's largest rate, or the rate of another lane, would not be)."""
-    cd_ucb = AGENTS["cd_ucb"].Params
-    jobs = [(SyntheticParams(horizon=80, **fixed, **{name: value}), cd_ucb(tau=tau))
-            for value in values for tau in (4, 8)]  # fmt: skip
+    """The synthetic world's switching rates and prior spreads are traced like the agents'
+    parameters: a grid over both is one program, and every job's trace is the one it has
+    alone (which a lane left at the group's largest value, or another lane's, would not
+    be)."""
+    label, key, settings = agent
+    params = AGENTS[label].Params
+    small = {"num_particles": 8} if label == "umts" else {}
+    jobs = [(SyntheticParams(horizon=80, **fixed, **{name: value}), params(**small, **{key: v}))
+            for value in values for v in settings]  # fmt: skip
     programs, grouped, single = run_apart(lambda: _grouped_and_alone(jobs), "the JAX engine")
     assert programs == 1
     for together, by_itself in zip(grouped, single, strict=True):
-        for column in ("action", "reward", "state", "expected_reward"):
+        for column in ("action", "reward", "state", "expected_reward", "p_true_state"):
             np.testing.assert_array_equal(getattr(together, column), getattr(by_itself, column))
-    assert not np.array_equal(grouped[0].state, grouped[2].state)  # the rates matter
+    assert not np.array_equal(grouped[0].expected_reward, grouped[2].expected_reward)
 
 
 def test_an_env_sweep_from_the_command_line_is_one_program_and_refused_whole_for_a_bad_value(
