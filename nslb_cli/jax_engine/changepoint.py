@@ -52,6 +52,7 @@ class CDUCB:
     Params = CDUCBParams
     sees_truth = False
     reports_belief = False
+    noise_traced = True  # reads setting.problem.sigma in its pure functions only
     traced = ("tau", "threshold", "gamma")
     width: int = field(init=False)  # the ring's: the window built with (a sweep's largest)
 

@@ -45,6 +45,7 @@ class Exp4S:
     Params = Exp4SParams
     sees_truth = False
     reports_belief = True
+    noise_traced = True  # reads setting.problem.sigma in its pure functions only
     traced = ("gamma", "alpha", "reward_low", "reward_high")
 
     def init(self, model: Model, key: Array) -> Weights:

@@ -33,6 +33,7 @@ class MTS:
     Params = MTSParams
     sees_truth = False
     reports_belief = True
+    noise_traced = True  # reads setting.problem.sigma in its pure functions only
 
     def init(self, model: Model, key: Array) -> Filter:
         return Filter(model.initial, model)

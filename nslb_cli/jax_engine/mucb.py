@@ -47,6 +47,7 @@ class SWMUCB:
     Params = SWMUCBParams
     sees_truth = False
     reports_belief = True
+    noise_traced = True  # reads setting.problem.sigma in its pure functions only
     traced = ("tau",)
     width: int = field(init=False)  # the ring's: the window built with (a sweep's largest)
 

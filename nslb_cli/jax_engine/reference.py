@@ -25,6 +25,7 @@ class Oracle:
     Params = OracleParams
     sees_truth = True
     reports_belief = True
+    noise_traced = True  # reads setting.problem.sigma in its pure functions only
 
     def init(self, model: Model, key: Array) -> tuple[()]:
         return ()
@@ -49,6 +50,7 @@ class Random(Oracle):
     Params = RandomParams  # type: ignore[assignment]
     sees_truth = False
     reports_belief = False
+    noise_traced = True  # reads setting.problem.sigma in its pure functions only
 
     def act(self, state: Any, t: Array, key: Array, truth: Truth | None) -> tuple[Any, Decision]:
         K, S = self.setting.problem.n_arms, self.setting.problem.n_states

@@ -18,6 +18,7 @@ seed and values only.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import logging
 from typing import Any
@@ -57,6 +58,23 @@ def with_values(spec: Any, values: dict[str, Array]) -> Any:
     return changed
 
 
+def with_noise(agent: JaxAgent, world_spec: Any) -> JaxAgent:
+    """``agent`` whose setting's problem holds the lane's reward noise ``sigma`` (a traced
+    array) in place of the one it was built with, where the world draws Gaussian rewards
+    (``noise_scale``) and the agent declares ``noise_traced``; else ``agent`` itself."""
+    scale = getattr(world_spec, "noise_scale", lambda: None)()
+    if scale is None or not getattr(type(agent), "noise_traced", False):
+        return agent
+    problem = copy.copy(agent.setting.problem)  # frozen, validated when built: not again
+    reward_model = copy.copy(problem.reward_model)
+    object.__setattr__(reward_model, "sigma", scale)
+    object.__setattr__(problem, "sigma", scale)
+    object.__setattr__(problem, "reward_model", reward_model)
+    changed = copy.copy(agent)
+    object.__setattr__(changed, "setting", dataclasses.replace(agent.setting, problem=problem))
+    return changed
+
+
 def traced_names(spec: Any) -> tuple[str, ...]:
     """The parameters of a world's or an agent's params that may differ between the lanes
     of one program: those of its ``traced`` that hold numbers (a ``None``, "computed", is
@@ -78,6 +96,7 @@ def play(
     """One lane's whole horizon: the seed's per-round columns ``(n,)`` and the agent's
     summary, the world's and the agent's traced parameters at ``values``."""
     world_spec, agent = with_values(world_spec, values["env"]), with_values(agent, values["agent"])
+    agent = with_noise(agent, world_spec)
     key = jax.random.key(seed)
     world = world_spec.draw(key)
     init_key, round_key = jax.random.split(stream(key, Stream.AGENT))

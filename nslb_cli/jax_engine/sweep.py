@@ -45,10 +45,15 @@ Lookup = Callable[[str], type | None]  # a name's built-in world or agent class,
 
 def traced(job: Job, worlds: Lookup, agents: Lookup) -> Names:
     """The traced parameters of the built-in world and agent of ``job`` that hold numbers
-    (a ``None``, "computed", stays part of the program)."""
+    (a ``None``, "computed", stays part of the program). The world's ``noise``, which the
+    agent reads too, only with a built-in agent that declares ``noise_traced``."""
     env, params = job
     of = lambda p, classes: numbers(p, getattr(classes(p.name), "traced", ()))  # noqa: E731
-    return Names(of(env, worlds), of(params, agents))
+    world, agent = worlds(env.name), agents(params.name)
+    env_names = of(env, worlds)
+    if not getattr(agent, "noise_traced", False):
+        env_names = tuple(n for n in env_names if n not in getattr(world, "noise", ()))
+    return Names(env_names, of(params, agents))
 
 
 def numbers(params: Any, names: Sequence[str]) -> tuple[str, ...]:

@@ -58,6 +58,7 @@ class UMTS:
     Params = UMTSParams
     sees_truth = False
     reports_belief = True
+    noise_traced = True  # reads setting.problem.sigma in its pure functions only
     traced = ("resample_threshold",)
 
     def init(self, model: Model, key: Array) -> Particles:

@@ -60,24 +60,31 @@ def realise(reward: str, sigma: float, world: SeedWorld, mean: Array, t: Array) 
 class SyntheticWorld:
     """``env=synthetic`` (docs/design.md §3.1): uniform prior means; a known model, or true
     means drawn from the reward model's conjugate prior and true rows ``phi_s ~ Dir(alpha_s)``;
-    ``fixed`` or ``markov`` dynamics. Its switching rates and the prior's spread of the true
-    means (``traced``) are arrays inside the program: a sweep over them is one program
-    (:mod:`.sweep`)."""
+    ``fixed`` or ``markov`` dynamics. Its switching rates, the prior's spread of the true
+    means and the reward noise (``traced``) are arrays inside the program: a sweep over them
+    is one program (:mod:`.sweep`). ``noise`` names the one an agent reads too (through its
+    setting's problem: :func:`.scan.with_noise`)."""
 
     params: SyntheticParams
     traced = ("period", "switch_prob", "stay_concentration", "move_concentration", "prior_sd",
-              "prior_strength")  # fmt: skip
+              "prior_strength", "sigma")  # fmt: skip
+    noise = ("sigma",)
+    problem: Problem = field(init=False)  # of one run, with the sigma it was built with
+
+    def __post_init__(self) -> None:
+        p = self.params
+        reward = Gaussian(p.sigma) if p.reward == "gaussian" else Bernoulli()
+        problem = Problem(p.n_arms, p.n_states, p.horizon, reward.scale, 1, reward)
+        object.__setattr__(self, "problem", problem)
 
     @classmethod
     def of(cls, params: SyntheticParams) -> SyntheticWorld:
         return cls(params)
 
-    @property
-    def problem(self) -> Problem:
-        """The problem of one run."""
-        p = self.params
-        reward = Gaussian(p.sigma) if p.reward == "gaussian" else Bernoulli()
-        return Problem(p.n_arms, p.n_states, p.horizon, reward.scale, 1, reward)
+    def noise_scale(self) -> Array | None:
+        """The reward noise's ``sigma`` as the params hold it (a traced array in the
+        program), or ``None`` for clicks, whose scale does not depend on the params."""
+        return self.params.sigma if self.params.reward == "gaussian" else None
 
     @property
     def learns_transitions(self) -> bool:

@@ -179,15 +179,17 @@ UMTS = ("umts", "resample_threshold", (0.2, 0.9))  # reads the prior's spread
      ("stay_concentration", (5.0, 796.0), {"model": "prior"}, CD_UCB),
      ("move_concentration", (0.5, 20.0), {"model": "prior"}, CD_UCB),
      ("prior_sd", (0.05, 0.5), {"model": "prior"}, UMTS),
-     ("prior_strength", (1.0, 30.0), {"model": "prior", "reward": "bernoulli"}, UMTS)],
+     ("prior_strength", (1.0, 30.0), {"model": "prior", "reward": "bernoulli"}, UMTS),
+     ("sigma", (0.1, 1.0), {}, CD_UCB),  # the agents read the reward noise too
+     ("sigma", (0.1, 1.0), {"model": "prior"}, UMTS)],
 )  # fmt: skip
 def test_a_sweep_over_the_worlds_rates_and_an_agents_parameter_is_one_program(
     name: str, values: tuple[float, ...], fixed: dict[str, object], agent: tuple[Any, ...]
 ) -> None:
-    """The synthetic world's switching rates and prior spreads are traced like the agents'
-    parameters: a grid over both is one program, and every job's trace is the one it has
-    alone (which a lane left at the group's largest value, or another lane's, would not
-    be)."""
+    """The synthetic world's switching rates, prior spreads and reward noise are traced like
+    the agents' parameters: a grid over both is one program, and every job's trace is the one
+    it has alone (which a lane left at the group's largest value, or another lane's, would
+    not be: for the noise, in the world's rewards or in what the agent reads of it)."""
     label, key, settings = agent
     params = AGENTS[label].Params
     small = {"num_particles": 8} if label == "umts" else {}
@@ -239,3 +241,17 @@ def test_a_sliding_window_sweep_is_one_program() -> None:
             np.testing.assert_array_equal(getattr(together, column), getattr(by_itself, column))
         assert together.summary["fallbacks"].tolist() == by_itself.summary["fallbacks"].tolist()
     assert not np.array_equal(grouped[0].action, grouped[2].action)  # the windows matter
+
+
+def test_a_plugins_agent_never_shares_a_program_over_the_reward_noise() -> None:
+    """An agent that does not declare ``noise_traced`` may have read ``sigma`` as a number
+    when built: a sweep over the noise then compiles a program per value, while the
+    world's other traced parameters still group its jobs."""
+    from nslb_cli.jax_engine import sweep
+    from nslb_cli.jax_engine.engine import built_in
+    from nslb_cli.jax_engine.worlds import WORLDS
+
+    job = (SyntheticParams(), AGENTS["mts"].Params())
+    assert "sigma" in sweep.traced(job, WORLDS.get, built_in).env
+    plugin = sweep.traced(job, WORLDS.get, lambda name: None).env
+    assert "sigma" not in plugin and "switch_prob" in plugin
