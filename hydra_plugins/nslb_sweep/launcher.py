@@ -1,5 +1,6 @@
 """nslb's launcher: Hydra's basic launcher (each job in turn, in this process), jobs that
-choose the same config groups sharing one composition.
+choose the same config groups sharing one composition, and jobs on the JAX engine that share
+a program run one after another (:func:`nslb_cli.runner.job.plan_sweep`).
 
 Hydra's basic launcher composes each job whole (``ConfigLoader.load_sweep_config``,
 0.05–0.2 s a job), so a sweep of 100 values of one key composes the same defaults 100
@@ -100,17 +101,17 @@ class NslbLauncher(Launcher):
         configs = [self.job_configs(list(overrides)) for overrides in job_overrides]
         from nslb_cli.runner.job import plan_sweep  # here: see JobConfigs
 
-        plan_sweep(configs)  # jobs on the JAX engine share programs (and batches)
-        runs = []
-        for number, (overrides, config) in enumerate(
-            zip(job_overrides, configs, strict=True), start=initial_job_idx
-        ):
-            log.info(f"\t#{number} : {' '.join(filter_overrides(overrides))}")
+        # jobs on the JAX engine that share a program (and batches) run one after another
+        order = plan_sweep(configs)
+        runs: dict[int, JobReturn] = {}
+        for at in order:
+            number, config = initial_job_idx + at, configs[at]
+            log.info(f"\t#{number} : {' '.join(filter_overrides(job_overrides[at]))}")
             with open_dict(config):
                 config.hydra.job.id = number
                 config.hydra.job.num = number
-            runs.append(run_job(hydra_context=self.hydra_context, task_function=self.task_function,
-                                config=config, job_dir_key="hydra.sweep.dir",
-                                job_subdir_key="hydra.sweep.subdir"))  # fmt: skip
+            runs[at] = run_job(hydra_context=self.hydra_context, task_function=self.task_function,
+                               config=config, job_dir_key="hydra.sweep.dir",
+                               job_subdir_key="hydra.sweep.subdir")  # fmt: skip
             configure_log(self.config.hydra.hydra_logging, self.config.hydra.verbose)
-        return runs
+        return [runs[at] for at in range(len(configs))]

@@ -59,11 +59,14 @@ def _plugin(name: str) -> type:
     return cls
 
 
-def plan_sweep(jobs: Sequence[tuple[Any, Any, tuple[int, int]]], fits: sweep.Fits) -> None:
-    """Announce a sweep's jobs, ``(env params, agent params, (batch size, every))`` in the
-    order they run: those that differ only in traced parameters share programs and batches
-    (:mod:`.sweep`), as many lanes as ``fits`` (env, agent, lanes) allows."""
-    sweep.plan(jobs, WORLDS.get, built_in, fits)
+def plan_sweep(
+    jobs: Sequence[tuple[Any, Any, tuple[int, int]]], fits: sweep.Fits
+) -> list[str | None]:
+    """Announce a sweep's jobs, ``(env params, agent params, (batch size, every))``: those
+    that differ only in traced parameters share programs and batches (:mod:`.sweep`), as
+    many lanes as ``fits`` (env, agent, lanes) allows. Return each job's group key
+    (``None``: not grouped); a group's jobs must run one after another."""
+    return sweep.plan(jobs, WORLDS.get, built_in, fits)
 
 
 def simulate_seeds(

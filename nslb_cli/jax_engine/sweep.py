@@ -75,18 +75,27 @@ def _values_key(job: Job, names: Names) -> str:
     return repr(tuple(getattr(part, n) for part, of in zip(job, names, strict=True) for n in of))
 
 
-def plan(jobs: Sequence[tuple[Any, Any, Any]], worlds: Lookup, agents: Lookup, fits: Fits) -> None:
+def plan(
+    jobs: Sequence[tuple[Any, Any, Any]], worlds: Lookup, agents: Lookup, fits: Fits
+) -> list[str | None]:
     """Announce a sweep's jobs, ``(env params, agent params, run settings)`` each (the
-    settings as :func:`group_key` takes them), in the order they will run, and how to tell
-    whether a batch of lanes fits in memory; forget the previous sweep's."""
+    settings as :func:`group_key` takes them), and how to tell whether a batch of lanes
+    fits in memory; forget the previous sweep's. Return each job's group key (``None``: a
+    plugin's, never grouped). The jobs run in this order, but for each group's jobs, which
+    run one after another from the first one's turn."""
     _groups.clear()
     _waiting.clear()
     _fits[:] = [fits]
+    keys: list[str | None] = []
     for env, params, run in jobs:
         built_in = worlds(env.name) is not None and agents(params.name) is not None
+        key = None
         if built_in and dataclasses.is_dataclass(params):
             job = (env, params)
-            _groups.setdefault(group_key(job, run, traced(job, worlds, agents)), []).append(job)
+            key = group_key(job, run, traced(job, worlds, agents))
+            _groups.setdefault(key, []).append(job)
+        keys.append(key)
+    return keys
 
 
 def members(key: str, job: Job) -> list[Job]:

@@ -74,24 +74,44 @@ def _numbers(engine: str) -> str | None:
     return numbers()
 
 
-def plan_sweep(configs: Sequence[DictConfig]) -> None:
-    """Announce to the JAX engine the jobs of a sweep that this process runs, in order: the
-    jobs on it that differ only in their agent's traced parameters share one program and
-    its batches (:mod:`nslb_cli.jax_engine.sweep`). Jobs on the default engine, and jobs
-    whose config is refused (each says why in its turn), are left out."""
-    jobs = []
-    for config in configs:
+def plan_sweep(configs: Sequence[DictConfig]) -> list[int]:
+    """Announce to the JAX engine the jobs of a sweep that this process runs, and return the
+    order to run them in (indices into ``configs``): the jobs on it that differ only in
+    traced parameters share one program and its batches (:mod:`nslb_cli.jax_engine.sweep`)
+    and run one after another, from the first one's turn (:func:`grouped_order`); every
+    other job keeps its turn. Jobs on the default engine, and jobs whose config is refused
+    (each says why in its turn), are left out of the plan."""
+    labels: list[object] = list(range(len(configs)))  # each job a group of its own
+    planned, jobs = [], []
+    for at, config in enumerate(configs):
         if config.run.get("engine") != "jax":
             continue
         try:
             checked = validate(config)
         except ConfigError:
             continue
+        planned.append(at)
         jobs.append((checked.env, checked.agent, (checked.run.batch_size, checked.run.every)))
     if jobs:
         from nslb_cli.jax_engine.engine import plan_sweep as plan_with_jax
 
-        plan_with_jax(jobs, lambda env, agent, lanes: memory.too_large(env, agent, lanes) is None)
+        fits = lambda env, agent, lanes: memory.too_large(env, agent, lanes) is None  # noqa: E731
+        for at, key in zip(planned, plan_with_jax(jobs, fits), strict=True):
+            if key is not None:
+                labels[at] = key
+    return grouped_order(labels)
+
+
+def grouped_order(labels: Sequence[object]) -> list[int]:
+    """The order in which to run jobs labelled ``labels``, a group's label each: each
+    group's jobs one after another, from its first job's turn, in their order. Hydra varies
+    the last key of a sweep fastest, so a sweep whose traced keys come first on the command
+    line alternates between groups; a job whose group's lanes do not wait in the batch
+    simulates its seeds alone, in a program of their size, compiled for it."""
+    first: dict[object, int] = {}
+    for at, label in enumerate(labels):
+        first.setdefault(label, at)
+    return sorted(range(len(labels)), key=lambda at: first[labels[at]])
 
 
 _last_world: tuple[str, bytes, World] | None = None

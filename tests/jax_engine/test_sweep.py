@@ -255,3 +255,26 @@ def test_a_plugins_agent_never_shares_a_program_over_the_reward_noise() -> None:
     assert "sigma" in sweep.traced(job, WORLDS.get, built_in).env
     plugin = sweep.traced(job, WORLDS.get, lambda name: None).env
     assert "sigma" not in plugin and "switch_prob" in plugin
+
+
+def test_a_groups_jobs_run_one_after_another_whatever_the_order_of_the_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hydra varies the last key fastest: with the traced key first, the jobs of the two
+    dynamics alternate. nslb's launcher runs each group's jobs one after another, so each
+    group compiles one program and fills one batch; every job still writes what it writes
+    alone, and Hydra gets the jobs' returns in its own order."""
+    monkeypatch.setenv("NSLB_CACHE", str(tmp_path / "cache"))  # every program compiled anew
+    common = ("agent=cd_ucb", "run.engine=jax", "env.horizon=200", "run.n_seeds=3")
+    done = nslb("run", "-m", *common, "agent.tau=8,20", "env.dynamics=fixed,markov",
+                "run.batch_size=6", f"hydra.sweep.dir={tmp_path / 's'}", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert sum("compiling the JAX program" in line for line in done.stderr.splitlines()) == 2
+    launched = [line for line in (done.stdout + done.stderr).splitlines() if "\t#" in line]
+    assert [line.split("#")[1].split(" ")[0] for line in launched] == ["0", "2", "1", "3"]
+    alone = nslb("run", *common, "agent.tau=20", "env.dynamics=markov",
+                 f"hydra.run.dir={tmp_path / 'alone'}", cwd=tmp_path)  # fmt: skip
+    assert alone.returncode == 0, alone.stderr
+    name = "agent.tau=20,env.dynamics=markov,env.horizon=200,run.engine=jax"
+    folder = tmp_path / "s" / "synthetic" / "cd_ucb" / name
+    assert seed_files(folder) == seed_files(tmp_path / "alone") != {}
