@@ -78,9 +78,10 @@ def plan_sweep(configs: Sequence[DictConfig]) -> list[int]:
     """Announce to the JAX engine the jobs of a sweep that this process runs, and return the
     order to run them in (indices into ``configs``): the jobs on it that differ only in
     traced parameters share one program and its batches (:mod:`nslb_cli.jax_engine.sweep`)
-    and run one after another, from the first one's turn (:func:`grouped_order`); every
-    other job keeps its turn. Jobs on the default engine, and jobs whose config is refused
-    (each says why in its turn), are left out of the plan."""
+    and run one after another, from the first one's turn (:func:`grouped_order`); the
+    other jobs and the groups run in the order of their first jobs. Jobs on the default
+    engine, and jobs whose config is refused (each says why in its turn), are left out of
+    the plan."""
     labels: list[object] = list(range(len(configs)))  # each job a group of its own
     planned, jobs = [], []
     for at, config in enumerate(configs):

@@ -9,7 +9,7 @@ import pytest
 
 from nslb_cli.bandit.world import World
 from nslb_cli.envs.synthetic import Synthetic, SyntheticParams
-from nslb_cli.runner.job import build_world
+from nslb_cli.runner.job import build_world, grouped_order
 from tests.helpers.agents import run_agent
 
 ENV = SyntheticParams(horizon=120, period=40, model="prior")
@@ -71,3 +71,10 @@ def test_the_key_holds_every_field_whatever_the_params_repr_shows() -> None:
     short = build_world(QuietParams(horizon=50), np.arange(2))
     assert build_world(QuietParams(horizon=60), np.arange(2)).states.shape == (2, 60)
     assert short.states.shape == (2, 50)
+
+
+def test_a_groups_jobs_run_in_a_row_from_its_first_jobs_turn() -> None:
+    """Jobs labelled by their group (a job alone: a label of its own) run each group's jobs
+    one after another, the groups and lone jobs in the order of their first jobs."""
+    assert grouped_order(["a", 1, "b", "a", 4, "b"]) == [0, 3, 1, 2, 5, 4]
+    assert grouped_order([0, 1, 2]) == [0, 1, 2]  # no group: Hydra's order
