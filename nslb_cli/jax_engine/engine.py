@@ -59,14 +59,18 @@ def _plugin(name: str) -> type:
     return cls
 
 
-def plan_sweep(
-    jobs: Sequence[tuple[Any, Any, tuple[int, int]]], fits: sweep.Fits
-) -> list[str | None]:
-    """Announce a sweep's jobs, ``(env params, agent params, (batch size, every))``: those
-    that differ only in traced parameters share programs and batches (:mod:`.sweep`), as
-    many lanes as ``fits`` (env, agent, lanes) allows. Return each job's group key
-    (``None``: not grouped); a group's jobs must run one after another."""
-    return sweep.plan(jobs, WORLDS.get, built_in, fits)
+def group_keys(jobs: Sequence[tuple[Any, Any, tuple[int, int]]]) -> list[str | None]:
+    """The group key of each of a sweep's jobs, ``(env params, agent params, (batch size,
+    every))``: jobs of one key differ only in traced parameters and can share a program and
+    its batches (:mod:`.sweep`); ``None``: never grouped (a plugin's)."""
+    return sweep.group_keys(jobs, WORLDS.get, built_in)
+
+
+def plan_sweep(jobs: Sequence[tuple[Any, Any, tuple[int, int]]], fits: sweep.Fits) -> None:
+    """Announce a sweep's jobs (as :func:`group_keys` takes them) in the order they run:
+    those that differ only in traced parameters share programs and batches (:mod:`.sweep`),
+    as many lanes as ``fits`` (env, agent, lanes) allows."""
+    sweep.plan(jobs, WORLDS.get, built_in, fits)
 
 
 def simulate_seeds(

@@ -31,6 +31,7 @@ _groups: dict[str, list[Job]] = {}  # group key -> its jobs, in order
 _waiting: dict[tuple[str, str, bytes], Trace] = {}  # (group, values, seeds) -> a job's trace
 Fits = Callable[[Any, Any, int], bool]  # (env params, agent params, lanes): fits in memory?
 _fits: list[Fits] = []  # the planned sweep's memory check
+_in_a_row: list[bool] = []  # whether the planned sweep runs each group's jobs in a row
 
 
 class Names(NamedTuple):
@@ -75,27 +76,33 @@ def _values_key(job: Job, names: Names) -> str:
     return repr(tuple(getattr(part, n) for part, of in zip(job, names, strict=True) for n in of))
 
 
-def plan(
-    jobs: Sequence[tuple[Any, Any, Any]], worlds: Lookup, agents: Lookup, fits: Fits
+def group_keys(
+    jobs: Sequence[tuple[Any, Any, Any]], worlds: Lookup, agents: Lookup
 ) -> list[str | None]:
-    """Announce a sweep's jobs, ``(env params, agent params, run settings)`` each (the
-    settings as :func:`group_key` takes them), and how to tell whether a batch of lanes
-    fits in memory; forget the previous sweep's. Return each job's group key (``None``: a
-    plugin's, never grouped). The jobs run in this order, but for each group's jobs, which
-    run one after another from the first one's turn."""
-    _groups.clear()
-    _waiting.clear()
-    _fits[:] = [fits]
+    """Each job's group key, ``(env params, agent params, run settings)`` each (the settings
+    as :func:`group_key` takes them); ``None`` for a plugin's, never grouped."""
     keys: list[str | None] = []
     for env, params, run in jobs:
         built_in = worlds(env.name) is not None and agents(params.name) is not None
-        key = None
-        if built_in and dataclasses.is_dataclass(params):
-            job = (env, params)
-            key = group_key(job, run, traced(job, worlds, agents))
-            _groups.setdefault(key, []).append(job)
-        keys.append(key)
+        grouped = built_in and dataclasses.is_dataclass(params)
+        keys.append(group_key((env, params), run, traced((env, params), worlds, agents))
+                    if grouped else None)  # fmt: skip
     return keys
+
+
+def plan(jobs: Sequence[tuple[Any, Any, Any]], worlds: Lookup, agents: Lookup, fits: Fits) -> None:
+    """Announce a sweep's jobs (as :func:`group_keys` takes them) in the order they will run,
+    and how to tell whether a batch of lanes fits in memory; forget the previous sweep's.
+    Where each group's jobs come in a row, a group's turn ends when another's begins."""
+    _groups.clear()
+    _waiting.clear()
+    _fits[:] = [fits]
+    keys = group_keys(jobs, worlds, agents)
+    for (env, params, _), key in zip(jobs, keys, strict=True):
+        if key is not None:
+            _groups.setdefault(key, []).append((env, params))
+    runs = [key for at, key in enumerate(keys) if key is not None and keys[at - 1 : at] != [key]]
+    _in_a_row[:] = [len(runs) == len(set(runs))]
 
 
 def members(key: str, job: Job) -> list[Job]:
@@ -140,10 +147,14 @@ def _around(key: str, job: Job, names: Names) -> tuple[list[Job], list[Job]]:
 
 def waiting(key: str, job: Job, names: Names, seeds: np.ndarray) -> Trace | None:
     """The trace that waits for this job's ``seeds``, if any; what waited for the jobs
-    before it in its group is dropped."""
+    before it in its group is dropped, and what waited for another group when each group's
+    jobs run in a row (its turn is over: a job that failed, or that held some seeds
+    already, left it)."""
     passed = {_values_key(j, names) for j in _around(key, job, names)[0]}
-    for stale in [k for k in _waiting if k[0] == key and k[1] in passed]:
-        del _waiting[stale]
+    over = bool(_in_a_row and _in_a_row[0])  # other groups' turns are over
+    stale = [k for k in _waiting if (k[0] == key and k[1] in passed) or (over and k[0] != key)]
+    for entry in stale:
+        del _waiting[entry]
     return _waiting.pop((key, _values_key(job, names), seeds.tobytes()), None)
 
 

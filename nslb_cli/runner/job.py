@@ -79,10 +79,11 @@ def plan_sweep(configs: Sequence[DictConfig]) -> list[int]:
     order to run them in (indices into ``configs``): the jobs on it that differ only in
     traced parameters share one program and its batches (:mod:`nslb_cli.jax_engine.sweep`)
     and run one after another, from the first one's turn (:func:`grouped_order`); the
-    other jobs and the groups run in the order of their first jobs. Jobs on the default
-    engine, and jobs whose config is refused (each says why in its turn), are left out of
-    the plan."""
-    labels: list[object] = list(range(len(configs)))  # each job a group of its own
+    other jobs and the groups run in the order of their first jobs. With
+    ``run.fail_fast=true`` the jobs keep Hydra's order, so that the jobs a failure skips are
+    those numbered after it. Jobs on the default engine, and jobs whose config is refused
+    (each says why in its turn), are left out of the plan."""
+    order = list(range(len(configs)))
     planned, jobs = [], []
     for at, config in enumerate(configs):
         if config.run.get("engine") != "jax":
@@ -93,14 +94,20 @@ def plan_sweep(configs: Sequence[DictConfig]) -> list[int]:
             continue
         planned.append(at)
         jobs.append((checked.env, checked.agent, (checked.run.batch_size, checked.run.every)))
-    if jobs:
-        from nslb_cli.jax_engine.engine import plan_sweep as plan_with_jax
+    if not jobs:
+        return order
+    from nslb_cli.jax_engine.engine import group_keys
+    from nslb_cli.jax_engine.engine import plan_sweep as plan_with_jax
 
-        fits = lambda env, agent, lanes: memory.too_large(env, agent, lanes) is None  # noqa: E731
-        for at, key in zip(planned, plan_with_jax(jobs, fits), strict=True):
-            if key is not None:
-                labels[at] = key
-    return grouped_order(labels)
+    if not any(config.run.get("fail_fast", False) for config in configs):
+        labels: list[object] = list(order)  # each job a group of its own
+        for at, key in zip(planned, group_keys(jobs), strict=True):
+            labels[at] = at if key is None else key
+        order = grouped_order(labels)
+    turn = {at: job for at, job in zip(planned, jobs, strict=True)}
+    fits = lambda env, agent, lanes: memory.too_large(env, agent, lanes) is None  # noqa: E731
+    plan_with_jax([turn[at] for at in order if at in turn], fits)
+    return order
 
 
 def grouped_order(labels: Sequence[object]) -> list[int]:

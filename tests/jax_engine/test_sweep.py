@@ -257,6 +257,25 @@ def test_a_plugins_agent_never_shares_a_program_over_the_reward_noise() -> None:
     assert "sigma" not in plugin and "switch_prob" in plugin
 
 
+ORDERED = ("agent=cd_ucb", "run.engine=jax", "env.horizon=200", "run.n_seeds=3")
+TRACED_FIRST = ("-m", *ORDERED, "agent.tau=8,20", "env.dynamics=fixed,markov", "run.batch_size=6")
+
+
+def _launched(done: Any) -> list[str]:
+    """The job numbers in the order the launcher ran them."""
+    lines = [line for line in (done.stdout + done.stderr).splitlines() if "\t#" in line]
+    return [line.split("#")[1].split(" ")[0] for line in lines]
+
+
+def _compiled(done: Any) -> int:
+    return sum("compiling the JAX program" in line for line in done.stderr.splitlines())
+
+
+def _ordered_folder(root: Path, tau: int, dynamics: str) -> Path:
+    name = f"agent.tau={tau},env.dynamics={dynamics},env.horizon=200,run.engine=jax"
+    return root / "synthetic" / "cd_ucb" / name
+
+
 def test_a_groups_jobs_run_one_after_another_whatever_the_order_of_the_keys(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -265,16 +284,42 @@ def test_a_groups_jobs_run_one_after_another_whatever_the_order_of_the_keys(
     group compiles one program and fills one batch; every job still writes what it writes
     alone, and Hydra gets the jobs' returns in its own order."""
     monkeypatch.setenv("NSLB_CACHE", str(tmp_path / "cache"))  # every program compiled anew
-    common = ("agent=cd_ucb", "run.engine=jax", "env.horizon=200", "run.n_seeds=3")
-    done = nslb("run", "-m", *common, "agent.tau=8,20", "env.dynamics=fixed,markov",
-                "run.batch_size=6", f"hydra.sweep.dir={tmp_path / 's'}", cwd=tmp_path)  # fmt: skip
+    done = nslb("run", *TRACED_FIRST, f"hydra.sweep.dir={tmp_path / 's'}", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert sum("compiling the JAX program" in line for line in done.stderr.splitlines()) == 2
-    launched = [line for line in (done.stdout + done.stderr).splitlines() if "\t#" in line]
-    assert [line.split("#")[1].split(" ")[0] for line in launched] == ["0", "2", "1", "3"]
-    alone = nslb("run", *common, "agent.tau=20", "env.dynamics=markov",
+    assert _compiled(done) == 2
+    assert _launched(done) == ["0", "2", "1", "3"]  # fixed, fixed, markov, markov
+    alone = nslb("run", *ORDERED, "agent.tau=20", "env.dynamics=markov",
                  f"hydra.run.dir={tmp_path / 'alone'}", cwd=tmp_path)  # fmt: skip
     assert alone.returncode == 0, alone.stderr
-    name = "agent.tau=20,env.dynamics=markov,env.horizon=200,run.engine=jax"
-    folder = tmp_path / "s" / "synthetic" / "cd_ucb" / name
+    folder = _ordered_folder(tmp_path / "s", 20, "markov")
     assert seed_files(folder) == seed_files(tmp_path / "alone") != {}
+
+
+def test_a_groups_lanes_that_a_failed_job_left_do_not_keep_the_next_group_from_its_batch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fixed group's batch holds the lanes of its blocked second job, which never takes
+    them: the markov group, whose turn comes next, still shares one batch of its two jobs'
+    six lanes (not a program of its first job's lanes alone, and a batch more)."""
+    monkeypatch.setenv("NSLB_CACHE", str(tmp_path / "cache"))
+    blocked = _ordered_folder(tmp_path / "s", 20, "fixed")
+    blocked.parent.mkdir(parents=True)
+    blocked.write_text("not a folder")
+    done = nslb("run", *TRACED_FIRST, f"hydra.sweep.dir={tmp_path / 's'}", cwd=tmp_path)
+    assert done.returncode == 1 and "1 of 4 sweep jobs failed" in done.stderr, done.stderr
+    programs = [line for line in done.stderr.splitlines() if "compiling the JAX program" in line]
+    assert [line.split("(")[1].split(")")[0] for line in programs] == ["6 seeds", "6 seeds"]
+
+
+def test_with_fail_fast_the_jobs_keep_hydras_order(tmp_path: Path) -> None:
+    """``run.fail_fast=true`` skips the jobs after the first failure: the jobs run in
+    Hydra's order, so those are the jobs numbered after it (here #3 only)."""
+    blocked = _ordered_folder(tmp_path / "s", 20, "fixed")  # job #2
+    blocked.parent.mkdir(parents=True)
+    blocked.write_text("not a folder")
+    done = nslb("run", *TRACED_FIRST, "run.fail_fast=true", f"hydra.sweep.dir={tmp_path / 's'}",
+                cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert _launched(done) == ["0", "1", "2", "3"]
+    assert len(seed_files(_ordered_folder(tmp_path / "s", 8, "markov"))) == 6  # #1 ran
+    assert seed_files(_ordered_folder(tmp_path / "s", 20, "markov")) == {}  # #3 skipped
