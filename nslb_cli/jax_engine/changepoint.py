@@ -20,7 +20,7 @@ import numpy as np
 from nslb_cli.agents.changepoint import CDTSParams, CDUCBParams, RestartedParams
 from nslb_cli.agents.tuning import MIN_EXPLORATION
 from nslb_cli.jax_engine.contract import Decision, Model, Setting, Truth
-from nslb_cli.jax_engine.numerics import beta
+from nslb_cli.jax_engine.numerics import beta, written_after
 
 Array = Any
 
@@ -109,10 +109,8 @@ class CDUCB:
         left = jnp.where(count >= tau, row[(count - tau) % width], 0.0)
         newer = s.newer.at[action].add(reward - moved)
         older = s.older.at[action].add(moved - left)
-        # R_t as written, the same number: a value computed from the two entries read makes
-        # XLA read them before the write, and write the ring in place; otherwise it copies
-        # the whole ring in every round (all the sweep's lanes as wide as its widest window)
-        written = reward + 0.0 * (moved + left)
+        written = written_after(reward, moved, left)  # the ring, as wide as the widest
+        # window of a sweep, in place
         count = count + 1
         fired = (count >= tau) & (jnp.abs(newer[action] - older[action]) > self._threshold())
         keep = lambda a: jnp.where(fired, jnp.zeros_like(a), a)  # noqa: E731

@@ -20,6 +20,7 @@ import jax.numpy as jnp
 
 from nslb_cli.agents.mucb import SWMUCBParams
 from nslb_cli.jax_engine.contract import Decision, Model, Setting, Truth
+from nslb_cli.jax_engine.numerics import written_after
 
 Array = Any
 
@@ -84,13 +85,10 @@ class SWMUCB:
         gaps = w.gaps.at[jnp.maximum(leaving, 0)].add(jnp.where(full, -left, 0.0))
         counts = counts.at[w.state].add(1)
         gaps = jnp.where(counts > 0, gaps.at[w.state].add(residual), 0.0)
-        # the entries written depend on those read (floats: XLA folds an integer's ``0 * x``),
-        # so XLA reads them first and writes the ring in place rather than copying it in
-        # every round
-        written = 0.0 * (w.believed[slot] + left)
+        read = (w.believed[slot], left)  # the ring written in place
         return w._replace(
-            believed=w.believed.at[slot].set(w.state + written),
-            residuals=w.residuals.at[slot].set(residual + written),
+            believed=w.believed.at[slot].set(written_after(w.state, *read)),
+            residuals=w.residuals.at[slot].set(written_after(residual, *read)),
             gaps=gaps,
             counts=counts,
         )

@@ -18,6 +18,15 @@ FEW = 8  # gamma: the rounds after the first propose for at most one entry in FE
 TRIES = 4  # gamma: proposals at once for each entry the first round leaves
 
 
+def written_after(value: Array, *read: Array) -> Array:
+    """``value``, the same number, made to depend on the ``read`` entries of the buffer it is
+    written into (finite floats): XLA then reads them before the write and updates the
+    buffer in place; a value that does not depend on them makes it copy the whole buffer in
+    every round to keep the reads before the write. (``0 * x`` of integers is folded
+    away: the entries read must be floats.)"""
+    return value + 0.0 * sum(read)
+
+
 def categorical(probabilities: Array, u: Array) -> Array:
     """Inverse-CDF draw along the last axis with the uniform ``u``: the first index whose
     cumulative mass exceeds ``u`` times the total (the last one if none does), as

@@ -49,12 +49,11 @@ def traced(job: Job, worlds: Lookup, agents: Lookup) -> Names:
     (a ``None``, "computed", stays part of the program). The world's ``noise``, which the
     agent reads too, only with a built-in agent that declares ``noise_traced``."""
     env, params = job
-    of = lambda p, classes: numbers(p, getattr(classes(p.name), "traced", ()))  # noqa: E731
     world, agent = worlds(env.name), agents(params.name)
-    env_names = of(env, worlds)
+    env_names = numbers(env, getattr(world, "traced", ()))
     if not getattr(agent, "noise_traced", False):
         env_names = tuple(n for n in env_names if n not in getattr(world, "noise", ()))
-    return Names(env_names, of(params, agents))
+    return Names(env_names, numbers(params, getattr(agent, "traced", ())))
 
 
 def numbers(params: Any, names: Sequence[str]) -> tuple[str, ...]:

@@ -102,7 +102,8 @@ def plan_sweep(configs: Sequence[DictConfig]) -> list[int]:
     if not any(config.run.get("fail_fast", False) for config in configs):
         labels: list[object] = list(order)  # each job a group of its own
         for at, key in zip(planned, group_keys(jobs), strict=True):
-            labels[at] = at if key is None else key
+            if key is not None:
+                labels[at] = key
         order = grouped_order(labels)
     turn = {at: job for at, job in zip(planned, jobs, strict=True)}
     fits = lambda env, agent, lanes: memory.too_large(env, agent, lanes) is None  # noqa: E731
