@@ -181,6 +181,7 @@ UMTS = ("umts", "resample_threshold", (0.2, 0.9))  # reads the prior's spread
      ("prior_sd", (0.05, 0.5), {"model": "prior"}, UMTS),
      ("prior_strength", (1.0, 30.0), {"model": "prior", "reward": "bernoulli"}, UMTS),
      ("sigma", (0.1, 1.0), {}, CD_UCB),  # the agents read the reward noise too
+     ("sigma", (1e-6, 1e6), {}, CD_UCB),  # the extremes a config accepts
      ("sigma", (0.1, 1.0), {"model": "prior"}, UMTS)],
 )  # fmt: skip
 def test_a_sweep_over_the_worlds_rates_and_an_agents_parameter_is_one_program(
