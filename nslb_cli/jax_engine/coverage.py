@@ -17,7 +17,7 @@ ENVIRONMENTS = ("synthetic", "piecewise")
 GROUP = "nslb.jax_agents"
 """The entry-point group of plugins' JAX agents (``nslb_cli.api``, "JAX agents")."""
 EXTRA = "pip install -e '.[jax]' (on a CUDA machine, also the matching jax[cudaNN])"
-NUMBERS = 5
+NUMBERS = 6
 """The revision of the JAX engine's numbers: raised whenever a change of the engine changes a
 seed's numbers, so that a folder never mixes seeds of two revisions (:func:`numbers`)."""
 DEVICES = "--xla_force_host_platform_device_count"

@@ -14,8 +14,9 @@ import jax.numpy as jnp
 from nslb_cli.bandit.rewards import SMALLEST_PROBABILITY
 
 Array = Any
-FEW = 8  # gamma: the rounds after the first propose for at most one entry in FEW
-TRIES = 4  # gamma: proposals at once for each entry the first round leaves
+BOOST = 2.0  # gamma: shapes below it are drawn from a shape one larger
+FEW = 16  # gamma: the rounds after the first propose for at most one entry in FEW
+TRIES = 3  # gamma: proposals at once for each entry the first round leaves
 
 
 def written_after(value: Array, *read: Array) -> Array:
@@ -82,16 +83,20 @@ def gamma(key: Array, alpha: Array) -> Array:
     """``Gamma(alpha, 1)`` draws, exactly, by Marsaglia & Tsang (2000)'s method on whole
     arrays: a proposal ``v = (1 + x / sqrt(9 d))^3``, ``d = a - 1/3``, ``x ~ N(0, 1)``, is
     accepted when ``log u < x^2 / 2 + d - d v + d log v``, and each entry keeps its first
-    accepted proposal. A first round proposes for every entry; the few it leaves (each
-    proposal is accepted with probability at least 0.95) are gathered once into slots, one
-    entry in :data:`FEW` at most (at least 16; while more are left, rounds of every entry
-    go first), and the later rounds propose for the slots alone. ``alpha < 1`` is boosted:
-    ``G(alpha) = G(alpha + 1) u^(1 / alpha)``. The draws depend on the key and ``alpha``
-    alone, so a seed's numbers do not depend on its batch (a finished seed's extra rounds
-    under ``vmap`` change nothing). Several times faster than ``jax.random.gamma``, whose
-    loop runs per entry."""
-    boost = alpha < 1.0
-    a = jnp.where(boost, alpha + 1.0, alpha).ravel()
+    accepted proposal. Shapes below :data:`BOOST` are boosted, ``G(alpha) = G(alpha + 1)
+    u^(1 / alpha)``, so that every proposal's shape is at least 1 and, for umTS's many
+    shapes near 1 (a transition row's Dirichlet counts), at least 2, where a proposal is
+    rejected with probability under 0.02 (0.05 at 1). A first round proposes for every
+    entry; the few it leaves are gathered once into slots, one entry in :data:`FEW` at most
+    (at least 16; while more are left, rounds of every entry go first), and the later rounds
+    propose :data:`TRIES` times for the slots alone. The draws depend on the key and
+    ``alpha`` alone, so a seed's numbers do not depend on its batch (a finished seed's extra
+    rounds under ``vmap`` change nothing). Works on the flattened entries: XLA's CPU code
+    is slower on arrays whose last axis is short. Several times faster than
+    ``jax.random.gamma``, whose loop runs per entry."""
+    shape, alpha = alpha.shape, alpha.ravel()
+    boost = alpha < BOOST
+    a = jnp.where(boost, alpha + 1.0, alpha)
     n = a.shape[0]
     room = min(n, max(16, n // FEW))
     boost_key, full_key, few_key = jax.random.split(key, 3)
@@ -105,11 +110,12 @@ def gamma(key: Array, alpha: Array) -> Array:
     start = full((jnp.zeros((), jnp.int32), jnp.zeros(n, bool), jnp.zeros(n)))
     _, done, value = jax.lax.while_loop(lambda c: jnp.sum(~c[1]) > room, full, start)
     # the entries left, in order, into slots 0, 1, …: slot j holds the (j + 1)-th one left
-    # (a scatter, not a search: no loop, which a GPU would run step by step)
+    # (a scatter, not a search: no loop, which a GPU would run step by step); n: no entry
     left = jnp.cumsum(~done)
     slot = jnp.where(done, room, left - 1)  # room: none (dropped)
-    at = jnp.zeros(room, jnp.int64).at[slot].set(jnp.arange(n), mode="drop")
-    tries = jnp.repeat(jnp.where(jnp.arange(room) < left[-1], a[at], 2.0), TRIES)  # 2: unused
+    at = jnp.full(room, n, jnp.int64).at[slot].set(jnp.arange(n), mode="drop")
+    used = jnp.arange(room) < left[-1]
+    tries = jnp.repeat(jnp.where(used, a[jnp.minimum(at, n - 1)], 2.0), TRIES)  # 2: unused
 
     def few(carry: tuple[Array, Array, Array]) -> tuple[Array, Array, Array]:
         """:data:`TRIES` proposals for every slot; a slot keeps its first accepted one."""
@@ -120,12 +126,12 @@ def gamma(key: Array, alpha: Array) -> Array:
         got = accept.any(axis=1)
         return i + 1, done | got, jnp.where(got & ~done, first, value)
 
-    slots = (jnp.zeros((), jnp.int32), jnp.arange(room) >= left[-1], jnp.zeros(room))
+    # the first round of the slots outside the loop, which then rarely runs
+    slots = few((jnp.zeros((), jnp.int32), ~used, jnp.zeros(room)))
     slot_value = jax.lax.while_loop(lambda c: ~jnp.all(c[1]), few, slots)[2]
-    value = jnp.where(done, value, slot_value[jnp.minimum(left - 1, room - 1)])
-    value = value.reshape(alpha.shape)
-    scale = uniform(boost_key, alpha.shape) ** (1.0 / jnp.where(boost, alpha, 1.0))
-    return jnp.where(boost, value * scale, value)
+    value = value.at[at].set(slot_value, mode="drop")  # back to the entries (n: dropped)
+    scale = jnp.exp(jnp.log(uniform(boost_key, (n,))) / jnp.where(boost, alpha, 1.0))
+    return jnp.where(boost, value * scale, value).reshape(shape)
 
 
 def _propose(key: Array, a: Array) -> tuple[Array, Array]:

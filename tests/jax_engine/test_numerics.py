@@ -31,7 +31,7 @@ def draws(alpha: np.ndarray, seeds: int = SEEDS) -> np.ndarray:
     return result
 
 
-@pytest.mark.parametrize("alpha", [0.3, 1.0, 5.0, 796.0])
+@pytest.mark.parametrize("alpha", [0.3, 1.0, 1.5, 2.0, 5.0, 796.0])
 def test_gamma_draws_follow_the_gamma_law(alpha: float) -> None:
     x = draws(np.full((SEEDS, ENTRIES), alpha)).ravel()
     assert stats.kstest(x, stats.gamma(alpha).cdf).pvalue > 1e-3
@@ -39,11 +39,13 @@ def test_gamma_draws_follow_the_gamma_law(alpha: float) -> None:
 
 
 def test_each_entry_follows_its_own_shape() -> None:
-    """Shapes 1 and 60 side by side (1 is the shape the method rejects most, so many of its
-    entries go to the later rounds): each half follows its own law."""
-    alpha = np.tile([1.0, 60.0], (SEEDS, ENTRIES // 2))
+    """Shapes on both sides of the boost (those below 2 are drawn from a shape one larger)
+    side by side, as umTS's Dirichlet counts are (many entries go to the later rounds):
+    each follows its own law."""
+    shapes = (0.3, 1.0, 1.99, 2.0, 60.0)
+    alpha = np.tile(shapes, (SEEDS, ENTRIES // len(shapes)))
     x = draws(alpha)
-    for shape in (1.0, 60.0):
+    for shape in shapes:
         mine = x[alpha == shape]
         assert stats.kstest(mine, stats.gamma(shape).cdf).pvalue > 1e-3
         assert abs(mine.mean() - shape) < 4 * np.sqrt(shape / mine.size)
