@@ -33,6 +33,7 @@ from nslb_cli.jax_engine.engine import agent_of, world_of
 from nslb_cli.jax_engine.scan import run_compiled
 
 SCALE = float(os.environ.get("NSLB_DEVICE_SCALE", "1"))  # < 1: a dry run on a CPU
+NSLB = Path(sys.executable).with_name("nslb")  # this interpreter's, on PATH or not
 
 
 def simulation(label: str, env: SyntheticParams, agent: object, n_seeds: int) -> str:
@@ -63,7 +64,7 @@ def command(label: str, *runs: list[str]) -> str:
         started = [
             subprocess.Popen(
                 [
-                    "nslb",
+                    str(NSLB) if NSLB.exists() else "nslb",
                     "run",
                     *args,
                     f"hydra.sweep.dir={out}/s{i}",
@@ -129,6 +130,7 @@ def main(out: Path) -> None:
     ):
         rows.append(row())
         print(rows[-1], flush=True)
+    out.mkdir(parents=True, exist_ok=True)
     (out / "jax_device.md").write_text("\n".join(rows) + "\n")
     print("\n".join(rows))
 
