@@ -21,6 +21,7 @@ import copy
 import dataclasses
 import functools
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -91,10 +92,13 @@ def lane_values(world_spec: Any, agent: JaxAgent, lanes: int) -> Values:
 
 
 def play(
-    world_spec: Any, agent: JaxAgent, seed: Array, values: Values
+    world_spec: Any, agent: JaxAgent, every: int, seed: Array, values: Values
 ) -> tuple[dict[str, Array], dict[str, Array]]:
-    """One lane's whole horizon: the seed's per-round columns ``(n,)`` and the agent's
-    summary, the world's and the agent's traced parameters at ``values``."""
+    """One lane's whole horizon: the seed's columns at the rounds ``run.every=every`` keeps
+    (:func:`kept_rounds`; every round's, ``(n,)``, when 1) and the agent's summary, the
+    world's and the agent's traced parameters at ``values``. Thinned, a detector's columns
+    come whole as well (``detected``, and ``path`` the latent states), for the alarms are
+    scored against the whole path (docs/design.md §6)."""
     world_spec, agent = with_values(world_spec, values["env"]), with_values(agent, values["agent"])
     agent = with_noise(agent, world_spec)
     key = jax.random.key(seed)
@@ -126,40 +130,85 @@ def play(
     rounds = jnp.arange(horizon, dtype=jnp.int64)
     zero = jnp.zeros((), jnp.float64)
     start: tuple[Any, ...] = (state, world.first_state, zero, zero)
-    (state, *_), rows = jax.lax.scan(round_, start, rounds)
     names = COLUMNS if count is None else (*COLUMNS, "detected")
-    return dict(zip(names, rows, strict=True)), agent.summary(state)
+    if every == 1:
+        (state, *_), rows = jax.lax.scan(round_, start, rounds)
+        return dict(zip(names, rows, strict=True)), agent.summary(state)
+    whole = {"path": names.index("state"), "detected": len(COLUMNS)} if count is not None else {}
+    (state, *_), rows, paths = thinned_scan(round_, start, horizon, every, tuple(whole.values()))
+    columns = dict(zip(names, rows, strict=True)) | dict(zip(whole, paths, strict=True))
+    return columns, agent.summary(state)
+
+
+Round = Callable[[tuple[Any, ...], Array], tuple[tuple[Any, ...], tuple[Array, ...]]]
+
+
+def thinned_scan(
+    round_: Round, start: tuple[Any, ...], horizon: int, every: int, whole: tuple[int, ...]
+) -> tuple[tuple[Any, ...], tuple[Array, ...], tuple[Array, ...]]:
+    """``round_`` over ``horizon`` rounds from the carry ``start``, keeping the rows of the
+    rounds that ``run.every=every`` keeps (:func:`kept_rounds`) and, of the row's entries
+    ``whole``, every round's: the last carry, the kept rows ``(len(kept),)`` and the whole
+    entries ``(horizon,)``. The rounds between two kept ones run in a loop that carries the
+    last row, so no other ``(horizon,)`` array is ever made: a batch's memory is that of its
+    kept rows (mTS, 20,000 seeds, ``every=10``: 3 GB less). The rounds play as in
+    ``lax.scan(round_, …)``, so the kept rows are those of the whole run, bit for bit."""
+    kept = kept_rounds(horizon, every)
+    spans = jnp.asarray(np.stack([np.concatenate([[0], kept[:-1]]), kept], axis=1))  # [lo, hi)
+    shapes = jax.eval_shape(lambda c: round_(c, jnp.zeros((), jnp.int64))[1], start)
+    row = tuple(jnp.zeros(x.shape, x.dtype) for x in shapes)
+    paths = tuple(jnp.zeros((horizon, *shapes[i].shape), shapes[i].dtype) for i in whole)
+
+    def one(t: Array, carry: tuple[Any, ...]) -> tuple[Any, ...]:
+        inner, _, paths = carry
+        inner, new = round_(inner, t)
+        new = tuple(jnp.asarray(x, dtype=r.dtype) for x, r in zip(new, row, strict=True))
+        return inner, new, tuple(p.at[t].set(new[i]) for p, i in zip(paths, whole, strict=True))
+
+    def span(carry: tuple[Any, ...], bounds: Array) -> tuple[tuple[Any, ...], tuple[Array, ...]]:
+        carry = jax.lax.fori_loop(bounds[0], bounds[1], one, carry)
+        return carry, carry[1]
+
+    (inner, _, paths), rows = jax.lax.scan(span, (start, row, paths), spans)
+    return inner, rows, paths
 
 
 _COMPILED: dict[str, Any] = {}
 
 
-def program(world_spec: Any, agent: JaxAgent, size: int, quiet: bool = False) -> Any:
+def program(
+    world_spec: Any, agent: JaxAgent, size: int, every: int = 1, quiet: bool = False
+) -> Any:
     """The jitted batch function ``(seeds, values) -> (columns, summary)`` of a world and an
-    agent for batches of ``size`` lanes, one per job and batch size (the jobs of a sweep
-    over traced parameters share it: :mod:`.sweep`): kept in this process for the last few
-    jobs and on disk (:mod:`.cache`), announced when new (unless ``quiet``). From the
-    first, this process no longer forks (:func:`forbid_forks`)."""
+    agent for batches of ``size`` lanes keeping the rounds ``every`` keeps, one per job,
+    batch size and ``every`` (the jobs of a sweep over traced parameters share it:
+    :mod:`.sweep`): kept in this process for the last few jobs and on disk (:mod:`.cache`),
+    announced when new (unless ``quiet``). From the first, this process no longer forks
+    (:func:`forbid_forks`)."""
     forbid_forks("the JAX engine")
-    key = f"{world_spec!r}|{agent!r}|{size}"
+    key = f"{world_spec!r}|{agent!r}|{size}" + (f"|every={every}" if every > 1 else "")
     if key not in _COMPILED:
         if len(_COMPILED) >= 8:
             _COMPILED.pop(next(iter(_COMPILED)))
         label = f"{agent.params.name} on {world_spec.params.name} ({size} seeds)"
         cache.announce(f"{key}|{jax.__version__}", label, quiet)
-        _COMPILED[key] = jax.jit(jax.vmap(functools.partial(play, world_spec, agent)))
+        _COMPILED[key] = jax.jit(jax.vmap(functools.partial(play, world_spec, agent, every)))
     return _COMPILED[key]
 
 
 def run_compiled(
-    world_spec: Any, agent: JaxAgent, seeds: np.ndarray, values: Values | None = None
+    world_spec: Any,
+    agent: JaxAgent,
+    seeds: np.ndarray,
+    values: Values | None = None,
+    every: int = 1,
 ) -> Any:
     """:func:`program` applied to ``seeds`` and their lanes' ``values`` (by default the
     world's and the agent's own) as device arrays."""
     if values is None:
         values = lane_values(world_spec, agent, len(seeds))
     lanes, traced = on_devices(seeds, values)
-    return program(world_spec, agent, len(seeds))(lanes, traced)
+    return program(world_spec, agent, len(seeds), every)(lanes, traced)
 
 
 def on_devices(seeds: np.ndarray, values: Values) -> tuple[Any, Values]:
@@ -202,7 +251,8 @@ def simulate_batch(
     world's and the agent's traced parameters; by default their own), computed as a batch
     of ``size`` lanes: the last lane is repeated to fill it, and its copies dropped. With
     ``every`` above 1 only the rounds it keeps (:func:`~nslb_cli.bandit.trace.kept_rounds`)
-    leave the device, with the cumulative columns summed there over every round."""
+    are made and leave the device (:func:`thinned_scan`), with the cumulative columns
+    summed there over every round."""
     seeds = np.asarray(seeds, dtype=np.int64)
     if values is None:
         values = lane_values(world_spec, agent, len(seeds))
@@ -211,19 +261,17 @@ def simulate_batch(
     padded, filled = pad(seeds), jax.tree.map(pad, values)
     R, kept = len(seeds), kept_rounds(world_spec.problem.horizon, every)
     with jax.enable_x64(True):
-        columns, summary = run_compiled(world_spec, agent, padded, filled)
+        columns, summary = run_compiled(world_spec, agent, padded, filled, every)
         summary = {k: np.asarray(v, dtype=float)[:R] for k, v in summary.items()}
         # lanes dropped on the host: a slice on the device is a program of its own, which
         # every process compiles (0.3 s for mTS's columns on a CPU)
+        path = columns.pop("path", columns["state"])  # every round's latent state
         if "detected" in columns:  # scored against the whole path (design §6)
-            latent = np.asarray(columns["state"])[:R] if world_spec.problem.n_states > 1 else None
+            latent = np.asarray(path)[:R] if world_spec.problem.n_states > 1 else None
             summary |= AlarmLog.from_flags(np.asarray(columns.pop("detected"))[:R]).summary(latent)
-        if every == 1:
-            host = {k: np.asarray(v)[:R] for k, v in columns.items() if not k.startswith("cum_")}
-        else:
-            rows = jnp.asarray(kept - 1)
-            host = {k: np.asarray(v[:, rows])[:R] for k, v in columns.items()}
-    return _trace(agent, seeds, host, summary, kept if every > 1 else None)
+        thinned = every > 1  # the cumulative columns are the CSV's only then
+        host = {k: np.asarray(v)[:R] for k, v in columns.items() if thinned or k[:4] != "cum_"}
+    return _trace(agent, seeds, host, summary, kept if thinned else None)
 
 
 def _trace(
