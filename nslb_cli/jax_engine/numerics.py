@@ -84,16 +84,16 @@ def gamma(key: Array, alpha: Array) -> Array:
     arrays: a proposal ``v = (1 + x / sqrt(9 d))^3``, ``d = a - 1/3``, ``x ~ N(0, 1)``, is
     accepted when ``log u < x^2 / 2 + d - d v + d log v``, and each entry keeps its first
     accepted proposal. Shapes below :data:`BOOST` are boosted, ``G(alpha) = G(alpha + 1)
-    u^(1 / alpha)``, so that every proposal's shape is at least 1 and, for umTS's many
-    shapes near 1 (a transition row's Dirichlet counts), at least 2, where a proposal is
-    rejected with probability under 0.02 (0.05 at 1). A first round proposes for every
-    entry; the few it leaves are gathered once into slots, one entry in :data:`FEW` at most
-    (at least 16; while more are left, rounds of every entry go first), and the later rounds
-    propose :data:`TRIES` times for the slots alone. The draws depend on the key and
-    ``alpha`` alone, so a seed's numbers do not depend on its batch (a finished seed's extra
-    rounds under ``vmap`` change nothing). Works on the flattened entries: XLA's CPU code
-    is slower on arrays whose last axis is short. Several times faster than
-    ``jax.random.gamma``, whose loop runs per entry."""
+    u^(1 / alpha)``: every proposal's shape is then at least 1, and at least 2 for shapes
+    from 1 up, such as umTS's many near 1 (a transition row's Dirichlet counts), whose
+    proposals are then rejected with probability under 0.02 (0.05 at 1). A first round
+    proposes for every entry; the few it leaves are gathered once into slots, one entry in
+    :data:`FEW` at most (at least 16; while more are left, rounds of every entry go first),
+    and the later rounds propose :data:`TRIES` times for the slots alone. The draws depend
+    on the key and ``alpha`` alone, so a seed's numbers do not depend on its batch (a
+    finished seed's extra rounds under ``vmap`` change nothing). Works on the flattened
+    entries: XLA's CPU code is slower on arrays whose last axis is short. Several times
+    faster than ``jax.random.gamma``, whose loop runs per entry."""
     shape, alpha = alpha.shape, alpha.ravel()
     boost = alpha < BOOST
     a = jnp.where(boost, alpha + 1.0, alpha)
