@@ -629,7 +629,7 @@ def _check_values(composed: DictConfig) -> None:
     config = validate(composed)
     batch = min(config.run.batch_size, config.run.n_seeds)
     reason = memory.too_many_seeds(config.run.n_seeds) or memory.too_large(
-        config.env, config.agent, batch
+        config.env, config.agent, batch, config.run.engine, config.run.every
     )
     if reason:
         raise ConfigError("memory", reason)

@@ -106,7 +106,8 @@ def plan_sweep(configs: Sequence[DictConfig]) -> list[int]:
                 labels[at] = key
         order = grouped_order(labels)
     turn = {at: job for at, job in zip(planned, jobs, strict=True)}
-    fits = lambda env, agent, lanes: memory.too_large(env, agent, lanes) is None  # noqa: E731
+    every = min(kept for _, _, (_, kept) in jobs)  # the fewest rounds skipped: cautious
+    fits = lambda env, agent, n: memory.too_large(env, agent, n, "jax", every) is None  # noqa: E731
     plan_with_jax([turn[at] for at in order if at in turn], fits)
     return order
 

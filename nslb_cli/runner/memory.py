@@ -19,6 +19,12 @@ it grow (or the keys, joined by ``", "``, when it grows with each):
 * the environment's declaration ``memory(params, sizes)``, if it has one: what its batch
   needs beyond the world's arrays.
 
+The JAX engine (``run.engine=jax``) draws the latent path and the noise round by round inside
+its program and makes only the rounds ``run.every`` keeps: its batch holds none of the world's
+``(R, n)`` arrays, and a trace of the kept rounds only (with ``k = run.every``, ``ceil(n / k)``
+of them), plus, for an agent that detects changes, the latent path and the alarms of every
+round ``9 R n`` (a detector's alarms are scored on the whole path).
+
 Terms keyed alike are added. The estimate is a lower bound of the peak (temporaries come on
 top); a job whose batch cannot fit in the machine's memory is refused naming the key of the
 largest term. A declaration that raises or breaks the contract refuses the job as well, in
@@ -35,7 +41,9 @@ from typing import Any
 import numpy as np
 
 from nslb_cli.agents import AGENTS
+from nslb_cli.agents.base import Agent
 from nslb_cli.bandit.problem import FLOAT, Sizes
+from nslb_cli.bandit.trace import kept_rounds
 from nslb_cli.common.registry import describe_error
 from nslb_cli.common.stopping import stopped_by
 from nslb_cli.envs import ENVIRONMENTS
@@ -129,16 +137,24 @@ def env_memory(env: Any, params: Any, sizes: Sizes) -> dict[str, int]:
     return declared(f"environment '{params.name}'", memory, params, sizes, keys)
 
 
-def batch_bytes(env_params: Any, agent_params: Any, batch: int) -> dict[str, int]:
-    """The estimated bytes of one batch of ``batch`` runs, by the config key whose value makes
-    each term grow (see the module docstring); :class:`Malformed` if a declaration is."""
-    env = ENVIRONMENTS[env_params.name]
+def batch_bytes(
+    env_params: Any, agent_params: Any, batch: int, engine: str = "default", every: int = 1
+) -> dict[str, int]:
+    """The estimated bytes of one batch of ``batch`` runs on ``engine`` keeping every
+    ``every``-th round, by the config key whose value makes each term grow (see the module
+    docstring); :class:`Malformed` if a declaration is."""
+    env, agent = ENVIRONMENTS[env_params.name], AGENTS[agent_params.name]
     sizes = sizes_of(env, env_params, batch)
     R, n, K = sizes.n_runs, sizes.horizon, sizes.n_arms
-    items = K if env.contextual else 0
-    world = R * n * (K + items + WORLD_ARRAYS) * FLOAT
-    terms = [{"env.horizon, env.n_arms": world, "env.horizon": trace_bytes(sizes)}]
-    terms.append(agent_memory(AGENTS[agent_params.name], agent_params, env_params, sizes))
+    if engine == "jax":
+        trace = R * len(kept_rounds(n, every)) * TRACE_ARRAYS * FLOAT
+        detects = agent.detection_counts is not Agent.detection_counts
+        terms = [{"env.horizon": trace + (R * n * (FLOAT + 1) if detects else 0)}]
+    else:
+        items = K if env.contextual else 0
+        world = R * n * (K + items + WORLD_ARRAYS) * FLOAT
+        terms = [{"env.horizon, env.n_arms": world, "env.horizon": trace_bytes(sizes)}]
+    terms.append(agent_memory(agent, agent_params, env_params, sizes))
     terms.append(env_memory(env, env_params, sizes))
     total: dict[str, int] = {}
     for term in terms:
@@ -174,11 +190,14 @@ def too_many_seeds(n_seeds: int) -> str | None:
     )
 
 
-def too_large(env: Any, agent: Any, batch: int) -> str | None:
-    """``None`` if a batch fits in memory, else a one-line reason: the key of the largest
-    term to lower, or the plugin whose declaration is malformed."""
+def too_large(
+    env: Any, agent: Any, batch: int, engine: str = "default", every: int = 1
+) -> str | None:
+    """``None`` if a batch (on ``engine``, keeping every ``every``-th round) fits in memory,
+    else a one-line reason: the key of the largest term to lower, or the plugin whose
+    declaration is malformed."""
     try:
-        terms = batch_bytes(env, agent, batch)
+        terms = batch_bytes(env, agent, batch, engine, every)
     except Malformed as err:
         return str(err)
     total, available = sum(terms.values()), physical_memory()

@@ -80,3 +80,40 @@ def test_a_thinned_program_makes_only_the_kept_rounds() -> None:
 
     found = run_apart(sizes, "the JAX engine")
     assert found[10] < 0.15 * found[1], found
+
+
+def test_the_runners_estimate_is_within_a_factor_two_below_the_programs_memory() -> None:
+    """The memory the runner estimates for a JAX batch (``nslb_cli.runner.memory``: no world
+    arrays, the kept rounds, a detector's whole path, the agent's declaration) against what
+    XLA's compiled program holds (outputs and temporaries, on every device): a lower bound,
+    and not less than half of it, for mTS, CD-UCB and umTS (N = 100) over 2,000 rounds with
+    every = 10, and mTS with every round. (Counting the world's arrays of every round as
+    the default engine does is over 10 times the program's with every = 10.)"""
+    cases = [("mts", {}, 1), ("mts", {}, 10), ("cd_ucb", {}, 10),
+             ("umts", {"num_particles": 100}, 10)]  # fmt: skip
+
+    def sizes() -> list[tuple[int, int]]:
+        import jax
+
+        from nslb_cli.jax_engine import scan
+        from nslb_cli.jax_engine.engine import agent_of, world_of
+        from nslb_cli.runner.memory import batch_bytes
+
+        env, lanes, found = SyntheticParams(), 200, []
+        world = world_of(env)
+        with jax.enable_x64(True):
+            for name, options, every in cases:
+                params = AGENTS[name].Params(**options)
+                agent = agent_of(params, world)
+                seeds, traced = scan.on_devices(
+                    np.zeros(lanes, np.int64), scan.lane_values(world, agent, lanes)
+                )
+                program = scan.program(world, agent, lanes, every, quiet=True)
+                held = program.lower(seeds, traced).compile().memory_analysis()
+                made = (held.output_size_in_bytes + held.temp_size_in_bytes) * len(jax.devices())
+                found.append((sum(batch_bytes(env, params, lanes, "jax", every).values()), made))
+        return found
+
+    for (name, _, every), (estimate, made) in zip(cases, run_apart(sizes, "the JAX engine"),
+                                                  strict=True):  # fmt: skip
+        assert made / 2 <= estimate <= made, (name, every, estimate, made)

@@ -13,8 +13,11 @@ import pytest
 from nslb_cli.agents import AGENTS, GROUP
 from nslb_cli.agents.reference import UniformRandom
 from nslb_cli.bandit.problem import Sizes
+from nslb_cli.common.validators import ConfigError
 from nslb_cli.envs.movielens import MovieLensParams
 from nslb_cli.envs.synthetic import Synthetic, SyntheticParams
+from nslb_cli.runner import memory
+from nslb_cli.runner.compose import check_command_line
 from nslb_cli.runner.memory import (
     Malformed,
     agent_memory,
@@ -64,7 +67,7 @@ def test_the_estimate_is_the_sum_of_the_declarations_and_the_worlds_arrays() -> 
     """umTS declares N particles of the default statistics; the world and the trace come on
     top (the numbers the refusal thresholds were set with). A term that grows with several
     keys names them all."""
-    env = SyntheticParams()  # n = 1000 rounds, K = 5 arms, S = 3 states
+    env = SyntheticParams()  # n = 2000 rounds, K = 5 arms, S = 5 states
     R, n, K, S, N = 7, env.horizon, env.n_arms, env.n_states, 11
     assert batch_bytes(env, agent_params("umts", num_particles=N), R) == {
         "env.horizon, env.n_arms": 8 * R * n * (K + 3),
@@ -83,6 +86,33 @@ def test_the_estimate_is_the_sum_of_the_declarations_and_the_worlds_arrays() -> 
     }
     arms = too_large(MovieLensParams(n_arms=10**8), agent_params("mts"), 10)
     assert arms is not None and arms.endswith("lower env.horizon, env.n_arms or run.batch_size")
+
+
+def test_the_jax_engine_is_estimated_by_what_it_makes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """mTS over 100,000 seeds in one batch on an 8 GiB machine: the default engine's world
+    and trace of every round (27 GiB) cannot fit. The JAX engine draws the world round by
+    round and, with run.every=10, makes the kept rounds only (1.5 GiB): it runs. Keeping
+    every round (15 GiB) it does not, and is told to lower the horizon or the batch."""
+    pytest.importorskip("jax")
+    monkeypatch.setattr(memory, "physical_memory", lambda: 8 * 2**30)
+    job = ["agent=mts", "run.n_seeds=100000", "run.batch_size=100000", "run.format=parquet"]
+    job.append(f"hydra.run.dir={tmp_path / 'out'}")
+    assert check_command_line([*job, "run.engine=jax", "run.every=10"], False).jobs == 1
+    for refused in (["run.every=10"], ["run.engine=jax", "run.every=1"]):
+        with pytest.raises(ConfigError, match="lower env.horizon or run.batch_size"):
+            check_command_line([*job, *refused], False)
+
+
+def test_the_jax_engine_keeps_a_detectors_whole_path() -> None:
+    """CD-UCB's alarms are scored on every round's latent state: its whole path and alarms
+    (9 bytes a round) stay on the JAX engine beside the kept rows; mTS has none."""
+    env, R, kept = SyntheticParams(), 7, 200  # rounds 10, 20, ..., 2000
+    mts = batch_bytes(env, agent_params("mts"), R, "jax", 10)
+    cd_ucb = batch_bytes(env, agent_params("cd_ucb"), R, "jax", 10)
+    assert mts["env.horizon"] == 8 * R * kept * 10
+    assert cd_ucb["env.horizon"] == mts["env.horizon"] + 9 * R * env.horizon
 
 
 def test_bocds_hypotheses_are_counted_up_to_the_horizon() -> None:
