@@ -43,7 +43,6 @@ import numpy as np
 from nslb_cli.agents import AGENTS
 from nslb_cli.agents.base import Agent
 from nslb_cli.bandit.problem import FLOAT, Sizes
-from nslb_cli.bandit.trace import kept_rounds
 from nslb_cli.common.registry import describe_error
 from nslb_cli.common.stopping import stopped_by
 from nslb_cli.envs import ENVIRONMENTS
@@ -147,7 +146,7 @@ def batch_bytes(
     sizes = sizes_of(env, env_params, batch)
     R, n, K = sizes.n_runs, sizes.horizon, sizes.n_arms
     if engine == "jax":
-        trace = R * len(kept_rounds(n, every)) * TRACE_ARRAYS * FLOAT
+        trace = R * -(-n // every) * TRACE_ARRAYS * FLOAT  # the rounds kept_rounds keeps
         detects = agent.detection_counts is not Agent.detection_counts
         terms = [{"env.horizon": trace + (R * n * (FLOAT + 1) if detects else 0)}]
     else:

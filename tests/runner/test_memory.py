@@ -107,12 +107,15 @@ def test_the_jax_engine_is_estimated_by_what_it_makes(
 
 def test_the_jax_engine_keeps_a_detectors_whole_path() -> None:
     """CD-UCB's alarms are scored on every round's latent state: its whole path and alarms
-    (9 bytes a round) stay on the JAX engine beside the kept rows; mTS has none."""
+    (9 bytes a round) stay on the JAX engine beside the kept rows; mTS has none. The kept
+    rounds are counted, not listed: a horizon of 10^15 is refused at once."""
     env, R, kept = SyntheticParams(), 7, 200  # rounds 10, 20, ..., 2000
     mts = batch_bytes(env, agent_params("mts"), R, "jax", 10)
     cd_ucb = batch_bytes(env, agent_params("cd_ucb"), R, "jax", 10)
     assert mts["env.horizon"] == 8 * R * kept * 10
     assert cd_ucb["env.horizon"] == mts["env.horizon"] + 9 * R * env.horizon
+    huge = too_large(replace(env, horizon=10**15), agent_params("mts"), R, "jax", 10)
+    assert huge is not None and huge.endswith("lower env.horizon or run.batch_size")
 
 
 def test_bocds_hypotheses_are_counted_up_to_the_horizon() -> None:
