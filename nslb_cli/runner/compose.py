@@ -405,6 +405,20 @@ def refuse_deletions(parsed: list[Override]) -> None:
             )
 
 
+def refuse_swept_hydra_settings(parsed: list[Override]) -> None:
+    """Refuse a sweep over one of Hydra's own settings (``hydra.…=a,b``), which Hydra's
+    sweeps cannot do; a preset's ``hydra.sweeper.params.KEY`` is swept as ``KEY=a,b``."""
+    for override in parsed:
+        if override.is_hydra_override() and override.is_sweep_override():
+            key = override.key_or_group
+            own = key.removeprefix("hydra.sweeper.params.")
+            values = (override.input_line or "").partition("=")[2]
+            hint = f"sweep {own}={values} instead" if own != key else "give it one value"
+            raise ConfigError(
+                key, f"'{override.input_line}' sweeps one of Hydra's own settings: {hint}"
+            )
+
+
 def _sweep_points(overrides: list[str], multirun: bool) -> tuple[list[list[str]], DictConfig]:
     """The override list of every job Hydra would launch, and the composed base config."""
     base = compose(CONFIG_NAME, overrides=_non_sweep(overrides), return_hydra_config=True)
@@ -666,6 +680,8 @@ def check_command_line(overrides: list[str], multirun: bool) -> CommandLine:
             known = _unknown_key(overrides, err, first) or _group_path(overrides, err)
             raise (hint == "" and known) or ConfigError("overrides", one_line(err) + hint) from None
         sweep = multirun or base.hydra.mode == RunMode.MULTIRUN
+        if sweep:
+            refuse_swept_hydra_settings(parse_overrides(overrides))
         composed = Compositions(_composed)
         if not sweep:  # a single run's config is the base, unless it holds a list (refused)
             whole = _non_sweep(points[0]) == points[0]

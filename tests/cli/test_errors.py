@@ -62,6 +62,11 @@ def cases(tmp: Path) -> list[tuple[list[str], str]]:
             "gamma: unknown key for agent 'mts'",
         ),
         (["run", "experiment/paper=fixed"], "write experiment=paper/fixed"),
+        (
+            ["run", "experiment=paper/known", "hydra.sweeper.params.agent=mts,random"],
+            "sweep agent=mts,random instead",
+        ),
+        (["run", "-m", "hydra.job.name=a,b"], "sweeps one of Hydra's own settings"),
         (["data", "prepare", f"env.data_dir={HOME_MISSING}"], f"{Path.home()}/surely-not"),
         (["data", "prepare", "env.sigma=(0.5"], "cannot parse 'env.sigma=(0.5'"),
         (["data", "prepare", "agent=mts"], "expected env.key=value"),
