@@ -17,7 +17,8 @@ ENVIRONMENTS = ("synthetic", "piecewise")
 GROUP = "nslb.jax_agents"
 """The entry-point group of plugins' JAX agents (``nslb_cli.api``, "JAX agents")."""
 EXTRA = "pip install -e '.[jax]' (on a CUDA machine, also the matching jax[cudaNN])"
-NUMBERS = 6
+MOST_DEVICES = 4096  # CPU devices: JAX starts a thread for each (100,000 hung, then aborted)
+NUMBERS = 7
 """The revision of the JAX engine's numbers: raised whenever a change of the engine changes a
 seed's numbers, so that a folder never mixes seeds of two revisions (:func:`numbers`)."""
 DEVICES = "--xla_force_host_platform_device_count"
@@ -30,10 +31,11 @@ def refusal(env: Any, agent: Any) -> tuple[str, str] | None:
     if importlib.util.find_spec("jax") is None:
         return "run.engine", f"jax needs JAX, an optional extra: {EXTRA}"
     counts = re.findall(f"{DEVICES}=(\\S*)", os.environ.get("XLA_FLAGS", ""))
-    if counts and not (counts[-1].isdigit() and int(counts[-1]) > 0):
+    if counts and not (counts[-1].isdigit() and 0 < int(counts[-1]) <= MOST_DEVICES):
         return "run.engine", (f"the environment's XLA_FLAGS sets {DEVICES}={counts[-1]}, "
-                              "but JAX needs at least one CPU device: set a positive count, "
-                              "or leave the flag out (one device per usable CPU)")  # fmt: skip
+                              f"but JAX starts with 1 to {MOST_DEVICES} CPU devices (a thread "
+                              "each): set such a count, or leave the flag out (one device "
+                              "per usable CPU)")  # fmt: skip
     if env.name not in ENVIRONMENTS:
         return "env", (f"{env.name} runs on the numpy engine only (run.engine=jax covers env="
                        f"{', '.join(ENVIRONMENTS)}): drop run.engine=jax")  # fmt: skip

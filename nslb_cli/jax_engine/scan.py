@@ -174,6 +174,21 @@ def thinned_scan(
 
 
 _COMPILED: dict[str, Any] = {}
+NO_LIBRARY_FUSIONS = {"xla_cpu_experimental_ynn_fusion_type": ""}
+"""XLA's CPU code hands some fused loops over large arrays (a batch of a few hundred lanes
+and up) to a library (YNNPACK), whose exponentials and sums differ from XLA's own in the last
+bit: a seed's numbers would depend on the size of its batch (docs/design.md §2)."""
+
+
+@functools.cache
+def compiler_options() -> dict[str, str]:
+    """:data:`NO_LIBRARY_FUSIONS` where this jaxlib knows the option (a probe compiles a
+    one-line program once), none where it does not: older jaxlibs have no such fusions."""
+    try:
+        jax.jit(lambda x: x + 1, compiler_options=NO_LIBRARY_FUSIONS).lower(1.0).compile()
+    except (TypeError, RuntimeError):  # an older jax: no such argument, or no such option
+        return {}
+    return dict(NO_LIBRARY_FUSIONS)
 
 
 def program(
@@ -192,7 +207,8 @@ def program(
             _COMPILED.pop(next(iter(_COMPILED)))
         label = f"{agent.params.name} on {world_spec.params.name} ({size} seeds)"
         cache.announce(f"{key}|{jax.__version__}", label, quiet)
-        _COMPILED[key] = jax.jit(jax.vmap(functools.partial(play, world_spec, agent, every)))
+        batch = jax.vmap(functools.partial(play, world_spec, agent, every))
+        _COMPILED[key] = jax.jit(batch, compiler_options=compiler_options())
     return _COMPILED[key]
 
 

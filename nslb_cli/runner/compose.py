@@ -173,7 +173,7 @@ class RunConfig:
 
     @property
     def seeds(self) -> np.ndarray:
-        return np.arange(self.run.seed, self.run.seed + self.run.n_seeds)
+        return self.run.seed + np.arange(self.run.n_seeds, dtype=np.int64)  # stop may be 2^63
 
 
 def _parameters(schema: type, node: Any, section: str) -> Any:

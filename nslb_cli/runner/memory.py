@@ -23,7 +23,9 @@ The JAX engine (``run.engine=jax``) draws the latent path and the noise round by
 its program and makes only the rounds ``run.every`` keeps: its batch holds none of the world's
 ``(R, n)`` arrays, and a trace of the kept rounds only (with ``k = run.every``, ``ceil(n / k)``
 of them), plus, for an agent that detects changes, the latent path and the alarms of every
-round ``9 R n`` (a detector's alarms are scored on the whole path).
+round ``9 R n`` (a detector's alarms are scored on the whole path). These and the agent's
+declaration count twice (:data:`JAX_COPIES`): the program holds its state and the next
+round's, and the rows it makes are copied to the host to be written.
 
 Terms keyed alike are added. The estimate is a lower bound of the peak (temporaries come on
 top); a job whose batch cannot fit in the machine's memory is refused naming the key of the
@@ -48,6 +50,7 @@ from nslb_cli.common.stopping import stopped_by
 from nslb_cli.envs import ENVIRONMENTS
 
 TRACE_ARRAYS = 10
+JAX_COPIES = 2  # the JAX engine's state and rows: as the program holds them, and a copy each
 WORLD_ARRAYS = 3  # (R, n) each: the latent path, the noise, the optimal rewards
 RUN_KEYS = ("run.batch_size", "run.n_seeds")
 """The run settings a declaration may name (they size a job's memory)."""
@@ -145,15 +148,18 @@ def batch_bytes(
     env, agent = ENVIRONMENTS[env_params.name], AGENTS[agent_params.name]
     sizes = sizes_of(env, env_params, batch)
     R, n, K = sizes.n_runs, sizes.horizon, sizes.n_arms
+    statistics = agent_memory(agent, agent_params, env_params, sizes)
     if engine == "jax":
         trace = R * -(-n // every) * TRACE_ARRAYS * FLOAT  # the rounds kept_rounds keeps
         detects = agent.detection_counts is not Agent.detection_counts
-        terms = [{"env.horizon": trace + (R * n * (FLOAT + 1) if detects else 0)}]
+        made = {"env.horizon": trace + (R * n * (FLOAT + 1) if detects else 0)}
+        terms = [{key: JAX_COPIES * value for key, value in term.items()}
+                 for term in (made, statistics)]  # fmt: skip
     else:
         items = K if env.contextual else 0
         world = R * n * (K + items + WORLD_ARRAYS) * FLOAT
         terms = [{"env.horizon, env.n_arms": world, "env.horizon": trace_bytes(sizes)}]
-    terms.append(agent_memory(agent, agent_params, env_params, sizes))
+        terms.append(statistics)
     terms.append(env_memory(env, env_params, sizes))
     total: dict[str, int] = {}
     for term in terms:

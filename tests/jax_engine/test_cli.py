@@ -138,6 +138,24 @@ def test_a_seed_plays_the_same_rounds_alone_and_in_any_batch(
 
 
 @pytest.mark.parametrize(
+    ("name", "env"),
+    [("mts", SyntheticParams(horizon=100)), ("umts", SyntheticParams(model="prior", horizon=100))],
+)
+def test_a_seed_plays_the_same_rounds_in_a_batch_of_a_thousand(
+    name: str, env: SyntheticParams
+) -> None:
+    """To the last bit in a batch of 4 and of 1,000 lanes: with large arrays, XLA's CPU code
+    handed fused loops to a library whose exponentials differ in the last bit (seen as
+    p_true_state's last digit changing with run.batch_size, resumed runs and sweeps)."""
+    params = AGENTS[name].Params()
+    few, many = run_apart(
+        lambda: [simulate_seeds(env, params, np.arange(n), n) for n in (4, 1000)], "the JAX engine"
+    )
+    for column in ("action", "reward", "expected_reward", "state", "belief", "p_true_state"):
+        np.testing.assert_array_equal(getattr(many, column)[:4], getattr(few, column))
+
+
+@pytest.mark.parametrize(
     ("override", "named"),
     [("agent=cd_linucb", "agent: cd_linucb runs on the numpy engine only"),
      ("env=movielens", "env: movielens runs on the numpy engine only")],
@@ -158,7 +176,7 @@ def test_without_jax_the_engine_names_the_extra(monkeypatch: pytest.MonkeyPatch)
     assert refused is not None and refused[0] == "run.engine" and "[jax]" in refused[1]
 
 
-@pytest.mark.parametrize("count", ["0", "-3", "two"])
+@pytest.mark.parametrize("count", ["0", "-3", "two", "100000", "99999999999999999999"])
 def test_a_device_count_in_xla_flags_that_xla_cannot_start_with_is_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, count: str
 ) -> None:

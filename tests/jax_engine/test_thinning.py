@@ -82,13 +82,15 @@ def test_a_thinned_program_makes_only_the_kept_rounds() -> None:
     assert found[10] < 0.15 * found[1], found
 
 
-def test_the_runners_estimate_is_within_a_factor_two_below_the_programs_memory() -> None:
+def test_the_runners_estimate_is_what_the_program_and_the_hosts_copy_hold() -> None:
     """The memory the runner estimates for a JAX batch (``nslb_cli.runner.memory``: no world
-    arrays, the kept rounds, a detector's whole path, the agent's declaration) against what
-    XLA's compiled program holds (outputs and temporaries, on every device): a lower bound,
-    and not less than half of it, for mTS, CD-UCB and umTS (N = 100) over 2,000 rounds with
-    every = 10, and mTS with every round. (Counting the world's arrays of every round as
-    the default engine does is over 10 times the program's with every = 10.)"""
+    arrays, the kept rounds, a detector's whole path and the agent's declaration, each
+    twice) against what XLA's compiled program holds (outputs and temporaries, on every
+    device) plus the host's copy of its outputs: from 0.8 to 2 times it, for mTS, CD-UCB
+    and umTS (N = 100) over 2,000 rounds with every = 10, and mTS with every round.
+    (Counting each once, the estimate was half the peak, and jobs it let run were killed
+    for memory; counting the world's arrays of every round as the default engine does is
+    over 10 times the program's with every = 10.)"""
     cases = [("mts", {}, 1), ("mts", {}, 10), ("cd_ucb", {}, 10),
              ("umts", {"num_particles": 100}, 10)]  # fmt: skip
 
@@ -110,10 +112,11 @@ def test_the_runners_estimate_is_within_a_factor_two_below_the_programs_memory()
                 )
                 program = scan.program(world, agent, lanes, every, quiet=True)
                 held = program.lower(seeds, traced).compile().memory_analysis()
-                made = (held.output_size_in_bytes + held.temp_size_in_bytes) * len(jax.devices())
+                made = 2 * held.output_size_in_bytes + held.temp_size_in_bytes
+                made *= len(jax.devices())
                 found.append((sum(batch_bytes(env, params, lanes, "jax", every).values()), made))
         return found
 
     for (name, _, every), (estimate, made) in zip(cases, run_apart(sizes, "the JAX engine"),
                                                   strict=True):  # fmt: skip
-        assert made / 2 <= estimate <= made, (name, every, estimate, made)
+        assert 0.8 * made <= estimate <= 2 * made, (name, every, estimate, made)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hydra import compose, initialize_config_module
 
@@ -16,6 +17,7 @@ from nslb_cli.runner.compose import (
     _sweep_points,
     check_command_line,
     folder_name,
+    load,
     register_options,
     validate,
 )
@@ -146,3 +148,10 @@ def test_folder_names_ignore_plus_prefixes_and_order() -> None:
     assert folder_name("z.b=1,+a.c=2") == "a.c=2,z.b=1"
     assert folder_name("agent.tau=[1,2],env.x=3") == "agent.tau=[1,2],env.x=3"
     assert folder_name("") == ""
+
+
+def test_the_last_seeds_a_run_may_have_end_at_the_largest_int64() -> None:
+    """run.seed + run.n_seeds - 1 = 2^63 - 1 is valid; the seeds' range once stopped at 2^63,
+    which numpy turned to floats and then refused with a traceback."""
+    seeds = load(["run.seed=9223372036854775806", "run.n_seeds=2"]).seeds
+    assert seeds.dtype == np.int64 and seeds.tolist() == [2**63 - 2, 2**63 - 1]

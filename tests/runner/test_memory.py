@@ -93,8 +93,9 @@ def test_the_jax_engine_is_estimated_by_what_it_makes(
 ) -> None:
     """mTS over 100,000 seeds in one batch on an 8 GiB machine: the default engine's world
     and trace of every round (27 GiB) cannot fit. The JAX engine draws the world round by
-    round and, with run.every=10, makes the kept rounds only (1.5 GiB): it runs. Keeping
-    every round (15 GiB) it does not, and is told to lower the horizon or the batch."""
+    round and, with run.every=10, makes the kept rounds only (3 GiB with the host's copy):
+    it runs. Keeping every round (30 GiB) it does not, and is told to lower the horizon or
+    the batch."""
     pytest.importorskip("jax")
     monkeypatch.setattr(memory, "physical_memory", lambda: 8 * 2**30)
     job = ["agent=mts", "run.n_seeds=100000", "run.batch_size=100000", "run.format=parquet"]
@@ -107,13 +108,14 @@ def test_the_jax_engine_is_estimated_by_what_it_makes(
 
 def test_the_jax_engine_keeps_a_detectors_whole_path() -> None:
     """CD-UCB's alarms are scored on every round's latent state: its whole path and alarms
-    (9 bytes a round) stay on the JAX engine beside the kept rows; mTS has none. The kept
+    (9 bytes a round) stay on the JAX engine beside the kept rows, each counted twice as
+    the rows are; mTS has none. The kept
     rounds are counted, not listed: a horizon of 10^15 is refused at once."""
     env, R, kept = SyntheticParams(), 7, 200  # rounds 10, 20, ..., 2000
     mts = batch_bytes(env, agent_params("mts"), R, "jax", 10)
     cd_ucb = batch_bytes(env, agent_params("cd_ucb"), R, "jax", 10)
-    assert mts["env.horizon"] == 8 * R * kept * 10
-    assert cd_ucb["env.horizon"] == mts["env.horizon"] + 9 * R * env.horizon
+    assert mts["env.horizon"] == 2 * 8 * R * kept * 10  # twice: made, and copied to the host
+    assert cd_ucb["env.horizon"] == mts["env.horizon"] + 2 * 9 * R * env.horizon
     huge = too_large(replace(env, horizon=10**15), agent_params("mts"), R, "jax", 10)
     assert huge is not None and huge.endswith("lower env.horizon or run.batch_size")
 
