@@ -18,6 +18,7 @@ GROUP = "nslb.jax_agents"
 """The entry-point group of plugins' JAX agents (``nslb_cli.api``, "JAX agents")."""
 EXTRA = "pip install -e '.[jax]' (on a CUDA machine, also the matching jax[cudaNN])"
 MOST_DEVICES = 4096  # CPU devices: JAX starts a thread for each (100,000 hung, then aborted)
+MOST_ROUNDS = 2**53  # a float64 count stops growing there (and 2^63 overflowed the loop)
 NUMBERS = 7
 """The revision of the JAX engine's numbers: raised whenever a change of the engine changes a
 seed's numbers, so that a folder never mixes seeds of two revisions (:func:`numbers`)."""
@@ -39,6 +40,9 @@ def refusal(env: Any, agent: Any) -> tuple[str, str] | None:
     if env.name not in ENVIRONMENTS:
         return "env", (f"{env.name} runs on the numpy engine only (run.engine=jax covers env="
                        f"{', '.join(ENVIRONMENTS)}): drop run.engine=jax")  # fmt: skip
+    if getattr(env, "horizon", 0) > MOST_ROUNDS:
+        return "env.horizon", (f"the JAX engine counts rounds and pulls in float64, exact up to "
+                               f"2^53 = {MOST_ROUNDS}: lower env.horizon")  # fmt: skip
     if agent.name not in AGENTS and agent.name not in plugins():
         return "agent", (f"{agent.name} runs on the numpy engine only (run.engine=jax covers "
                          f"agent={', '.join(AGENTS)}): drop run.engine=jax")  # fmt: skip

@@ -189,6 +189,16 @@ def test_a_device_count_in_xla_flags_that_xla_cannot_start_with_is_one_line(
     assert not (tmp_path / "outputs").exists()
 
 
+def test_a_horizon_beyond_float64s_exact_counts_is_one_line(tmp_path: Path) -> None:
+    """A horizon of 2^63 - 1 kept in one row once wrote a row of zeros and exit status 0
+    (the loop's bounds overflowed); counts in float64 stop growing at 2^53 anyway."""
+    done = nslb("run", "run.engine=jax", "run.n_seeds=2", f"env.horizon={2**63 - 1}",
+                f"run.every={2**63 - 1}", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 2 and said(done.stderr) == [pytest.approx(said(done.stderr)[0])]
+    assert "env.horizon" in done.stderr and "lower env.horizon" in done.stderr
+    assert not (tmp_path / "outputs").exists()
+
+
 def test_a_detecting_agent_records_when_it_detects_on_the_jax_engine_too() -> None:
     """As on the default engine (design §6): one round per detection, scored against the
     true changes of the fixed path (a change every 200 rounds)."""
