@@ -516,7 +516,7 @@ def _unknown_key(
     found = re.match(r"Could not override '([^']+)'", one_line(err))
     key = found.group(1) if found else str(getattr(err, "full_key", None) or "")
     if key.split(".")[0] not in SECTIONS:
-        return None
+        return _section_key(overrides, key, composed)
     added = [f"++{o}" if o.split("=", 1)[0] == key else o for o in overrides]
     try:
         validate(composed(added))
@@ -525,6 +525,27 @@ def _unknown_key(
     except (HydraException, OmegaConfBaseException, ValueError):
         return None
     return None
+
+
+def _section_key(
+    overrides: list[str], key: str, composed: Callable[[list[str]], DictConfig]
+) -> ConfigError | None:
+    """``engine=jax`` for ``run.engine=jax``: a key of a section given without it, which
+    Hydra would advise to append as a new top-level key (refused in turn)."""
+    given = [o for o in overrides if o.split("=", 1)[0] == key]
+    if "." in key or not given:
+        return None
+    try:
+        config = composed([o for o in overrides if o not in given])
+    except (HydraException, OmegaConfBaseException, ValueError):
+        return None
+    owners = [s for s in SECTIONS if isinstance(config.get(s), DictConfig) and key in config[s]]
+    if not owners:
+        return None
+    value = given[-1].split("=", 1)[1]
+    return ConfigError(
+        key, f"'{given[-1]}' is not a top-level key: write {owners[0]}.{key}={value}"
+    )
 
 
 def _group_path(overrides: list[str], err: Exception) -> ConfigError | None:

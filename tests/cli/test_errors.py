@@ -67,6 +67,8 @@ def cases(tmp: Path) -> list[tuple[list[str], str]]:
             "sweep agent=mts,random instead",
         ),
         (["run", "-m", "hydra.job.name=a,b"], "sweeps one of Hydra's own settings"),
+        (["run", "engine=jax"], "not a top-level key: write run.engine=jax"),
+        (["run", "agent=umts", "num_particles=5"], "write agent.num_particles=5"),
         (["data", "prepare", f"env.data_dir={HOME_MISSING}"], f"{Path.home()}/surely-not"),
         (["data", "prepare", "env.sigma=(0.5"], "cannot parse 'env.sigma=(0.5'"),
         (["data", "prepare", "agent=mts"], "expected env.key=value"),
