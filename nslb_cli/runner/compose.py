@@ -688,7 +688,8 @@ def check_command_line(overrides: list[str], multirun: bool) -> CommandLine:
 
     Raises :class:`ConfigError` naming the first bad point.
     """
-    refuse_deletions(parse_overrides(overrides))
+    parsed = parse_overrides(overrides)
+    refuse_deletions(parsed)
     register_options(overrides)
     with initialize_config_module(CONFIG_MODULE, version_base="1.3"):
         try:
@@ -702,7 +703,7 @@ def check_command_line(overrides: list[str], multirun: bool) -> CommandLine:
             raise (hint == "" and known) or ConfigError("overrides", one_line(err) + hint) from None
         sweep = multirun or base.hydra.mode == RunMode.MULTIRUN
         if sweep:
-            refuse_swept_hydra_settings(parse_overrides(overrides))
+            refuse_swept_hydra_settings(parsed)
         composed = Compositions(_composed)
         if not sweep:  # a single run's config is the base, unless it holds a list (refused)
             whole = _non_sweep(points[0]) == points[0]

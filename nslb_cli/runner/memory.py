@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import fields
+from dataclasses import fields, replace
 from typing import Any
 
 import numpy as np
@@ -150,7 +150,7 @@ def batch_bytes(
     R, n, K = sizes.n_runs, sizes.horizon, sizes.n_arms
     statistics = agent_memory(agent, agent_params, env_params, sizes)
     if engine == "jax":
-        trace = R * -(-n // every) * TRACE_ARRAYS * FLOAT  # the rounds kept_rounds keeps
+        trace = trace_bytes(replace(sizes, horizon=-(-n // every)))  # kept_rounds' count
         detects = agent.detection_counts is not Agent.detection_counts
         made = {"env.horizon": trace + (R * n * (FLOAT + 1) if detects else 0)}
         terms = [{key: JAX_COPIES * value for key, value in term.items()}
