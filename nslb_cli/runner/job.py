@@ -41,6 +41,7 @@ from nslb_cli.store.folder import (
     restore_records,
     result_key,
     scan,
+    written_under_lock,
 )
 from nslb_cli.store.lock import FolderLock
 from nslb_cli.store.results import Layout, seed_ranges
@@ -175,8 +176,8 @@ def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> float:
     key = result_key(settings, data["fingerprint"] if data is not None else None, config.run.engine)
     with FolderLock(folder, key, provenance.command()):
         staging.recover(folder)
-        remove_stale_temporaries(folder)
-        remove_stale_temporaries(folder / parquet.PARTS)
+        remove_stale_temporaries(folder, held=written_under_lock)
+        remove_stale_temporaries(folder / parquet.PARTS, held=lambda name: True)
         refuse_foreign_files(folder)
         if not config.run.overwrite:
             _simulate_missing(config, settings, data, key, folder, folder)

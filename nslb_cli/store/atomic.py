@@ -6,7 +6,7 @@ the file's creation and the first line that knows it included), flushed and fsyn
 renamed over its final name: a reader sees the old file or the
 new one, never half of one, and two writers of one file each leave it whole (the last
 rename wins). A process killed before the rename leaves its temporary, which
-:func:`remove_stale_temporaries` deletes once its writer (the pid in its name) is gone; a
+:func:`remove_stale_temporaries` deletes once its writer is gone; a
 write that fails (a full disk, say) removes its temporary and raises.
 
 Files get the permissions the user's umask allows (``0666 & ~umask``: 0644 under umask 022),
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 TMP = ".tmp"
-TEMPORARY = re.compile(r"^\..+?\.(\d+)\.[^.]+\.tmp$")  # .<name>.<pid>.<random>.tmp
+TEMPORARY = re.compile(r"^\.(.+)\.(\d+)\.[^.]+\.tmp$")  # .<name>.<pid>.<random>.tmp
 
 
 def _file_mode() -> int:
@@ -80,14 +80,22 @@ def fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-def remove_stale_temporaries(folder: Path) -> list[Path]:
-    """Remove the temporary files of :func:`atomic_write_bytes` whose writer is gone."""
+def remove_stale_temporaries(
+    folder: Path, held: Callable[[str], bool] = lambda name: False
+) -> list[Path]:
+    """Remove the temporary files of :func:`atomic_write` in ``folder`` whose writer is gone:
+    its pid names no process, or the file it writes is one that ``held`` says only a holder
+    of the folder's lock writes (:mod:`nslb_cli.store.lock`), and this process holds it.
+    Then every other writer of that file is gone, whatever its pid names now (a pid reused
+    by another process, a pid of another host sharing the folder)."""
     if not folder.is_dir():
         return []
     removed = []
     for path in folder.glob(f".*{TMP}"):
         match = TEMPORARY.match(path.name)
-        if match and process_alive(match.group(1)):
+        if match and int(match.group(2)) == os.getpid():
+            continue
+        if match and not held(match.group(1)) and process_alive(match.group(2)):
             continue
         path.unlink(missing_ok=True)
         removed.append(path)

@@ -65,6 +65,18 @@ HIDDEN = re.compile(r"^\.nslb")
 TEMPORARY_NAME = re.compile(rf"^\..+{re.escape(TMP)}$")  # what remove_stale_temporaries clears
 
 
+def written_under_lock(name: str) -> bool:
+    """Whether only a holder of the folder's lock writes the file ``name`` of a run folder:
+    the results, the config, the data's record and the provenance (the plots and Hydra's
+    log are written without it)."""
+    return bool(SEED_FILE.match(name) or SEED_STATS.match(name)) or name in {
+        CONFIG_FILE,
+        DATA_FILE,
+        provenance.FILE,
+        parquet.FILE,
+    }
+
+
 class OutputConflict(RuntimeError):
     """A folder holds results of another configuration, or files nslb did not write."""
 

@@ -4,6 +4,7 @@ a folder of another format or run.every is refused in one line, and so is a bad 
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 from pathlib import Path
@@ -119,6 +120,22 @@ def test_a_finished_file_is_kept_when_a_part_is_damaged(tmp_path: Path, referenc
     finals = table.groupby("seed")["cum_regret"].last().to_numpy()  # the objective's source
     shown = f"over its 8 seeds {finals.mean():.2f} ± {finals.std(ddof=1) / np.sqrt(8):.2f}"
     assert shown in more.stdout
+
+
+def test_a_killed_sealers_temporaries_go_whatever_process_their_pid_names(
+    tmp_path: Path, reference
+) -> None:
+    folder = tmp_path / "ref"
+    (folder / parquet.PARTS).mkdir()
+    # the pid of a killed writer, since reused (here by this test's process)
+    sealing = folder / f".{parquet.FILE}.{os.getpid()}.0a1b2c.tmp"
+    part = folder / parquet.PARTS / f".seeds=6-7.parquet.{os.getpid()}.0a1b2c.tmp"
+    for path in (sealing, part):
+        path.write_bytes(b"PAR1 cut short")
+    more = run_into(folder, *PARQUET, "run.n_seeds=8", cwd=tmp_path)
+    assert more.returncode == 0, more.stderr
+    assert not temporaries(folder) and not (folder / parquet.PARTS).exists()
+    assert sorted(set(pq.read_table(folder / parquet.FILE)["seed"].to_pylist())) == list(range(8))
 
 
 @pytest.mark.parametrize(

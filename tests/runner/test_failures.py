@@ -75,7 +75,9 @@ def test_a_run_that_failed_before_its_first_result_does_not_block_the_corrected_
     assert (tmp_path / "r/seed=0.csv").is_file()
 
 
-def test_stale_temporary_files_are_removed_and_live_ones_kept(tmp_path: Path) -> None:
+def test_every_other_writers_temporaries_are_removed_under_the_folders_lock(
+    tmp_path: Path,
+) -> None:
     folder = tmp_path / "r"
     folder.mkdir()
     dead = subprocess.run(["true"], check=True)  # a process id that is gone …
@@ -83,10 +85,18 @@ def test_stale_temporary_files_are_removed_and_live_ones_kept(tmp_path: Path) ->
     stale.write_text("{")
     old_style = folder / ".seed=1.csv.k2j3h4.tmp"
     old_style.write_text("t,")
+    # a pid that names a live process (here this test's), as a reused pid or a pid of another
+    # host sharing the folder would: its process does not hold the folder's lock, so the
+    # file is no write in progress
+    reused = folder / f".seed=1.csv.{os.getpid()}.abc123.tmp"
+    reused.write_text("t,")
+    plotting = folder / f".regret.png.{os.getpid()}.abc123.tmp"  # a plot writes without it
+    plotting.write_bytes(b"")
     assert dead.returncode == 0
     done = nslb("run", *QUICK, "run.n_seeds=2", f"hydra.run.dir={folder}", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert not stale.exists() and not old_style.exists()
+    assert not stale.exists() and not old_style.exists() and not reused.exists()
+    assert plotting.exists(), "a live plot's file in the making is left to it"
     assert sorted(p.name for p in folder.glob("seed=*.csv")) == ["seed=0.csv", "seed=1.csv"]
 
 
