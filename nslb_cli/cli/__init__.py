@@ -63,6 +63,8 @@ synthetic worlds. Exit status: 0 all pass, 1 a check fails, 2 bad input.
 Compile every agent's numba kernels (Gaussian and Bernoulli rewards, known model and
 prior) into nslb's cache, so that no later run waits for them; `make install` runs it.
 MovieLens's kernels compile on a small ratings file of its own: no release is needed.
+With JAX installed (the [jax] extra), also the JAX engine's programs of the paper's
+presets (run.engine=jax, default run.batch_size), into the same cache.
 """,
     "completion": """usage: nslb completion bash|zsh
 

@@ -380,8 +380,8 @@ def _load(
         )
     if loaded.frame.empty:
         raise PlotError(
-            f"no readable results in {options.root}: all {loaded.n_files} seed files were "
-            "skipped (reasons above)"
+            f"no readable results in {options.root}: every result file below it was skipped "
+            "(reasons above)"
         )
     _warn_mixed_versions(options.root, loaded.runs[lab.FOLDER])
     frame, runs = select(loaded.frame, loaded.runs, options.agents, options.rounds, warn)

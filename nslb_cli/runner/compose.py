@@ -419,6 +419,32 @@ def refuse_swept_hydra_settings(parsed: list[Override]) -> None:
             )
 
 
+def refuse_several_values(parsed: list[Override]) -> None:
+    """``nslb run run.n_seeds=3,4`` without ``-m``: several values of a key for one run."""
+    for override in parsed:
+        if override.is_sweep_override() and not override.is_hydra_override():
+            line = override.input_line or ""
+            raise ConfigError(
+                override.key_or_group,
+                f"'{line}' gives several values, and a run has one: to run each, sweep with "
+                f"-m {line}",
+            )
+
+
+def refuse_swept_section_keys(parsed: list[Override], base: DictConfig) -> None:
+    """``horizon=3,4``: a section's key given several values without its section, refused
+    naming them all (write ``env.horizon=3,4``), not the first job that fails on it."""
+    for override in parsed:
+        key = override.key_or_group
+        plain = not (override.is_add() or override.is_force_add() or override.is_delete())
+        if not (plain and override.is_sweep_override()) or "." in key or key in base:
+            continue
+        owners = [s for s in SECTIONS if isinstance(base.get(s), DictConfig) and key in base[s]]
+        if owners:
+            line = override.input_line or ""
+            raise ConfigError(key, f"'{line}' is not a top-level key: write {owners[0]}.{line}")
+
+
 def _sweep_points(overrides: list[str], multirun: bool) -> tuple[list[list[str]], DictConfig]:
     """The override list of every job Hydra would launch, and the composed base config."""
     base = compose(CONFIG_NAME, overrides=_non_sweep(overrides), return_hydra_config=True)
@@ -702,8 +728,11 @@ def check_command_line(overrides: list[str], multirun: bool) -> CommandLine:
             known = _unknown_key(overrides, err, first) or _group_path(overrides, err)
             raise (hint == "" and known) or ConfigError("overrides", one_line(err) + hint) from None
         sweep = multirun or base.hydra.mode == RunMode.MULTIRUN
+        refuse_swept_section_keys(parsed, base)
         if sweep:
             refuse_swept_hydra_settings(parsed)
+        else:
+            refuse_several_values(parsed)
         composed = Compositions(_composed)
         if not sweep:  # a single run's config is the base, unless it holds a list (refused)
             whole = _non_sweep(points[0]) == points[0]

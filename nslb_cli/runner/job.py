@@ -244,7 +244,10 @@ def _simulate_missing(
     label = f"{config.agent.name} on {config.env.name}"
     if len(pending) == 0:
         output.finish(folder, layout(config), config.run.batch_size)  # a stopped job's parts
-        log.info("%s: all %d seeds already in %s", label, len(config.seeds), shown)
+        done = len(config.seeds)
+        log.info(
+            "%s: %s already in %s", label, "its 1 seed" if done == 1 else f"all {done} seeds", shown
+        )
         return
     numbers = _numbers(config.run.engine)
     if state.done:
@@ -268,19 +271,27 @@ def _simulate_missing(
     seconds = time.perf_counter() - start
     everything = sorted(state.done | set(pending.tolist()))
     regret = final_values(folder, everything, "cum_regret", config)
-    se = regret.std(ddof=1) / np.sqrt(len(regret)) if len(regret) > 1 else float("nan")
+    spread = (
+        f"± {regret.std(ddof=1) / np.sqrt(len(regret)):.2f} (mean ± SE)"
+        if len(regret) > 1
+        else "(one seed: no standard error)"
+    )
     log.info(
-        "%s: %d seeds added (%d already done) in %.1f s -> %s; final cum_regret over its "
-        "%d seeds %.2f ± %.2f (mean ± SE)",
+        "%s: %s added (%d already done) in %.1f s -> %s; final cum_regret over its %s %.2f %s",
         label,
-        len(pending),
+        _seeds(len(pending)),
         len(state.done & set(config.seeds.tolist())),
         seconds,
         shown,
-        len(regret),
+        _seeds(len(regret)),
         regret.mean(),
-        se,
+        spread,
     )
+
+
+def _seeds(n: int) -> str:
+    """``1 seed``, ``2 seeds``."""
+    return f"{n} seed{'s' if n != 1 else ''}"
 
 
 def _data_text(data: dict[str, Any] | None) -> str | None:

@@ -36,7 +36,10 @@ def test_every_command_has_help(tmp_path: Path, command: str) -> None:
 
 def test_adding_seeds_logs_the_folder_s_mean_over_all_its_seeds(tmp_path: Path) -> None:
     out = f"hydra.run.dir={tmp_path / 'r'}"
-    assert nslb("run", *QUICK, "run.n_seeds=1", out, cwd=tmp_path).returncode == 0
+    first = nslb("run", *QUICK, "run.n_seeds=1", out, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    said = (first.stdout + first.stderr).lower()
+    assert "1 seed added" in said and "over its 1 seed " in said and "nan" not in said
     more = nslb("run", *QUICK, "run.n_seeds=3", out, cwd=tmp_path)
     assert more.returncode == 0, more.stderr
     finals = [pd.read_csv(p)["cum_regret"].iloc[-1] for p in (tmp_path / "r").glob("seed=*.csv")]

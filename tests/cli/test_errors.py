@@ -68,6 +68,8 @@ def cases(tmp: Path) -> list[tuple[list[str], str]]:
         ),
         (["run", "-m", "hydra.job.name=a,b"], "sweeps one of Hydra's own settings"),
         (["run", "engine=jax"], "not a top-level key: write run.engine=jax"),
+        (["run", "-m", "horizon=3,4"], "not a top-level key: write env.horizon=3,4"),
+        (["run", "run.n_seeds=3,4"], "a run has one: to run each, sweep with -m run.n_seeds=3,4"),
         (["run", "agent=umts", "num_particles=5"], "write agent.num_particles=5"),
         (["data", "prepare", f"env.data_dir={HOME_MISSING}"], f"{Path.home()}/surely-not"),
         (["data", "prepare", "env.sigma=(0.5"], "cannot parse 'env.sigma=(0.5'"),
