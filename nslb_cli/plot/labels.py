@@ -73,6 +73,10 @@ AGENT = "agent.name"
 NAME = "name"
 FOLDER = "folder"
 GROUP = "group"
+ENGINE = "run.engine"
+"""The one run setting in the runs table, where not the default engine's (``jax``): another
+engine draws other worlds from a seed, so its runs are a group of their own (paired
+differences pair the seeds of one engine)."""
 LABEL = "agent"  # an agent's label in a labelled runs table (config columns are ``agent.…``)
 AGENT_PREFIX = "agent."
 CONF_PACKAGE = "nslb_cli.conf"  # conf/, shipped in the package: agent/<name>.yaml
@@ -144,13 +148,15 @@ def display_name(agent: str, rename: Mapping[str, str] | None = None) -> str:
 
 
 def group_keys(columns: Iterable[str]) -> list[str]:
-    """The config columns that define a group: ``name``, the environment settings and the
-    data's identity (where the data were read from is not: see :mod:`identity`)."""
+    """The config columns that define a group: ``name``, the environment settings, the
+    data's identity (where the data were read from is not: see :mod:`identity`) and the
+    engine (:data:`ENGINE`)."""
     columns = list(columns)
     return [
         NAME,
         *(c for c in columns if c.startswith("env.") and c not in DATA_SOURCE),
         *([DATA] if DATA in columns else []),
+        *([ENGINE] if ENGINE in columns else []),
     ]
 
 

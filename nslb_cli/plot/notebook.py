@@ -91,6 +91,8 @@ def load_results(
     loaded = tidy.load(roots, columns, use_cache=use_cache, join_config=False)
     for skipped in loaded.skipped:
         warnings.warn(f"skipped {skipped}", stacklevel=2)
+    for line in tidy.mixed_makers(loaded):
+        warnings.warn(line, stacklevel=2)
     if loaded.frame.empty:  # the same words as nslb plot's
         what = "no readable results" if loaded.n_files else "no results"
         where = ", ".join(map(str, roots))

@@ -46,7 +46,6 @@ from nslb_cli.plot.aggregate import METRICS, PAIRED_METRIC, SUMMARY_METRICS
 from nslb_cli.plot.parse_cache import warn
 from nslb_cli.plot.selection import PlotError, select
 from nslb_cli.plot.styles import Style, style_map
-from nslb_cli.store import provenance
 from nslb_cli.store.atomic import atomic_write_text
 from nslb_cli.store.folder import claim_plotted
 
@@ -383,7 +382,8 @@ def _load(
             f"no readable results in {options.root}: every result file below it was skipped "
             "(reasons above)"
         )
-    _warn_mixed_versions(options.root, loaded.runs[lab.FOLDER])
+    for line in tidy.mixed_makers(loaded):
+        warn(line)
     frame, runs = select(loaded.frame, loaded.runs, options.agents, options.rounds, warn)
     seed_stats = loaded.seed_stats[loaded.seed_stats["run"].isin(runs.index)]
     return frame, runs, seed_stats
@@ -422,16 +422,6 @@ def _study(options: Options, found: study.Study, work: _Work, stems: _Stems) -> 
     text = study.markdown(found, trials, f"study {where}" if where != "." else "study")
     work.sections.append(text)
     work.tables.append((trials, text, stem, []))
-
-
-def _warn_mixed_versions(root: Path, folders: pd.Series) -> None:
-    """One line when the runs were written by different nslb versions (``provenance.jsonl``)."""
-    versions: set[str] = set()
-    for joined in folders:
-        for folder in str(joined).split("; "):
-            versions |= provenance.versions(root / folder)
-    if len(versions) > 1:
-        warn(f"combines runs made by different nslb versions: {', '.join(sorted(versions))}")
 
 
 def sweeps(final: pd.DataFrame, runs: pd.DataFrame, rename: dict[str, str]) -> list[Sweep]:

@@ -47,8 +47,8 @@ import yaml
 from nslb_cli.plot import csvread, parquetread, parse_cache
 from nslb_cli.plot.csvread import Columns, MalformedResult, Skipped
 from nslb_cli.plot.identity import FINGERPRINT, identity, with_data
-from nslb_cli.plot.labels import config_value
-from nslb_cli.store import parquet
+from nslb_cli.plot.labels import ENGINE, config_value
+from nslb_cli.store import parquet, provenance
 from nslb_cli.store.folder import read_seed_record, result_key
 from nslb_cli.store.results import (
     COLUMNS,
@@ -84,6 +84,9 @@ class Loaded:
     seed_stats: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["run", "seed"]))
     """One row per loaded (run, seed): ``run``, ``seed`` and the numeric statistics its
     ``seed=K.json`` records (float64; NaN where a seed has no such value)."""
+    makers: dict[str, set[str]] = field(default_factory=dict)
+    """Per engine (``numpy``, ``jax``), what made the loaded runs' numbers: the nslb
+    versions and, for the JAX engine, its numbers' revisions (``provenance.jsonl``)."""
 
 
 @dataclass
@@ -174,6 +177,8 @@ def read_config(folder: Path) -> tuple[dict[str, Any], str]:
     fingerprint = config.get(FINGERPRINT)
     run = tree.get("run")
     engine = str(run.get("engine", "numpy")) if isinstance(run, dict) else "numpy"
+    if engine != "numpy":  # another engine's seeds are other draws: another run
+        config[ENGINE] = engine
     return config, result_key(tree, None if fingerprint is None else str(fingerprint), engine)
 
 
@@ -226,6 +231,7 @@ def load(
         raise ValueError(f"unknown CSV columns {unknown}; available: {', '.join(COLUMNS)}")
     runs: dict[tuple, _Run] = {}
     skipped: list[Skipped] = []
+    makers: dict[str, set[str]] = {}
     roots = [roots] if isinstance(roots, Path) else roots
     found_in = {f: (root, s) for root in roots for f, s in find_seed_files(root, skipped).items()}
     n_files = sum(s.path.suffix == ".parquet" for s in skipped)  # damaged: none of their seeds
@@ -248,6 +254,7 @@ def load(
         if found:
             run = runs.setdefault(identity(config), _Run(config))
             skipped += _merge(run, found, dict(seeds), str(folder.relative_to(root)))
+            _add_makers(makers, folder, str(config.get(ENGINE, "numpy")))
     merged = [run for run in runs.values() if run.seeds]
     keys = _ordered_keys([run.config for run in merged])
     frame = _join(merged, columns, keys if join_config else [])
@@ -255,7 +262,29 @@ def load(
     runs_table = pd.DataFrame(configs, columns=keys, dtype=object)
     runs_table["folder"] = ["; ".join(run.folders) for run in merged]
     stats = _seed_stats(merged)
-    return Loaded(frame, runs_table, keys, skipped=skipped, n_files=n_files, seed_stats=stats)
+    return Loaded(
+        frame, runs_table, keys, skipped=skipped, n_files=n_files, seed_stats=stats, makers=makers
+    )
+
+
+def _add_makers(makers: dict[str, set[str]], folder: Path, engine: str) -> None:
+    """Add what made ``folder``'s numbers (:attr:`Loaded.makers`) to ``engine``'s entry."""
+    made = {f"nslb {version}" for version in provenance.versions(folder)}
+    if engine != "numpy":
+        made |= {f"numbers {numbers}" for numbers in provenance.numbers(folder)[0]}
+    makers.setdefault(engine, set()).update(made)
+
+
+def mixed_makers(loaded: Loaded) -> list[str]:
+    """A line per engine whose loaded runs were made by different nslb versions or, on the
+    JAX engine, different revisions of its numbers: their seeds may not be comparable."""
+    return [
+        f"combines {engine}-engine runs made by different nslb versions or engine revisions: "
+        f"{'; '.join(sorted(made))}"
+        for engine, made in loaded.makers.items()
+        if len({m for m in made if m.startswith("nslb ")}) > 1
+        or len({m for m in made if m.startswith("numbers ")}) > 1
+    ]
 
 
 CONTRADICTED = (

@@ -16,6 +16,7 @@ from nslb_cli.common.apart import Ended, forbid_forks, run_apart  # noqa: E402
 from nslb_cli.envs.synthetic import SyntheticParams  # noqa: E402
 from nslb_cli.jax_engine import coverage  # noqa: E402
 from nslb_cli.jax_engine.engine import simulate_seeds  # noqa: E402
+from nslb_cli.plot.notebook import load_results  # noqa: E402
 from tests.helpers.cli import nslb, said  # noqa: E402
 
 SMALL = ("env.horizon=40", "run.n_seeds=3")
@@ -33,6 +34,30 @@ def test_a_jax_run_writes_the_columns_of_the_default_engine_in_a_folder_of_its_o
     assert (jax_folder / "seed=0.csv").read_text().splitlines()[0] == header
     assert len((jax_folder / "seed=2.csv").read_text().splitlines()) == 41
     assert (numpy_folder / "seed=0.csv").read_bytes() != (jax_folder / "seed=0.csv").read_bytes()
+
+
+def test_readers_keep_the_two_engines_runs_apart_and_pair_seeds_within_an_engine(
+    tmp_path: Path,
+) -> None:
+    for args in (["run.engine=jax"], ["run.engine=jax", "agent=random"], ["run.seed=3"]):
+        done = nslb("run", "name=e", *args, *SMALL, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+    frame = load_results(tmp_path / "outputs")
+    finals = frame[frame["t"] == 40]
+    seeds = finals.groupby(["group", "agent"], observed=True)["seed"].apply(sorted).to_dict()
+    # the default engine's mTS has seeds 3-5 (run.seed=3), the JAX engine's 0-2: not one run
+    assert seeds == {
+        ("e", "mTS"): [3, 4, 5],
+        ("e (run.engine=jax)", "mTS"): [0, 1, 2],
+        ("e (run.engine=jax)", "Random"): [0, 1, 2],
+    }
+    plotted = nslb("plot", "outputs", "--format", "png", cwd=tmp_path)
+    assert plotted.returncode == 0, plotted.stderr
+    tables = plotted.stdout.split("### ")
+    jax_table = next(t for t in tables if t.startswith("e (run.engine=jax)\n"))
+    numpy_table = next(t for t in tables if t.startswith("e\n"))
+    assert "| mTS | 3 |" in jax_table and "| Random | 3 |" in jax_table
+    assert "| mTS | 3 |" in numpy_table and "Random" not in numpy_table
 
 
 def test_results_of_the_two_engines_never_mix_in_one_folder(tmp_path: Path) -> None:

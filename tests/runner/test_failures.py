@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from nslb_cli.plot.notebook import load_results
 from nslb_cli.runner import failures
 from nslb_cli.runner.owner import OWNER
 from tests.helpers.cli import NSLB, QUICK, nslb
@@ -170,6 +171,8 @@ def test_plot_warns_when_runs_come_from_different_nslb_versions(tmp_path: Path) 
     assert mixed.returncode == 0
     warning = [line for line in mixed.stderr.splitlines() if "different nslb versions" in line]
     assert len(warning) == 1 and "0.0.1" in warning[0]
+    with pytest.warns(UserWarning, match="different nslb versions.*0.0.1"):
+        load_results(tmp_path / "outputs")
 
 
 def test_plot_skips_a_csv_cut_inside_its_last_field(tmp_path: Path) -> None:
