@@ -238,6 +238,14 @@ def _simulate_missing(
         log.warning("%s: seed=%d.csv %s; simulating it again", shown, seed, problem)
     for name, problem in sorted(state.damaged_files.items()):
         log.warning("%s: %s is %s; simulating its seeds again", shown, name, problem)
+    left = sorted(state.lost - state.done - set(config.seeds.tolist()))
+    if left:  # the file goes when this run's results are sealed
+        log.warning(
+            "%s: seeds %s of the damaged file are lost: this run does not simulate them "
+            "(run.seed and run.n_seeds choose the seeds)",
+            shown,
+            seed_ranges(left),
+        )
     if state.done:  # its seeds know their config: a lost or damaged record is rewritten
         restore_records(folder, settings, _data_text(data))
     pending = np.array([s for s in config.seeds if s not in state.done], dtype=np.int64)

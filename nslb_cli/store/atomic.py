@@ -24,6 +24,7 @@ from typing import BinaryIO
 
 TMP = ".tmp"
 TEMPORARY = re.compile(r"^\.(.+)\.(\d+)\.[^.]+\.tmp$")  # .<name>.<pid>.<random>.tmp
+EARLIER = re.compile(r"^\.(.+)\.[a-z0-9_]{6,8}\.tmp$")  # an earlier build's .<name>.<random>.tmp
 
 
 def _file_mode() -> int:
@@ -80,6 +81,17 @@ def fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
+def temporary(name: str) -> tuple[str, int | None] | None:
+    """The file that the temporary named ``name`` was to become, and its writer's pid (``None``
+    for an earlier build's temporary, which named none); ``None`` if ``name`` is no
+    temporary of nslb's (``.my-notes.tmp``: a user's file, never removed)."""
+    match = TEMPORARY.match(name)
+    if match:
+        return match.group(1), int(match.group(2))
+    match = EARLIER.match(name)
+    return (match.group(1), None) if match else None
+
+
 def remove_stale_temporaries(
     folder: Path, held: Callable[[str], bool] = lambda name: False
 ) -> list[Path]:
@@ -87,15 +99,17 @@ def remove_stale_temporaries(
     its pid names no process, or the file it writes is one that ``held`` says only a holder
     of the folder's lock writes (:mod:`nslb_cli.store.lock`), and this process holds it.
     Then every other writer of that file is gone, whatever its pid names now (a pid reused
-    by another process, a pid of another host sharing the folder)."""
+    by another process, a pid of another host sharing the folder). Hidden ``.tmp`` files
+    that nslb does not name so (:func:`temporary`) are left alone."""
     if not folder.is_dir():
         return []
     removed = []
     for path in folder.glob(f".*{TMP}"):
-        match = TEMPORARY.match(path.name)
-        if match and int(match.group(2)) == os.getpid():
+        found = temporary(path.name)
+        if found is None or found[1] == os.getpid():
             continue
-        if match and not held(match.group(1)) and process_alive(match.group(2)):
+        target, pid = found
+        if not held(target) and pid is not None and process_alive(pid):
             continue
         path.unlink(missing_ok=True)
         removed.append(path)

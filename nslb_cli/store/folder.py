@@ -37,7 +37,7 @@ from typing import Any
 import yaml
 
 from nslb_cli.store import parquet, provenance
-from nslb_cli.store.atomic import TMP, atomic_write_text
+from nslb_cli.store.atomic import atomic_write_text, temporary
 from nslb_cli.store.results import (
     CONFIG_FILE,
     CSV,
@@ -62,7 +62,6 @@ NSLB_NAMES = frozenset(
     {CONFIG_FILE, DATA_FILE, LOG_FILE, SWEEP_FILE, STUDY_FILE, provenance.FILE, parquet.FILE}
 )
 HIDDEN = re.compile(r"^\.nslb")
-TEMPORARY_NAME = re.compile(rf"^\..+{re.escape(TMP)}$")  # what remove_stale_temporaries clears
 
 
 def written_under_lock(name: str) -> bool:
@@ -103,6 +102,7 @@ class FolderState:
     done: set[int] = field(default_factory=set)
     damaged: dict[int, str] = field(default_factory=dict)
     damaged_files: dict[str, str] = field(default_factory=dict)
+    lost: set[int] = field(default_factory=set)  # the seeds damaged Parquet files name
 
 
 def read_config(folder: Path) -> dict[str, Any] | None:
@@ -158,7 +158,7 @@ def scan(
                 state.damaged[seed] = problem
         else:
             foreign.append(seed)
-    records_pq, damaged_pq = parquet.stored(folder)
+    records_pq, damaged_pq = parquet.stored(folder, state.lost)
     foreign += sorted({s for r in records_pq if r.key != key for s in r.seeds})
     if foreign:
         raise OutputConflict(_conflict(folder, foreign, recorded, config))
@@ -302,7 +302,8 @@ def restore_records(folder: Path, config: dict[str, Any], data: str | None) -> N
 
 def foreign_files(folder: Path) -> list[str]:
     """The files of ``folder`` that nslb did not write (sorted names; folders are never
-    counted): anything but seed files, ``results.parquet``, ``config.yaml`` (with nslb's
+    counted): anything but seed files, ``results.parquet`` (with nslb's record),
+    ``config.yaml`` (with nslb's
     header, or beside results), ``data.json``, ``provenance.jsonl``, Hydra's ``nslb.log``,
     ``multirun.yaml`` and ``optimization_results.yaml``, a study's ``best.yaml`` (with
     nslb's header), nslb's hidden files and temporaries, and the files ``nslb plot``
@@ -313,13 +314,19 @@ def foreign_files(folder: Path) -> list[str]:
         return []
     names = {p.name for p in entries}
     plotted = _plotted(folder)
+    if parquet.FILE in names and parquet.foreign(folder / parquet.FILE):
+        names.discard(parquet.FILE)  # a Parquet file without nslb's record: somebody else's
+        foreign = [parquet.FILE]
+    else:
+        foreign = []
     has_seeds = any(SEED_FILE.match(n) for n in names) or parquet.FILE in names
-    ours = [SEED_FILE, SEED_STATS, HIDDEN, TEMPORARY_NAME]
-    foreign = [
+    ours = [SEED_FILE, SEED_STATS, HIDDEN]
+    foreign += [
         name
         for name in sorted(names)
         if not (any(p.match(name) for p in ours) or name in plotted or name in NSLB_NAMES)
         and name != BEST_FILE
+        and temporary(name) is None
     ]
     if CONFIG_FILE in names and not (has_seeds or _has_header(folder / CONFIG_FILE)):
         foreign.append(CONFIG_FILE)  # a config.yaml of somebody else's, not a claim of nslb's

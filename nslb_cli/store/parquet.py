@@ -50,7 +50,12 @@ CHUNK = 1 << 23  # bytes read at a time to check a file's CRC-32
 
 
 class Damaged(ValueError):
-    """A Parquet file that is not whole results of nslb's; the message is one line."""
+    """A Parquet file that is not whole results of nslb's; the message is one line, and
+    ``seeds`` those its record names, where it could be read."""
+
+    def __init__(self, message: str, seeds: Iterable[int] = ()) -> None:
+        super().__init__(message)
+        self.seeds = tuple(seeds)
 
 
 @dataclass(frozen=True)
@@ -173,10 +178,24 @@ def read_record(handle: BinaryIO, path: Path) -> Record:
         found = zlib.crc32(handle.read(min(CHUNK, size - footer - handle.tell())), found)
     tail = handle.read().replace(_seal(crc).encode(), _seal(UNSEALED).encode(), 1)
     if f"{zlib.crc32(tail, found):08x}" != crc:
-        raise Damaged(f"damaged: CRC-32 {zlib.crc32(tail, found):08x}, but nslb wrote {crc}")
+        computed = f"{zlib.crc32(tail, found):08x}"
+        raise Damaged(f"damaged: CRC-32 {computed}, but nslb wrote {crc}", seeds)
     if not seeds or meta.num_rows % len(seeds) or any(len(v) != len(seeds) for v in stats.values()):
         raise Damaged("damaged: its record's seeds do not match its rows")
     return Record(path, key, every, seeds, stats, meta.num_rows // len(seeds))
+
+
+def foreign(path: Path) -> bool:
+    """Whether ``path`` is a readable Parquet file that holds no record of nslb's (written
+    by another program, or rewritten by one): not nslb's to replace. A file whose footer
+    cannot be read is not called foreign (it may be nslb's, damaged)."""
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.read_metadata(path)
+    except (pa.ArrowException, OSError, ValueError):
+        return False
+    return RECORD not in (meta.metadata or {})
 
 
 def files(folder: Path) -> list[Path]:
@@ -185,9 +204,10 @@ def files(folder: Path) -> list[Path]:
     return sealed + sorted((folder / PARTS).glob("*.parquet"))
 
 
-def stored(folder: Path) -> tuple[list[Record], dict[Path, str]]:
+def stored(folder: Path, lost: set[int] | None = None) -> tuple[list[Record], dict[Path, str]]:
     """The checked records of ``folder``'s Parquet files (:func:`files`), and the files
-    that are damaged, each with its one-line reason."""
+    that are damaged, each with its one-line reason; the seeds that damaged files name
+    (where their records can be read) are added to ``lost``."""
     records, damaged = [], {}
     for path in files(folder):
         try:
@@ -195,6 +215,7 @@ def stored(folder: Path) -> tuple[list[Record], dict[Path, str]]:
                 records.append(read_record(handle, path))
         except Damaged as err:
             damaged[path] = str(err)
+            (lost if lost is not None else set()).update(err.seeds)
         except OSError as err:
             damaged[path] = f"unreadable ({err.strerror or err})"
     return records, damaged

@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -136,6 +137,36 @@ def test_a_killed_sealers_temporaries_go_whatever_process_their_pid_names(
     assert more.returncode == 0, more.stderr
     assert not temporaries(folder) and not (folder / parquet.PARTS).exists()
     assert sorted(set(pq.read_table(folder / parquet.FILE)["seed"].to_pylist())) == list(range(8))
+
+
+@pytest.mark.parametrize("layout", [PARQUET, []], ids=["parquet", "csv"])
+def test_a_parquet_file_nslb_did_not_write_is_never_replaced(layout, tmp_path: Path) -> None:
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    pq.write_table(pa.table({"x": list(range(100))}), folder / parquet.FILE)
+    theirs = (folder / parquet.FILE).read_bytes()
+    refused = run_into(folder, *layout, cwd=tmp_path)
+    assert refused.returncode == 2
+    assert "holds files nslb did not write (results.parquet)" in one_error_line(refused.stderr)
+    assert (folder / parquet.FILE).read_bytes() == theirs
+    assert sorted(p.name for p in folder.iterdir()) == [parquet.FILE]
+
+
+def test_a_users_hidden_tmp_file_is_never_removed(tmp_path: Path, reference) -> None:
+    folder = tmp_path / "ref"
+    (folder / ".my-notes.tmp").write_text("notes")
+    refused = run_into(folder, *PARQUET, "run.n_seeds=8", cwd=tmp_path)
+    assert refused.returncode == 2 and ".my-notes.tmp" in one_error_line(refused.stderr)
+    assert (folder / ".my-notes.tmp").read_text() == "notes"
+
+
+def test_the_seeds_a_damaged_file_loses_beyond_the_run_are_named(tmp_path: Path, reference):
+    folder = tmp_path / "ref"
+    flip(folder / parquet.FILE)
+    fewer = nslb(*RUN[:-2], "run.n_seeds=2", *PARQUET, f"hydra.run.dir={folder}", cwd=tmp_path)
+    assert fewer.returncode == 0, fewer.stderr
+    lost = [line for line in fewer.stdout.splitlines() if "are lost" in line]
+    assert len(lost) == 1 and "seeds 2–5 of the damaged file are lost" in lost[0], fewer.stdout
 
 
 @pytest.mark.parametrize(
