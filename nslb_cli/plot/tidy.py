@@ -341,7 +341,13 @@ def _seed_stats(runs: list[_Run]) -> pd.DataFrame:
     table = pd.DataFrame(rows, columns=list(dict.fromkeys(k for row in rows for k in row)))
     if table.empty:
         return pd.DataFrame({"run": np.array([], np.int32), "seed": np.array([], np.int32)})
-    return table.astype({"run": np.int32, "seed": np.int32})
+    return table.astype({"run": np.int32, "seed": _seed_type(runs)})
+
+
+def _seed_type(runs: list[_Run]) -> type[np.signedinteger]:
+    """int32 for the seed column, int64 where a seed needs it (``run.seed`` up to 2^63 - 1)."""
+    largest = max((seed for run in runs for seed in run.seeds), default=0)
+    return np.int32 if largest <= np.iinfo(np.int32).max else np.int64
 
 
 def _stats(path: Path, seed: int, in_parquet: dict[Path, dict[int, dict[str, float]]]) -> dict:
@@ -410,11 +416,12 @@ def _join(runs: list[_Run], columns: Sequence[str], keys: Sequence[str]) -> pd.D
     """Stack the seed columns and add each run's values of config ``keys`` as categorical
     columns."""
     parts: dict[str, list[np.ndarray]] = {key: [] for key in ("run", "seed", "t", *columns)}
+    seed_type = _seed_type(runs)
     for index, run in enumerate(runs):
         for seed, values in sorted(run.seeds.items()):
             n = len(values["t"])
             parts["run"].append(np.full(n, index, dtype=np.int32))
-            parts["seed"].append(np.full(n, seed, dtype=np.int32))
+            parts["seed"].append(np.full(n, seed, dtype=seed_type))
             for key in ("t", *columns):
                 parts[key].append(values[key])
     empty = {"run": np.int32, "seed": np.int32, "t": np.int32}

@@ -45,6 +45,17 @@ def test_parquet_results_load_as_their_csvs(tmp_path: Path) -> None:
     assert read[0].seed_stats.equals(read[1].seed_stats)
 
 
+@pytest.mark.parametrize("layout", [Layout(), Layout("parquet")], ids=["csv", "parquet"])
+def test_seeds_beyond_32_bits_are_read_as_they_are(layout: Layout, tmp_path: Path) -> None:
+    seeds = [2**32, 2**63 - 1]  # run.seed takes any int64
+    write(tmp_path / "mts", "mts", seeds, layout)
+    loaded = tidy.load(tmp_path, ["cum_regret"], use_cache=False)
+    assert loaded.skipped == []
+    assert sorted(set(loaded.frame["seed"].tolist())) == seeds
+    assert sorted(loaded.seed_stats["seed"].tolist()) == seeds
+    assert sorted(set(load_results(tmp_path)["seed"].tolist())) == seeds
+
+
 def test_thinned_results_are_plotted_at_the_rounds_kept(tmp_path: Path) -> None:
     write(tmp_path / "mts", "mts", [0, 1, 2], Layout("parquet", 7))
     write(tmp_path / "random", "random", [0, 1, 2], Layout("csv", 4))
