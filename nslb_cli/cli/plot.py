@@ -232,9 +232,12 @@ def main(argv: Sequence[str]) -> None:
         written, sections = plot(options)
     except OutputConflict as err:
         raise PlotError(str(err)) from None
-    except OSError as err:  # a full disk, a quota, a folder gone read-only
-        where = err.filename or options.out
-        raise PlotError(f"cannot write {where}: {err.strerror or err}") from None
+    except OSError as err:  # a full disk, a quota, a folder gone read-only; a result unreadable
+        where = Path(err.filename or options.out).absolute()
+        out, root = options.out.absolute(), options.root.absolute()
+        reading = where.is_relative_to(root) and not where.is_relative_to(out)
+        verb = "read" if reading else "write"
+        raise PlotError(f"cannot {verb} {where}: {err.strerror or err}") from None
     print("\n".join(sections), end="")
     n_tables = sum(path.suffix in (".md", ".csv") for path in written)
     n_captions = sum(path.name.endswith(".caption.txt") for path in written)

@@ -11,6 +11,7 @@ job is the same result, read once.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -22,13 +23,36 @@ from nslb_cli.plot.csvread import COMPACT, NULLABLE, Columns, MalformedResult, S
 from nslb_cli.store import parquet
 from nslb_cli.store.results import OTHER_KEY
 
+TRIES = 5  # reads of a folder whose files a job keeps sealing meanwhile
+
+
+def stored_now(folder: Path) -> tuple[list[parquet.Record], dict[Path, str]]:
+    """:func:`nslb_cli.store.parquet.stored`, listed again while a job seals the folder's
+    parts under the reader (a file vanishes once listed)."""
+    for _ in range(TRIES - 1):
+        with contextlib.suppress(FileNotFoundError):
+            return parquet.stored(folder)
+    return parquet.stored(folder)
+
 
 def read_run(
     folder: Path, columns: Sequence[str], horizon: int | None, key: str | None = None
 ) -> tuple[dict[int, Columns], list[Skipped]]:
     """The Parquet results of one run folder: ``{seed: columns}`` (sorted) and the files or
     seeds skipped (incomplete, or written for another config than result ``key``; damaged
-    files are named by :func:`nslb_cli.plot.tidy.find_seed_files`)."""
+    files are named by :func:`nslb_cli.plot.tidy.find_seed_files`). Read again from the
+    start when a file vanishes or is replaced meanwhile (a job sealed its parts); the last
+    of :data:`TRIES` reads raises what it meets."""
+    for _ in range(TRIES - 1):
+        with contextlib.suppress(FileNotFoundError, parquet.Changed):
+            return _read_run(folder, columns, horizon, key)
+    return _read_run(folder, columns, horizon, key)
+
+
+def _read_run(
+    folder: Path, columns: Sequence[str], horizon: int | None, key: str | None
+) -> tuple[dict[int, Columns], list[Skipped]]:
+    """:func:`read_run`, once."""
     records = parquet.stored(folder)[0]
     skipped: list[Skipped] = []
     found: dict[int, Columns] = {}
@@ -41,6 +65,8 @@ def read_run(
             arrays = _checked(
                 record, parquet.read_columns(record, ["seed", "t", *columns]), horizon
             )
+        except parquet.Changed:
+            raise  # read the folder again
         except (parquet.Damaged, MalformedResult, pa.ArrowException) as err:
             skipped.append(Skipped(record.path, str(err).strip().splitlines()[0]))
             continue

@@ -137,7 +137,7 @@ def find_seed_files(root: Path, skipped: list[Skipped]) -> dict[Path, list[tuple
             if (match := SEED_FILE.match(name))
         )
         if parquet.FILE in files or (folder / parquet.PARTS).is_dir():
-            records, damaged = parquet.stored(folder)
+            records, damaged = parquetread.stored_now(folder)
             skipped += [Skipped(path, reason) for path, reason in damaged.items()]
             in_parquet = sorted((s, r.path) for s, (r, _) in parquet.owners(records).items())
             if seeds and (in_parquet or damaged):
@@ -355,6 +355,8 @@ def _stats(path: Path, seed: int, in_parquet: dict[Path, dict[int, dict[str, flo
     the record of its Parquet file (read once into ``in_parquet``)."""
     if path.suffix != ".parquet":
         return read_seed_stats(path)
+    if path.parent.name == parquet.PARTS and not path.exists():  # sealed since it was read
+        path = path.parent.parent / parquet.FILE
     if path not in in_parquet:
         in_parquet[path] = {}
         with contextlib.suppress(OSError, parquet.Damaged), path.open("rb") as handle:

@@ -58,6 +58,11 @@ class Damaged(ValueError):
         self.seeds = tuple(seeds)
 
 
+class Changed(Damaged):
+    """A file replaced between the reading of its record and of its rows (a job sealed
+    the folder meanwhile): to be read again, not skipped."""
+
+
 @dataclass(frozen=True)
 class Record:
     """What a Parquet file of results records about itself (checked against its bytes)."""
@@ -207,7 +212,9 @@ def files(folder: Path) -> list[Path]:
 def stored(folder: Path, lost: set[int] | None = None) -> tuple[list[Record], dict[Path, str]]:
     """The checked records of ``folder``'s Parquet files (:func:`files`), and the files
     that are damaged, each with its one-line reason; the seeds that damaged files name
-    (where their records can be read) are added to ``lost``."""
+    (where their records can be read) are added to ``lost``. A file that vanishes once
+    listed raises :class:`FileNotFoundError`: a job sealed its parts meanwhile (readers
+    do not take the folder's lock), and the folder is to be read again."""
     records, damaged = [], {}
     for path in files(folder):
         try:
@@ -216,6 +223,8 @@ def stored(folder: Path, lost: set[int] | None = None) -> tuple[list[Record], di
         except Damaged as err:
             damaged[path] = str(err)
             (lost if lost is not None else set()).update(err.seeds)
+        except FileNotFoundError:
+            raise
         except OSError as err:
             damaged[path] = f"unreadable ({err.strerror or err})"
     return records, damaged
@@ -305,7 +314,7 @@ def read_columns(record: Record, columns: list[str]) -> dict[str, np.ndarray]:
     with record.path.open("rb") as handle:
         again = read_record(handle, record.path)
         if again != record:
-            raise Damaged("changed while it was read; read it again")
+            raise Changed("changed while it was read; read it again")
         handle.seek(0)
         table = pq.ParquetFile(handle).read(columns=list(columns))
     return {name: table.column(name).to_numpy() for name in columns}

@@ -14,8 +14,8 @@ import pytest
 from nslb_cli.bandit.trace import kept_rounds
 from nslb_cli.plot import tidy
 from nslb_cli.plot.notebook import load_results, summarise
-from nslb_cli.store import output
-from nslb_cli.store.folder import claim, result_key
+from nslb_cli.store import output, parquet
+from nslb_cli.store.folder import claim, read_config, result_key
 from nslb_cli.store.results import Layout
 from tests.helpers.agents import agent_params, run_agent
 from tests.helpers.results_tree import SMALL
@@ -54,6 +54,41 @@ def test_seeds_beyond_32_bits_are_read_as_they_are(layout: Layout, tmp_path: Pat
     assert sorted(set(loaded.frame["seed"].tolist())) == seeds
     assert sorted(loaded.seed_stats["seed"].tolist()) == seeds
     assert sorted(set(load_results(tmp_path)["seed"].tolist())) == seeds
+
+
+@pytest.mark.parametrize(
+    "when", [0, 1, 2], ids=["before-the-first-file", "between-files", "before-the-statistics"]
+)
+def test_a_folder_sealed_while_it_is_read_is_read_whole(when: int, tmp_path, monkeypatch):
+    """A job seals its parts into results.parquet while a reader reads them (readers take
+    no lock): the reader lists the folder again, and reads every seed and statistic."""
+    folder = write(tmp_path / "cd_ucb", "cd_ucb", [0, 1, 2], Layout("parquet"))
+    whole = tidy.load(tmp_path, ["cum_regret"], use_cache=False)
+    key = result_key(read_config(folder))
+    (folder / parquet.FILE).unlink()
+    for seeds in ([0, 1], [2]):  # a stopped job's two parts, not sealed
+        output.write_batch(folder, run_agent("cd_ucb", seeds, SMALL), key, Layout("parquet"))
+    read_columns, calls = parquet.read_columns, []
+
+    def sealing_meanwhile(record, columns):
+        calls.append(record.path)
+        if len(calls) == when + 1:
+            parquet.seal(folder, batch_size=100)
+        return read_columns(record, columns)
+
+    monkeypatch.setattr(parquet, "read_columns", sealing_meanwhile)
+    seed_stats = tidy._seed_stats
+
+    def sealing_before(runs):
+        parquet.seal(folder, batch_size=100)  # the parts read are gone: their stats too
+        return seed_stats(runs)
+
+    if when == 2:
+        monkeypatch.setattr(tidy, "_seed_stats", sealing_before)
+    loaded = tidy.load(tmp_path, ["cum_regret"], use_cache=False)
+    assert loaded.skipped == [] and not (folder / parquet.PARTS).exists()
+    assert loaded.frame.equals(whole.frame)
+    assert "detections" in whole.seed_stats and loaded.seed_stats.equals(whole.seed_stats)
 
 
 def test_thinned_results_are_plotted_at_the_rounds_kept(tmp_path: Path) -> None:
