@@ -220,3 +220,53 @@ def test_workers_of_a_killed_parallel_sweep_end_themselves(tmp_path: Path) -> No
         time.sleep(0.1)
     assert owned_by(command.pid) == []
     assert not list((tmp_path / "s").rglob("seed=*.csv"))
+
+
+def children(pid: int) -> list[int]:
+    """The live processes whose parent is ``pid`` (``/proc``; zombies left out)."""
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            fields = (entry / "stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        if fields[0] != "Z" and int(fields[1]) == pid:
+            found.append(int(entry.name))
+    return found
+
+
+def running(pid: int) -> bool:
+    """Whether process ``pid`` exists and is no zombie."""
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(
+    not Path("/proc/self/stat").exists() or len(os.sched_getaffinity(0)) < 2,
+    reason="reads /proc; draws in one process on one CPU",
+)
+def test_drawing_workers_of_a_killed_plot_end_themselves(tmp_path: Path) -> None:
+    """A plot of a large tree draws in worker processes; SIGKILL cannot stop them, and they
+    used to wait for work forever: they see their command gone and end within seconds."""
+    done = nslb("run", "agent=random", "run.n_seeds=400", "env.horizon=2000",
+                "run.format=parquet", "hydra.run.dir=r", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr  # 800,000 rows: drawn in parallel
+    plot = subprocess.Popen([NSLB, "plot", "r", "--out", "f", "--format", "png"], cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    workers: list[int] = []
+    deadline = time.monotonic() + 60
+    while not workers and plot.poll() is None and time.monotonic() < deadline:
+        workers = children(plot.pid)
+        time.sleep(0.005)
+    assert workers, "the plot drew in worker processes"
+    plot.kill()
+    plot.wait()
+    deadline = time.monotonic() + 10
+    while any(map(running, workers)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = [pid for pid in workers if running(pid)]
+    for pid in left:  # a failure leaves none behind
+        os.kill(pid, signal.SIGKILL)
+    assert left == []
