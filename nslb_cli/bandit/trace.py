@@ -77,3 +77,40 @@ class Trace:
             for key in parts[0].cumulative
         }
         return cls(**arrays, summary=summary, rounds=parts[0].rounds, cumulative=cumulative)
+
+
+class BrokenContract(RuntimeError):
+    """An agent's decisions break what every agent promises (docs/design.md §5): an arm
+    outside ``0 … K-1``, a believed state outside ``0 … S-1``, a probability of the true
+    state outside ``[0, 1]``; or, on the JAX engine, a decision of the wrong shape or type.
+    The message is one line."""
+
+
+def check_decisions(trace: Trace, n_arms: int, n_states: int) -> None:
+    """Raise :class:`BrokenContract` at the first round of ``trace`` whose decision breaks
+    the contract (an agent without a belief reports ``NO_BELIEF`` and NaN)."""
+    believed = trace.belief != NO_BELIEF
+    probability = trace.p_true_state
+    checks = (
+        ((trace.action < 0) | (trace.action >= n_arms), "arm", trace.action, f"0 … {n_arms - 1}"),
+        (
+            believed & ((trace.belief < 0) | (trace.belief >= n_states)),
+            "believed state",
+            trace.belief,
+            f"0 … {n_states - 1}, or {NO_BELIEF} for none",
+        ),
+        (
+            believed & ~((probability >= 0.0) & (probability <= 1.0 + 1e-9)),
+            "probability of the true state",
+            probability,
+            "[0, 1]",
+        ),
+    )
+    for broken, what, values, allowed in checks:
+        if broken.any():
+            run, at = np.unravel_index(int(np.argmax(broken)), broken.shape)
+            t = int(trace.rounds[at]) if trace.rounds is not None else int(at) + 1
+            raise BrokenContract(
+                f"its {what} in round {t} of seed {int(trace.seeds[run])} is "
+                f"{values[run, at]}, outside {allowed}"
+            )

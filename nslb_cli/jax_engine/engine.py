@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from nslb_cli.bandit.trace import Trace
+from nslb_cli.bandit.trace import Trace, check_decisions
 from nslb_cli.jax_engine import coverage, sweep
 from nslb_cli.jax_engine.contract import JaxAgent, Setting
 from nslb_cli.jax_engine.scan import simulate_batch
@@ -95,4 +95,5 @@ def simulate_seeds(
     jobs = [job, *sweep.companions(key, job, names, most - 1)]
     lanes = sweep.lanes(jobs, names, seeds)
     trace = simulate_batch(world, built, np.tile(seeds, len(jobs)), per * most, lanes, every)
+    check_decisions(trace, world.problem.n_arms, world.problem.n_states)
     return sweep.keep(key, jobs, names, seeds, trace)

@@ -31,10 +31,10 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from nslb_cli.bandit.detections import AlarmLog
 from nslb_cli.bandit.rng import Stream
-from nslb_cli.bandit.trace import NO_BELIEF, Trace, kept_rounds
+from nslb_cli.bandit.trace import NO_BELIEF, BrokenContract, Trace, kept_rounds
 from nslb_cli.common.apart import forbid_forks
 from nslb_cli.jax_engine import cache, sweep
-from nslb_cli.jax_engine.contract import JaxAgent, Truth
+from nslb_cli.jax_engine.contract import Decision, JaxAgent, Truth
 from nslb_cli.jax_engine.worlds import stream
 
 logging.getLogger("jax").setLevel(logging.WARNING)  # not "no TPU found" in every job's log
@@ -112,11 +112,12 @@ def play(
         means = world.true_means[s]
         act_key, update_key = jax.random.split(jax.random.fold_in(round_key, t))
         truth = Truth(s, means) if agent.sees_truth else None
-        agent_state, decision = agent.act(agent_state, t, act_key, truth)
+        acted, decision = agent.act(agent_state, t, act_key, truth)
+        decision = checked_decision(decision, world_spec.problem.n_states)
         a = decision.action
         r = world_spec.reward(world, means[a], t)
-        before = agent_state
-        agent_state = agent.update(agent_state, t, a, r, update_key)
+        before = same_state(agent_state, acted, "act")
+        agent_state = same_state(before, agent.update(before, t, a, r, update_key), "update")
         cum_regret = cum_regret + (means.max() - means[a])  # in order: numpy's cumsum
         cum_reward = cum_reward + r
         row: tuple[Array, ...] = (a, r, means[a], means.max(), s, decision.belief,
@@ -126,6 +127,8 @@ def play(
         return (agent_state, s, cum_regret, cum_reward), row
 
     count = getattr(agent, "detection_count", None)
+    if count is not None:
+        count = functools.partial(checked_scalar, count, "detection_count")
     horizon = world_spec.problem.horizon
     rounds = jnp.arange(horizon, dtype=jnp.int64)
     zero = jnp.zeros((), jnp.float64)
@@ -133,11 +136,67 @@ def play(
     names = COLUMNS if count is None else (*COLUMNS, "detected")
     if every == 1:
         (state, *_), rows = jax.lax.scan(round_, start, rounds)
-        return dict(zip(names, rows, strict=True)), agent.summary(state)
+        return dict(zip(names, rows, strict=True)), checked_summary(agent.summary(state))
     whole = {"path": names.index("state"), "detected": len(COLUMNS)} if count is not None else {}
     (state, *_), rows, paths = thinned_scan(round_, start, horizon, every, tuple(whole.values()))
     columns = dict(zip(names, rows, strict=True)) | dict(zip(whole, paths, strict=True))
-    return columns, agent.summary(state)
+    return columns, checked_summary(agent.summary(state))
+
+
+def checked_decision(decision: Decision, n_states: int) -> Decision:
+    """``decision`` as the contract wants it (an integer arm and believed state, a
+    posterior of one entry per latent state), checked as the program is traced; else
+    :class:`~nslb_cli.bandit.trace.BrokenContract`."""
+    if not isinstance(decision, Decision):
+        raise BrokenContract(f"act returns {type(decision).__name__} in place of a Decision")
+    action, belief, posterior = (jnp.asarray(x) for x in decision)
+    for name, value in (("action", action), ("belief", belief)):
+        if value.shape != () or not jnp.issubdtype(value.dtype, jnp.integer):
+            raise BrokenContract(
+                f"act's {name} is {value.dtype} of shape {value.shape}; it must be one integer"
+            )
+    if posterior.shape != (n_states,):
+        raise BrokenContract(
+            f"act's posterior has shape {posterior.shape}; it must be ({n_states},), one "
+            "probability per latent state"
+        )
+    return Decision(action, belief, posterior)
+
+
+def same_state(before: Any, after: Any, step: str) -> Any:
+    """``after``, the state ``step`` returns, if it has the structure, shapes and types of
+    ``before`` (a scan's carry must keep them); else :class:`BrokenContract`."""
+    structures: list[Any] = [jax.tree.structure(before), jax.tree.structure(after)]
+    if structures[0] != structures[1]:
+        raise BrokenContract(f"{step} returns a state of another structure than it was given")
+    for old, new in zip(jax.tree.leaves(before), jax.tree.leaves(after), strict=True):
+        old, new = jnp.asarray(old), jnp.asarray(new)
+        if (old.shape, old.dtype) != (new.shape, new.dtype):
+            raise BrokenContract(
+                f"{step} turns a state entry of {old.dtype} {old.shape} into {new.dtype} "
+                f"{new.shape}; it must keep each entry's type and shape"
+            )
+    return after
+
+
+def checked_scalar(function: Callable[[Any], Array], name: str, state: Any) -> Array:
+    """``function(state)``, one number; else :class:`BrokenContract`."""
+    value = jnp.asarray(function(state))
+    if value.shape != ():
+        raise BrokenContract(f"{name} returns shape {value.shape}; it must be one number")
+    return value
+
+
+def checked_summary(summary: Any) -> dict[str, Array]:
+    """The agent's summary, one number per name; else :class:`BrokenContract`."""
+    if not isinstance(summary, dict):
+        raise BrokenContract(f"summary returns {type(summary).__name__}; it must be a dict")
+    for name, value in summary.items():
+        if jnp.shape(value) != ():
+            raise BrokenContract(
+                f"summary's {name!r} has shape {jnp.shape(value)}; it must be one number"
+            )
+    return summary
 
 
 Round = Callable[[tuple[Any, ...], Array], tuple[tuple[Any, ...], tuple[Array, ...]]]

@@ -21,10 +21,12 @@ import numpy as np
 from omegaconf import DictConfig
 
 from nslb_cli.agents import AGENTS
-from nslb_cli.bandit.trace import Trace
+from nslb_cli.bandit.trace import BrokenContract, Trace, check_decisions
 from nslb_cli.bandit.world import World
-from nslb_cli.common.apart import run_apart
+from nslb_cli.common.apart import Ended, run_apart
+from nslb_cli.common.registry import describe_error
 from nslb_cli.common.stopping import check as check_stop
+from nslb_cli.common.stopping import stopped_by
 from nslb_cli.common.validators import ConfigError
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner import memory
@@ -35,6 +37,7 @@ from nslb_cli.runner.parts import plan_parts, simulate_parts
 from nslb_cli.store import output, parquet, provenance, staging
 from nslb_cli.store.atomic import remove_stale_temporaries
 from nslb_cli.store.folder import (
+    OutputConflict,
     claim,
     refuse_foreign_files,
     refuse_other_versions,
@@ -61,7 +64,9 @@ def simulate_seeds(config: RunConfig, seeds: np.ndarray) -> Trace:
     world = build_world(config.env, seeds)
     agent = AGENTS[config.agent.name]
     plan = plan_parts(agent, config.run.threads, len(seeds))
-    return simulate_parts(world, agent, config.agent, plan, config.run.progress)
+    trace = simulate_parts(world, agent, config.agent, plan, config.run.progress)
+    check_decisions(trace, world.problem.n_arms, world.problem.n_states)
+    return trace
 
 
 def _numbers(engine: str) -> str | None:
@@ -206,10 +211,38 @@ def run_job_guarded(config: RunConfig, resolved: DictConfig, folder: Path) -> fl
     :class:`~nslb_cli.common.apart.Ended` there, a failed job, and the worker, with the
     launcher and the sweep's other jobs, goes on. nslb's own jobs run by the command
     itself run in it: consecutive jobs share a world and compiled code."""
-    plugin = AGENTS.foreign(config.agent.name) or ENVIRONMENTS.foreign(config.env.name)
-    if not plugin and not in_worker():
+    plugins = [
+        registry.describe(name)
+        for registry, name in ((AGENTS, config.agent.name), (ENVIRONMENTS, config.env.name))
+        if registry.foreign(name)
+    ]
+    if not plugins and not in_worker():
         return run_job(config, resolved, folder)
-    return run_apart(functools.partial(run_job, config, resolved, folder), "the job")
+    try:
+        return run_apart(functools.partial(run_job, config, resolved, folder), "the job")
+    except (ConfigError, OutputConflict, OSError, MemoryError, Ended):
+        raise
+    except Exception as err:
+        if not plugins or stopped_by(err) is not None:
+            raise
+        where = _traceback_into_log(err)
+        whose = " or ".join(plugins)
+        if isinstance(err, BrokenContract):
+            raise Ended(f"{whose} breaks the agent contract: {err}") from None
+        raise Ended(f"the code of {whose} raised {describe_error(err)}{where}") from None
+
+
+def _traceback_into_log(err: BaseException) -> str:
+    """Write ``err``'s traceback into the job's log file (Hydra's ``nslb.log``) alone, not on
+    the console; `` (its traceback: PATH)`` to say so, or nothing where there is none."""
+    files = [h for h in logging.getLogger().handlers if isinstance(h, logging.FileHandler)]
+    record = log.makeRecord(
+        log.name, logging.ERROR, __file__, 0, "the plugin's job failed", (),
+        (type(err), err, err.__traceback__),
+    )  # fmt: skip
+    for handler in files:
+        handler.handle(record)
+    return f" (its traceback: {files[0].baseFilename})" if files else ""
 
 
 def layout(config: RunConfig) -> Layout:

@@ -1,0 +1,110 @@
+"""A plugin's agent that breaks the agent contract or fails in its code, on either engine:
+one line naming the plugin and what is wrong, exit status 2, no seed written; the traceback,
+where its code raised, in the job's log. A broken JAX class is found as its program is
+traced (a decision of the wrong type or shape, a state that changes its type) or when its
+batch is back (an arm or belief out of range), before anything is written."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("jax")
+
+from tests.helpers.paths import EXAMPLE  # noqa: E402
+from tests.helpers.plugins import fake_distribution, nslb_with  # noqa: E402
+
+MODULE = """
+from dataclasses import dataclass
+import jax.numpy as jnp
+import numpy as np
+from nslb_epsilon_greedy.agent import EpsilonGreedy, EpsilonGreedyParams
+from nslb_epsilon_greedy.jax_agent import EpsilonGreedyJax
+
+
+@dataclass
+class Params(EpsilonGreedyParams):
+    name: str = "hostile"
+
+
+class Numpy(EpsilonGreedy):
+    Params = Params
+
+
+class Jax(EpsilonGreedyJax):
+    Params = Params
+"""
+
+ACT = """
+    def act(self, c, t, key, truth):
+        c, d = super().act(c, t, key, truth)
+        return c, d._replace({})
+"""
+
+BROKEN = {
+    "arm-beyond-k": ("jax", ACT.format("action=jnp.where(t == 5, 7, d.action)"),
+                     "its arm in round 6 of seed 0 is 7, outside 0 … 4"),
+    "float-arm": ("jax", ACT.format("action=d.action.astype(jnp.float32)"),
+                  "act's action is float32 of shape (); it must be one integer"),
+    "posterior-shape": ("jax", ACT.format("posterior=d.posterior[:2]"),
+                        "act's posterior has shape (2,); it must be (5,)"),
+    "belief-beyond-s": ("jax", "    reports_belief = True\n"
+                        + ACT.format("belief=jnp.array(12), posterior=d.posterior + 0.2"),
+                        "its believed state in round 1 of seed 0 is 12, outside 0 … 4"),
+    "state-type": ("jax", '''
+    def update(self, c, t, a, r, key):
+        c = super().update(c, t, a, r, key)
+        return c._replace(pulls=c.pulls.astype(jnp.float32))
+''', "update turns a state entry of float64 (5,) into float32 (5,)"),
+    "vector-summary": ("jax", '''
+    def summary(self, c):
+        return {"explorations": c.pulls}
+''', "summary's 'explorations' has shape (5,); it must be one number"),
+    "raises": ("jax", '''
+    def act(self, c, t, key, truth):
+        raise ValueError("no arm today")
+''', "the code of agent 'hostile' (hostile-plugin 1.0) raised ValueError: no arm today"),
+    "numpy-arm-minus-one": ("numpy", '''
+    def act(self, t, contexts):
+        return np.full_like(super().act(t, contexts), -1)
+''', "its arm in round 1 of seed 0 is -1, outside 0 … 4"),
+}  # fmt: skip
+
+
+def install(site: Path, engine: str, body: str) -> str:
+    """The hostile plugin: ``body`` added to its JAX class, or to its numpy class."""
+    site.mkdir(parents=True)
+    source = (
+        MODULE + body
+        if engine == "jax"
+        else MODULE.replace(
+            "class Numpy(EpsilonGreedy):\n    Params = Params\n",
+            "class Numpy(EpsilonGreedy):\n    Params = Params\n" + body,
+        )
+    )
+    (site / "hostile_plugin.py").write_text(source)
+    fake_distribution(site, "hostile-plugin", "1.0", {
+        "nslb.agents": {"hostile": "hostile_plugin:Numpy"},
+        "nslb.jax_agents": {"hostile": "hostile_plugin:Jax"},
+    })  # fmt: skip
+    return os.pathsep.join([str(site), str(EXAMPLE / "src")])
+
+
+@pytest.mark.parametrize("case", list(BROKEN))
+def test_a_broken_agent_is_one_line_naming_its_plugin_and_writes_nothing(
+    case: str, tmp_path: Path
+) -> None:
+    engine, body, said = BROKEN[case]
+    path = install(tmp_path / "site", engine, body)
+    folder = tmp_path / "out"
+    done = nslb_with(path, "run", "agent=hostile", f"run.engine={engine}", "env.horizon=30",
+                     "run.n_seeds=2", f"hydra.run.dir={folder}", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("nslb: error:")]
+    assert errors == [done.stderr.strip().splitlines()[-1]] and "Traceback" not in done.stderr
+    assert "agent 'hostile' (hostile-plugin 1.0)" in errors[0] and said in errors[0], errors[0]
+    assert not list(folder.glob("seed=*")) and not (folder / "config.yaml").exists()
+    if case == "raises":
+        assert "ValueError: no arm today" in (folder / "nslb.log").read_text()
