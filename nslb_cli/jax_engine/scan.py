@@ -17,11 +17,12 @@ seed and values only.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import jax
@@ -101,7 +102,7 @@ def play(
     scored against the whole path (docs/design.md §6)."""
     world_spec, agent = with_values(world_spec, values["env"]), with_values(agent, values["agent"])
     agent = with_noise(agent, world_spec)
-    key = jax.random.key(seed)
+    key = jax.random.key(seed, impl="threefry2x32")  # whatever JAX_DEFAULT_PRNG_IMPL says
     world = world_spec.draw(key)
     init_key, round_key = jax.random.split(stream(key, Stream.AGENT))
     state = agent.init(world.model, init_key)
@@ -232,6 +233,16 @@ def thinned_scan(
     return inner, rows, paths
 
 
+@contextlib.contextmanager
+def pinned_numbers() -> Iterator[None]:
+    """The JAX settings that decide a seed's numbers, pinned whatever the environment sets:
+    64-bit numbers, threefry's partitionable bits (``JAX_THREEFRY_PARTITIONABLE``) and
+    compiled code (``JAX_DISABLE_JIT``: each operation alone rounds otherwise). The key's
+    generator is pinned where a seed's key is made (:func:`play`)."""
+    with jax.enable_x64(True), jax.threefry_partitionable(True), jax.disable_jit(False):
+        yield
+
+
 _COMPILED: dict[str, Any] = {}
 NO_LIBRARY_FUSIONS = {"xla_cpu_experimental_ynn_fusion_type": ""}
 """XLA's CPU code hands some fused loops over large arrays (a batch of a few hundred lanes
@@ -308,7 +319,7 @@ def batch_size_on_devices(size: int) -> int:
 
 def compile_program(world_spec: Any, agent: JaxAgent, size: int) -> None:
     """Compile :func:`program` into the cache without running it: ``nslb warmup``."""
-    with jax.enable_x64(True):
+    with pinned_numbers():
         size = batch_size_on_devices(size)
         lanes, traced = on_devices(np.zeros(size, np.int64), lane_values(world_spec, agent, size))
         program(world_spec, agent, size, quiet=True).lower(lanes, traced).compile()
@@ -335,7 +346,7 @@ def simulate_batch(
     pad = lambda v: np.concatenate([v, np.repeat(v[-1:], size - len(v))])  # noqa: E731
     padded, filled = pad(seeds), jax.tree.map(pad, values)
     R, kept = len(seeds), kept_rounds(world_spec.problem.horizon, every)
-    with jax.enable_x64(True):
+    with pinned_numbers():
         columns, summary = run_compiled(world_spec, agent, padded, filled, every)
         summary = {k: np.asarray(v, dtype=float)[:R] for k, v in summary.items()}
         # lanes dropped on the host: a slice on the device is a program of its own, which

@@ -69,15 +69,20 @@ def simulate_seeds(config: RunConfig, seeds: np.ndarray) -> Trace:
     return trace
 
 
-def _numbers(engine: str) -> str | None:
-    """What decides ``engine``'s numbers besides nslb's version (the JAX engine's revision
-    and the JAX and jaxlib versions); ``None`` for the default engine, pinned by nslb's
-    version alone."""
-    if engine != "jax":
-        return None
-    from nslb_cli.jax_engine.coverage import numbers
+def _numbers(config: RunConfig) -> str | None:
+    """What decides a job's numbers besides nslb's version: the JAX engine's revision and
+    the JAX and jaxlib versions, and the package and version of a plugin's agent or
+    environment (its code is not nslb's); ``None`` for nslb's own code on the default
+    engine, pinned by nslb's version alone."""
+    parts = []
+    if config.run.engine == "jax":
+        from nslb_cli.jax_engine.coverage import numbers
 
-    return numbers()
+        parts.append(numbers())
+    for registry, name in ((AGENTS, config.agent.name), (ENVIRONMENTS, config.env.name)):
+        if registry.foreign(name):
+            parts.append(registry.describe(name))
+    return "; ".join(parts) or None
 
 
 def plan_sweep(configs: Sequence[DictConfig]) -> list[int]:
@@ -290,7 +295,7 @@ def _simulate_missing(
             "%s: %s already in %s", label, "its 1 seed" if done == 1 else f"all {done} seeds", shown
         )
         return
-    numbers = _numbers(config.run.engine)
+    numbers = _numbers(config)
     if state.done:
         refuse_other_versions(folder, numbers, frozenset(state.done))
     start = time.perf_counter()

@@ -2,7 +2,8 @@
 one line naming the plugin and what is wrong, exit status 2, no seed written; the traceback,
 where its code raised, in the job's log. A broken JAX class is found as its program is
 traced (a decision of the wrong type or shape, a state that changes its type) or when its
-batch is back (an arm or belief out of range), before anything is written."""
+batch is back (an arm or belief out of range), before anything is written. Seeds are added
+to a plugin's folder only under the plugin's version that wrote the others."""
 
 from __future__ import annotations
 
@@ -108,3 +109,24 @@ def test_a_broken_agent_is_one_line_naming_its_plugin_and_writes_nothing(
     assert not list(folder.glob("seed=*")) and not (folder / "config.yaml").exists()
     if case == "raises":
         assert "ValueError: no arm today" in (folder / "nslb.log").read_text()
+
+
+@pytest.mark.parametrize("engine", ["numpy", "jax"])
+def test_seeds_are_added_only_under_the_plugins_version_that_wrote_the_others(
+    engine: str, tmp_path: Path
+) -> None:
+    path = install(tmp_path / "site", engine, "")
+    out = [f"run.engine={engine}", "env.horizon=30", f"hydra.run.dir={tmp_path / 'out'}"]
+    first = nslb_with(path, "run", "agent=hostile", "run.n_seeds=2", *out, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    written = {p.name: p.read_bytes() for p in (tmp_path / "out").glob("seed=*")}
+    info = next((tmp_path / "site").glob("*.dist-info"))
+    (info / "METADATA").write_text(
+        (info / "METADATA").read_text().replace("Version: 1.0", "Version: 2.0")
+    )
+    info.rename(info.with_name("hostile_plugin-2.0.dist-info"))
+    more = nslb_with(path, "run", "agent=hostile", "run.n_seeds=4", *out, cwd=tmp_path)
+    assert more.returncode == 2
+    (line,) = more.stderr.strip().splitlines()[-1:]
+    assert "hostile-plugin 1.0" in line and "hostile-plugin 2.0" in line and "overwrite" in line
+    assert {p.name: p.read_bytes() for p in (tmp_path / "out").glob("seed=*")} == written
