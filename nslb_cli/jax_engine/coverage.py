@@ -46,6 +46,11 @@ def refusal(env: Any, agent: Any) -> tuple[str, str] | None:
     if agent.name not in AGENTS and agent.name not in plugins():
         return "agent", (f"{agent.name} runs on the numpy engine only (run.engine=jax covers "
                          f"agent={', '.join(AGENTS)}): drop run.engine=jax")  # fmt: skip
+    if agent.name not in AGENTS:
+        from nslb_cli.jax_engine.plugins import problem
+
+        broken = problem(agent.name)
+        return None if broken is None else ("agent", broken)
     return None
 
 

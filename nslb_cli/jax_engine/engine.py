@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
-from importlib.metadata import entry_points
 from typing import Any
 
 import numpy as np
 
 from nslb_cli.bandit.trace import Trace, check_decisions
-from nslb_cli.jax_engine import coverage, sweep
+from nslb_cli.jax_engine import sweep
 from nslb_cli.jax_engine.contract import JaxAgent, Setting
+from nslb_cli.jax_engine.plugins import JAX_AGENTS
 from nslb_cli.jax_engine.scan import simulate_batch
 from nslb_cli.jax_engine.worlds import WORLDS
 
@@ -54,8 +54,7 @@ def agent_of(params: Any, world: Any) -> JaxAgent:
 
 def _plugin(name: str) -> type:
     """A plugin's JAX agent class (entry-point group :data:`.coverage.GROUP`)."""
-    (point,) = (p for p in entry_points(group=coverage.GROUP) if p.name == name)
-    cls: type = point.load()
+    cls: type = JAX_AGENTS[name]
     return cls
 
 

@@ -50,7 +50,7 @@ import numpy as np
 
 from nslb_cli.agents.base import Agent, Belief
 from nslb_cli.bandit.rng import BatchRNG
-from nslb_cli.bandit.trace import Trace
+from nslb_cli.bandit.trace import BrokenContract, Trace
 from nslb_cli.bandit.world import World
 from nslb_cli.common.apart import step
 from nslb_cli.common.registry import describe_error
@@ -476,6 +476,7 @@ def _plays(cls: type[Agent], params: Any, s: Setting) -> _Runs:
 
 
 AGREEMENT_SEEDS = 400
+FEW = 7  # seeds played again in a batch of their own: a JAX class's numbers are the seed's
 
 
 def engines_agree(cls: type[Agent], params: Any, settings: Sequence[Setting]) -> Outcome | None:
@@ -485,9 +486,11 @@ def engines_agree(cls: type[Agent], params: Any, settings: Sequence[Setting]) ->
     runs the agent on none of the settings."""
     from nslb_cli.jax_engine import coverage
 
-    covered = [s for s in settings if coverage.refusal(s.params, params) is None]
+    refusals = [coverage.refusal(s.params, params) for s in settings]
+    covered = [s for s, refused in zip(settings, refusals, strict=True) if refused is None]
     if not covered:
-        return None
+        broken = [r[1] for r in refusals if r is not None and r[1].startswith("JAX agent ")]
+        return Outcome("engines", "FAIL", broken[0]) if broken else None
     from nslb_cli.jax_engine.engine import simulate_seeds as simulate_jax
 
     seeds = np.arange(AGREEMENT_SEEDS)
@@ -496,7 +499,20 @@ def engines_agree(cls: type[Agent], params: Any, settings: Sequence[Setting]) ->
         world = s.env.build(s.params, seeds)
         agent = build_agent(cls, params, world, BatchRNG(seeds))
         ours = simulate(world, agent, progress=False).regret.sum(axis=1)
-        theirs = simulate_jax(s.params, params, seeds, len(seeds)).regret.sum(axis=1)
+        try:
+            whole = simulate_jax(s.params, params, seeds, len(seeds))
+            few = simulate_jax(s.params, params, seeds[:FEW], FEW)
+        except Exception as err:
+            if stopped_by(err) is not None:
+                raise
+            broken = isinstance(err, BrokenContract)
+            why = f"breaks the agent contract: {err}" if broken else f"raised {describe_error(err)}"
+            return Outcome("engines", "FAIL", f"{s.label}: the JAX class {why}")
+        if not np.array_equal(few.action, whole.action[:FEW]):
+            return Outcome("engines", "FAIL", f"{s.label}: the JAX class plays seeds otherwise "
+                           f"in a batch of {FEW} than of {len(seeds)} (it draws or reads "
+                           "something besides its keys?)")  # fmt: skip
+        theirs = whole.regret.sum(axis=1)
         se = np.sqrt((ours.var(ddof=1) + theirs.var(ddof=1)) / len(seeds))
         if abs(ours.mean() - theirs.mean()) > 3 * se:
             gap = f"{ours.mean():.2f} (numpy) vs {theirs.mean():.2f} (jax)"
@@ -504,7 +520,10 @@ def engines_agree(cls: type[Agent], params: Any, settings: Sequence[Setting]) ->
                 "engines", "FAIL", f"{s.label}: final regret {gap}, > 3 SE ({3 * se:.2f})"
             )
     return Outcome(
-        "engines", "pass", f"numpy and jax engines within 3 SE on {AGREEMENT_SEEDS} seeds"
+        "engines",
+        "pass",
+        f"numpy and jax engines within 3 SE on {AGREEMENT_SEEDS} seeds; the JAX class plays "
+        f"{FEW} seeds alike in batches of {FEW} and {AGREEMENT_SEEDS}",
     )
 
 

@@ -130,3 +130,48 @@ def test_seeds_are_added_only_under_the_plugins_version_that_wrote_the_others(
     (line,) = more.stderr.strip().splitlines()[-1:]
     assert "hostile-plugin 1.0" in line and "hostile-plugin 2.0" in line and "overwrite" in line
     assert {p.name: p.read_bytes() for p in (tmp_path / "out").glob("seed=*")} == written
+
+
+ENTRY_POINTS = {
+    "missing-module": ("no_such_module_of_anyones:Jax", "ModuleNotFoundError"),
+    "not-a-class": ("hostile_plugin:NOT_A_CLASS", "42 is not a class"),
+    "no-contract": ("hostile_plugin:Numpy", "Numpy has no init (the JAX agent contract"),
+    "declared-twice": ("hostile_plugin:Jax", "declared by more than one package"),
+}
+
+
+@pytest.mark.parametrize("case", list(ENTRY_POINTS))
+def test_a_broken_jax_entry_point_is_one_line_in_run_and_a_failed_check(
+    case: str, tmp_path: Path
+) -> None:
+    value, said = ENTRY_POINTS[case]
+    path = install(tmp_path / "site", "jax", "\nNOT_A_CLASS = 42\n")
+    info = next((tmp_path / "site").glob("*.dist-info"))
+    text = (info / "entry_points.txt").read_text()
+    (info / "entry_points.txt").write_text(text.replace("hostile_plugin:Jax", value))
+    if case == "declared-twice":
+        fake_distribution(tmp_path / "site", "twin-plugin", "1.0",
+                          {"nslb.jax_agents": {"hostile": "hostile_plugin:Jax"}})  # fmt: skip
+    run = nslb_with(path, "run", "agent=hostile", "run.engine=jax", "env.horizon=30",
+                    f"hydra.run.dir={tmp_path / 'out'}", cwd=tmp_path)  # fmt: skip
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
+    (line,) = run.stderr.strip().splitlines()
+    assert "JAX agent 'hostile' (" in line and said in line, line
+    checked = nslb_with(path, "check", "agent=hostile", cwd=tmp_path)
+    assert checked.returncode == 1 and "Traceback" not in checked.stderr, checked.stderr
+    (engines,) = [x for x in checked.stdout.splitlines() if x.split()[1:2] == ["engines"]]
+    assert engines.startswith("FAIL") and said in engines, engines
+
+
+def test_check_fails_a_jax_class_that_breaks_the_contract_or_its_seeds(tmp_path: Path) -> None:
+    for case, body, said in (
+        ("arm", ACT.format("action=jnp.where(t == 5, 7, d.action)"),
+         "breaks the agent contract: its arm in round 6"),
+        ("impure", ACT.format("action=jnp.where(t == 9, np.random.randint(5), d.action)"),
+         "plays seeds otherwise in a batch of 7 than of 400"),
+    ):  # fmt: skip
+        path = install(tmp_path / case, "jax", body)
+        checked = nslb_with(path, "check", "agent=hostile", cwd=tmp_path)
+        assert checked.returncode == 1, checked.stdout
+        (engines,) = [x for x in checked.stdout.splitlines() if x.split()[1:2] == ["engines"]]
+        assert engines.startswith("FAIL") and said in engines, engines
