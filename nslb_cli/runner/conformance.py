@@ -505,8 +505,10 @@ def engines_agree(cls: type[Agent], params: Any, settings: Sequence[Setting]) ->
         except Exception as err:
             if stopped_by(err) is not None:
                 raise
-            broken = isinstance(err, BrokenContract)
-            why = f"breaks the agent contract: {err}" if broken else f"raised {describe_error(err)}"
+            contract = isinstance(err, BrokenContract)
+            why = (
+                f"breaks the agent contract: {err}" if contract else f"raised {describe_error(err)}"
+            )
             return Outcome("engines", "FAIL", f"{s.label}: the JAX class {why}")
         if not np.array_equal(few.action, whole.action[:FEW]):
             return Outcome("engines", "FAIL", f"{s.label}: the JAX class plays seeds otherwise "

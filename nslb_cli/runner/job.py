@@ -93,7 +93,9 @@ def plan_sweep(configs: Sequence[DictConfig]) -> list[int]:
     other jobs and the groups run in the order of their first jobs. With
     ``run.fail_fast=true`` the jobs keep Hydra's order, so that the jobs a failure skips are
     those numbered after it. Jobs on the default engine, and jobs whose config is refused
-    (each says why in its turn), are left out of the plan."""
+    (each says why in its turn), are left out of the plan. Without ``run.fail_fast``, the
+    jobs of plugins run first: each runs in a child process, forked from this one, which
+    cannot fork once it has run the JAX engine."""
     order = list(range(len(configs)))
     planned, jobs = [], []
     for at, config in enumerate(configs):
@@ -115,12 +117,22 @@ def plan_sweep(configs: Sequence[DictConfig]) -> list[int]:
         for at, key in zip(planned, group_keys(jobs), strict=True):
             if key is not None:
                 labels[at] = key
-        order = grouped_order(labels)
+        # a plugin's job runs in a process of its own, which cannot be forked once this one
+        # has run the JAX engine: those jobs go first
+        order = sorted(grouped_order(labels), key=lambda at: not _of_plugin(configs[at]))
     turn = {at: job for at, job in zip(planned, jobs, strict=True)}
     every = min(kept for _, _, (_, kept) in jobs)  # the fewest rounds skipped: cautious
     fits = lambda env, agent, n: memory.too_large(env, agent, n, "jax", every) is None  # noqa: E731
     plan_with_jax([turn[at] for at in order if at in turn], fits)
     return order
+
+
+def _of_plugin(config: DictConfig) -> bool:
+    """Whether a job's agent or environment is a plugin's (its job runs apart)."""
+    agent, env = str(config.agent.get("name")), str(config.env.get("name"))
+    return (agent in AGENTS and AGENTS.foreign(agent)) or (
+        env in ENVIRONMENTS and ENVIRONMENTS.foreign(env)
+    )
 
 
 def grouped_order(labels: Sequence[object]) -> list[int]:

@@ -175,3 +175,12 @@ def test_check_fails_a_jax_class_that_breaks_the_contract_or_its_seeds(tmp_path:
         assert checked.returncode == 1, checked.stdout
         (engines,) = [x for x in checked.stdout.splitlines() if x.split()[1:2] == ["engines"]]
         assert engines.startswith("FAIL") and said in engines, engines
+
+
+def test_a_jax_sweep_runs_a_plugins_job_after_one_of_nslbs_own(tmp_path: Path) -> None:
+    path = install(tmp_path / "site", "jax", "")
+    done = nslb_with(path, "run", "-m", "agent=mts,hostile", "run.engine=jax", "env.horizon=30",
+                     "run.n_seeds=2", "hydra.sweep.dir=s", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    for agent in ("mts", "hostile"):
+        assert len(list((tmp_path / "s/synthetic" / agent).glob("*/seed=*.csv"))) == 2
