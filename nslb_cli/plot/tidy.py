@@ -53,16 +53,14 @@ from nslb_cli.store.folder import read_seed_record, result_key
 from nslb_cli.store.results import (
     COLUMNS,
     CONFIG_FILE,
-    EVERY,
     OTHER_KEY,
     SEED_FILE,
+    STATS_KEYS,
     flatten,
     seed_ranges,
 )
 
 SKIPPED_SECTIONS = ("run.",)
-RECORD_KEYS = frozenset({"seed", "config", "csv", EVERY})  # seed=K.json's keys, not statistics
-RESERVED = frozenset({*RECORD_KEYS, "run"})  # never statistics: the keys of the stats table
 YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -315,7 +313,7 @@ def read_seed_stats(csv: Path) -> dict[str, float]:
     return {
         str(key): number
         for key, value in record.items()
-        if key not in RESERVED and (number := _number(value)) is not None
+        if key not in STATS_KEYS and (number := _number(value)) is not None
     }
 
 

@@ -314,6 +314,7 @@ def _simulate_missing(
     for first in range(0, len(pending), config.run.batch_size):
         batch = pending[first : first + config.run.batch_size]
         trace = simulate_seeds(config, batch)
+        output.check_summary(trace)  # before the folder is claimed
         check_owner()  # a worker whose command was killed writes nothing more
         check_stop()  # nor one asked to stop (a finished batch is simulated again next time)
         if first == 0:

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
-from nslb_cli.bandit.trace import Trace
+from nslb_cli.bandit.trace import BrokenContract, Trace
 from nslb_cli.store import parquet
-from nslb_cli.store.results import SEED_FILE, Layout, final_value, write_trace
+from nslb_cli.store.results import SEED_FILE, STATS_KEYS, Layout, final_value, write_trace
 
 
 def write_batch(folder: Path, trace: Trace, key: str, layout: Layout) -> None:
@@ -26,6 +26,17 @@ def write_batch(folder: Path, trace: Trace, key: str, layout: Layout) -> None:
         parquet.write_part(folder, trace, key, layout.every)
     else:
         write_trace(folder, trace, key, every=layout.every)
+
+
+def check_summary(trace: Trace) -> None:
+    """Refuse (:class:`BrokenContract`) a statistic of the agent's summary named as a field
+    of the seed's record, which it would overwrite or lose."""
+    taken = sorted(set(trace.summary) & STATS_KEYS)
+    if taken:
+        raise BrokenContract(
+            f"its summary names a statistic {taken[0]!r}, which the seed's record holds: "
+            "it must be called otherwise"
+        )
 
 
 def finish(folder: Path, layout: Layout, batch_size: int) -> None:

@@ -62,6 +62,8 @@ NULLS = ("belief", "p_true_state")  # empty where NO_BELIEF, NaN: agents without
 # 25 % slower than in one (1.5 against 1.2 ms, measured); the text is the same either way.
 _CSV_OPTIONS = pa_csv.WriteOptions(include_header=False, batch_size=1 << 16)
 EVERY = "every"  # the key of run.every in a seed's record (absent: 1, every round)
+RECORD_KEYS = frozenset({"seed", "config", "csv", EVERY})  # seed=K.json's keys, not statistics
+STATS_KEYS = frozenset({*RECORD_KEYS, "run"})  # names no statistic may take
 WRITE_THREADS = 4  # threads that write and fsync the files of write_trace
 TAIL_BYTES = 4096  # far more than one row (11 numbers in their shortest form)
 

@@ -63,6 +63,14 @@ BROKEN = {
     def summary(self, c):
         return {"explorations": c.pulls}
 ''', "summary's 'explorations' has shape (5,); it must be one number"),
+    "summary-named-seed": ("jax", '''
+    def summary(self, c):
+        return {"seed": c.explorations}
+''', "its summary names a statistic 'seed', which the seed's record holds"),
+    "numpy-summary-named-config": ("numpy", '''
+    def summary(self):
+        return {"config": self.explorations}
+''', "its summary names a statistic 'config', which the seed's record holds"),
     "raises": ("jax", '''
     def act(self, c, t, key, truth):
         raise ValueError("no arm today")
