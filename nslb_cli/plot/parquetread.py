@@ -70,6 +70,9 @@ def _read_run(
         except (parquet.Damaged, MalformedResult, pa.ArrowException) as err:
             skipped.append(Skipped(record.path, str(err).strip().splitlines()[0]))
             continue
+        except KeyError as err:  # pyarrow: a column the file lacks
+            skipped.append(Skipped(record.path, f"not nslb's columns: {err.args[0]}"))
+            continue
         rows = record.rows
         for index, seed in enumerate(record.seeds):
             values = {

@@ -187,6 +187,8 @@ def read_record(handle: BinaryIO, path: Path) -> Record:
         raise Damaged(f"damaged: CRC-32 {computed}, but nslb wrote {crc}", seeds)
     if not seeds or meta.num_rows % len(seeds) or any(len(v) != len(seeds) for v in stats.values()):
         raise Damaged("damaged: its record's seeds do not match its rows")
+    if len(set(seeds)) != len(seeds):
+        raise Damaged("damaged: its record names a seed twice")
     return Record(path, key, every, seeds, stats, meta.num_rows // len(seeds))
 
 

@@ -9,6 +9,7 @@ import warnings
 from dataclasses import asdict
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from nslb_cli.bandit.trace import kept_rounds
@@ -89,6 +90,46 @@ def test_a_folder_sealed_while_it_is_read_is_read_whole(when: int, tmp_path, mon
     assert loaded.skipped == [] and not (folder / parquet.PARTS).exists()
     assert loaded.frame.equals(whole.frame)
     assert "detections" in whole.seed_stats and loaded.seed_stats.equals(whole.seed_stats)
+
+
+def forged(folder: Path, change) -> None:
+    """``folder``'s results.parquet written again, whole and sealed, after ``change(table,
+    record)``: what another program (or another build of nslb's) could write."""
+    import pyarrow.parquet as pq
+
+    path = folder / parquet.FILE
+    with path.open("rb") as handle:
+        old = parquet.read_record(handle, path)
+    record = {"config": old.key, "every": old.every, "seeds": old.seeds, "stats": old.stats}
+    table, record = change(pq.read_table(path).replace_schema_metadata(None), record)
+    parquet._write(path, [table], record)
+
+
+def without_a_column(table, record):
+    return table.drop(["cum_reward"]), record
+
+
+def with_a_seed_twice(table, record):
+    rows = table.num_rows // len(record["seeds"])
+    first = table.slice(0, rows)
+    seeds, stats = record["seeds"], record["stats"]
+    return pa.concat_tables([first, table]), {**record, "seeds": [seeds[0], *seeds],
+            "stats": {k: [v[0], *v] for k, v in stats.items()}}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [(without_a_column, "cum_reward"), (with_a_seed_twice, "names a seed twice")],
+    ids=["a-column-missing", "a-seed-twice"],
+)
+def test_a_whole_file_of_other_columns_or_seeds_is_skipped_in_one_line(
+    change, said: str, tmp_path: Path
+) -> None:
+    forged(write(tmp_path / "mts", "mts", [0, 1, 2], Layout("parquet")), change)
+    loaded = tidy.load(tmp_path, ["cum_regret", "cum_reward"], use_cache=False)
+    assert loaded.frame.empty
+    (line,) = [str(s) for s in loaded.skipped]
+    assert "results.parquet" in line and said in line, line
 
 
 def test_thinned_results_are_plotted_at_the_rounds_kept(tmp_path: Path) -> None:
