@@ -393,6 +393,10 @@ def _merge(
     ]
 
 
+def _rounds(n: int) -> str:
+    return f"{n} round{'s' if n != 1 else ''}"
+
+
 def _other_rounds(
     folder: Path, seeds: list[int], found: dict[int, Columns], grid: np.ndarray
 ) -> list[Skipped]:
@@ -405,8 +409,9 @@ def _other_rounds(
     return [
         Skipped(
             folder,
-            f"{numbered} {rounds} rounds of {grid[-1]}, the run's other seeds {len(grid)} "
-            "(another run.every): a run's seeds are compared round by round, so these are "
+            f"{numbered} {_rounds(rounds)} of {grid[-1]}, the run's other seeds "
+            f"{_rounds(len(grid))} (another run.every): a run's seeds are compared round by "
+            "round, so these are "
             "left out; plot them apart, or run them again with the same run.every",
         )
     ]

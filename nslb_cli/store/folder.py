@@ -175,6 +175,13 @@ def scan(
 
 def _refuse_other_layout(folder: Path, stored: set[Layout], layout: Layout) -> None:
     """Refuse to add results stored as ``layout`` to a folder of results stored otherwise."""
+    if stored - {layout} and layout in stored:  # the folder mixes layouts: nslb never does
+        shown = " and ".join(sorted(map(str, stored)))
+        raise OutputConflict(
+            f"{folder} holds results stored with {shown} (one config's seeds, in two "
+            "forms: copied in?); a folder holds one: move one form away, pass "
+            "run.overwrite=true to replace them all, or hydra.run.dir=… to write elsewhere"
+        )
     if stored - {layout}:
         shown = " and ".join(sorted(map(str, stored)))
         raise OutputConflict(
@@ -309,10 +316,13 @@ def foreign_files(folder: Path) -> list[str]:
     nslb's header), nslb's hidden files and temporaries, and the files ``nslb plot``
     recorded writing."""
     try:
-        entries = [p for p in folder.iterdir() if not p.is_dir()]
+        listed = list(folder.iterdir())
     except (FileNotFoundError, NotADirectoryError):
         return []
+    entries = [p for p in listed if not p.is_dir()]
     names = {p.name for p in entries}
+    # a folder where nslb writes a file of that name (results.parquet/) stands in its way
+    blocking = [f"{p.name}/" for p in listed if p.is_dir() and _nslb_file_name(p.name)]
     plotted = _plotted(folder)
     if parquet.FILE in names and parquet.foreign(folder / parquet.FILE):
         names.discard(parquet.FILE)  # a Parquet file without nslb's record: somebody else's
@@ -332,7 +342,12 @@ def foreign_files(folder: Path) -> list[str]:
         foreign.append(CONFIG_FILE)  # a config.yaml of somebody else's, not a claim of nslb's
     if BEST_FILE in names and not _has_header(folder / BEST_FILE, BEST_HEADER):
         foreign.append(BEST_FILE)
-    return sorted(foreign)
+    return sorted(foreign + blocking)
+
+
+def _nslb_file_name(name: str) -> bool:
+    """Whether nslb writes a file called ``name`` into a run folder."""
+    return bool(SEED_FILE.match(name) or SEED_STATS.match(name)) or name in NSLB_NAMES
 
 
 def refuse_foreign_files(folder: Path, key: str = "hydra.run.dir") -> None:

@@ -212,3 +212,24 @@ def test_a_bad_every_or_format_is_refused_in_one_line(value: str, said: str, tmp
     refused = run_into(tmp_path / "r", value, cwd=tmp_path)
     assert refused.returncode == 2 and said in one_error_line(refused.stderr)
     assert not (tmp_path / "r").exists()
+
+
+def test_a_folder_holding_both_forms_of_its_seeds_says_to_move_one_away(tmp_path: Path) -> None:
+    folder = tmp_path / "r"
+    assert run_into(folder, *PARQUET, cwd=tmp_path).returncode == 0
+    assert run_into(tmp_path / "c", "run.every=7", cwd=tmp_path).returncode == 0
+    for csv in (tmp_path / "c").glob("seed=*"):  # the same seeds, as CSVs, copied in
+        csv.rename(folder / csv.name)
+    refused = run_into(folder, *PARQUET, cwd=tmp_path)
+    assert refused.returncode == 2
+    line = one_error_line(refused.stderr)
+    assert "in two forms" in line and "move one form away" in line, line
+
+
+def test_a_folder_where_nslb_writes_a_file_is_refused_in_one_line(tmp_path: Path) -> None:
+    folder = tmp_path / "r"
+    (folder / parquet.FILE).mkdir(parents=True)
+    refused = run_into(folder, *PARQUET, cwd=tmp_path)
+    assert refused.returncode == 2
+    assert "(results.parquet/)" in one_error_line(refused.stderr)
+    assert sorted(p.name for p in folder.iterdir()) == [parquet.FILE]
