@@ -336,13 +336,20 @@ def foreign_files(folder: Path) -> list[str]:
         for name in sorted(names)
         if not (any(p.match(name) for p in ours) or name in plotted or name in NSLB_NAMES)
         and name != BEST_FILE
-        and temporary(name) is None
+        and not _our_temporary(name)
     ]
     if CONFIG_FILE in names and not (has_seeds or _has_header(folder / CONFIG_FILE)):
         foreign.append(CONFIG_FILE)  # a config.yaml of somebody else's, not a claim of nslb's
     if BEST_FILE in names and not _has_header(folder / BEST_FILE, BEST_HEADER):
         foreign.append(BEST_FILE)
     return sorted(foreign + blocking)
+
+
+def _our_temporary(name: str) -> bool:
+    """Whether ``name`` is a temporary nslb's writes leave (an earlier build's: one of a
+    file nslb writes into a run folder)."""
+    found = temporary(name)
+    return found is not None and (found[1] is not None or _nslb_file_name(found[0]))
 
 
 def _nslb_file_name(name: str) -> bool:
