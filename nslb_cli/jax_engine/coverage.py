@@ -46,6 +46,12 @@ def refusal(env: Any, agent: Any) -> tuple[str, str] | None:
     if agent.name not in AGENTS and agent.name not in plugins():
         return "agent", (f"{agent.name} runs on the numpy engine only (run.engine=jax covers "
                          f"agent={', '.join(AGENTS)}): drop run.engine=jax")  # fmt: skip
+    if agent.name in AGENTS and agent.name in plugins():  # as two packages declaring it
+        packages = sorted({p.dist.name for p in entry_points(group=GROUP, name=agent.name)
+                           if p.dist is not None})  # fmt: skip
+        return "agent", (f"JAX agent '{agent.name}' is nslb's own and declared again by "
+                         f"{', '.join(packages) or 'a package'} ({GROUP}): neither is used; "
+                         "rename the package's agent")  # fmt: skip
     if agent.name not in AGENTS:
         from nslb_cli.jax_engine.plugins import problem
 

@@ -574,6 +574,20 @@ def _section_key(
     )
 
 
+def _jax_only(err: Exception) -> ConfigError | None:
+    """``agent=x`` where a package declares only a JAX class for ``x``: Hydra finds no
+    option ``agent/x``; say what the package lacks."""
+    found = re.search(r"Could not find 'agent/([^']+)'", one_line(err))
+    if not found or found.group(1) not in jax_coverage.plugins():
+        return None
+    name = found.group(1)
+    return ConfigError(
+        "agent",
+        f"'{name}' is declared as a JAX agent only (entry-point group {jax_coverage.GROUP}); "
+        "an agent needs its numpy class too, declared under nslb.agents (nslb_cli.api)",
+    )
+
+
 def _group_path(overrides: list[str], err: Exception) -> ConfigError | None:
     """``experiment/paper=fixed`` takes a folder of presets for a config group, and Hydra
     advises ``+experiment/paper=fixed``, which adds a second preset: say how to choose it."""
@@ -680,7 +694,7 @@ def check_job(
     except Ended as err:
         raise _at_point(ConfigError("agent", str(err)), point, points) from None
     except (HydraException, OmegaConfBaseException, ValueError) as err:
-        refused = _unknown_key(point, err, composed) or _group_path(point, err)
+        refused = _unknown_key(point, err, composed) or _group_path(point, err) or _jax_only(err)
         refused = refused or ConfigError("overrides", one_line(err))
         raise _at_point(refused, point, points) from None
 
@@ -725,7 +739,9 @@ def check_command_line(overrides: list[str], multirun: bool) -> CommandLine:
         except (HydraException, OmegaConfBaseException, ValueError) as err:
             hint = _swept_group_hint(overrides)
             first = lambda added: _composed(_sweep_points(added, multirun)[0][0])  # noqa: E731
-            known = _unknown_key(overrides, err, first) or _group_path(overrides, err)
+            known = (
+                _unknown_key(overrides, err, first) or _group_path(overrides, err) or _jax_only(err)
+            )
             raise (hint == "" and known) or ConfigError("overrides", one_line(err) + hint) from None
         sweep = multirun or base.hydra.mode == RunMode.MULTIRUN
         refuse_swept_section_keys(parsed, base)

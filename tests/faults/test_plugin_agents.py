@@ -192,3 +192,30 @@ def test_a_jax_sweep_runs_a_plugins_job_after_one_of_nslbs_own(tmp_path: Path) -
     assert done.returncode == 0, done.stderr
     for agent in ("mts", "hostile"):
         assert len(list((tmp_path / "s/synthetic" / agent).glob("*/seed=*.csv"))) == 2
+
+
+@pytest.mark.parametrize(
+    ("points", "args", "said"),
+    [
+        ({"nslb.jax_agents": {"hostile": "hostile_plugin:Jax"}}, ["agent=hostile"],
+         "'hostile' is declared as a JAX agent only"),
+        ({"nslb.agents": {"hostile": "hostile_plugin:Numpy"},
+          "nslb.jax_agents": {"mts": "hostile_plugin:Jax"}}, ["agent=mts"],
+         "JAX agent 'mts' is nslb's own and declared again by hostile-plugin"),
+    ],
+    ids=["a-jax-class-alone", "a-built-in-name"],
+)  # fmt: skip
+def test_a_jax_class_without_its_agent_or_under_nslbs_name_is_one_line(
+    points: dict, args: list[str], said: str, tmp_path: Path
+) -> None:
+    path = install(tmp_path / "site", "jax", "")
+    info = next((tmp_path / "site").glob("*.dist-info"))
+    (info / "entry_points.txt").write_text("".join(
+        f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in entries.items())
+        for group, entries in points.items()
+    ))  # fmt: skip
+    run = nslb_with(path, "run", *args, "run.engine=jax", "env.horizon=30",
+                    f"hydra.run.dir={tmp_path / 'out'}", cwd=tmp_path)  # fmt: skip
+    assert run.returncode == 2, run.stderr
+    (line,) = run.stderr.strip().splitlines()
+    assert said in line, line
