@@ -86,31 +86,31 @@ class BrokenContract(RuntimeError):
     The message is one line."""
 
 
+VIOLATIONS = ("arm", "believed state", "probability of the true state")
+"""What :func:`check_decisions` checks, in order."""
+
+
+def violation(kind: int, t: int, seed: int, value: float, n_arms: int, n_states: int) -> str:
+    """The line of a decision out of range: its ``kind`` (an index of :data:`VIOLATIONS`),
+    round ``t`` (1-based), seed and value."""
+    allowed = (f"0 … {n_arms - 1}", f"0 … {n_states - 1}, or {NO_BELIEF} for none", "[0, 1]")
+    shown = f"{int(value)}" if kind < 2 and np.isfinite(value) else f"{value}"
+    return f"its {VIOLATIONS[kind]} in round {t} of seed {seed} is {shown}, outside {allowed[kind]}"
+
+
 def check_decisions(trace: Trace, n_arms: int, n_states: int) -> None:
     """Raise :class:`BrokenContract` at the first round of ``trace`` whose decision breaks
     the contract (an agent without a belief reports ``NO_BELIEF`` and NaN)."""
     believed = trace.belief != NO_BELIEF
     probability = trace.p_true_state
     checks = (
-        ((trace.action < 0) | (trace.action >= n_arms), "arm", trace.action, f"0 … {n_arms - 1}"),
-        (
-            believed & ((trace.belief < 0) | (trace.belief >= n_states)),
-            "believed state",
-            trace.belief,
-            f"0 … {n_states - 1}, or {NO_BELIEF} for none",
-        ),
-        (
-            believed & ~((probability >= 0.0) & (probability <= 1.0 + 1e-9)),
-            "probability of the true state",
-            probability,
-            "[0, 1]",
-        ),
+        ((trace.action < 0) | (trace.action >= n_arms), trace.action),
+        (believed & ((trace.belief < 0) | (trace.belief >= n_states)), trace.belief),
+        (believed & ~((probability >= 0.0) & (probability <= 1.0 + 1e-9)), probability),
     )
-    for broken, what, values, allowed in checks:
+    for kind, (broken, values) in enumerate(checks):
         if broken.any():
             run, at = np.unravel_index(int(np.argmax(broken)), broken.shape)
             t = int(trace.rounds[at]) if trace.rounds is not None else int(at) + 1
-            raise BrokenContract(
-                f"its {what} in round {t} of seed {int(trace.seeds[run])} is "
-                f"{values[run, at]}, outside {allowed}"
-            )
+            seed, value = int(trace.seeds[run]), float(values[run, at])
+            raise BrokenContract(violation(kind, t, seed, value, n_arms, n_states))

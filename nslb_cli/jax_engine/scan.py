@@ -32,7 +32,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from nslb_cli.bandit.detections import AlarmLog
 from nslb_cli.bandit.rng import Stream
-from nslb_cli.bandit.trace import NO_BELIEF, BrokenContract, Trace, kept_rounds
+from nslb_cli.bandit.trace import NO_BELIEF, BrokenContract, Trace, kept_rounds, violation
 from nslb_cli.common.apart import forbid_forks
 from nslb_cli.jax_engine import cache, sweep
 from nslb_cli.jax_engine.contract import Decision, JaxAgent, Truth
@@ -139,9 +139,45 @@ def play(
         (state, *_), rows = jax.lax.scan(round_, start, rounds)
         return dict(zip(names, rows, strict=True)), checked_summary(agent.summary(state))
     whole = {"path": names.index("state"), "detected": len(COLUMNS)} if count is not None else {}
-    (state, *_), rows, paths = thinned_scan(round_, start, horizon, every, tuple(whole.values()))
+    problem, believes = world_spec.problem, type(agent).reports_belief
+    watched = watch(round_, problem.n_arms, problem.n_states, believes)
+    first = (jnp.asarray(-1, jnp.int64), jnp.asarray(0, jnp.int64), zero)
+    ((state, *_), broken), rows, paths = thinned_scan(
+        watched, (start, first), horizon, every, tuple(whole.values())
+    )
     columns = dict(zip(names, rows, strict=True)) | dict(zip(whole, paths, strict=True))
+    columns |= dict(zip(BROKEN, broken, strict=True))
     return columns, checked_summary(agent.summary(state))
+
+
+BROKEN = ("broken_round", "broken_kind", "broken_value")
+"""A thinned lane's first decision out of range (:func:`watch`): its round (0-based; -1:
+none), what (an index of :data:`~nslb_cli.bandit.trace.VIOLATIONS`, plus one) and its
+value."""
+
+
+def watch(round_: Round, n_arms: int, n_states: int, believes: bool) -> Round:
+    """``round_`` with its carry paired with the first decision out of range (the arm, the
+    believed state, the probability of the true state: :func:`~nslb_cli.bandit.trace.
+    check_decisions`, which sees only the rounds a thinned run keeps)."""
+
+    def step(carry: tuple[Any, ...], t: Array) -> tuple[tuple[Any, ...], tuple[Array, ...]]:
+        inner, (at, kind, value) = carry
+        inner, row = round_(inner, t)
+        a, belief, p = row[0], row[5], row[6]
+        found = jnp.where((a < 0) | (a >= n_arms), 1, 0)
+        if believes:
+            believed = belief != NO_BELIEF
+            outside = believed & ((belief < 0) | (belief >= n_states))
+            found = jnp.where((found == 0) & outside, 2, found)
+            unlikely = believed & ~((p >= 0.0) & (p <= 1.0 + 1e-9))
+            found = jnp.where((found == 0) & unlikely, 3, found)
+        this = jnp.select([found == 1, found == 2], [a, belief], p).astype(jnp.float64)
+        new = (at < 0) & (found > 0)
+        watched = (jnp.where(new, t, at), jnp.where(new, found, kind), jnp.where(new, this, value))
+        return (inner, watched), row
+
+    return step
 
 
 def checked_decision(decision: Decision, n_states: int) -> Decision:
@@ -355,9 +391,26 @@ def simulate_batch(
         if "detected" in columns:  # scored against the whole path (design §6)
             latent = np.asarray(path)[:R] if world_spec.problem.n_states > 1 else None
             summary |= AlarmLog.from_flags(np.asarray(columns.pop("detected"))[:R]).summary(latent)
+        _check_watched(
+            world_spec.problem, seeds, {k: columns.pop(k) for k in BROKEN if k in columns}
+        )
         thinned = every > 1  # the cumulative columns are the CSV's only then
         host = {k: np.asarray(v)[:R] for k, v in columns.items() if thinned or k[:4] != "cum_"}
     return _trace(agent, seeds, host, summary, kept if thinned else None)
+
+
+def _check_watched(problem: Any, seeds: np.ndarray, broken: dict[str, Any]) -> None:
+    """Raise :class:`BrokenContract` for the first of ``seeds`` whose lane found a decision
+    out of range in a round its thinned run does not keep (:func:`watch`)."""
+    if not broken:
+        return
+    at, kind, value = (np.asarray(broken[k])[: len(seeds)] for k in BROKEN)
+    if (at >= 0).any():
+        lane = int(np.argmax(at >= 0))
+        t, seed = int(at[lane]) + 1, int(seeds[lane])
+        line = violation(int(kind[lane]) - 1, t, seed, float(value[lane]), problem.n_arms,
+                         problem.n_states)  # fmt: skip
+        raise BrokenContract(line)
 
 
 def _trace(

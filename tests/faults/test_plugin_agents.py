@@ -219,3 +219,16 @@ def test_a_jax_class_without_its_agent_or_under_nslbs_name_is_one_line(
     assert run.returncode == 2, run.stderr
     (line,) = run.stderr.strip().splitlines()
     assert said in line, line
+
+
+@pytest.mark.parametrize("every", [10, 30], ids=["between-kept-rounds", "a-kept-round"])
+def test_a_thinned_jax_run_checks_the_rounds_it_does_not_keep_too(every: int, tmp_path: Path):
+    path = install(tmp_path / "site", "jax", ACT.format("action=jnp.where(t == 5, 7, d.action)"))
+    folder = tmp_path / "out"
+    done = nslb_with(path, "run", "agent=hostile", "run.engine=jax", "env.horizon=30",
+                     "run.n_seeds=2", f"run.every={every}", f"hydra.run.dir={folder}",
+                     cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.strip().splitlines()[-1:]
+    assert "its arm in round 6 of seed 0 is 7, outside 0 … 4" in line, line
+    assert not list(folder.glob("seed=*")) and not (folder / "config.yaml").exists()
