@@ -19,6 +19,7 @@ GROUP = "nslb.jax_agents"
 EXTRA = "pip install -e '.[jax]' (on a CUDA machine, also the matching jax[cudaNN])"
 MOST_DEVICES = 4096  # CPU devices: JAX starts a thread for each (100,000 hung, then aborted)
 MOST_ROUNDS = 2**53  # a float64 count stops growing there (and 2^63 overflowed the loop)
+REVISION = "JAX engine numbers"  # how :func:`numbers` begins (a plugin's part may follow)
 NUMBERS = 8  # 8: the settings that decide the numbers pinned (JAX_THREEFRY_PARTITIONABLE, …)
 """The revision of the JAX engine's numbers: raised whenever a change of the engine changes a
 seed's numbers, so that a folder never mixes seeds of two revisions (:func:`numbers`)."""
@@ -71,4 +72,4 @@ def numbers() -> str:
     between versions as a rule, not as a promise). A folder's provenance records it, and
     seeds are added only under the same."""
     version = metadata.version
-    return f"JAX engine numbers {NUMBERS}, jax {version('jax')}, jaxlib {version('jaxlib')}"
+    return f"{REVISION} {NUMBERS}, jax {version('jax')}, jaxlib {version('jaxlib')}"

@@ -61,6 +61,8 @@ from nslb_cli.store.results import (
 )
 
 SKIPPED_SECTIONS = ("run.",)
+JAX_REVISION = "JAX engine numbers"  # how the JAX engine's part of a provenance's numbers
+# begins (nslb_cli.jax_engine.coverage.REVISION; that package is not imported by readers)
 YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -268,8 +270,9 @@ def load(
 def _add_makers(makers: dict[str, set[str]], folder: Path, engine: str) -> None:
     """Add what made ``folder``'s numbers (:attr:`Loaded.makers`) to ``engine``'s entry."""
     made = {f"nslb {version}" for version in provenance.versions(folder)}
-    if engine != "numpy":
-        made |= {f"numbers {numbers}" for numbers in provenance.numbers(folder)[0]}
+    if engine != "numpy":  # the engine's part of what made them (a plugin's is its own)
+        parts = (part for found in provenance.numbers(folder)[0] for part in found.split("; "))
+        made |= {f"numbers {part}" for part in parts if part.startswith(JAX_REVISION)}
     makers.setdefault(engine, set()).update(made)
 
 

@@ -275,9 +275,10 @@ def refuse_other_versions(
         unknown.append(f"{_listed(unlisted)} in no provenance.jsonl line")
     if unknown:
         raise OutputConflict(
-            f"{folder} holds seeds whose numbers may not be this run's ({numbers}): "
-            f"{'; '.join(unknown)}; pass run.overwrite=true to simulate them all again, or "
-            "hydra.run.dir=… to write elsewhere"
+            f"{folder} holds seeds whose numbers may have been made otherwise than this "
+            f"run's, which are made by {numbers}: theirs by {'; '.join(unknown)}; pass "
+            "run.overwrite=true to simulate them all again, or hydra.run.dir=… to write "
+            "elsewhere"
         )
 
 

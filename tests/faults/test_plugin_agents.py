@@ -14,6 +14,8 @@ import pytest
 
 pytest.importorskip("jax")
 
+from nslb_cli.jax_engine import coverage  # noqa: E402
+from nslb_cli.plot import tidy  # noqa: E402
 from tests.helpers.paths import EXAMPLE  # noqa: E402
 from tests.helpers.plugins import fake_distribution, nslb_with  # noqa: E402
 
@@ -192,6 +194,10 @@ def test_a_jax_sweep_runs_a_plugins_job_after_one_of_nslbs_own(tmp_path: Path) -
     assert done.returncode == 0, done.stderr
     for agent in ("mts", "hostile"):
         assert len(list((tmp_path / "s/synthetic" / agent).glob("*/seed=*.csv"))) == 2
+    # the plugin's version is part of its folder's numbers, not another build of the engine
+    assert coverage.numbers().startswith(tidy.JAX_REVISION)
+    plotted = nslb_with(path, "plot", "s", "--format", "png", cwd=tmp_path)
+    assert plotted.returncode == 0 and "different nslb versions" not in plotted.stderr
 
 
 @pytest.mark.parametrize(

@@ -110,7 +110,7 @@ def test_seeds_whose_jax_engine_numbers_are_not_known_to_be_these_are_not_added_
     more = ("run.engine=jax", "env.horizon=40", "run.n_seeds=5")
     refused = nslb("run", folder, *more, cwd=tmp_path)
     assert refused.returncode == 2 and len(said(refused.stderr)) == 1, refused.stderr
-    assert f"may not be this run's ({coverage.numbers()}): {named};" in refused.stderr
+    assert f"made by {coverage.numbers()}: theirs by {named};" in refused.stderr
     assert {p.name: p.read_bytes() for p in (tmp_path / "old").iterdir()} == before
     again = nslb("run", folder, *more, "run.overwrite=true", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
