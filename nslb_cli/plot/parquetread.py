@@ -26,13 +26,17 @@ from nslb_cli.store.results import OTHER_KEY
 TRIES = 5  # reads of a folder whose files a job keeps sealing meanwhile
 
 
+CHANGING = "changed while it was read, again and again (a job is writing the folder): skipped"
+
+
 def stored_now(folder: Path) -> tuple[list[parquet.Record], dict[Path, str]]:
     """:func:`nslb_cli.store.parquet.stored`, listed again while a job seals the folder's
-    parts under the reader (a file vanishes once listed)."""
-    for _ in range(TRIES - 1):
+    parts under the reader (a file vanishes once listed); after :data:`TRIES` lists, the
+    folder's results are skipped in one line."""
+    for _ in range(TRIES):
         with contextlib.suppress(FileNotFoundError):
             return parquet.stored(folder)
-    return parquet.stored(folder)
+    return [], {folder / parquet.FILE: CHANGING}
 
 
 def read_run(
@@ -41,12 +45,12 @@ def read_run(
     """The Parquet results of one run folder: ``{seed: columns}`` (sorted) and the files or
     seeds skipped (incomplete, or written for another config than result ``key``; damaged
     files are named by :func:`nslb_cli.plot.tidy.find_seed_files`). Read again from the
-    start when a file vanishes or is replaced meanwhile (a job sealed its parts); the last
-    of :data:`TRIES` reads raises what it meets."""
-    for _ in range(TRIES - 1):
+    start when a file vanishes or is replaced meanwhile (a job sealed its parts); after
+    :data:`TRIES` reads, skipped in one line."""
+    for _ in range(TRIES):
         with contextlib.suppress(FileNotFoundError, parquet.Changed):
             return _read_run(folder, columns, horizon, key)
-    return _read_run(folder, columns, horizon, key)
+    return {}, [Skipped(folder / parquet.FILE, CHANGING)]
 
 
 def _read_run(
@@ -62,16 +66,15 @@ def _read_run(
             skipped.append(Skipped(record.path, reason))
             continue
         try:
-            arrays = _checked(
-                record, parquet.read_columns(record, ["seed", "t", *columns]), horizon
-            )
+            try:
+                read = parquet.read_columns(record, ["seed", "t", *columns])
+            except KeyError as err:  # pyarrow: a column the file lacks
+                raise MalformedResult(f"not nslb's columns: {err.args[0]}") from None
+            arrays = _checked(record, read, horizon)
         except parquet.Changed:
             raise  # read the folder again
         except (parquet.Damaged, MalformedResult, pa.ArrowException) as err:
             skipped.append(Skipped(record.path, str(err).strip().splitlines()[0]))
-            continue
-        except KeyError as err:  # pyarrow: a column the file lacks
-            skipped.append(Skipped(record.path, f"not nslb's columns: {err.args[0]}"))
             continue
         rows = record.rows
         for index, seed in enumerate(record.seeds):

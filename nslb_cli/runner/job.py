@@ -52,7 +52,23 @@ from nslb_cli.store.results import Layout, seed_ranges
 log = logging.getLogger("nslb")
 
 
+class CodeRaised(RuntimeError):
+    """A plugin's agent or environment raised an ``OSError`` while its seeds played (not
+    nslb's writing of results): the message is its one line."""
+
+
 def simulate_seeds(config: RunConfig, seeds: np.ndarray) -> Trace:
+    """:func:`play_seeds`; an ``OSError`` a plugin's code raises is told from one of nslb's
+    own writes (:class:`CodeRaised`)."""
+    try:
+        return play_seeds(config, seeds)
+    except OSError as err:
+        if AGENTS.foreign(config.agent.name) or ENVIRONMENTS.foreign(config.env.name):
+            raise CodeRaised(describe_error(err)) from err
+        raise
+
+
+def play_seeds(config: RunConfig, seeds: np.ndarray) -> Trace:
     """Build the world and the agent for ``seeds`` and play the whole horizon (in parts,
     in threads, for an agent whose rounds are compiled: :mod:`nslb_cli.runner.parts`), or
     hand the batch to the JAX engine (``run.engine=jax``, imported only then)."""
@@ -246,7 +262,8 @@ def run_job_guarded(config: RunConfig, resolved: DictConfig, folder: Path) -> fl
         whose = " or ".join(plugins)
         if isinstance(err, BrokenContract):
             raise Ended(f"{whose} breaks the agent contract: {err}") from None
-        raise Ended(f"the code of {whose} raised {describe_error(err)}{where}") from None
+        raised = str(err) if isinstance(err, CodeRaised) else describe_error(err)
+        raise Ended(f"the code of {whose} raised {raised}{where}") from None
 
 
 def _traceback_into_log(err: BaseException) -> str:
@@ -259,7 +276,11 @@ def _traceback_into_log(err: BaseException) -> str:
     )  # fmt: skip
     for handler in files:
         handler.handle(record)
-    return f" (its traceback: {files[0].baseFilename})" if files else ""
+    return (
+        f" (its traceback: {files[0].baseFilename})"
+        if files
+        else " (no log file keeps its traceback)"
+    )
 
 
 def layout(config: RunConfig) -> Layout:

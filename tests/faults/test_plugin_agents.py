@@ -77,6 +77,10 @@ BROKEN = {
     def act(self, c, t, key, truth):
         raise ValueError("no arm today")
 ''', "the code of agent 'hostile' (hostile-plugin 1.0) raised ValueError: no arm today"),
+    "reads-a-missing-file": ("jax", '''
+    def act(self, c, t, key, truth):
+        open("/no/such/weights.npy")
+''', "the code of agent 'hostile' (hostile-plugin 1.0) raised FileNotFoundError"),
     "numpy-arm-minus-one": ("numpy", '''
     def act(self, t, contexts):
         return np.full_like(super().act(t, contexts), -1)
@@ -173,12 +177,21 @@ def test_a_broken_jax_entry_point_is_one_line_in_run_and_a_failed_check(
     assert engines.startswith("FAIL") and said in engines, engines
 
 
+IMPURE = """
+    traced = [0]  # a constant of each program: another in each batch size's
+
+    def act(self, c, t, key, truth):
+        c, d = super().act(c, t, key, truth)
+        self.traced[0] += 1
+        return c, d._replace(action=jnp.where(t == 9, self.traced[0] % 5, d.action))
+"""
+
+
 def test_check_fails_a_jax_class_that_breaks_the_contract_or_its_seeds(tmp_path: Path) -> None:
     for case, body, said in (
         ("arm", ACT.format("action=jnp.where(t == 5, 7, d.action)"),
          "breaks the agent contract: its arm in round 6"),
-        ("impure", ACT.format("action=jnp.where(t == 9, np.random.randint(5), d.action)"),
-         "plays seeds otherwise in a batch of 7 than of 400"),
+        ("impure", IMPURE, "plays seeds otherwise in a batch of 7 than of 400"),
     ):  # fmt: skip
         path = install(tmp_path / case, "jax", body)
         checked = nslb_with(path, "check", "agent=hostile", cwd=tmp_path)
@@ -238,3 +251,13 @@ def test_a_thinned_jax_run_checks_the_rounds_it_does_not_keep_too(every: int, tm
     (line,) = done.stderr.strip().splitlines()[-1:]
     assert "its arm in round 6 of seed 0 is 7, outside 0 … 4" in line, line
     assert not list(folder.glob("seed=*")) and not (folder / "config.yaml").exists()
+
+
+def test_without_a_job_log_the_line_says_no_traceback_is_kept(tmp_path: Path) -> None:
+    path = install(tmp_path / "site", "jax", BROKEN["raises"][1])
+    done = nslb_with(path, "run", "agent=hostile", "run.engine=jax", "env.horizon=30",
+                     "hydra/job_logging=disabled", f"hydra.run.dir={tmp_path / 'out'}",
+                     cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 2
+    (line,) = done.stderr.strip().splitlines()[-1:]
+    assert line.endswith("raised ValueError: no arm today (no log file keeps its traceback)")

@@ -92,6 +92,19 @@ def test_a_folder_sealed_while_it_is_read_is_read_whole(when: int, tmp_path, mon
     assert "detections" in whole.seed_stats and loaded.seed_stats.equals(whole.seed_stats)
 
 
+def test_a_folder_that_changes_at_every_read_is_skipped_in_one_line(tmp_path, monkeypatch):
+    write(tmp_path / "mts", "mts", [0, 1], Layout("parquet"))
+
+    def always_changed(record, columns):
+        raise parquet.Changed("changed while it was read; read it again")
+
+    monkeypatch.setattr(parquet, "read_columns", always_changed)
+    loaded = tidy.load(tmp_path, ["cum_regret"], use_cache=False)
+    assert loaded.frame.empty
+    (line,) = [str(s) for s in loaded.skipped]
+    assert "changed while it was read, again and again" in line, line
+
+
 def forged(folder: Path, change) -> None:
     """``folder``'s results.parquet written again, whole and sealed, after ``change(table,
     record)``: what another program (or another build of nslb's) could write."""
