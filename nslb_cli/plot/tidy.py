@@ -56,6 +56,7 @@ from nslb_cli.store.results import (
     OTHER_KEY,
     SEED_FILE,
     STATS_KEYS,
+    counted,
     flatten,
     seed_ranges,
 )
@@ -84,7 +85,7 @@ class Loaded:
     seed_stats: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["run", "seed"]))
     """One row per loaded (run, seed): ``run``, ``seed`` and the numeric statistics its
     ``seed=K.json`` records (float64; NaN where a seed has no such value)."""
-    makers: dict[str, set[str]] = field(default_factory=dict)
+    makers: dict[str, dict[str, set[str]]] = field(default_factory=dict)
     """Per engine (``numpy``, ``jax``), what made the loaded runs' numbers: the nslb
     versions and, for the JAX engine, its numbers' revisions (``provenance.jsonl``)."""
 
@@ -231,7 +232,7 @@ def load(
         raise ValueError(f"unknown CSV columns {unknown}; available: {', '.join(COLUMNS)}")
     runs: dict[tuple, _Run] = {}
     skipped: list[Skipped] = []
-    makers: dict[str, set[str]] = {}
+    makers: dict[str, dict[str, set[str]]] = {}
     roots = [roots] if isinstance(roots, Path) else roots
     found_in = {f: (root, s) for root in roots for f, s in find_seed_files(root, skipped).items()}
     n_files = sum(s.path.suffix == ".parquet" for s in skipped)  # damaged: none of their seeds
@@ -267,24 +268,23 @@ def load(
     )
 
 
-def _add_makers(makers: dict[str, set[str]], folder: Path, engine: str) -> None:
+def _add_makers(makers: dict[str, dict[str, set[str]]], folder: Path, engine: str) -> None:
     """Add what made ``folder``'s numbers (:attr:`Loaded.makers`) to ``engine``'s entry."""
-    made = {f"nslb {version}" for version in provenance.versions(folder)}
+    made = makers.setdefault(engine, {"nslb versions": set(), "JAX engine revisions": set()})
+    made["nslb versions"] |= provenance.versions(folder)
     if engine != "numpy":  # the engine's part of what made them (a plugin's is its own)
         parts = (part for found in provenance.numbers(folder)[0] for part in found.split("; "))
-        made |= {f"numbers {part}" for part in parts if part.startswith(JAX_REVISION)}
-    makers.setdefault(engine, set()).update(made)
+        made["JAX engine revisions"] |= {p for p in parts if p.startswith(JAX_REVISION)}
 
 
 def mixed_makers(loaded: Loaded) -> list[str]:
-    """A line per engine whose loaded runs were made by different nslb versions or, on the
-    JAX engine, different revisions of its numbers: their seeds may not be comparable."""
+    """A line per engine and maker (:attr:`Loaded.makers`) of which the loaded runs have
+    several: their seeds may not be comparable."""
     return [
-        f"combines {engine}-engine runs made by different nslb versions or engine revisions: "
-        f"{'; '.join(sorted(made))}"
+        f"combines {engine}-engine runs made by different {kind}: {'; '.join(sorted(values))}"
         for engine, made in loaded.makers.items()
-        if len({m for m in made if m.startswith("nslb ")}) > 1
-        or len({m for m in made if m.startswith("numbers ")}) > 1
+        for kind, values in made.items()
+        if len(values) > 1
     ]
 
 
@@ -396,10 +396,6 @@ def _merge(
     ]
 
 
-def _rounds(n: int) -> str:
-    return f"{n} round{'s' if n != 1 else ''}"
-
-
 def _other_rounds(
     folder: Path, seeds: list[int], found: dict[int, Columns], grid: np.ndarray
 ) -> list[Skipped]:
@@ -412,10 +408,10 @@ def _other_rounds(
     return [
         Skipped(
             folder,
-            f"{numbered} {_rounds(rounds)} of {grid[-1]}, the run's other seeds "
-            f"{_rounds(len(grid))} (another run.every): a run's seeds are compared round by "
-            "round, so these are "
-            "left out; plot them apart, or run them again with the same run.every",
+            f"{numbered} {counted(rounds, 'round')} of {grid[-1]}, the run's other seeds "
+            f"{counted(len(grid), 'round')} (another run.every): a run's seeds are compared "
+            "round by round, so these are left out; plot them apart, or run them again with "
+            "the same run.every",
         )
     ]
 

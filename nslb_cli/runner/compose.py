@@ -439,10 +439,17 @@ def refuse_swept_section_keys(parsed: list[Override], base: DictConfig) -> None:
         plain = not (override.is_add() or override.is_force_add() or override.is_delete())
         if not (plain and override.is_sweep_override()) or "." in key or key in base:
             continue
-        owners = [s for s in SECTIONS if isinstance(base.get(s), DictConfig) and key in base[s]]
-        if owners:
+        owner = _owning_section(base, key)
+        if owner is not None:
             line = override.input_line or ""
-            raise ConfigError(key, f"'{line}' is not a top-level key: write {owners[0]}.{line}")
+            raise ConfigError(key, f"'{line}' is not a top-level key: write {owner}.{line}")
+
+
+def _owning_section(config: DictConfig, key: str) -> str | None:
+    """The first section of ``config`` (:data:`SECTIONS`) that has the key ``key``."""
+    return next(
+        (s for s in SECTIONS if isinstance(config.get(s), DictConfig) and key in config[s]), None
+    )
 
 
 def _sweep_points(overrides: list[str], multirun: bool) -> tuple[list[list[str]], DictConfig]:
@@ -565,13 +572,11 @@ def _section_key(
         config = composed([o for o in overrides if o not in given])
     except (HydraException, OmegaConfBaseException, ValueError):
         return None
-    owners = [s for s in SECTIONS if isinstance(config.get(s), DictConfig) and key in config[s]]
-    if not owners:
+    owner = _owning_section(config, key)
+    if owner is None:
         return None
     value = given[-1].split("=", 1)[1]
-    return ConfigError(
-        key, f"'{given[-1]}' is not a top-level key: write {owners[0]}.{key}={value}"
-    )
+    return ConfigError(key, f"'{given[-1]}' is not a top-level key: write {owner}.{key}={value}")
 
 
 def _jax_only(err: Exception) -> ConfigError | None:

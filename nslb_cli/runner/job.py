@@ -47,7 +47,7 @@ from nslb_cli.store.folder import (
     written_under_lock,
 )
 from nslb_cli.store.lock import FolderLock
-from nslb_cli.store.results import Layout, seed_ranges
+from nslb_cli.store.results import Layout, counted, seed_ranges
 
 log = logging.getLogger("nslb")
 
@@ -63,7 +63,7 @@ def simulate_seeds(config: RunConfig, seeds: np.ndarray) -> Trace:
     try:
         return play_seeds(config, seeds)
     except OSError as err:
-        if AGENTS.foreign(config.agent.name) or ENVIRONMENTS.foreign(config.env.name):
+        if plugins_of(config.agent.name, config.env.name):
             raise CodeRaised(describe_error(err)) from err
         raise
 
@@ -95,10 +95,17 @@ def _numbers(config: RunConfig) -> str | None:
         from nslb_cli.jax_engine.coverage import numbers
 
         parts.append(numbers())
-    for registry, name in ((AGENTS, config.agent.name), (ENVIRONMENTS, config.env.name)):
-        if registry.foreign(name):
-            parts.append(registry.describe(name))
-    return "; ".join(parts) or None
+    return "; ".join(parts + plugins_of(config.agent.name, config.env.name)) or None
+
+
+def plugins_of(agent: str, env: str) -> list[str]:
+    """How messages name the plugins among a job's agent and environment (``agent 'x'
+    (pkg 1.0)``): their code is not nslb's."""
+    return [
+        registry.describe(name)
+        for registry, name in ((AGENTS, agent), (ENVIRONMENTS, env))
+        if name in registry and registry.foreign(name)
+    ]
 
 
 def plan_sweep(configs: Sequence[DictConfig]) -> list[int]:
@@ -135,20 +142,15 @@ def plan_sweep(configs: Sequence[DictConfig]) -> list[int]:
                 labels[at] = key
         # a plugin's job runs in a process of its own, which cannot be forked once this one
         # has run the JAX engine: those jobs go first
-        order = sorted(grouped_order(labels), key=lambda at: not _of_plugin(configs[at]))
+        ran_apart = [
+            bool(plugins_of(str(c.agent.get("name")), str(c.env.get("name")))) for c in configs
+        ]
+        order = sorted(grouped_order(labels), key=lambda at: not ran_apart[at])
     turn = {at: job for at, job in zip(planned, jobs, strict=True)}
     every = min(kept for _, _, (_, kept) in jobs)  # the fewest rounds skipped: cautious
     fits = lambda env, agent, n: memory.too_large(env, agent, n, "jax", every) is None  # noqa: E731
     plan_with_jax([turn[at] for at in order if at in turn], fits)
     return order
-
-
-def _of_plugin(config: DictConfig) -> bool:
-    """Whether a job's agent or environment is a plugin's (its job runs apart)."""
-    agent, env = str(config.agent.get("name")), str(config.env.get("name"))
-    return (agent in AGENTS and AGENTS.foreign(agent)) or (
-        env in ENVIRONMENTS and ENVIRONMENTS.foreign(env)
-    )
 
 
 def grouped_order(labels: Sequence[object]) -> list[int]:
@@ -244,11 +246,7 @@ def run_job_guarded(config: RunConfig, resolved: DictConfig, folder: Path) -> fl
     :class:`~nslb_cli.common.apart.Ended` there, a failed job, and the worker, with the
     launcher and the sweep's other jobs, goes on. nslb's own jobs run by the command
     itself run in it: consecutive jobs share a world and compiled code."""
-    plugins = [
-        registry.describe(name)
-        for registry, name in ((AGENTS, config.agent.name), (ENVIRONMENTS, config.env.name))
-        if registry.foreign(name)
-    ]
+    plugins = plugins_of(config.agent.name, config.env.name)
     if not plugins and not in_worker():
         return run_job(config, resolved, folder)
     try:
@@ -359,19 +357,14 @@ def _simulate_missing(
     log.info(
         "%s: %s added (%d already done) in %.1f s -> %s; final cum_regret over its %s %.2f %s",
         label,
-        _seeds(len(pending)),
+        counted(len(pending), "seed"),
         len(state.done & set(config.seeds.tolist())),
         seconds,
         shown,
-        _seeds(len(regret)),
+        counted(len(regret), "seed"),
         regret.mean(),
         spread,
     )
-
-
-def _seeds(n: int) -> str:
-    """``1 seed``, ``2 seeds``."""
-    return f"{n} seed{'s' if n != 1 else ''}"
 
 
 def _data_text(data: dict[str, Any] | None) -> str | None:

@@ -58,9 +58,9 @@ STUDY_FILE = "optimization_results.yaml"  # the Optuna sweeper's record of a stu
 BEST_FILE = "best.yaml"  # the best trial of a study (nslb_cli.runner.study)
 BEST_HEADER = "# nslb: the best trial of the study in this folder\n"
 PLOT_MANIFEST = ".nslb-plot.json"  # the files `nslb plot` wrote into a folder
-NSLB_NAMES = frozenset(
-    {CONFIG_FILE, DATA_FILE, LOG_FILE, SWEEP_FILE, STUDY_FILE, provenance.FILE, parquet.FILE}
-)
+LOCKED_NAMES = frozenset({CONFIG_FILE, DATA_FILE, provenance.FILE, parquet.FILE})
+"""The files of a run folder besides the seeds' that only a holder of its lock writes."""
+NSLB_NAMES = LOCKED_NAMES | {LOG_FILE, SWEEP_FILE, STUDY_FILE}
 HIDDEN = re.compile(r"^\.nslb")
 
 
@@ -68,12 +68,7 @@ def written_under_lock(name: str) -> bool:
     """Whether only a holder of the folder's lock writes the file ``name`` of a run folder:
     the results, the config, the data's record and the provenance (the plots and Hydra's
     log are written without it)."""
-    return bool(SEED_FILE.match(name) or SEED_STATS.match(name)) or name in {
-        CONFIG_FILE,
-        DATA_FILE,
-        provenance.FILE,
-        parquet.FILE,
-    }
+    return _seed_file(name) or name in LOCKED_NAMES
 
 
 class OutputConflict(RuntimeError):
@@ -175,20 +170,20 @@ def scan(
 
 def _refuse_other_layout(folder: Path, stored: set[Layout], layout: Layout) -> None:
     """Refuse to add results stored as ``layout`` to a folder of results stored otherwise."""
-    if stored - {layout} and layout in stored:  # the folder mixes layouts: nslb never does
-        shown = " and ".join(sorted(map(str, stored)))
+    if not stored - {layout}:
+        return
+    shown = " and ".join(sorted(map(str, stored)))
+    if layout in stored:  # the folder mixes layouts: nslb never does
         raise OutputConflict(
             f"{folder} holds results stored with {shown} (one config's seeds, in two "
             "forms: copied in?); a folder holds one: move one form away, pass "
             "run.overwrite=true to replace them all, or hydra.run.dir=… to write elsewhere"
         )
-    if stored - {layout}:
-        shown = " and ".join(sorted(map(str, stored)))
-        raise OutputConflict(
-            f"{folder} holds results stored with {shown}, and this run asks for {layout}: "
-            "pass the same run.format and run.every to add seeds to them, run.overwrite=true "
-            "to replace them, or hydra.run.dir=… to write elsewhere"
-        )
+    raise OutputConflict(
+        f"{folder} holds results stored with {shown}, and this run asks for {layout}: "
+        "pass the same run.format and run.every to add seeds to them, run.overwrite=true "
+        "to replace them, or hydra.run.dir=… to write elsewhere"
+    )
 
 
 def _refuse_other_files(folder: Path, data: str | None) -> None:
@@ -355,7 +350,12 @@ def _our_temporary(name: str) -> bool:
 
 def _nslb_file_name(name: str) -> bool:
     """Whether nslb writes a file called ``name`` into a run folder."""
-    return bool(SEED_FILE.match(name) or SEED_STATS.match(name)) or name in NSLB_NAMES
+    return _seed_file(name) or name in NSLB_NAMES
+
+
+def _seed_file(name: str) -> bool:
+    """Whether ``name`` is a seed's CSV or record."""
+    return bool(SEED_FILE.match(name) or SEED_STATS.match(name))
 
 
 def refuse_foreign_files(folder: Path, key: str = "hydra.run.dir") -> None:

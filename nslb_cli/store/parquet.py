@@ -224,7 +224,8 @@ def stored(folder: Path, lost: set[int] | None = None) -> tuple[list[Record], di
                 records.append(read_record(handle, path))
         except Damaged as err:
             damaged[path] = str(err)
-            (lost if lost is not None else set()).update(err.seeds)
+            if lost is not None:
+                lost.update(err.seeds)
         except FileNotFoundError:
             raise
         except OSError as err:

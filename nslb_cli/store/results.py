@@ -296,6 +296,11 @@ def flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
+def counted(n: int, noun: str) -> str:
+    """``1 seed``, ``2 seeds``: ``n`` and ``noun`` (plural with an ``s``)."""
+    return f"{n} {noun}{'s' if n != 1 else ''}"
+
+
 def seed_ranges(seeds: Iterable[int]) -> str:
     """``[0, 1, 2, 5, 7, 8]`` -> ``0–2, 5, 7–8``."""
     ordered = sorted(seeds)
