@@ -3,8 +3,12 @@ from keys folded from the seed, stream by stream as the default engine draws the
 (docs/design.md §2-3: the same laws, not the same numbers).
 
 A world is drawn once per seed (:meth:`draw`: the true means, the true transitions, the
-offline model, ``S_1``); the latent path and the rewards are drawn round by round inside the
-scan (:meth:`state`, :meth:`reward`), each round's numbers from its stream folded with ``t``.
+offline model, ``S_1``); a prior model's Dirichlet rows and Beta means come from
+``jax.random``, whose gamma loop runs per entry but compiles in half the time of
+:func:`~nslb_cli.jax_engine.numerics.gamma` (kept for the agents' draws in every round),
+which a draw made once per seed does not pay back. The latent path and the rewards are drawn
+round by round inside the scan (:meth:`state`, :meth:`reward`), each round's numbers from
+its stream folded with ``t``.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from nslb_cli.bandit.world import World
 from nslb_cli.envs.piecewise import PiecewiseParams
 from nslb_cli.envs.synthetic import SyntheticParams
 from nslb_cli.jax_engine.contract import Model
-from nslb_cli.jax_engine.numerics import beta, categorical, dirichlet, uniform
+from nslb_cli.jax_engine.numerics import categorical, uniform
 
 Array = Any
 
@@ -109,7 +113,7 @@ class SyntheticWorld:
             stay, move = p.stay_concentration, p.move_concentration
             alpha = jnp.where(jnp.eye(S, dtype=bool), stay, move).astype(jnp.float64)
             truth, sd = self._true_means(k_truth, prior_means)
-            true_phi = dirichlet(k_rows, alpha)
+            true_phi = jax.random.dirichlet(k_rows, alpha, dtype=jnp.float64)  # once a seed
             point = alpha / alpha.sum(axis=1, keepdims=True)
             model = Model(prior_means, sd, point, alpha, initial)
         k_first, k_path = jax.random.split(stream(key, Stream.PATH))
@@ -123,7 +127,7 @@ class SyntheticWorld:
             noise = jax.random.normal(key, prior_means.shape, dtype=jnp.float64)
             return prior_means + p.prior_sd * noise, jnp.full(prior_means.shape, p.prior_sd)
         c = p.prior_strength
-        truth = beta(key, c * prior_means, c * (1.0 - prior_means))
+        truth = jax.random.beta(key, c * prior_means, c * (1.0 - prior_means), dtype=jnp.float64)
         return truth, jnp.sqrt(prior_means * (1.0 - prior_means) / (c + 1.0))
 
     def state(self, world: SeedWorld, previous: Array, t: Array) -> Array:
