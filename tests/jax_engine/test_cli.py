@@ -140,9 +140,19 @@ def test_a_jax_run_stopped_while_writing_is_resumed(tmp_path: Path) -> None:
     assert len(list((tmp_path / "r").glob("seed=*.csv"))) == 650
 
 
-@pytest.mark.parametrize("name", [*coverage.AGENTS])
-@pytest.mark.parametrize("env", [SyntheticParams(model="prior", horizon=60),
-                                 SyntheticParams(n_states=4, horizon=60)])  # fmt: skip
+PRIOR, FOUR_STATES = (
+    SyntheticParams(model="prior", horizon=60),
+    SyntheticParams(n_states=4, horizon=60),
+)
+ON_THE_PRIOR = ("umts", "mts")  # umTS learns from the prior; mTS acts on its means
+
+
+@pytest.mark.parametrize(
+    ("name", "env"),
+    [*((name, FOUR_STATES) for name in coverage.AGENTS),
+     *(pytest.param(name, PRIOR, marks=() if name in ON_THE_PRIOR else pytest.mark.slow)
+       for name in coverage.AGENTS)],
+)  # fmt: skip  # slow: two programs of their own each, with make test-full
 def test_a_seed_plays_the_same_rounds_alone_and_in_any_batch(
     name: str, env: SyntheticParams
 ) -> None:

@@ -169,20 +169,22 @@ def _grouped_and_alone(jobs: list[tuple[object, object]]) -> tuple[int, list[Any
 
 
 CD_UCB = ("cd_ucb", "tau", (4, 8))
+SLOW = pytest.mark.slow  # a program of its own to compile (seconds in CI): with make test-full
 UMTS = ("umts", "resample_threshold", (0.2, 0.9))  # reads the prior's spread
 
 
 @pytest.mark.parametrize(
     ("name", "values", "fixed", "agent"),
     [("switch_prob", (0.02, 0.3), {}, CD_UCB),
-     ("period", (7, 30), {"dynamics": "fixed"}, CD_UCB),
+     pytest.param("period", (7, 30), {"dynamics": "fixed"}, CD_UCB, marks=SLOW),
      ("stay_concentration", (5.0, 796.0), {"model": "prior"}, CD_UCB),
-     ("move_concentration", (0.5, 20.0), {"model": "prior"}, CD_UCB),
+     pytest.param("move_concentration", (0.5, 20.0), {"model": "prior"}, CD_UCB, marks=SLOW),
      ("prior_sd", (0.05, 0.5), {"model": "prior"}, UMTS),
-     ("prior_strength", (1.0, 30.0), {"model": "prior", "reward": "bernoulli"}, UMTS),
+     pytest.param("prior_strength", (1.0, 30.0), {"model": "prior", "reward": "bernoulli"},
+                  UMTS, marks=SLOW),
      ("sigma", (0.1, 1.0), {}, CD_UCB),  # the agents read the reward noise too
-     ("sigma", (1e-6, 1e6), {}, CD_UCB),  # the extremes a config accepts
-     ("sigma", (0.1, 1.0), {"model": "prior"}, UMTS)],
+     pytest.param("sigma", (1e-6, 1e6), {}, CD_UCB, marks=SLOW),  # the extremes accepted
+     pytest.param("sigma", (0.1, 1.0), {"model": "prior"}, UMTS, marks=SLOW)],
 )  # fmt: skip
 def test_a_sweep_over_the_worlds_rates_and_an_agents_parameter_is_one_program(
     name: str, values: tuple[float, ...], fixed: dict[str, object], agent: tuple[Any, ...]
