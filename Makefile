@@ -34,7 +34,7 @@ install: ## create .venv and install nslb with its dev tools (editable)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --upgrade pip
 	$(BIN)/pip install -e '.[dev]'
-	$(BIN)/nslb warmup  # compile every kernel now, not in the first runs
+	$(BIN)/nslb warmup --engine numpy  # compile every kernel now, not in the first runs (the JAX engine's programs: nslb warmup --engine jax)
 
 lint: ## ruff (lint and format check), mypy (types), import-linter (the layers' import rules), the docs (strict)
 	$(BIN)/ruff check nslb_cli hydra_plugins tests examples benchmarks

@@ -58,13 +58,15 @@ Run the conformance checks every agent must pass (batched seeds equal seeds alon
 reproducible, beliefs that sum to one, …), one line each. Without env=NAME on two short
 synthetic worlds. Exit status: 0 all pass, 1 a check fails, 2 bad input.
 """,
-    "warmup": """usage: nslb warmup
+    "warmup": """usage: nslb warmup [--engine numpy|jax]
 
 Compile every agent's numba kernels (Gaussian and Bernoulli rewards, known model and
-prior) into nslb's cache, so that no later run waits for them; `make install` runs it.
+prior) into nslb's cache, so that no later run waits for them.
 MovieLens's kernels compile on a small ratings file of its own: no release is needed.
 With JAX installed (the [jax] extra), also the JAX engine's programs of the paper's
 presets (run.engine=jax, default run.batch_size), into the same cache.
+--engine numpy: the numba kernels alone (what `make install` runs; the README's first
+run needs nothing else); --engine jax: the JAX programs alone.
 """,
     "completion": """usage: nslb completion bash|zsh
 
@@ -107,8 +109,7 @@ def _warmup(arguments: Sequence[str]) -> None:
     from nslb_cli.compiled.jit import CACHE, cache_kept
     from nslb_cli.runner.warmup import warm_up, warm_up_jax
 
-    if arguments:
-        fail("nslb warmup takes no arguments")
+    engines = _warmup_engines(arguments)
     try:  # said now, not after minutes of compiling for nothing
         CACHE.mkdir(parents=True, exist_ok=True)
         tempfile.TemporaryFile(dir=CACHE).close()
@@ -116,15 +117,32 @@ def _warmup(arguments: Sequence[str]) -> None:
         fail(f"cannot write the compiled-code cache {CACHE} ({err.strerror or err}): set "
              "NSLB_CACHE to a writable folder")  # fmt: skip
     start = time.perf_counter()
-    played = warm_up(lambda line: print(f"  {line}", file=sys.stderr))
-    programs = warm_up_jax(lambda line: print(f"  {line}", file=sys.stderr))
+    report = lambda line: print(f"  {line}", file=sys.stderr)  # noqa: E731
+    played = warm_up(report) if "numpy" in engines else 0
+    programs = warm_up_jax(report) if "jax" in engines else 0
+    if "jax" in engines and "numpy" not in engines and not programs:
+        fail("nslb warmup --engine jax: JAX is not installed (pip install -e '.[jax]')")
     if not cache_kept():
         fail(f"the compiled code could not be kept in {CACHE}: later runs compile it again")
-    jax_programs = f" and {programs} JAX programs" if programs else ""
+    made = [f"{played} agent settings" if "numpy" in engines else "",
+            f"{programs} JAX programs" if programs else ""]  # fmt: skip
     print(
-        f"nslb warmup: compiled code for {played} agent settings{jax_programs} ready in "
+        f"nslb warmup: compiled code for {' and '.join(filter(None, made))} ready in "
         f"{time.perf_counter() - start:.0f} s (cache: {CACHE})"
     )
+
+
+def _warmup_engines(arguments: Sequence[str]) -> tuple[str, ...]:
+    """The engines ``nslb warmup``'s ``arguments`` ask for: both without any, one with
+    ``--engine numpy`` or ``--engine jax`` (or ``--engine=…``); anything else is one line."""
+    given = list(arguments)
+    if given and given[0].startswith("--engine="):
+        given = ["--engine", given[0].partition("=")[2], *given[1:]]
+    if not given:
+        return ("numpy", "jax")
+    if len(given) == 2 and given[0] == "--engine" and given[1] in ("numpy", "jax"):
+        return (given[1],)
+    fail(f"nslb warmup takes --engine numpy or --engine jax, not {' '.join(arguments)!r}")
 
 
 def _plot(arguments: Sequence[str]) -> None:

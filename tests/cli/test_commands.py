@@ -130,6 +130,36 @@ def test_warmup_fails_in_one_line_when_its_cache_cannot_be_kept(tmp_path: Path) 
     ]
 
 
+@pytest.mark.parametrize(
+    ("arguments", "engines"),
+    [((), ["numpy", "jax"]), (("--engine", "numpy"), ["numpy"]), (("--engine=jax",), ["jax"])],
+)
+def test_warmup_compiles_for_the_engines_it_is_given(
+    arguments: tuple[str, ...], engines: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``make install`` warms the default engine alone: the README's first run needs nothing
+    more, and the JAX programs took a minute of a fresh machine's setup."""
+    from nslb_cli.cli import main
+    from nslb_cli.runner import warmup
+
+    called: list[str] = []
+    monkeypatch.setattr(warmup, "warm_up", lambda report: called.append("numpy") or 3)
+    monkeypatch.setattr(warmup, "warm_up_jax", lambda report: called.append("jax") or 2)
+    main(["warmup", *arguments])
+    assert called == engines
+
+
+@pytest.mark.parametrize("arguments", [("--engine",), ("--engine", "gpu"), ("now",)])
+def test_warmup_refuses_what_it_does_not_take_in_one_line(
+    arguments: tuple[str, ...], tmp_path: Path
+) -> None:
+    done = nslb("warmup", *arguments, cwd=tmp_path)
+    assert done.returncode == 2 and said(done.stderr) == [
+        f"nslb: error: nslb warmup takes --engine numpy or --engine jax, not "
+        f"{' '.join(arguments)!r}"
+    ]
+
+
 BLAS_THREADS_SEEN = """
 import json, sys
 import nslb_cli.cli as cli
