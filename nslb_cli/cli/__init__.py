@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from nslb_cli.cli import process
 from nslb_cli.cli.errors import fail
@@ -39,7 +40,7 @@ commands:
   check agent=NAME [k=v …]   the conformance checks an agent must pass, one line each
   data prepare [env.k=v …]   MovieLens: build and cache the data, print its diagnostics
   data path                  MovieLens: print the cache folder
-  warmup                     compile every agent's kernels now, not in the first runs
+  warmup [--engine E]        compile every agent's kernels now, not in the first runs
   completion bash|zsh        print the shell-completion script (eval "$(nslb completion bash)")
 
 `nslb <command> --help` describes a command; `nslb run --help` lists the config groups and
@@ -103,33 +104,63 @@ def _completion(arguments: Sequence[str]) -> None:
 
 def _warmup(arguments: Sequence[str]) -> None:
     """``nslb warmup``: see :mod:`nslb_cli.runner.warmup`."""
-    import tempfile
     import time
 
     from nslb_cli.compiled.jit import CACHE, cache_kept
     from nslb_cli.runner.warmup import warm_up, warm_up_jax
 
     engines = _warmup_engines(arguments)
-    try:  # said now, not after minutes of compiling for nothing
+    caches = [_writable_kernel_cache()] if "numpy" in engines else []
+    if "jax" in engines:
+        caches += _writable_program_cache(alone="numpy" not in engines)
+    start = time.perf_counter()
+    report = lambda line: print(f"  {line}", file=sys.stderr)  # noqa: E731
+    played = warm_up(report) if "numpy" in engines else 0
+    programs = warm_up_jax(report) if "jax" in engines else 0
+    if "numpy" in engines and not cache_kept():
+        fail(f"the compiled code could not be kept in {CACHE}: later runs compile it again")
+    made = [f"{played} agent settings"] if "numpy" in engines else []
+    made += [f"{programs} JAX programs"] if programs else []
+    print(
+        f"nslb warmup: compiled code for {' and '.join(made)} ready in "
+        f"{time.perf_counter() - start:.0f} s (cache: {', '.join(map(str, caches))})"
+    )
+
+
+def _writable_kernel_cache() -> Path:
+    """numba's cache folder, said unwritable now rather than after minutes of compiling."""
+    import tempfile
+
+    from nslb_cli.compiled.jit import CACHE
+
+    try:
         CACHE.mkdir(parents=True, exist_ok=True)
         tempfile.TemporaryFile(dir=CACHE).close()
     except OSError as err:
         fail(f"cannot write the compiled-code cache {CACHE} ({err.strerror or err}): set "
              "NSLB_CACHE to a writable folder")  # fmt: skip
-    start = time.perf_counter()
-    report = lambda line: print(f"  {line}", file=sys.stderr)  # noqa: E731
-    played = warm_up(report) if "numpy" in engines else 0
-    programs = warm_up_jax(report) if "jax" in engines else 0
-    if "jax" in engines and "numpy" not in engines and not programs:
-        fail("nslb warmup --engine jax: JAX is not installed (pip install -e '.[jax]')")
-    if not cache_kept():
-        fail(f"the compiled code could not be kept in {CACHE}: later runs compile it again")
-    made = [f"{played} agent settings" if "numpy" in engines else "",
-            f"{programs} JAX programs" if programs else ""]  # fmt: skip
-    print(
-        f"nslb warmup: compiled code for {' and '.join(filter(None, made))} ready in "
-        f"{time.perf_counter() - start:.0f} s (cache: {CACHE})"
-    )
+    return CACHE
+
+
+def _writable_program_cache(alone: bool) -> list[Path]:
+    """The JAX engine's cache folder (none without JAX, which ``alone`` — ``--engine jax`` —
+    makes one line); an unwritable one is one line."""
+    import importlib.util
+
+    from nslb_cli.jax_engine import coverage
+
+    if importlib.util.find_spec("jax") is None:
+        if alone:
+            fail(f"nslb warmup --engine jax needs JAX: {coverage.EXTRA}")
+        return []
+    from nslb_cli.common.paths import user_cache
+    from nslb_cli.jax_engine.cache import folder
+
+    path = folder()
+    if path is None:
+        fail(f"cannot write the JAX programs' cache {user_cache() / 'jax'}: set NSLB_CACHE "
+             "to a writable folder")  # fmt: skip
+    return [path]
 
 
 def _warmup_engines(arguments: Sequence[str]) -> tuple[str, ...]:

@@ -54,6 +54,9 @@ _nslb_complete() {
         data)
             COMPREPLY=($(compgen -W "prepare path --json --help" -- "$cur"))
             ;;
+        warmup)
+            COMPREPLY=($(compgen -W "--engine numpy jax --help" -- "$cur"))
+            ;;
         completion)
             COMPREPLY=($(compgen -W "__SHELLS__" -- "$cur"))
             ;;

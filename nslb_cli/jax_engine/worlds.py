@@ -4,11 +4,12 @@ from keys folded from the seed, stream by stream as the default engine draws the
 
 A world is drawn once per seed (:meth:`draw`: the true means, the true transitions, the
 offline model, ``S_1``); a prior model's Dirichlet rows and Beta means come from
-``jax.random``, whose gamma loop runs per entry but compiles in half the time of
-:func:`~nslb_cli.jax_engine.numerics.gamma` (kept for the agents' draws in every round),
-which a draw made once per seed does not pay back. The latent path and the rewards are drawn
-round by round inside the scan (:meth:`state`, :meth:`reward`), each round's numbers from
-its stream folded with ``t``.
+``jax.random``, whose gamma draws are slower (one rejection loop until every entry of the
+array is accepted) but compile in half the time of
+:func:`~nslb_cli.jax_engine.numerics.gamma` (kept for the agents' draws in every round):
+for a draw made once per seed, the compilation is what counts. The latent path and the
+rewards are drawn round by round inside the scan (:meth:`state`, :meth:`reward`), each
+round's numbers from its stream folded with ``t``.
 """
 
 from __future__ import annotations

@@ -96,6 +96,7 @@ def test_bash_completes_commands_overrides_and_plot_options(tmp_path: Path) -> N
     assert _complete(script, "nslb run experiment=paper/kn", tmp_path) == ["experiment=paper/known"]
     assert "--reference" in _complete(script, "nslb plot outputs --ref", tmp_path)
     assert _complete(script, "nslb completion z", tmp_path) == ["zsh"]
+    assert _complete(script, "nslb warmup --e", tmp_path) == ["--engine"]
     # nslb called by a path that holds the subcommand's name
     (tmp_path / "myrun").mkdir()
     (tmp_path / "myrun" / "nslb").symlink_to(NSLB)
@@ -131,22 +132,55 @@ def test_warmup_fails_in_one_line_when_its_cache_cannot_be_kept(tmp_path: Path) 
 
 
 @pytest.mark.parametrize(
-    ("arguments", "engines"),
-    [((), ["numpy", "jax"]), (("--engine", "numpy"), ["numpy"]), (("--engine=jax",), ["jax"])],
-)
+    ("arguments", "engines", "made"),
+    [((), ["numpy", "jax"], "3 agent settings and 2 JAX programs"),
+     (("--engine", "numpy"), ["numpy"], "3 agent settings"),
+     (("--engine=jax",), ["jax"], "2 JAX programs")],
+)  # fmt: skip
 def test_warmup_compiles_for_the_engines_it_is_given(
-    arguments: tuple[str, ...], engines: list[str], monkeypatch: pytest.MonkeyPatch
+    arguments: tuple[str, ...],
+    engines: list[str],
+    made: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
 ) -> None:
     """``make install`` warms the default engine alone: the README's first run needs nothing
-    more, and the JAX programs took a minute of a fresh machine's setup."""
+    more, and the JAX programs took a minute of a fresh machine's setup. The last line names
+    what was compiled and the caches it is in."""
     from nslb_cli.cli import main
+    from nslb_cli.jax_engine import cache
     from nslb_cli.runner import warmup
 
     called: list[str] = []
+    monkeypatch.setattr(compiled, "CACHE", tmp_path / "numba")
+    monkeypatch.setattr(cache, "folder", lambda: tmp_path / "jax")
     monkeypatch.setattr(warmup, "warm_up", lambda report: called.append("numpy") or 3)
     monkeypatch.setattr(warmup, "warm_up_jax", lambda report: called.append("jax") or 2)
     main(["warmup", *arguments])
     assert called == engines
+    caches = ", ".join(str(tmp_path / e.replace("numpy", "numba")) for e in engines)
+    line = capsys.readouterr().out.strip()
+    assert line.startswith(f"nslb warmup: compiled code for {made} ready in ")
+    assert line.endswith(f" s (cache: {caches})")
+
+
+def test_warmup_of_the_jax_engine_without_jax_names_the_extra(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import importlib.util
+
+    from nslb_cli.cli import main
+    from nslb_cli.jax_engine import coverage
+
+    found = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "jax" else found(n))
+    with pytest.raises(SystemExit) as stop:
+        main(["warmup", "--engine", "jax"])
+    assert stop.value.code == 2
+    assert said(capsys.readouterr().err) == [
+        f"nslb: error: nslb warmup --engine jax needs JAX: {coverage.EXTRA}"
+    ]
 
 
 @pytest.mark.parametrize("arguments", [("--engine",), ("--engine", "gpu"), ("now",)])
@@ -157,6 +191,21 @@ def test_warmup_refuses_what_it_does_not_take_in_one_line(
     assert done.returncode == 2 and said(done.stderr) == [
         f"nslb: error: nslb warmup takes --engine numpy or --engine jax, not "
         f"{' '.join(arguments)!r}"
+    ]
+
+
+def test_warmup_of_the_jax_engine_fails_in_one_line_when_its_cache_cannot_be_kept(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("jax")
+    (tmp_path / "file").write_text("")
+    env = {**os.environ, "NSLB_CACHE": str(tmp_path / "file" / "sub")}
+    done = subprocess.run([NSLB, "warmup", "--engine", "jax"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert said(done.stderr) == [
+        f"nslb: error: cannot write the JAX programs' cache {tmp_path / 'file/sub/jax'}: set "
+        "NSLB_CACHE to a writable folder"
     ]
 
 
