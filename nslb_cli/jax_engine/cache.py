@@ -51,7 +51,9 @@ def announce(program: str, label: str, quiet: bool = False) -> None:
         known = False
     if known:
         return
-    kept = "once (then cached; `nslb warmup --engine jax` compiles the presets' in advance)"
+    kept = (
+        "once (then cached; `nslb warmup --engine jax` compiles the presets' programs in advance)"
+    )
     where = kept if path is not None else "for this process (the cache cannot be written)"
     if not quiet:
         print(f"nslb: compiling the JAX program of {label} {where}", file=sys.stderr)
