@@ -170,7 +170,7 @@ DETECTION_STATS = {
 
 def detection_table(summary: pd.DataFrame, settings: Sequence[str]) -> tuple[pd.DataFrame, str]:
     """The rows of ``summary`` whose agents' seeds record how their detections match the true
-    changes (``false_alarms`` …; older results record only ``detections`` and are left out),
+    changes (``false_alarms`` …; agents without a detector record none and are left out),
     with ``settings`` and the mean and SE columns of :data:`DETECTION_STATS`, and that table as
     markdown, one section per group (empty when no row has them). A mean delay averages the
     seeds that detected some change."""
