@@ -149,13 +149,6 @@ def _drawing(p: argparse.ArgumentParser) -> None:
         "scipy's BCa, 9,999 resamples, seeded: the same every run)",
     )
     p.add_argument(
-        "--no-cache",
-        dest="cache",
-        action="store_false",
-        help="parse every CSV, neither reading nor writing the cache of parsed results "
-        "(.nslb-plot-cache.npz in each run folder, rebuilt whenever a CSV changes)",
-    )
-    p.add_argument(
         "--jobs",
         type=int,
         metavar="N",
@@ -217,7 +210,6 @@ def parse(argv: Sequence[str]) -> Options:
         dpi=args.dpi,
         paper=args.paper,
         width=width,
-        cache=args.cache,
         jobs=args.jobs,
         style=args.style,
         context=args.context,

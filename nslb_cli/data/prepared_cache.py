@@ -11,8 +11,6 @@ The cache heals itself; no file of it ever has to be deleted by hand:
   back whole and consistent — truncated, a flipped byte anywhere, a damaged header, empty,
   random bytes, a field missing or of another dtype or shape — counts as absent: one
   warning line names it and the cause, and the caller rebuilds and overwrites it.
-* A file of an earlier nslb (no seal, no manifest) is still used when every field reads
-  back (zip's own CRC-32 checks each array's bytes), so an upgrade does not rebuild it.
 """
 
 from __future__ import annotations
@@ -28,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from nslb_cli.store.atomic import atomic_write
-from nslb_cli.store.sealed import DamagedCache, cause, sealed, write_sealed
+from nslb_cli.store.sealed import DamagedCache, cause, check_seal, write_sealed
 
 KEY_FIELD = "_cache_key"
 MANIFEST_FIELD = "_manifest"  # {name: [dtype.str, shape]} of every array stored
@@ -67,15 +65,14 @@ def load(path: Path, key: str, fields: Iterable[str]) -> dict[str, np.ndarray] |
         warn(f"cannot read the prepared-data cache {path} ({cause(err)}): {AGAIN}")
         return None
     try:
-        is_sealed = sealed(raw)
+        check_seal(raw)
         with np.load(io.BytesIO(raw), allow_pickle=False) as stored:
             if str(stored[KEY_FIELD]) != key:
                 warn(f"the prepared-data cache {path} was written for other settings: {AGAIN}")
                 return None
             arrays = {name: stored[name] for name in fields}
-            manifest = json.loads(stored[MANIFEST_FIELD].tobytes()) if is_sealed else None
-        if manifest is not None:
-            _check(arrays, manifest)
+            manifest = json.loads(stored[MANIFEST_FIELD].tobytes())
+        _check(arrays, manifest)
     except Exception as err:  # anything at all: the file is rebuilt, never trusted
         warn(f"damaged prepared-data cache {path} ({cause(err)}): {AGAIN}")
         return None

@@ -3,7 +3,7 @@
 The pipeline runs one way, one module a step:
 
 * :mod:`~nslb_cli.plot.tidy` — load the per-seed CSVs (parsed by
-  :mod:`~nslb_cli.plot.csvread`, cached beside them by :mod:`~nslb_cli.plot.parse_cache`) and the
+  :mod:`~nslb_cli.plot.csvread`) or Parquet files (:mod:`~nslb_cli.plot.parquetread`) and the
   config beside them; runs are resolved configs, their data named by
   :mod:`~nslb_cli.plot.identity`;
 * :mod:`~nslb_cli.plot.labels` — name groups (experiment, environment and data) and agents;

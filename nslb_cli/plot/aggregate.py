@@ -10,9 +10,8 @@ same seed (docs/design.md §2), so the difference of final regrets is taken seed
 seeds both agents have, and its standard error is that of those differences — usually
 much smaller than the two agents' standard errors combined.
 
-Final values are computed in float64 from the float32 columns the loader keeps, each read
-back as the shortest decimal that gives the same float32 (:func:`decimal`: ``246.06``, not
-``246.0600242614746``), so summaries carry no float32 noise. Beside mean ± SE a summary
+Final values are the doubles the loader read from the results, and every statistic is
+computed in float64. Beside mean ± SE a summary
 gives the interquartile mean (:func:`iqm`: the mean of the middle half of the seeds, robust
 to a few outlying seeds, as rliable recommends) and, on request, a seeded 95 % bootstrap
 confidence interval (:func:`bootstrap_ci`, scipy's BCa bootstrap: identical run to run).
@@ -205,46 +204,10 @@ def finals(frame: pd.DataFrame) -> pd.DataFrame:
     run, seed = (frame[c].to_numpy(np.int64) for c in ("run", "seed"))
     last = np.append((run[1:] != run[:-1]) | (seed[1:] != seed[:-1]), len(run) > 0)
     rows = frame[last].copy()
-    for column in columns & set(rows.columns):
-        rows[column] = decimal(rows[column].to_numpy())
     for name, metric in METRICS.items():
         if metric.column in rows:
             rows[name] = metric.values(rows).astype(np.float64)
     return rows.reset_index(drop=True)
-
-
-def decimal(values: np.ndarray) -> np.ndarray:
-    """Float32 values as float64, each the shortest decimal that reads back as the same
-    float32 (``np.float32(246.06)`` -> ``246.06``, not ``246.0600242614746``).
-
-    A float32 ``x`` of decimal exponent ``e`` has a shortest decimal of at most 9 digits,
-    and when it has one of 6 or fewer that is also its nearest of 6 (its neighbours are
-    closer than a sixth digit's half step). So for ``k`` = 6 … 9, the nearest ``k``-digit
-    decimal ``m · 10^-q`` (``q = k - 1 - e``) is the first that reads back as ``x``. With
-    ``|q| <= 22`` both ``m`` and ``10^q`` are exact doubles and one division or product is
-    the correctly rounded double of the decimal, as parsing its text gives; other values
-    (beyond ``1e±14``, which metrics never reach) are printed and parsed.
-    """
-    array = np.asarray(values)
-    if array.dtype != np.float32:
-        return array.astype(np.float64)
-    x = array.astype(np.float64)
-    out, todo = x.copy(), np.isfinite(x) & (x != 0)
-    e = np.floor(np.log10(np.abs(x, where=todo, out=np.ones_like(x)))).astype(np.int64)
-    slow = todo & ((e < -14) | (e > 27))
-    todo &= ~slow
-    for digits in range(6, 10):
-        where = np.flatnonzero(todo)
-        q = digits - 1 - e[where]
-        scale = 10.0 ** np.abs(q)
-        m = np.rint(np.where(q >= 0, x[where] * scale, x[where] / scale))
-        candidate = np.where(q >= 0, m / scale, m * scale)
-        fits = candidate.astype(np.float32) == array[where]
-        out[where[fits]] = candidate[fits]
-        todo[where[fits]] = False
-    slow |= todo
-    out[slow] = array[slow].astype(str).astype(np.float64)
-    return out
 
 
 def transient(last: int) -> int:

@@ -1,4 +1,4 @@
-"""Parse seed CSVs into checked, compact columns (pyarrow's multithreaded CSV reader).
+"""Parse seed CSVs into checked columns (pyarrow's multithreaded CSV reader).
 
 Any valid CSV with the columns of :data:`nslb_cli.store.results.COLUMNS` is accepted: any column
 order, quoted or unquoted header, ``\\n`` or ``\\r\\n`` line ends, floats in any notation,
@@ -31,8 +31,9 @@ from nslb_cli.bandit.trace import kept_rounds
 from nslb_cli.store.results import damaged, recorded_every
 
 NULLABLE = frozenset({"belief", "p_true_state"})  # empty for agents without a belief
-Columns = dict[str, np.ndarray]  # "t" (int32) and value columns (float32) of one seed
-COMPACT: defaultdict[str, type[np.number]] = defaultdict(lambda: np.float32, t=np.int32)
+Columns = dict[str, np.ndarray]  # "t" (int32) and value columns (float64) of one seed
+DTYPES: defaultdict[str, type[np.number]] = defaultdict(lambda: np.float64, t=np.int32)
+"""The dtype of each column read: the rounds as int32, the values as the doubles written."""
 
 
 class MalformedResult(ValueError):
@@ -147,7 +148,7 @@ def _read_joined(
         if ok:  # the others are read alone, for a reason
             part = {key: values[start : start + length] for key, values in arrays.items()}
             found[seed] = {
-                key: values.astype(COMPACT[key], copy=False) for key, values in part.items()
+                key: values.astype(DTYPES[key], copy=False) for key, values in part.items()
             }
     return found
 
@@ -179,8 +180,8 @@ def _cut_off(path: Path) -> bool:
 
 
 def _convert(columns: Sequence[str]) -> pa_csv.ConvertOptions:
-    """Read ``t`` as integers and ``columns`` as float32 (empty fields and ``nan`` as NaN)."""
-    types = {"t": pa.int64(), **dict.fromkeys(columns, pa.float32())}
+    """Read ``t`` as integers and ``columns`` as doubles (empty fields and ``nan`` as NaN)."""
+    types = {"t": pa.int64(), **dict.fromkeys(columns, pa.float64())}
     return pa_csv.ConvertOptions(include_columns=list(types), column_types=types)
 
 
@@ -190,7 +191,7 @@ def _arrays(table: pa.Table) -> Columns:
 
 
 def _checked(arrays: Columns, horizon: int | None, every: int) -> Columns:
-    """One seed's columns as compact arrays (the rounds ``every`` keeps), or
+    """One seed's columns in :data:`DTYPES` (the rounds ``every`` keeps), or
     MalformedResult saying what is wrong."""
     t = arrays["t"]
     n = len(t)
@@ -206,4 +207,4 @@ def _checked(arrays: Columns, horizon: int | None, every: int) -> Columns:
     for column, values in arrays.items():
         if column != "t" and column not in NULLABLE and np.isnan(values).any():
             raise MalformedResult(f"missing values in column {column} (truncated line?)")
-    return {key: values.astype(COMPACT[key], copy=False) for key, values in arrays.items()}
+    return {key: values.astype(DTYPES[key], copy=False) for key, values in arrays.items()}

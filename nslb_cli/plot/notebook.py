@@ -43,7 +43,6 @@ def load_results(
     *,
     agents: Sequence[str] = (),
     rename: Mapping[str, str] | None = None,
-    use_cache: bool = True,
 ) -> pd.DataFrame:
     """Every result under ``folder`` as one tidy frame: one row per agent, seed and round.
 
@@ -57,7 +56,6 @@ def load_results(
             ``p_true_state``.
         agents: only these agents (agent or display names), in this order.
         rename: show an agent (agent or display name) under another label.
-        use_cache: read and write the parse caches beside the CSVs (as ``nslb plot``).
 
     Returns:
         Columns, in order: ``group`` (the experiment and environment, as ``nslb plot`` titles
@@ -66,8 +64,8 @@ def load_results(
         config key whose value differs between runs (``agent.tau``, ``env.switch_prob``, …;
         numeric where every run's value is a number, else categorical), ``data`` (the
         identity of the data a run simulated, see :mod:`~nslb_cli.plot.identity`; only when
-        a run has data), ``seed``, ``t``, the ``metrics`` (float64 of the float32 read from
-        the CSVs: ``252.4``, 7 significant digits), then the per-seed statistics of the
+        a run has data), ``seed``, ``t``, the ``metrics`` (float64: the values the result
+        files hold, each as the CSV writes it), then the per-seed statistics of the
         agents (``detections``, ``resamples``, ``stat_gamma`` …, from ``seed=K.json``; named
         ``stat_<name>`` where a setting has the name; float64, the same on every round of a
         seed, NaN where an agent has none). ``group``, ``agent`` and ``agent.name`` are
@@ -88,7 +86,7 @@ def load_results(
         if not root.is_dir():
             raise FileNotFoundError(f"{root}: no such folder")
     columns = sorted({METRICS[m].column for m in metrics})
-    loaded = tidy.load(roots, columns, use_cache=use_cache, join_config=False)
+    loaded = tidy.load(roots, columns, join_config=False)
     for skipped in loaded.skipped:
         warnings.warn(f"skipped {skipped}", stacklevel=2)
     for line in tidy.mixed_makers(loaded):
@@ -120,8 +118,7 @@ def summarise(
     columns): one row per group and agent, as ``nslb plot`` writes ``summary.csv``.
 
     The final values of each seed are those of its last round in ``frame`` (filter rounds to
-    summarise at another one), read back from float32 as their shortest decimal and computed
-    in float64.
+    summarise at another one); every statistic is computed in float64.
 
     Args:
         frame: needs ``agent``, ``seed``, ``t`` and ``cum_regret``, and ``avg_reward`` or
@@ -157,12 +154,12 @@ def summarise(
     by = ["group", "agent", "seed"]
     last = frame.groupby(by, observed=True, sort=False)["t"].idxmax()
     final = frame.loc[last.to_numpy()].reset_index(drop=True)
-    final["cum_regret"] = aggregate.decimal(final["cum_regret"].to_numpy())
+    final["cum_regret"] = final["cum_regret"].to_numpy(np.float64)
     if "cum_reward" in final:
-        cum_reward = aggregate.decimal(final["cum_reward"].to_numpy())
+        cum_reward = final["cum_reward"].to_numpy(np.float64)
         final["avg_reward"] = cum_reward / final["t"].to_numpy(np.float64)
     else:
-        final["avg_reward"] = aggregate.decimal(final["avg_reward"].to_numpy())
+        final["avg_reward"] = final["avg_reward"].to_numpy(np.float64)
     if lab.AGENT not in final:
         final[lab.AGENT] = final["agent"].astype(str)
     settings = [
@@ -238,8 +235,8 @@ def _tidy(
         out[key] = pd.Categorical.from_codes(codes[run], per_run.categories)
     out["seed"] = frame["seed"]
     out["t"] = frame["t"]
-    for metric in metrics:  # as read from the CSVs, 7 significant digits, in float64
-        out[metric] = aggregate.decimal(METRICS[metric].values(frame).astype(np.float32))
+    for metric in metrics:  # the values read from the results, or running means of them
+        out[metric] = METRICS[metric].values(frame).to_numpy(np.float64)
     return pd.DataFrame(out, index=frame.index, copy=False).reset_index(drop=True)
 
 

@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 
 from nslb_cli.bandit.trace import kept_rounds
-from nslb_cli.plot.csvread import COMPACT, NULLABLE, Columns, MalformedResult, Skipped
+from nslb_cli.plot.csvread import DTYPES, NULLABLE, Columns, MalformedResult, Skipped
 from nslb_cli.store import parquet
 from nslb_cli.store.results import OTHER_KEY
 
@@ -90,7 +90,7 @@ def _read_run(
 
 
 def _checked(record: parquet.Record, arrays: dict[str, np.ndarray], horizon: int | None) -> Columns:
-    """The columns ``t`` and values of ``record``'s file in compact dtypes, once its rows are
+    """The columns ``t`` and values of ``record``'s file in :data:`DTYPES`, once its rows are
     its seeds' rows, each seed's exactly the rounds kept; else MalformedResult."""
     seeds, t = arrays.pop("seed"), arrays["t"]
     last = horizon if horizon is not None else int(t[record.rows - 1])
@@ -104,4 +104,4 @@ def _checked(record: parquet.Record, arrays: dict[str, np.ndarray], horizon: int
         raise MalformedResult("column seed does not hold the seeds its record names")
     if not np.array_equal(t, np.tile(rounds, len(record.seeds))):
         raise MalformedResult(f"column t is not the rounds kept of 1 … {last} in each seed")
-    return {name: values.astype(COMPACT[name], copy=False) for name, values in arrays.items()}
+    return {name: values.astype(DTYPES[name], copy=False) for name, values in arrays.items()}

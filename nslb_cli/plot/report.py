@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,7 +44,6 @@ from nslb_cli.plot import (
 )
 from nslb_cli.plot import labels as lab
 from nslb_cli.plot.aggregate import METRICS, PAIRED_METRIC, SUMMARY_METRICS
-from nslb_cli.plot.parse_cache import warn
 from nslb_cli.plot.selection import PlotError, select
 from nslb_cli.plot.styles import Style, style_map
 from nslb_cli.store.atomic import atomic_write_text
@@ -75,7 +75,6 @@ class Options:
     dpi: int | None = None  # None: the style's savefig.dpi, else DEFAULT_DPI
     paper: bool = False  # publication mode, with the paper's figures
     width: float | None = None  # inches: the paper's figures as printed; None: nslb's layout
-    cache: bool = True
     jobs: int | None = None  # drawing processes; None: as many as CPUs for large results
     style: str | None = None  # a matplotlib style file (or style name)
     context: str = "paper"  # seaborn's plotting context
@@ -357,6 +356,11 @@ def _references(
     return found
 
 
+def warn(message: str) -> None:
+    """One line on stderr, ``nslb plot: message``."""
+    print(f"nslb plot: {message}", file=sys.stderr)
+
+
 def _load(
     options: Options, studies_only: bool = False
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame] | None:
@@ -367,7 +371,7 @@ def _load(
     columns = {METRICS[name].column for name in (*options.metrics, *SUMMARY_METRICS)}
     if options.paper:
         columns |= {METRICS[figure.metric].column for figure in paper.FIGURES}
-    loaded = tidy.load(options.root, sorted(columns), use_cache=options.cache, join_config=False)
+    loaded = tidy.load(options.root, sorted(columns), join_config=False)
     for skipped in loaded.skipped:
         warn(f"skipped {skipped}")
     if loaded.n_files == 0:

@@ -8,10 +8,8 @@ the same place (``92.6 ± 2.6 [87.7, 97.9]``).
 A CSV has one column per setting that varies (besides the label ``agent`` and the agent's
 name ``agent.name``): one with two or more values among the rows that record it, or one
 that a label names (set away from its default); settings every row shares are left out. Its
-numbers are written with :data:`CSV_DIGITS` significant digits: the values come from
-float32 results (about 7 meaningful digits) and are computed in float64 from their decimal
-form, so this round-trips every value computed and drops float64's last-digit noise
-(``92.805``, not ``92.80499999999999``).
+numbers are written with :data:`CSV_DIGITS` significant digits, which drops float64's
+last-digit noise from the statistics (``92.805``, not ``92.80499999999999``).
 """
 
 from __future__ import annotations
@@ -172,7 +170,7 @@ DETECTION_STATS = {
 
 def detection_table(summary: pd.DataFrame, settings: Sequence[str]) -> tuple[pd.DataFrame, str]:
     """The rows of ``summary`` whose agents' seeds record how their detections match the true
-    changes (``false_alarms`` …; older results record only ``detections`` and are left out),
+    changes (``false_alarms`` …; agents without a detector record none and are left out),
     with ``settings`` and the mean and SE columns of :data:`DETECTION_STATS`, and that table as
     markdown, one section per group (empty when no row has them). A mean delay averages the
     seeds that detected some change."""

@@ -1,7 +1,7 @@
 """Load an outputs tree into one tidy DataFrame: one row per (run, seed, round).
 
 :func:`load` walks a folder for ``seed=K.csv`` files (see :mod:`nslb_cli.store.results`), reads
-only the columns asked for, with compact dtypes, checks that each file is complete (see
+only the columns asked for, as the doubles written, checks that each file is complete (see
 :mod:`~nslb_cli.plot.csvread`), and joins its run's resolved ``config.yaml`` onto its rows as
 categorical columns (``name``, ``env.dynamics``, ``agent.name``, ``agent.num_particles``,
 …). The ``run`` section of the config is left out: it only says which seeds a command asked
@@ -11,9 +11,6 @@ A *run* is a resolved configuration, not a folder: run folders whose configs are
 (``agent=umts`` and ``agent=umts agent.num_particles=100``, its default) are merged into one
 run with the seeds of both. A seed present in both is taken from the first folder (in
 sorted order); the other file is reported as skipped.
-
-Each run folder's parse is cached beside its CSVs (:mod:`~nslb_cli.plot.parse_cache`), so loading
-the same results again reads a few arrays instead of parsing text.
 
 Nothing is re-simulated and one bad file never stops the rest from loading. Skipped, each
 with its path and a one-line reason in :attr:`Loaded.skipped`:
@@ -44,7 +41,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from nslb_cli.plot import csvread, parquetread, parse_cache
+from nslb_cli.plot import csvread, parquetread
 from nslb_cli.plot.csvread import Columns, MalformedResult, Skipped
 from nslb_cli.plot.identity import FINGERPRINT, identity, with_data
 from nslb_cli.plot.labels import ENGINE, config_value
@@ -72,7 +69,7 @@ class Loaded:
     """The tidy table and what was left out of it.
 
     ``frame`` has the config columns (categorical), then ``run`` (the run's row in
-    ``runs``), ``seed``, ``t`` (int32) and the requested CSV columns (float32). ``runs`` has
+    ``runs``), ``seed``, ``t`` (int32) and the requested CSV columns (float64). ``runs`` has
     one row per run: its config values and ``folder`` (the run's folders relative to the
     loaded root, ``; ``-separated). ``config_columns`` lists the config columns in order.
     """
@@ -189,42 +186,23 @@ def read_folder(
     columns: Sequence[str],
     horizon: int | None,
     key: str | None = None,
-    use_cache: bool = True,
 ) -> tuple[dict[int, Columns], list[Skipped]]:
-    """The checked columns of a run folder's seeds, from its cache when that is current.
-
-    A parse stores every column the old cache held as well, so that alternating between
-    metrics does not parse the CSVs each time.
-    """
-    if seeds and seeds[0][1].suffix == ".parquet":  # as fast to read as the cache: not cached
+    """The checked columns of a run folder's seeds: its seed CSVs or its Parquet files."""
+    if seeds and seeds[0][1].suffix == ".parquet":
         return parquetread.read_run(folder, columns, horizon, key)
-    files = [f for _, path in seeds for f in (path, path.with_suffix(".json"))]
-    current = parse_cache.key(parse_cache.stamps(files), horizon, key)
-    held: list[str] = []
-    if use_cache:
-        cached, held = parse_cache.read(folder, current, columns)
-        if cached is not None:
-            return cached
-    wanted = list(dict.fromkeys([*columns, *(c for c in held if c in COLUMNS and c != "t")]))
-    found, skipped = csvread.read_run(seeds, wanted, horizon, key)
-    if use_cache:
-        parse_cache.write(folder, current, wanted, found, skipped)
-    kept = ("t", *columns)
-    return {seed: {k: values[k] for k in kept} for seed, values in found.items()}, skipped
+    return csvread.read_run(seeds, columns, horizon, key)
 
 
 def load(
     roots: Path | Sequence[Path],
     columns: Iterable[str] = ("cum_regret", "cum_reward"),
-    use_cache: bool = True,
     join_config: bool = True,
 ) -> Loaded:
     """Read every seed CSV under ``roots`` (a folder or several; a run folder under two is
     read once) into one tidy table (see the module docstring).
 
-    ``use_cache=False`` neither reads nor writes the caches; ``join_config=False`` leaves the
-    config columns out of :attr:`Loaded.frame` (the ``runs`` table has them; the ``run``
-    column joins them).
+    ``join_config=False`` leaves the config columns out of :attr:`Loaded.frame` (the ``runs``
+    table has them; the ``run`` column joins them).
     """
     columns = [column for column in dict.fromkeys(columns) if column != "t"]
     unknown = sorted(set(columns) - set(COLUMNS))
@@ -245,7 +223,7 @@ def load(
             continue
         horizon = config.get("env.horizon")
         horizon = horizon if isinstance(horizon, int) else None
-        found, bad = read_folder(folder, seeds, columns, horizon, key, use_cache)
+        found, bad = read_folder(folder, seeds, columns, horizon, key)
         others = [s for s in bad if s.reason.startswith(OTHER_KEY)]
         if others and not _attested(folder, found, key, seeds[0][1].suffix == ".parquet"):
             skipped += [s for s in bad if s not in others]
@@ -430,7 +408,7 @@ def _join(runs: list[_Run], columns: Sequence[str], keys: Sequence[str]) -> pd.D
                 parts[key].append(values[key])
     empty = {"run": np.int32, "seed": np.int32, "t": np.int32}
     rows = {
-        key: np.concatenate(arrays) if arrays else np.array([], dtype=empty.get(key, np.float32))
+        key: np.concatenate(arrays) if arrays else np.array([], dtype=empty.get(key, np.float64))
         for key, arrays in parts.items()
     }
     run_of_row = rows["run"].astype(np.intp)

@@ -24,7 +24,6 @@ from typing import BinaryIO
 
 TMP = ".tmp"
 TEMPORARY = re.compile(r"^\.(.+)\.(\d+)\.[^.]+\.tmp$")  # .<name>.<pid>.<random>.tmp
-EARLIER = re.compile(r"^\.(.+)\.[a-z0-9_]+\.tmp$")  # an earlier build's .<name>.<random>.tmp
 
 
 def _file_mode() -> int:
@@ -81,15 +80,11 @@ def fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-def temporary(name: str) -> tuple[str, int | None] | None:
-    """The file that the temporary named ``name`` was to become, and its writer's pid (``None``
-    for an earlier build's temporary, which named none: only one of a file nslb writes is
-    nslb's); ``None`` if ``name`` is no temporary of nslb's (``.my-notes.tmp``)."""
+def temporary(name: str) -> tuple[str, int] | None:
+    """The file that the temporary named ``name`` was to become, and its writer's pid;
+    ``None`` if ``name`` is no temporary of nslb's (``.my-notes.tmp``)."""
     match = TEMPORARY.match(name)
-    if match:
-        return match.group(1), int(match.group(2))
-    match = EARLIER.match(name)
-    return (match.group(1), None) if match else None
+    return (match.group(1), int(match.group(2))) if match else None
 
 
 def remove_stale_temporaries(
@@ -100,8 +95,7 @@ def remove_stale_temporaries(
     of the folder's lock writes (:mod:`nslb_cli.store.lock`), and this process holds it.
     Then every other writer of that file is gone, whatever its pid names now (a pid reused
     by another process, a pid of another host sharing the folder). Hidden ``.tmp`` files
-    that nslb does not name so (:func:`temporary`), and an earlier build's of a file that
-    ``held`` does not name, are left alone."""
+    that nslb does not name so (:func:`temporary`) are left alone."""
     if not folder.is_dir():
         return []
     removed = []
@@ -110,8 +104,8 @@ def remove_stale_temporaries(
         if found is None or found[1] == os.getpid():
             continue
         target, pid = found
-        if not held(target) and (pid is None or process_alive(pid)):
-            continue  # a live writer's, or perhaps a user's file named like an earlier one
+        if not held(target) and process_alive(pid):
+            continue  # a live writer's
         path.unlink(missing_ok=True)
         removed.append(path)
     return removed

@@ -14,9 +14,6 @@ CSV. So every seed knows its config, even when ``config.yaml`` is lost or edited
 * a seed of another key, or of no known key, is *foreign*: the folder holds results of
   another config, and the run is refused in one line — they are never adopted or relabelled.
 
-Seed files written before keys were recorded carry none; they count as this config's when
-``config.yaml`` is this config, as before.
-
 nslb never replaces a file it did not write: a folder holding files that are not nslb's
 (:func:`foreign_files`) is refused.
 """
@@ -144,8 +141,7 @@ def scan(
     attested = same_config or any(r.get("config") == key for r in records.values())
     foreign = []
     for seed, record in records.items():
-        known = record.get("config")
-        if known == key or (known is None and (same_config or (attested and not record))):
+        if record.get("config") == key or (attested and not record):
             problem = _csv_problem(folder, seed, record)
             if problem is None:
                 state.done.add(seed)
@@ -332,20 +328,13 @@ def foreign_files(folder: Path) -> list[str]:
         for name in sorted(names)
         if not (any(p.match(name) for p in ours) or name in plotted or name in NSLB_NAMES)
         and name != BEST_FILE
-        and not _our_temporary(name)
+        and temporary(name) is None
     ]
     if CONFIG_FILE in names and not (has_seeds or _has_header(folder / CONFIG_FILE)):
         foreign.append(CONFIG_FILE)  # a config.yaml of somebody else's, not a claim of nslb's
     if BEST_FILE in names and not _has_header(folder / BEST_FILE, BEST_HEADER):
         foreign.append(BEST_FILE)
     return sorted(foreign + blocking)
-
-
-def _our_temporary(name: str) -> bool:
-    """Whether ``name`` is a temporary nslb's writes leave (an earlier build's: one of a
-    file nslb writes into a run folder)."""
-    found = temporary(name)
-    return found is not None and (found[1] is not None or _nslb_file_name(found[0]))
 
 
 def _nslb_file_name(name: str) -> bool:

@@ -1,9 +1,8 @@
 """Zip archives (``.npz`` caches) sealed with a checksum, so damage is found before parsing.
 
 A sealed archive's zip comment is ``nslb-crc32:`` and the CRC-32 of everything before it:
-:func:`write_sealed` adds it, :func:`sealed` checks it before numpy reads a byte of the
-archive. An archive without a comment (written before seals) is told apart, so callers can
-still read it; anything else — truncated, empty, garbage, a seal that does not match — is
+:func:`write_sealed` adds it, :func:`check_seal` checks it before numpy reads a byte of the
+archive. Anything else — no seal, truncated, empty, garbage, a seal that does not match — is
 :class:`DamagedCache`.
 """
 
@@ -33,11 +32,8 @@ def write_sealed(handle: BinaryIO, archive: memoryview) -> None:
     handle.write(b"%08x" % zlib.crc32(tail, zlib.crc32(body)))
 
 
-def sealed(raw: bytes) -> bool:
-    """Whether ``raw`` carries a seal (``False`` for an unsealed zip of an earlier nslb);
-    raises :class:`DamagedCache` for anything else, or a seal that does not match."""
-    if len(raw) >= _END_SIZE and raw[-_END_SIZE : -_END_SIZE + 4] == _END and raw[-2:] == b"\0\0":
-        return False
+def check_seal(raw: bytes) -> None:
+    """Raise :class:`DamagedCache` unless ``raw`` carries its seal, and the seal matches."""
     if len(raw) < _END_SIZE + SEAL_SIZE or raw[-SEAL_SIZE:-8] != SEAL:
         raise DamagedCache("truncated or not an nslb cache file" if raw else "empty file")
     try:
@@ -46,7 +42,6 @@ def sealed(raw: bytes) -> bool:
         stored = -1
     if stored != zlib.crc32(memoryview(raw)[:-8]):
         raise DamagedCache("checksum mismatch")
-    return True
 
 
 def cause(err: BaseException) -> str:

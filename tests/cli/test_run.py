@@ -46,7 +46,7 @@ def test_rerun_skips_finished_seeds_and_extends(tmp_path: Path) -> None:
 def test_interrupted_write_is_not_taken_for_a_result(tmp_path: Path) -> None:
     folder = tmp_path / "r"
     folder.mkdir()
-    (folder / ".seed=0.csv.abc.tmp").write_text("t,action\n1,")  # what a kill leaves behind
+    (folder / ".seed=0.csv.999999999.abc.tmp").write_text("t,action\n1,")  # a kill leaves it
     done = nslb("run", *QUICK, "run.n_seeds=1", f"hydra.run.dir={folder}", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert len(pd.read_csv(folder / "seed=0.csv")) == 60

@@ -1,7 +1,7 @@
-"""nslb's three caches heal themselves: prepared MovieLens data, parsed plot results and
-compiled code. Any failure to read an entry gives one warning line and the entry is rebuilt
-(never a traceback, never a file to delete by hand); a cache write that fails (a full disk)
-gives one warning line and the work goes on.
+"""nslb's two caches heal themselves: prepared MovieLens data and compiled code. Any
+failure to read an entry gives one warning line and the entry is rebuilt (never a traceback,
+never a file to delete by hand); a cache write that fails (a full disk) gives one warning
+line and the work goes on.
 
 Each cache is damaged in at least 200 ways, from fixed seeds: bytes flipped at random
 offsets, truncations at random lengths, damage to its headers (zip local headers, directory
@@ -35,18 +35,15 @@ from typing import Any
 
 import numba
 import numpy as np
-import pandas as pd
 import pytest
 
 from nslb_cli.agents import linear_kernels
 from nslb_cli.compiled import jit as compiled
 from nslb_cli.data import prepared_cache
 from nslb_cli.data.prepare import Loaded, load_or_prepare
-from nslb_cli.plot import csvread, parse_cache
-from nslb_cli.plot.tidy import load as load_results
-from nslb_cli.store.sealed import sealed, write_sealed
+from nslb_cli.store.sealed import check_seal, write_sealed
 from tests.helpers.cli import NSLB, said
-from tests.helpers.faults import file_size_limit, temporaries
+from tests.helpers.faults import file_size_limit
 from tests.helpers.movielens import (
     TINY,
     TINY_RUN,
@@ -56,7 +53,6 @@ from tests.helpers.movielens import (
     write_ml1m,
 )
 from tests.helpers.paths import ML_100K
-from tests.helpers.results_tree import write_run
 
 HERE = Path(__file__).resolve().parent
 KINDS = ("flipped bytes", "truncated", "headers", "whole file")
@@ -275,28 +271,11 @@ def test_prepared_cache_files_are_sealed_and_written_like_any_file(
     prepared: tuple[Path, Loaded, bytes],
 ) -> None:
     _, first, pristine = prepared
-    assert sealed(pristine)
+    check_seal(pristine)
     mask = os.umask(0)
     os.umask(mask)
     assert first.path.stat().st_mode & 0o777 == 0o666 & ~mask, "umask's permissions, not 0600"
     assert not [p for p in first.path.parent.iterdir() if p.name.startswith(".")], "no temporary"
-
-
-def test_a_prepared_cache_of_an_earlier_nslb_is_used_as_it_is(
-    prepared: tuple[Path, Loaded, bytes], tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Unsealed files (as nslb wrote them before) are not rebuilt: zip's CRC-32 checks each
-    array as it is read."""
-    release, first, _ = prepared
-    root = tmp_path / "cache"
-    path = root / "prepared" / first.path.name
-    path.parent.mkdir(parents=True)
-    key = first.path.stem.removeprefix("movielens-")
-    np.savez_compressed(path, **first.data.to_arrays(), _cache_key=np.array(key))
-    capsys.readouterr()
-    loaded = load_or_prepare(release, TINY, root)
-    assert loaded.hit and capsys.readouterr().err == ""
-    same_prepared(loaded.data, first.data)
 
 
 @pytest.mark.parametrize(
@@ -329,151 +308,7 @@ def test_a_prepared_cache_that_cannot_be_written_leaves_the_data_in_memory(
     same_prepared(loaded.data, first.data)
 
 
-# --- 2. parsed plot results ------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def results(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Any, bytes]:
-    """A results tree of one run folder, its parse without the cache, its cache file and the
-    file's bytes."""
-    root = tmp_path_factory.mktemp("results")
-    folder = write_run(root / "exp/synthetic/mts", "mts", [0, 1, 2])
-    fresh = load_results(root, use_cache=False)
-    load_results(root)
-    cache = folder / parse_cache.CACHE_FILE
-    return root, cache, fresh, cache.read_bytes()
-
-
-def same_results(got: Any, expected: Any) -> None:
-    for table in ("frame", "runs"):
-        if not getattr(got, table).equals(getattr(expected, table)):  # fast; then say why
-            pd.testing.assert_frame_equal(getattr(got, table), getattr(expected, table))
-        assert list(getattr(got, table).dtypes) == list(getattr(expected, table).dtypes)
-    assert [str(s) for s in got.skipped] == [str(s) for s in expected.skipped]
-
-
-def plot_crafted(raw: bytes) -> list[Variant]:
-    """Sealed caches (the seal matches, the key is current) whose contents do not check out."""
-    with np.load(io.BytesIO(raw)) as stored:
-        manifest = json.loads(stored["manifest"].tobytes())
-        t, lengths, seeds = stored["t"], stored["lengths"], stored["seeds"]
-
-    def edited(**changes: Any) -> dict[str, bytes | None]:
-        edited = {k: v for k, v in {**manifest, **changes}.items() if v is not None}
-        return {"manifest.npy": text_npy(json.dumps(edited).encode())}
-
-    longer = lengths.copy()
-    longer[0] += 1
-    changes: list[tuple[str, dict[str, bytes | None]]] = [
-        ("a manifest that is not JSON", {"manifest.npy": text_npy(b"{")}),
-        ("a manifest that is a list", {"manifest.npy": text_npy(b"[]")}),
-        ("a manifest without columns", edited(columns=None)),
-        ("a manifest without dtypes", edited(dtypes=None)),
-        ("columns that are not names", edited(columns=[1, 2])),
-        ("skipped files that are not pairs", edited(skipped=[["a"]])),
-        ("dtypes of other columns", edited(dtypes={"t": "<i4"})),
-        ("t as float64", {"t.npy": npy(t.astype(np.float64))}),
-        ("t one value short", {"t.npy": npy(t[:-1])}),
-        ("t claims 2**40 values", {"t.npy": huge_npy("<i4")}),
-        ("without t", {"t.npy": None}),
-        ("without cum_regret", {"cum_regret.npy": None}),
-        ("lengths one too long", {"lengths.npy": npy(longer)}),
-        ("a negative length", {"lengths.npy": npy(-lengths)}),
-        ("a seed twice", {"seeds.npy": npy(np.zeros_like(seeds))}),
-        ("seeds as text", {"seeds.npy": npy(seeds.astype(str))}),
-        ("without seeds", {"seeds.npy": None}),
-        ("a 2-D column", {"cum_regret.npy": npy(np.zeros((len(t), 1), np.float32))}),
-    ]
-    seal = write_sealed
-    return [(f"sealed, {name}", rezipped(raw, seal, members)) for name, members in changes]
-
-
-@pytest.mark.parametrize("kind", [*KINDS, "sealed but inconsistent"])
-def test_a_damaged_plot_cache_is_parsed_again_after_one_warning(
-    kind: str, results: tuple[Path, Path, Any, bytes], capsys: pytest.CaptureFixture[str]
-) -> None:
-    root, cache, fresh, pristine = results
-    if kind == "sealed but inconsistent":
-        variants = plot_crafted(pristine)
-    else:
-        variants = npz_variants(pristine, kind, seed=10 + KINDS.index(kind))
-    for name, data in variants:
-        cache.write_bytes(data)
-        capsys.readouterr()
-        same_results(load_results(root), fresh)
-        lines = warning_lines(capsys.readouterr().err)
-        assert len(lines) == 1 and lines[0].startswith("nslb plot: "), (name, lines)
-        assert str(cache) in lines[0], (name, lines)
-        assert cache.read_bytes() == pristine, f"{name}: not healed (rewritten as it was)"
-
-
-def test_an_undamaged_plot_cache_is_used(
-    results: tuple[Path, Path, Any, bytes], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """What the damaged caches are healed to: a cache that spares parsing the CSVs."""
-    root, cache, fresh, pristine = results
-    cache.write_bytes(pristine)
-
-    def no_parsing(*args: Any, **kwargs: Any) -> None:
-        raise AssertionError("parsed the CSVs")
-
-    monkeypatch.setattr(csvread, "read_run", no_parsing)
-    same_results(load_results(root), fresh)
-
-
-def test_a_plot_cache_of_an_earlier_format_is_parsed_again_silently(
-    results: tuple[Path, Path, Any, bytes], capsys: pytest.CaptureFixture[str]
-) -> None:
-    root, cache, fresh, pristine = results
-    with np.load(io.BytesIO(pristine)) as stored:
-        np.savez(cache, **{name: stored[name] for name in stored.files})  # unsealed
-    capsys.readouterr()
-    same_results(load_results(root), fresh)
-    assert capsys.readouterr().err == "" and cache.read_bytes() == pristine
-
-
-@pytest.mark.parametrize(
-    ("error", "warned"),
-    [
-        (OSError(errno.ENOSPC, "No space left on device"), True),
-        (OSError(errno.EDQUOT, "Disk quota exceeded"), True),
-        (PermissionError(errno.EACCES, "Permission denied"), False),
-        (OSError(errno.EROFS, "Read-only file system"), False),
-    ],
-    ids=["disk full", "quota", "permission", "read-only"],
-)
-def test_a_plot_cache_that_cannot_be_written(
-    error: OSError,
-    warned: bool,
-    results: tuple[Path, Path, Any, bytes],
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    """A read-only folder is silently not cached; a full disk or quota is one warning line
-    per process, however many caches cannot be written."""
-    root, cache, fresh, pristine = results
-
-    def failing(path: Path, write: Any) -> None:
-        raise error
-
-    monkeypatch.setattr(parse_cache, "atomic_write", failing)
-    monkeypatch.setattr(parse_cache, "_warned_write", [])
-    for attempt in range(2):  # once per process
-        for old in root.rglob(parse_cache.CACHE_FILE):
-            old.unlink()
-        capsys.readouterr()
-        same_results(load_results(root), fresh)
-        lines = warning_lines(capsys.readouterr().err)
-        assert len(lines) == (1 if warned and attempt == 0 else 0), lines
-        if lines:
-            assert lines[0].startswith("nslb plot: cannot write the cache ")
-            assert error.strerror in lines[0] and str(root) in lines[0], lines
-    monkeypatch.undo()
-    load_results(root)
-    assert cache.read_bytes() == pristine
-
-
-# --- 3. compiled code ------------------------------------------------------------------------
+# --- 2. compiled code ------------------------------------------------------------------------
 
 
 def kernel(x: float, y: float) -> float:
@@ -579,15 +414,12 @@ def test_a_damaged_compiled_cache_is_compiled_again_after_one_warning(
 
 def test_each_cache_is_damaged_in_at_least_200_ways(
     prepared: tuple[Path, Loaded, bytes],
-    results: tuple[Path, Path, Any, bytes],
     kernel_cache: tuple[Path, Path, dict[Path, bytes]],
 ) -> None:
     _, first, raw = prepared
     counts = {
         "prepared": sum(len(npz_variants(raw, kind, KINDS.index(kind))) for kind in KINDS)
         + len(prepared_crafted(raw, "k")),
-        "plot": sum(len(npz_variants(results[3], kind, 0)) for kind in KINDS)
-        + len(plot_crafted(results[3])),
         "compiled": sum(len(compiled_variants(*kernel_cache, kind)) for kind in [*KINDS, "sealed"]),
     }
     assert min(counts.values()) >= 200, counts
@@ -699,30 +531,10 @@ def test_nslb_run_rebuilds_a_damaged_prepared_cache(tmp_path: Path) -> None:
     )
     assert str(path) in line and line.endswith("): preparing the data again")
     assert seed_files(tmp_path / "damaged") == seed_files(tmp_path / "good") != {}
-    assert sealed(path.read_bytes())
+    check_seal(path.read_bytes())
     with np.load(path) as rebuilt, np.load(io.BytesIO(pristine)) as before:
         for name in ("test_users", "train_items", "prior_covariances", "genres"):
             np.testing.assert_array_equal(rebuilt[name], before[name])
-
-
-def test_nslb_plot_parses_again_past_a_damaged_cache(tmp_path: Path) -> None:
-    """The cache's first bytes zeroed (a traceback on every plot before): one warning, the
-    same tables as an undamaged plot."""
-    root = tmp_path / "results"
-    folder = write_run(root / "exp/synthetic/mts", "mts", [0, 1, 2])
-    write_run(root / "exp/synthetic/random", "random", [0, 1])
-    args = [NSLB, "plot", str(root), "--format", "png", "--metric", "cum_regret"]
-    good = command([*args, "--out", str(tmp_path / "good")], tmp_path)
-    assert good.returncode == 0 and warning_lines(good.stderr) == [], good.stderr
-    cache = folder / parse_cache.CACHE_FILE
-    raw = cache.read_bytes()
-    cache.write_bytes(bytes(8) + raw[8:])
-    damaged = command([*args, "--out", str(tmp_path / "damaged")], tmp_path)
-    line = one_line(damaged, "nslb plot: damaged cache ")
-    assert str(cache) in line and "parsing the CSVs again" in line
-    for table in ("summary.csv", "summary.md"):
-        assert (tmp_path / "damaged" / table).read_text() == (tmp_path / "good" / table).read_text()
-    assert cache.read_bytes() == raw, "rewritten"
 
 
 def own_subfolder(kernel: Any) -> Path:
@@ -771,23 +583,6 @@ def test_a_full_disk_leaves_the_prepared_data_uncached(tmp_path: Path) -> None:
     assert str(cache / "prepared") in line and "File too large" in line, line
     assert "train/test agreement" in done.stdout, "prepared all the same"
     assert list((cache / "prepared").iterdir()) == [], "no file, no temporary left"
-
-
-def test_a_full_disk_leaves_the_plot_results_uncached(tmp_path: Path) -> None:
-    root = tmp_path / "results"
-    write_run(root / "exp/synthetic/mts", "mts", [0, 1, 2])
-    write_run(root / "exp/synthetic/random", "random", [0, 1])
-    expected = load_results(root, use_cache=False).frame
-    program = (
-        "import sys\nfrom pathlib import Path\nfrom nslb_cli.plot.tidy import load\n"
-        "frame = load(Path(sys.argv[1])).frame\n"
-        "print(len(frame), repr(float(frame['cum_regret'].sum())))\n"
-    )
-    done = command([sys.executable, "-c", program, str(root)], tmp_path, file_size=1024)
-    line = one_line(done, "nslb plot: cannot write the cache ")
-    assert "File too large" in line, "one line for both folders"
-    assert done.stdout.split() == [str(len(expected)), repr(float(expected["cum_regret"].sum()))]
-    assert not list(root.rglob(parse_cache.CACHE_FILE)) and not temporaries(root)
 
 
 def test_a_full_disk_keeps_the_compiled_code_in_memory(tmp_path: Path) -> None:

@@ -108,7 +108,7 @@ def plot_stops(count: int, tmp_path: Path) -> None:
                 "hydra.sweep.dir=out", cwd=results)  # fmt: skip
     assert made.returncode == 0, made.stderr
     env = {"SOURCE_DATE_EPOCH": "0"}  # PDFs without a creation date: byte-comparable
-    args = ["plot", str(results / "out"), "--out", "figures", "--no-cache"]
+    args = ["plot", str(results / "out"), "--out", "figures"]
     start = time.monotonic()
     first = stop_after(args, 600, signal.SIGINT, cwd=tmp_path, env=env)
     duration = time.monotonic() - start

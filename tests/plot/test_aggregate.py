@@ -135,31 +135,6 @@ def test_by_run_keys_keeps_the_order_of_the_runs() -> None:
     ]
 
 
-def test_final_values_are_the_decimals_written_not_float32_noise() -> None:
-    assert float(np.float32(246.06)) == 246.05999755859375, "float32 cannot hold 246.06"
-    values = aggregate.decimal(np.array([246.06, 0.1, 1 / 3, np.nan], dtype=np.float32))
-    assert values.dtype == np.float64
-    assert list(values[:3]) == [246.06, 0.1, 0.33333334] and np.isnan(values[3])
-    rows = [("A", 0, 1, 246.06, 2.5), ("A", 1, 1, 12.3, 0.1)]
-    final = aggregate.finals(table(rows, ["A"]).astype({"cum_regret": np.float32}))
-    assert list(final["cum_regret"]) == [246.06, 12.3]
-
-
-def test_each_float32_becomes_the_double_of_its_shortest_decimal_text() -> None:
-    """The arithmetic shortcut of ``decimal`` against Python's own shortest repr of each
-    float32, parsed: random metrics, every power of ten and its float32 neighbours, values
-    with fewer than 6 digits, tiny and huge ones (parsed), zeros, infinities."""
-    rng = np.random.default_rng(7)
-    tens = np.float32(10.0) ** np.arange(-40, 39, dtype=np.float32)
-    values = np.concatenate([
-        rng.random(200_000) * 500, rng.normal(0, 3, 50_000), 10.0 ** rng.uniform(-40, 38, 50_000),
-        tens, np.nextafter(tens, np.float32(np.inf)), np.nextafter(tens, np.float32(0)),
-        [0.0, -0.0, 2.5, 0.3, 1e-45, 3.4e38, np.inf, -np.inf, -17.25],
-    ]).astype(np.float32)  # fmt: skip
-    expected = np.array([float(str(v)) for v in values])  # numpy prints a float32 shortest
-    np.testing.assert_array_equal(aggregate.decimal(values), expected)
-
-
 def test_interquartile_mean_by_hand() -> None:
     # 8 values sorted: 1 2 3 4 5 6 7 100 -> int(0.25 * 8) = 2 cut at each end: 3 4 5 6 -> 4.5
     assert aggregate.iqm([7, 100, 1, 5, 2, 6, 3, 4]) == 4.5

@@ -60,23 +60,6 @@ def test_without_a_true_change_every_alarm_is_false_and_no_delay_is_shown(tmp_pa
     assert row.endswith("| – |")
 
 
-def test_results_recorded_before_detection_rounds_are_plotted_without_the_table(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    folder = write_run(tmp_path / "e/cd_ucb", "cd_ucb", [0, 1], FIXED, name="e")
-    for path in folder.glob("seed=*.json"):  # as an older nslb wrote it: the count only
-        record = json.loads(path.read_text())
-        for key in ("detection_rounds", "detection_delays", "false_alarms", "missed_changes"):
-            del record[key]
-        del record["mean_delay"]
-        path.write_text(json.dumps(record))
-    out = plotted(tmp_path, tmp_path / "figs", capsys)
-    summary = pd.read_csv(tmp_path / "figs/summary.csv").set_index("agent")
-    assert summary.loc["CD-UCB", "n_seeds"] == 2 and "detections_mean" in summary
-    assert not (tmp_path / "figs/detections.csv").exists()
-    assert "How fast changes are found" not in out
-
-
 def test_a_huge_recorded_count_does_not_stop_the_plot(tmp_path, capsys) -> None:
     folder = write_run(tmp_path / "e/cd_ucb", "cd_ucb", [0, 1], FIXED, name="e")
     path = folder / "seed=0.json"

@@ -65,18 +65,21 @@ def test_load_results_is_one_tidy_frame(results: Path) -> None:
     assert frame["cum_regret"].dtype == np.float64
 
 
-def test_metrics_are_the_decimals_read_and_statistics_do_not_take_a_settings_name(
+def test_metrics_are_the_values_written_and_statistics_do_not_take_a_settings_name(
     tmp_path: Path,
 ) -> None:
-    """252.4 is read back as 252.4 (float32 holds 252.39999389…); Exp3.S's statistic
-    ``gamma`` (the value it used) sits beside its setting ``agent.gamma`` as ``stat_gamma``,
-    and the summary names it as nslb plot's does."""
-    for gamma, final in ((0.1, 252.4), (0.2, 17.3)):
+    """A value of 17 significant digits is read back as the CSV writes it (0.22481561071511635,
+    not float32's 0.2248156); Exp3.S's statistic ``gamma`` (the value it used) sits beside its
+    setting ``agent.gamma`` as ``stat_gamma``, and the summary names it as nslb plot's does."""
+    for gamma, final in ((0.1, 252.39999999999998), (0.2, 0.22481561071511635)):
         run_config = hand.config("x", "exp3s", gamma=gamma)
         stats = {0: {"gamma": gamma}}
         hand.write_run(tmp_path / f"x/{gamma}", run_config, {0: (final, 1.0)}, stats)
     frame = load_results(tmp_path)
-    assert sorted(frame.loc[frame["t"] == 4, "cum_regret"]) == [17.3, 252.4]
+    assert sorted(frame.loc[frame["t"] == 4, "cum_regret"]) == [
+        0.22481561071511635,
+        252.39999999999998,
+    ]
     assert list(frame.columns[-1:]) == ["stat_gamma"] and "agent.gamma" in frame
     assert "gamma_mean" in summarise(frame, reference="none")
 

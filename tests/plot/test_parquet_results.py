@@ -40,7 +40,7 @@ def test_parquet_results_load_as_their_csvs(tmp_path: Path) -> None:
     write(tmp_path / "csv/mts", "mts", [0, 1, 2], Layout())
     write(tmp_path / "parquet/mts", "mts", [0, 1, 2], Layout("parquet"))
     columns = ["cum_regret", "p_true_state", "reward"]
-    read = [tidy.load(tmp_path / kind, columns, use_cache=False) for kind in ("csv", "parquet")]
+    read = [tidy.load(tmp_path / kind, columns) for kind in ("csv", "parquet")]
     assert read[0].skipped == read[1].skipped == []
     assert read[0].frame.equals(read[1].frame)
     assert read[0].seed_stats.equals(read[1].seed_stats)
@@ -50,7 +50,7 @@ def test_parquet_results_load_as_their_csvs(tmp_path: Path) -> None:
 def test_seeds_beyond_32_bits_are_read_as_they_are(layout: Layout, tmp_path: Path) -> None:
     seeds = [2**32, 2**63 - 1]  # run.seed takes any int64
     write(tmp_path / "mts", "mts", seeds, layout)
-    loaded = tidy.load(tmp_path, ["cum_regret"], use_cache=False)
+    loaded = tidy.load(tmp_path, ["cum_regret"])
     assert loaded.skipped == []
     assert sorted(set(loaded.frame["seed"].tolist())) == seeds
     assert sorted(loaded.seed_stats["seed"].tolist()) == seeds
@@ -64,7 +64,7 @@ def test_a_folder_sealed_while_it_is_read_is_read_whole(when: int, tmp_path, mon
     """A job seals its parts into results.parquet while a reader reads them (readers take
     no lock): the reader lists the folder again, and reads every seed and statistic."""
     folder = write(tmp_path / "cd_ucb", "cd_ucb", [0, 1, 2], Layout("parquet"))
-    whole = tidy.load(tmp_path, ["cum_regret"], use_cache=False)
+    whole = tidy.load(tmp_path, ["cum_regret"])
     key = result_key(read_config(folder))
     (folder / parquet.FILE).unlink()
     for seeds in ([0, 1], [2]):  # a stopped job's two parts, not sealed
@@ -86,7 +86,7 @@ def test_a_folder_sealed_while_it_is_read_is_read_whole(when: int, tmp_path, mon
 
     if when == 2:
         monkeypatch.setattr(tidy, "_seed_stats", sealing_before)
-    loaded = tidy.load(tmp_path, ["cum_regret"], use_cache=False)
+    loaded = tidy.load(tmp_path, ["cum_regret"])
     assert loaded.skipped == [] and not (folder / parquet.PARTS).exists()
     assert loaded.frame.equals(whole.frame)
     assert "detections" in whole.seed_stats and loaded.seed_stats.equals(whole.seed_stats)
@@ -99,7 +99,7 @@ def test_a_folder_that_changes_at_every_read_is_skipped_in_one_line(tmp_path, mo
         raise parquet.Changed("changed while it was read; read it again")
 
     monkeypatch.setattr(parquet, "read_columns", always_changed)
-    loaded = tidy.load(tmp_path, ["cum_regret"], use_cache=False)
+    loaded = tidy.load(tmp_path, ["cum_regret"])
     assert loaded.frame.empty
     (line,) = [str(s) for s in loaded.skipped]
     assert "changed while it was read, again and again" in line, line
@@ -139,7 +139,7 @@ def test_a_whole_file_of_other_columns_or_seeds_is_skipped_in_one_line(
     change, said: str, tmp_path: Path
 ) -> None:
     forged(write(tmp_path / "mts", "mts", [0, 1, 2], Layout("parquet")), change)
-    loaded = tidy.load(tmp_path, ["cum_regret", "cum_reward"], use_cache=False)
+    loaded = tidy.load(tmp_path, ["cum_regret", "cum_reward"])
     assert loaded.frame.empty
     (line,) = [str(s) for s in loaded.skipped]
     assert "results.parquet" in line and said in line, line
@@ -162,7 +162,7 @@ def test_thinned_results_are_plotted_at_the_rounds_kept(tmp_path: Path) -> None:
 def test_a_run_of_two_every_keeps_one_and_names_the_other(tmp_path: Path) -> None:
     write(tmp_path / "a", "mts", [0, 1], Layout())
     write(tmp_path / "b", "mts", [2, 3], Layout("parquet", 5))
-    loaded = tidy.load(tmp_path, ["cum_regret"], use_cache=False)
+    loaded = tidy.load(tmp_path, ["cum_regret"])
     assert sorted(loaded.frame["seed"].unique()) == [0, 1]
     (line,) = [str(s) for s in loaded.skipped]
     assert "seeds 2–3 keep 12 rounds of 60" in line and "run.every" in line
@@ -183,7 +183,7 @@ def test_a_parquet_file_of_another_config_is_skipped(tmp_path: Path) -> None:
     folder = write(tmp_path / "r", "mts", [0, 1], Layout("parquet"))
     text = (folder / "config.yaml").read_text().replace("n_arms: 5", "n_arms: 6")
     (folder / "config.yaml").write_text(text)
-    loaded = tidy.load(tmp_path, ["cum_regret"], use_cache=False)
+    loaded = tidy.load(tmp_path, ["cum_regret"])
     assert loaded.frame.empty
     (line,) = loaded.skipped
     assert line.path.name == "config.yaml" and line.reason == tidy.CONTRADICTED
@@ -193,7 +193,7 @@ def test_a_part_of_another_config_beside_the_folders_file_is_named(tmp_path: Pat
     """Seeds of the folder's key are kept; the file of another key is named in one line."""
     folder = write(tmp_path / "r", "mts", [0, 1], Layout("parquet"))
     output.write_batch(folder, run_agent("mts", [2], SMALL), "another key", Layout("parquet"))
-    loaded = tidy.load(tmp_path, ["cum_regret"], use_cache=False)
+    loaded = tidy.load(tmp_path, ["cum_regret"])
     assert sorted(loaded.frame["seed"].unique()) == [0, 1]
     (line,) = loaded.skipped
     assert line.path.name == "seeds=2-2.parquet" and "written for another config" in line.reason

@@ -84,8 +84,6 @@ def test_every_other_writers_temporaries_are_removed_under_the_folders_lock(
     dead = subprocess.run(["true"], check=True)  # a process id that is gone …
     stale = folder / ".seed=0.json.999999999.abc123.tmp"  # … and one that never was
     stale.write_text("{")
-    old_style = folder / ".seed=1.csv.k2j3h4.tmp"
-    old_style.write_text("t,")
     # a pid that names a live process (here this test's), as a reused pid or a pid of another
     # host sharing the folder would: its process does not hold the folder's lock, so the
     # file is no write in progress
@@ -96,7 +94,7 @@ def test_every_other_writers_temporaries_are_removed_under_the_folders_lock(
     assert dead.returncode == 0
     done = nslb("run", *QUICK, "run.n_seeds=2", f"hydra.run.dir={folder}", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert not stale.exists() and not old_style.exists() and not reused.exists()
+    assert not stale.exists() and not reused.exists()
     assert plotting.exists(), "a live plot's file in the making is left to it"
     assert sorted(p.name for p in folder.glob("seed=*.csv")) == ["seed=0.csv", "seed=1.csv"]
 

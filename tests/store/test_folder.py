@@ -1,0 +1,24 @@
+"""What a run folder holds for a result key (:func:`nslb_cli.store.folder.scan`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from nslb_cli.store.folder import OutputConflict, read_config, result_key, scan
+from tests.helpers.results_tree import write_run
+
+
+def test_a_seed_whose_record_names_no_config_is_never_adopted(tmp_path: Path) -> None:
+    """Every record nslb writes names its result key: one without it is of no known config,
+    foreign even where ``config.yaml`` is this config, and the folder is refused."""
+    folder = write_run(tmp_path / "r", "random", [0, 1])
+    config = read_config(folder)
+    assert config is not None
+    record = json.loads((folder / "seed=1.json").read_text())
+    del record["config"]
+    (folder / "seed=1.json").write_text(json.dumps(record))
+    with pytest.raises(OutputConflict, match="seed=1 record another key"):
+        scan(folder, result_key(config), config)
