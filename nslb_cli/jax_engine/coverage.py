@@ -31,20 +31,27 @@ def refusal(env: Any, agent: Any) -> tuple[str, str] | None:
         return "run.engine", f"jax needs JAX, an optional extra: {EXTRA}"
     counts = re.findall(f"{DEVICES}=(\\S*)", os.environ.get("XLA_FLAGS", ""))
     if counts and not (counts[-1].isdigit() and 0 < int(counts[-1]) <= MOST_DEVICES):
-        return "run.engine", (f"the environment's XLA_FLAGS sets {DEVICES}={counts[-1]}, "
-                              f"but JAX starts with 1 to {MOST_DEVICES} CPU devices (a thread "
-                              "each): set such a count, or leave the flag out (one device "
-                              "per usable CPU)")  # fmt: skip
+        return "run.engine", (
+            f"the environment's XLA_FLAGS sets {DEVICES}={counts[-1]}, "
+            f"but JAX starts with 1 to {MOST_DEVICES} CPU devices (a thread "
+            "each): set such a count, or leave the flag out (one device "
+            "per usable CPU)"
+        )
     if env.name not in ENVIRONMENTS:
-        return "env", (f"{env.name} runs on the numpy engine only (run.engine=jax covers env="
-                       f"{', '.join(ENVIRONMENTS)}): drop run.engine=jax")  # fmt: skip
+        return "env", (
+            f"{env.name} runs on the numpy engine only (run.engine=jax covers env="
+            f"{', '.join(ENVIRONMENTS)}): drop run.engine=jax"
+        )
     if getattr(env, "horizon", 0) > MOST_ROUNDS:
-        return "env.horizon", (f"the JAX engine counts rounds and pulls in float64, exact up to "
-                               f"2^53 = {MOST_ROUNDS}: lower env.horizon")  # fmt: skip
+        return "env.horizon", (
+            f"the JAX engine counts rounds and pulls in float64, exact up to "
+            f"2^53 = {MOST_ROUNDS}: lower env.horizon"
+        )
     if agent.name not in JAX_AGENTS.declared():
-        covered = ", ".join(JAX_AGENTS.declared())
-        reason = f"{agent.name} runs on the numpy engine only (run.engine=jax covers agent="
-        return "agent", f"{reason}{covered}): drop run.engine=jax"
+        return "agent", (
+            f"{agent.name} runs on the numpy engine only (run.engine=jax covers agent="
+            f"{', '.join(JAX_AGENTS.declared())}): drop run.engine=jax"
+        )
     if agent.name in JAX_AGENTS and not JAX_AGENTS.foreign(agent.name):
         return None  # nslb's own (a test loads each)
     broken = problem(agent.name)  # a plugin's, or a name two packages declare

@@ -16,6 +16,7 @@ part of the result key, and :meth:`Engine.numbers`, recorded in the folder's pro
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -36,8 +37,8 @@ Terms = list[dict[str, int]]  # bytes by the config key that makes each grow
 SweepJob = tuple[Any, Any, tuple[int, int]]  # env params, agent params, (batch size, every)
 
 
-class Engine:
-    """What every engine answers; the default engine's answers where one has nothing to say
+class Engine(ABC):
+    """What every engine answers, with the answers of an engine that has nothing to say
     (it runs everything, adds nothing to a result key, shares no batch between jobs)."""
 
     name = ""
@@ -52,18 +53,18 @@ class Engine:
         """``(key, reason)`` when the engine cannot run ``agent`` on ``env`` (params)."""
         return None
 
+    @abstractmethod
     def simulate(self, env: Any, agent: Any, seeds: np.ndarray, run: Any) -> Trace:
         """The checked trace of ``seeds`` (one batch) for params ``env`` and ``agent`` and
         run settings ``run`` (``run.threads``, ``run.batch_size``, ``run.every``, …)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def batch_terms(
         self, env: Any, agent: type[Agent], sizes: Sizes, statistics: dict[str, int], every: int
     ) -> Terms:
         """The bytes a batch of ``sizes`` keeps on this engine (with every ``every``-th round
         kept), but for the environment's own declaration: the world's and the trace's
         arrays, and ``statistics``, the agent's declaration."""
-        raise NotImplementedError
 
     def numbers(self) -> str | None:
         """What decides the engine's numbers besides the config and nslb's version
@@ -74,8 +75,9 @@ class Engine:
         """The group of each of a sweep's ``jobs`` (``None``: alone)."""
         return [None] * len(jobs)
 
-    def plan_sweep(self, jobs: Sequence[SweepJob], fits: Fits) -> None:
-        """Announce a sweep's jobs in the order they run (nothing to announce here)."""
+    def plan_sweep(self, jobs: Sequence[SweepJob], fits: Fits) -> None:  # noqa: B027
+        """Announce a sweep's jobs in the order they run (an engine that shares no batch
+        has nothing to announce)."""
 
 
 class NumpyEngine(Engine):
@@ -134,8 +136,8 @@ class JaxEngine(Engine):
         trace = trace_bytes(replace(sizes, horizon=-(-n // every)))  # kept_rounds' count
         detects = agent.detection_counts is not Agent.detection_counts
         made = {"env.horizon": trace + (R * n * (FLOAT + 1) if detects else 0)}
-        return [{key: self.COPIES * value for key, value in term.items()}
-                for term in (made, statistics)]  # fmt: skip
+        held = (made, statistics)
+        return [{key: self.COPIES * value for key, value in term.items()} for term in held]
 
     def numbers(self) -> str:
         return coverage.numbers()

@@ -92,11 +92,12 @@ def plugins_of(agent: str, env: str) -> list[str]:
 
 
 def plan_sweep(configs: Sequence[DictConfig]) -> list[int]:
-    """Announce to the JAX engine the jobs of a sweep that this process runs, and return the
-    order to run them in (indices into ``configs``): the jobs on it that differ only in
-    traced parameters share one program and its batches (:mod:`nslb_cli.jax_engine.sweep`)
-    and run one after another, from the first one's turn (:func:`grouped_order`); the
-    other jobs and the groups run in the order of their first jobs. With
+    """Announce to the engine that shares batches (the JAX engine) the jobs of a sweep that
+    this process runs, and return the order to run them in (indices into ``configs``): the
+    jobs on it that differ only in traced parameters share one program and its batches
+    (:mod:`nslb_cli.jax_engine.sweep`) and run one after another, from the first one's turn
+    (:func:`grouped_order`); the other jobs and the groups run in the order of their first
+    jobs. With
     ``run.fail_fast=true`` the jobs keep Hydra's order, so that the jobs a failure skips are
     those numbered after it. Jobs on the default engine, and jobs whose config is refused
     (each says why in its turn), are left out of the plan. Without ``run.fail_fast``, the
@@ -114,9 +115,9 @@ def plan_sweep(configs: Sequence[DictConfig]) -> list[int]:
             continue
         planned.append(at)
         jobs.append((checked.env, checked.agent, (checked.run.batch_size, checked.run.every)))
+        engine = checked.engine  # the engine that shares batches (there is one)
     if not jobs:
         return order
-    engine = ENGINES[str(configs[planned[0]].run.get("engine"))]  # the one that shares
     if not any(config.run.get("fail_fast", False) for config in configs):
         labels: list[object] = list(order)  # each job a group of its own
         for at, key in zip(planned, engine.group_keys(jobs), strict=True):
@@ -193,7 +194,7 @@ def run_job_guarded(config: RunConfig, resolved: DictConfig, folder: Path) -> fl
     process is killed (the out-of-memory killer, ``kill -9``) raises
     :class:`~nslb_cli.common.apart.Ended` there, a failed job, and the worker, with the
     launcher and the sweep's other jobs, goes on. nslb's own jobs run by the command
-    itself run in it: consecutive jobs share a world and compiled code."""
+    itself run in it: consecutive jobs share compiled code."""
     plugins = plugins_of(config.agent.name, config.env.name)
     if not plugins and not in_worker():
         return run_job(config, resolved, folder)
