@@ -179,8 +179,8 @@ def read_config(folder: Path) -> tuple[dict[str, Any], str]:
     config = with_data(config, folder)
     fingerprint = config.get(FINGERPRINT)
     run = tree.get("run")
-    engine = str(run.get("engine", UNMARKED_ENGINE)) if isinstance(run, dict) else None
-    mark = None if engine in (None, UNMARKED_ENGINE) else engine
+    engine = run.get("engine") if isinstance(run, dict) else None
+    mark = None if engine in (None, UNMARKED_ENGINE) else str(engine)
     if mark is not None:  # another engine's seeds are other draws: another run
         config[ENGINE] = mark
     return config, result_key(tree, None if fingerprint is None else str(fingerprint), mark)
