@@ -131,7 +131,7 @@ dict[str, int]``, keyed by its own config keys (``env.KEY``) or ``run.batch_size
 JAX agents
 ==========
 An agent can also run on the JAX engine (``run.engine=jax``, design §9) under the same name:
-declare a second class in the group ``nslb.jax_agents``::
+declare a second class in the group ``nslb.jax_agents`` (where nslb declares its own)::
 
     [project.entry-points."nslb.jax_agents"]
     my_agent = "my_pkg.jax_agents:MyJaxAgent"

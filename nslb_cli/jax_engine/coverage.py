@@ -7,15 +7,12 @@ import importlib.util
 import os
 import re
 from importlib import metadata
-from importlib.metadata import entry_points
 from typing import Any
 
-AGENTS = ("mts", "umts", "sw_mucb", "cd_ucb", "cd_ts", "exp4s", "oracle", "random")
-"""The agents the JAX engine runs, by ``agent.name``."""
+from nslb_cli.jax_engine.agents import JAX_AGENTS, problem
+
 ENVIRONMENTS = ("synthetic", "piecewise")
 """The environments the JAX engine runs, by ``env.name``."""
-GROUP = "nslb.jax_agents"
-"""The entry-point group of plugins' JAX agents (``nslb_cli.api``, "JAX agents")."""
 EXTRA = "pip install -e '.[jax]' (on a CUDA machine, also the matching jax[cudaNN])"
 MOST_DEVICES = 4096  # CPU devices: JAX starts a thread for each (100,000 hung, then aborted)
 MOST_ROUNDS = 2**53  # a float64 count stops growing there (and 2^63 overflowed the loop)
@@ -34,36 +31,31 @@ def refusal(env: Any, agent: Any) -> tuple[str, str] | None:
         return "run.engine", f"jax needs JAX, an optional extra: {EXTRA}"
     counts = re.findall(f"{DEVICES}=(\\S*)", os.environ.get("XLA_FLAGS", ""))
     if counts and not (counts[-1].isdigit() and 0 < int(counts[-1]) <= MOST_DEVICES):
-        return "run.engine", (f"the environment's XLA_FLAGS sets {DEVICES}={counts[-1]}, "
-                              f"but JAX starts with 1 to {MOST_DEVICES} CPU devices (a thread "
-                              "each): set such a count, or leave the flag out (one device "
-                              "per usable CPU)")  # fmt: skip
+        return "run.engine", (
+            f"the environment's XLA_FLAGS sets {DEVICES}={counts[-1]}, "
+            f"but JAX starts with 1 to {MOST_DEVICES} CPU devices (a thread "
+            "each): set such a count, or leave the flag out (one device "
+            "per usable CPU)"
+        )
     if env.name not in ENVIRONMENTS:
-        return "env", (f"{env.name} runs on the numpy engine only (run.engine=jax covers env="
-                       f"{', '.join(ENVIRONMENTS)}): drop run.engine=jax")  # fmt: skip
+        return "env", (
+            f"{env.name} runs on the numpy engine only (run.engine=jax covers env="
+            f"{', '.join(ENVIRONMENTS)}): drop run.engine=jax"
+        )
     if getattr(env, "horizon", 0) > MOST_ROUNDS:
-        return "env.horizon", (f"the JAX engine counts rounds and pulls in float64, exact up to "
-                               f"2^53 = {MOST_ROUNDS}: lower env.horizon")  # fmt: skip
-    if agent.name not in AGENTS and agent.name not in plugins():
-        return "agent", (f"{agent.name} runs on the numpy engine only (run.engine=jax covers "
-                         f"agent={', '.join(AGENTS)}): drop run.engine=jax")  # fmt: skip
-    if agent.name in AGENTS and agent.name in plugins():  # as two packages declaring it
-        packages = sorted({p.dist.name for p in entry_points(group=GROUP, name=agent.name)
-                           if p.dist is not None})  # fmt: skip
-        return "agent", (f"JAX agent '{agent.name}' is nslb's own and declared again by "
-                         f"{', '.join(packages) or 'a package'} ({GROUP}): neither is used; "
-                         "rename the package's agent")  # fmt: skip
-    if agent.name not in AGENTS:
-        from nslb_cli.jax_engine.plugins import problem
-
-        broken = problem(agent.name)
-        return None if broken is None else ("agent", broken)
-    return None
-
-
-def plugins() -> list[str]:
-    """The names of the JAX agents that installed packages declare (nothing is imported)."""
-    return sorted({point.name for point in entry_points(group=GROUP)})
+        return "env.horizon", (
+            f"the JAX engine counts rounds and pulls in float64, exact up to "
+            f"2^53 = {MOST_ROUNDS}: lower env.horizon"
+        )
+    if agent.name not in JAX_AGENTS.declared():
+        return "agent", (
+            f"{agent.name} runs on the numpy engine only (run.engine=jax covers agent="
+            f"{', '.join(JAX_AGENTS.declared())}): drop run.engine=jax"
+        )
+    if agent.name in JAX_AGENTS and not JAX_AGENTS.foreign(agent.name):
+        return None  # nslb's own (a test loads each)
+    broken = problem(agent.name)  # a plugin's, or a name two packages declare
+    return None if broken is None else ("agent", broken)
 
 
 def numbers() -> str:

@@ -1,8 +1,7 @@
-"""What the JAX engine covers and how a job's batch is simulated with it."""
+"""How a job's batch is simulated with the JAX engine (what it covers: :mod:`.coverage`)."""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -10,33 +9,10 @@ import numpy as np
 
 from nslb_cli.bandit.trace import Trace, check_decisions
 from nslb_cli.jax_engine import sweep
+from nslb_cli.jax_engine.agents import JAX_AGENTS, built_in
 from nslb_cli.jax_engine.contract import JaxAgent, Setting
-from nslb_cli.jax_engine.plugins import JAX_AGENTS
 from nslb_cli.jax_engine.scan import simulate_batch
 from nslb_cli.jax_engine.worlds import WORLDS
-
-AGENTS: dict[str, str] = {
-    "mts": "mts:MTS",
-    "umts": "umts:UMTS",
-    "sw_mucb": "mucb:SWMUCB",
-    "cd_ucb": "changepoint:CDUCB",
-    "cd_ts": "changepoint:CDTS",
-    "exp4s": "exp:Exp4S",
-    "oracle": "reference:Oracle",
-    "random": "reference:Random",
-}
-"""The agents the JAX engine covers, by ``agent.name`` (their names: :mod:`.coverage`):
-``module:class`` in this package, imported when a job asks for one (some import their
-params' module, which imports numba, which a run of the others need not start)."""
-
-
-def built_in(name: str) -> type | None:
-    """The engine's own agent class of ``agent.name`` ``name``, if it has one."""
-    if name not in AGENTS:
-        return None
-    module, _, cls = AGENTS[name].partition(":")
-    found: type = getattr(importlib.import_module(f"{__package__}.{module}"), cls)
-    return found
 
 
 def world_of(env: Any) -> Any:
@@ -47,15 +23,9 @@ def world_of(env: Any) -> Any:
 def agent_of(params: Any, world: Any) -> JaxAgent:
     """The engine's agent for agent params ``params`` in ``world``."""
     setting = Setting(world.problem, world.learns_transitions, world.learns_means)
-    cls = built_in(params.name) or _plugin(params.name)
+    cls: type = JAX_AGENTS[params.name]
     agent: JaxAgent = cls(params, setting)
     return agent
-
-
-def _plugin(name: str) -> type:
-    """A plugin's JAX agent class (entry-point group :data:`.coverage.GROUP`)."""
-    cls: type = JAX_AGENTS[name]
-    return cls
 
 
 def group_keys(jobs: Sequence[tuple[Any, Any, tuple[int, int]]]) -> list[str | None]:

@@ -61,6 +61,8 @@ from nslb_cli.store.results import (
 SKIPPED_SECTIONS = ("run.",)
 JAX_REVISION = "JAX engine numbers"  # how the JAX engine's part of a provenance's numbers
 # begins (nslb_cli.jax_engine.coverage.REVISION; that package is not imported by readers)
+UNMARKED_ENGINE = "numpy"  # the run.engine whose results' keys and labels name no engine
+# (nslb_cli.runner.engines: its key is None; readers do not import the runner)
 YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -174,10 +176,11 @@ def read_config(folder: Path) -> tuple[dict[str, Any], str]:
     config = with_data(config, folder)
     fingerprint = config.get(FINGERPRINT)
     run = tree.get("run")
-    engine = str(run.get("engine", "numpy")) if isinstance(run, dict) else "numpy"
-    if engine != "numpy":  # another engine's seeds are other draws: another run
-        config[ENGINE] = engine
-    return config, result_key(tree, None if fingerprint is None else str(fingerprint), engine)
+    engine = run.get("engine") if isinstance(run, dict) else None
+    mark = None if engine in (None, UNMARKED_ENGINE) else str(engine)
+    if mark is not None:  # another engine's seeds are other draws: another run
+        config[ENGINE] = mark
+    return config, result_key(tree, None if fingerprint is None else str(fingerprint), mark)
 
 
 def read_folder(
@@ -233,7 +236,7 @@ def load(
         if found:
             run = runs.setdefault(identity(config), _Run(config))
             skipped += _merge(run, found, dict(seeds), str(folder.relative_to(root)))
-            _add_makers(makers, folder, str(config.get(ENGINE, "numpy")))
+            _add_makers(makers, folder, str(config.get(ENGINE, UNMARKED_ENGINE)))
     merged = [run for run in runs.values() if run.seeds]
     keys = _ordered_keys([run.config for run in merged])
     frame = _join(merged, columns, keys if join_config else [])
@@ -250,9 +253,8 @@ def _add_makers(makers: dict[str, dict[str, set[str]]], folder: Path, engine: st
     """Add what made ``folder``'s numbers (:attr:`Loaded.makers`) to ``engine``'s entry."""
     made = makers.setdefault(engine, {"nslb versions": set(), "JAX engine revisions": set()})
     made["nslb versions"] |= provenance.versions(folder)
-    if engine != "numpy":  # the engine's part of what made them (a plugin's is its own)
-        parts = (part for found in provenance.numbers(folder)[0] for part in found.split("; "))
-        made["JAX engine revisions"] |= {p for p in parts if p.startswith(JAX_REVISION)}
+    parts = (part for found in provenance.numbers(folder)[0] for part in found.split("; "))
+    made["JAX engine revisions"] |= {p for p in parts if p.startswith(JAX_REVISION)}
 
 
 def mixed_makers(loaded: Loaded) -> list[str]:

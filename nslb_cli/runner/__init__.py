@@ -2,6 +2,8 @@
 
 * :mod:`~nslb_cli.runner.compose` — compose ``conf/`` with Hydra and validate it into a
   :class:`~nslb_cli.runner.compose.RunConfig`; check every job of a sweep before any starts;
+* :mod:`~nslb_cli.runner.engines` — the engines of ``run.engine``, one object each: a batch's
+  trace, what they refuse, a batch's arrays, what their numbers depend on;
 * :mod:`~nslb_cli.runner.memory` — how much memory a batch needs, estimated up front;
 * :mod:`~nslb_cli.runner.job` — one Hydra job: the seeds not yet done, simulated in batches
   and written;

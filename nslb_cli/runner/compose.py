@@ -53,8 +53,9 @@ from nslb_cli.common.registry import PluginError, Registry, describe_error
 from nslb_cli.common.stopping import stopped_by
 from nslb_cli.common.validators import ConfigError
 from nslb_cli.envs import ENVIRONMENTS
-from nslb_cli.jax_engine import coverage as jax_coverage
+from nslb_cli.jax_engine import agents as jax_agents
 from nslb_cli.runner import memory, study
+from nslb_cli.runner.engines import ENGINES, Engine
 from nslb_cli.store.folder import OutputConflict, refuse_foreign_files
 from nslb_cli.store.results import FORMATS
 
@@ -122,7 +123,6 @@ CONFIG_MODULE = "nslb_cli.conf"
 CONFIG_NAME = "config"
 SECTIONS = ("name", "env", "agent", "run")
 MAX_SEED = 2**63 - 1
-ENGINES = ("numpy", "jax")  # run.engine: the round loop of numpy/numba kernels, or JAX's scan
 PLUGIN_SECONDS = 60.0  # a plugin's Params and memory declaration: the most a check may take
 
 
@@ -144,7 +144,7 @@ class RunSettings:
 
     def __post_init__(self) -> None:
         check.non_negative(self.seed, "seed")
-        check.one_of(self.engine, ENGINES, "engine")
+        check.one_of(self.engine, tuple(ENGINES), "engine")
         check.one_of(self.objective, study.DIRECTIONS, "objective")
         check.one_of(self.format, FORMATS, "format")
         check.positive(self.every, "every")
@@ -174,6 +174,11 @@ class RunConfig:
     @property
     def seeds(self) -> np.ndarray:
         return self.run.seed + np.arange(self.run.n_seeds, dtype=np.int64)  # stop may be 2^63
+
+    @property
+    def engine(self) -> Engine:
+        """The engine of ``run.engine`` (:mod:`nslb_cli.runner.engines`)."""
+        return ENGINES[self.run.engine]
 
 
 def _parameters(schema: type, node: Any, section: str) -> Any:
@@ -320,7 +325,7 @@ def validate(cfg: DictConfig) -> RunConfig:
         agent=_parameters(agent.Params, cfg.agent, "agent"),
         run=_parameters(RunSettings, cfg.get("run"), "run"),
     )
-    refused = config.run.engine == "jax" and jax_coverage.refusal(config.env, config.agent)
+    refused = config.engine.refusal(config.env, config.agent)
     if refused:
         raise ConfigError(*refused)
     return config
@@ -583,12 +588,12 @@ def _jax_only(err: Exception) -> ConfigError | None:
     """``agent=x`` where a package declares only a JAX class for ``x``: Hydra finds no
     option ``agent/x``; say what the package lacks."""
     found = re.search(r"Could not find 'agent/([^']+)'", one_line(err))
-    if not found or found.group(1) not in jax_coverage.plugins():
+    if not found or found.group(1) not in jax_agents.JAX_AGENTS.declared():
         return None
     name = found.group(1)
     return ConfigError(
         "agent",
-        f"'{name}' is declared as a JAX agent only (entry-point group {jax_coverage.GROUP}); "
+        f"'{name}' is declared as a JAX agent only (entry-point group {jax_agents.GROUP}); "
         "an agent needs its numpy class too, declared under nslb.agents (nslb_cli.api)",
     )
 
@@ -709,7 +714,7 @@ def _check_values(composed: DictConfig) -> None:
     config = validate(composed)
     batch = min(config.run.batch_size, config.run.n_seeds)
     reason = memory.too_many_seeds(config.run.n_seeds) or memory.too_large(
-        config.env, config.agent, batch, config.run.engine, config.run.every
+        config.env, config.agent, batch, config.engine, config.run.every
     )
     if reason:
         raise ConfigError("memory", reason)

@@ -8,7 +8,6 @@ only once all are written (:mod:`nslb_cli.store.staging`).
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import logging
@@ -21,8 +20,7 @@ import numpy as np
 from omegaconf import DictConfig
 
 from nslb_cli.agents import AGENTS
-from nslb_cli.bandit.trace import BrokenContract, Trace, check_decisions
-from nslb_cli.bandit.world import World
+from nslb_cli.bandit.trace import BrokenContract, Trace
 from nslb_cli.common.apart import Ended, run_apart
 from nslb_cli.common.registry import describe_error
 from nslb_cli.common.stopping import check as check_stop
@@ -31,9 +29,9 @@ from nslb_cli.common.validators import ConfigError
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner import memory
 from nslb_cli.runner.compose import RunConfig, container, validate
+from nslb_cli.runner.engines import ENGINES
 from nslb_cli.runner.inputs import recorded
 from nslb_cli.runner.owner import check_owner, in_worker
-from nslb_cli.runner.parts import plan_parts, simulate_parts
 from nslb_cli.store import output, parquet, provenance, staging
 from nslb_cli.store.atomic import remove_stale_temporaries
 from nslb_cli.store.folder import (
@@ -69,32 +67,17 @@ def simulate_seeds(config: RunConfig, seeds: np.ndarray) -> Trace:
 
 
 def play_seeds(config: RunConfig, seeds: np.ndarray) -> Trace:
-    """Build the world and the agent for ``seeds`` and play the whole horizon (in parts,
-    in threads, for an agent whose rounds are compiled: :mod:`nslb_cli.runner.parts`), or
-    hand the batch to the JAX engine (``run.engine=jax``, imported only then)."""
-    if config.run.engine == "jax":
-        from nslb_cli.jax_engine.engine import simulate_seeds as simulate_with_jax
-
-        run = config.run
-        return simulate_with_jax(config.env, config.agent, seeds, run.batch_size, run.every)
-    world = build_world(config.env, seeds)
-    agent = AGENTS[config.agent.name]
-    plan = plan_parts(agent, config.run.threads, len(seeds))
-    trace = simulate_parts(world, agent, config.agent, plan, config.run.progress)
-    check_decisions(trace, world.problem.n_arms, world.problem.n_states)
-    return trace
+    """The trace of ``seeds``, one batch of ``config``'s, on its engine."""
+    return config.engine.simulate(config.env, config.agent, seeds, config.run)
 
 
 def _numbers(config: RunConfig) -> str | None:
-    """What decides a job's numbers besides nslb's version: the JAX engine's revision and
-    the JAX and jaxlib versions, and the package and version of a plugin's agent or
-    environment (its code is not nslb's); ``None`` for nslb's own code on the default
-    engine, pinned by nslb's version alone."""
-    parts = []
-    if config.run.engine == "jax":
-        from nslb_cli.jax_engine.coverage import numbers
-
-        parts.append(numbers())
+    """What decides a job's numbers besides nslb's version: its engine's part (the JAX
+    engine's revision and the JAX and jaxlib versions), and the package and version of a
+    plugin's agent or environment (its code is not nslb's); ``None`` for nslb's own code on
+    the default engine, pinned by nslb's version alone."""
+    engine = config.engine.numbers()
+    parts = [] if engine is None else [engine]
     return "; ".join(parts + plugins_of(config.agent.name, config.env.name)) or None
 
 
@@ -109,11 +92,12 @@ def plugins_of(agent: str, env: str) -> list[str]:
 
 
 def plan_sweep(configs: Sequence[DictConfig]) -> list[int]:
-    """Announce to the JAX engine the jobs of a sweep that this process runs, and return the
-    order to run them in (indices into ``configs``): the jobs on it that differ only in
-    traced parameters share one program and its batches (:mod:`nslb_cli.jax_engine.sweep`)
-    and run one after another, from the first one's turn (:func:`grouped_order`); the
-    other jobs and the groups run in the order of their first jobs. With
+    """Announce to the engine that shares batches (the JAX engine) the jobs of a sweep that
+    this process runs, and return the order to run them in (indices into ``configs``): the
+    jobs on it that differ only in traced parameters share one program and its batches
+    (:mod:`nslb_cli.jax_engine.sweep`) and run one after another, from the first one's turn
+    (:func:`grouped_order`); the other jobs and the groups run in the order of their first
+    jobs. With
     ``run.fail_fast=true`` the jobs keep Hydra's order, so that the jobs a failure skips are
     those numbered after it. Jobs on the default engine, and jobs whose config is refused
     (each says why in its turn), are left out of the plan. Without ``run.fail_fast``, the
@@ -122,7 +106,8 @@ def plan_sweep(configs: Sequence[DictConfig]) -> list[int]:
     order = list(range(len(configs)))
     planned, jobs = [], []
     for at, config in enumerate(configs):
-        if config.run.get("engine") != "jax":
+        named = ENGINES.get(str(config.run.get("engine")))
+        if named is None or not named.shares_batches:  # a bad name is refused in its turn
             continue
         try:
             checked = validate(config)
@@ -130,14 +115,12 @@ def plan_sweep(configs: Sequence[DictConfig]) -> list[int]:
             continue
         planned.append(at)
         jobs.append((checked.env, checked.agent, (checked.run.batch_size, checked.run.every)))
+        engine = checked.engine  # the engine that shares batches (there is one)
     if not jobs:
         return order
-    from nslb_cli.jax_engine.engine import group_keys
-    from nslb_cli.jax_engine.engine import plan_sweep as plan_with_jax
-
     if not any(config.run.get("fail_fast", False) for config in configs):
         labels: list[object] = list(order)  # each job a group of its own
-        for at, key in zip(planned, group_keys(jobs), strict=True):
+        for at, key in zip(planned, engine.group_keys(jobs), strict=True):
             if key is not None:
                 labels[at] = key
         # a plugin's job runs in a process of its own, which cannot be forked once this one
@@ -148,8 +131,8 @@ def plan_sweep(configs: Sequence[DictConfig]) -> list[int]:
         order = sorted(grouped_order(labels), key=lambda at: not ran_apart[at])
     turn = {at: job for at, job in zip(planned, jobs, strict=True)}
     every = min(kept for _, _, (_, kept) in jobs)  # the fewest rounds skipped: cautious
-    fits = lambda env, agent, n: memory.too_large(env, agent, n, "jax", every) is None  # noqa: E731
-    plan_with_jax([turn[at] for at in order if at in turn], fits)
+    fits = lambda env, agent, n: memory.too_large(env, agent, n, engine, every) is None  # noqa: E731
+    engine.plan_sweep([turn[at] for at in order if at in turn], fits)
     return order
 
 
@@ -163,40 +146,6 @@ def grouped_order(labels: Sequence[object]) -> list[int]:
     for at, label in enumerate(labels):
         first.setdefault(label, at)
     return sorted(range(len(labels)), key=lambda at: first[labels[at]])
-
-
-_last_world: tuple[str, bytes, World] | None = None
-
-
-def build_world(env: Any, seeds: np.ndarray) -> World:
-    """The world of environment params ``env`` for ``seeds``, built once for consecutive
-    jobs that share it.
-
-    A world depends on the environment's params and the seeds only (docs/design.md §2), and
-    the jobs of a sweep over agents, run one after another in one process, share it: the
-    last world built is kept (one world: memory stays bounded) and handed out again. Its
-    arrays are made read-only, so no agent can change what the next job sees.
-    """
-    global _last_world
-    kind = type(env)
-    values = repr(dataclasses.asdict(env))  # every field, whatever the class's own repr shows
-    key = f"{kind.__module__}.{kind.__qualname__}{values}", np.asarray(seeds, np.int64).tobytes()
-    if _last_world is not None and _last_world[:2] == key:
-        return _last_world[2]
-    _last_world = None  # free the previous world before building the next
-    world = ENVIRONMENTS[env.name].build(env, seeds)
-    _read_only(world)
-    _last_world = (*key, world)
-    return world
-
-
-def _read_only(value: Any) -> None:
-    """Make every array of ``value`` (a dataclass, and those inside it) read-only."""
-    if isinstance(value, np.ndarray):
-        value.flags.writeable = False
-    elif dataclasses.is_dataclass(value):
-        for field in dataclasses.fields(value):
-            _read_only(getattr(value, field.name))
 
 
 def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> float:
@@ -213,7 +162,7 @@ def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> float:
     """
     settings = recorded(container(resolved), config.env)
     data = data_record(config)
-    key = result_key(settings, data["fingerprint"] if data is not None else None, config.run.engine)
+    key = result_key(settings, data["fingerprint"] if data is not None else None, config.engine.key)
     with FolderLock(folder, key, provenance.command()):
         staging.recover(folder)
         remove_stale_temporaries(folder, held=written_under_lock)
@@ -245,7 +194,7 @@ def run_job_guarded(config: RunConfig, resolved: DictConfig, folder: Path) -> fl
     process is killed (the out-of-memory killer, ``kill -9``) raises
     :class:`~nslb_cli.common.apart.Ended` there, a failed job, and the worker, with the
     launcher and the sweep's other jobs, goes on. nslb's own jobs run by the command
-    itself run in it: consecutive jobs share a world and compiled code."""
+    itself run in it: consecutive jobs share compiled code."""
     plugins = plugins_of(config.agent.name, config.env.name)
     if not plugins and not in_worker():
         return run_job(config, resolved, folder)

@@ -8,24 +8,18 @@ n_runs)``; without one, its ``horizon``, ``n_arms`` and ``n_states``, no context
 these terms, in bytes (8 per float or index), each keyed by the config key whose value makes
 it grow (or the keys, joined by ``", "``, when it grows with each):
 
-* the world's arrays, which every environment's :class:`~nslb_cli.bandit.world.World` has:
-  the mean rewards of every arm ``R n K``, the latent path, the noise and the optimal rewards
-  ``3 R n``, and with contexts the items behind the arms ``R n K``; keyed ``env.horizon,
-  env.n_arms``;
-* the trace: about ten ``R n`` arrays (the simulator's record and the CSV columns); keyed
-  ``env.horizon``;
+* the engine's arrays (:meth:`~nslb_cli.runner.engines.Engine.batch_terms`): on the default
+  engine the world's arrays, which every environment's
+  :class:`~nslb_cli.bandit.world.World` has (the mean rewards of every arm ``R n K``, the
+  latent path, the noise and the optimal rewards ``3 R n``, and with contexts the items
+  behind the arms ``R n K``; keyed ``env.horizon, env.n_arms``), and the trace, about ten
+  ``R n`` arrays (the simulator's record and the CSV columns; keyed ``env.horizon``); the
+  JAX engine draws the world round by round and makes only the rounds ``run.every`` keeps;
 * the agent's declaration, ``Agent.memory(params, sizes)``: its statistics, keyed by the
-  agent's own parameter or the environment's size that makes them grow;
+  agent's own parameter or the environment's size that makes them grow (counted by the
+  engine with its arrays);
 * the environment's declaration ``memory(params, sizes)``, if it has one: what its batch
   needs beyond the world's arrays.
-
-The JAX engine (``run.engine=jax``) draws the latent path and the noise round by round inside
-its program and makes only the rounds ``run.every`` keeps: its batch holds none of the world's
-``(R, n)`` arrays, and a trace of the kept rounds only (with ``k = run.every``, ``ceil(n / k)``
-of them), plus, for an agent that detects changes, the latent path and the alarms of every
-round ``9 R n`` (a detector's alarms are scored on the whole path). These and the agent's
-declaration count twice (:data:`JAX_COPIES`): the program holds its state and the next
-round's, and the rows it makes are copied to the host to be written.
 
 Terms keyed alike are added. The estimate is a lower bound of the peak (temporaries come on
 top); a job whose batch cannot fit in the machine's memory is refused naming the key of the
@@ -37,8 +31,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import fields, replace
-from typing import Any
+from dataclasses import fields
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -50,8 +44,6 @@ from nslb_cli.common.stopping import stopped_by
 from nslb_cli.envs import ENVIRONMENTS
 
 TRACE_ARRAYS = 10
-JAX_COPIES = 2  # the JAX engine's state and rows: as the program holds them, and a copy each
-WORLD_ARRAYS = 3  # (R, n) each: the latent path, the noise, the optimal rewards
 RUN_KEYS = ("run.batch_size", "run.n_seeds")
 """The run settings a declaration may name (they size a job's memory)."""
 
@@ -139,27 +131,24 @@ def env_memory(env: Any, params: Any, sizes: Sizes) -> dict[str, int]:
     return declared(f"environment '{params.name}'", memory, params, sizes, keys)
 
 
+class Engine(Protocol):
+    """What the estimate asks of an engine (:class:`nslb_cli.runner.engines.Engine`)."""
+
+    def batch_terms(
+        self, env: Any, agent: type[Agent], sizes: Sizes, statistics: dict[str, int], every: int
+    ) -> list[dict[str, int]]: ...
+
+
 def batch_bytes(
-    env_params: Any, agent_params: Any, batch: int, engine: str = "default", every: int = 1
+    env_params: Any, agent_params: Any, batch: int, engine: Engine, every: int = 1
 ) -> dict[str, int]:
     """The estimated bytes of one batch of ``batch`` runs on ``engine`` keeping every
     ``every``-th round, by the config key whose value makes each term grow (see the module
     docstring); :class:`Malformed` if a declaration is."""
     env, agent = ENVIRONMENTS[env_params.name], AGENTS[agent_params.name]
     sizes = sizes_of(env, env_params, batch)
-    R, n, K = sizes.n_runs, sizes.horizon, sizes.n_arms
     statistics = agent_memory(agent, agent_params, env_params, sizes)
-    if engine == "jax":
-        trace = trace_bytes(replace(sizes, horizon=-(-n // every)))  # kept_rounds' count
-        detects = agent.detection_counts is not Agent.detection_counts
-        made = {"env.horizon": trace + (R * n * (FLOAT + 1) if detects else 0)}
-        terms = [{key: JAX_COPIES * value for key, value in term.items()}
-                 for term in (made, statistics)]  # fmt: skip
-    else:
-        items = K if env.contextual else 0
-        world = R * n * (K + items + WORLD_ARRAYS) * FLOAT
-        terms = [{"env.horizon, env.n_arms": world, "env.horizon": trace_bytes(sizes)}]
-        terms.append(statistics)
+    terms = engine.batch_terms(env, agent, sizes, statistics, every)
     terms.append(env_memory(env, env_params, sizes))
     total: dict[str, int] = {}
     for term in terms:
@@ -195,9 +184,7 @@ def too_many_seeds(n_seeds: int) -> str | None:
     )
 
 
-def too_large(
-    env: Any, agent: Any, batch: int, engine: str = "default", every: int = 1
-) -> str | None:
+def too_large(env: Any, agent: Any, batch: int, engine: Engine, every: int = 1) -> str | None:
     """``None`` if a batch (on ``engine``, keeping every ``every``-th round) fits in memory,
     else a one-line reason: the key of the largest term to lower, or the plugin whose
     declaration is malformed."""

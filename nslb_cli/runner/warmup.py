@@ -94,7 +94,7 @@ def warm_up_jax(report: Callable[[str], None], names: Iterable[str] | None = Non
     """Compile the JAX engine's programs of the paper presets (their worlds, each agent the
     engine covers, batches of ``run.batch_size`` seeds) into the cache, when JAX is
     installed; returns how many."""
-    from nslb_cli.jax_engine import coverage
+    from nslb_cli.jax_engine.agents import own
 
     if importlib.util.find_spec("jax") is None:
         return 0
@@ -102,7 +102,7 @@ def warm_up_jax(report: Callable[[str], None], names: Iterable[str] | None = Non
     from nslb_cli.jax_engine.scan import compile_program
 
     compiled = 0
-    for name in coverage.AGENTS if names is None else [n for n in names if n in coverage.AGENTS]:
+    for name in own() if names is None else [n for n in names if n in own()]:
         start = time.perf_counter()
         for dynamics, model in PRESETS:
             world = world_of(

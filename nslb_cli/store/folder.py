@@ -73,14 +73,15 @@ class OutputConflict(RuntimeError):
 
 
 def result_key(
-    config: dict[str, Any], fingerprint: str | None = None, engine: str = "numpy"
+    config: dict[str, Any], fingerprint: str | None = None, engine: str | None = None
 ) -> str:
     """The key of results simulated with resolved ``config`` (its ``run`` section left out)
-    on data of ``fingerprint`` by ``engine`` (``run.engine``: the engines draw different
-    numbers, so their seeds never mix in one folder): 16 hex digits of a SHA-256."""
+    on data of ``fingerprint`` by an engine that adds ``engine`` to its keys (the engines
+    draw different numbers, so their seeds never mix in one folder; the default engine
+    adds nothing): 16 hex digits of a SHA-256."""
     settings = flatten({k: v for k, v in config.items() if k != "run"})
     record: dict[str, Any] = {"config": settings, "data": fingerprint}
-    if engine != "numpy":  # the default engine's keys are those of results written before
+    if engine is not None:
         record["engine"] = engine
     text = json.dumps(record, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -16,7 +16,7 @@ from nslb_cli.agents import AGENTS  # noqa: E402
 from nslb_cli.common.apart import run_apart  # noqa: E402
 from nslb_cli.envs.piecewise import PiecewiseParams  # noqa: E402
 from nslb_cli.envs.synthetic import SyntheticParams  # noqa: E402
-from nslb_cli.jax_engine import coverage  # noqa: E402
+from nslb_cli.jax_engine.agents import own  # noqa: E402
 from nslb_cli.jax_engine.engine import simulate_seeds as simulate_jax  # noqa: E402
 from nslb_cli.runner.compose import RunConfig, RunSettings  # noqa: E402
 from nslb_cli.runner.job import simulate_seeds as simulate_numpy  # noqa: E402
@@ -62,7 +62,7 @@ def assert_agree(jax_regret: np.ndarray, numpy_regret: np.ndarray) -> None:
     )
 
 
-LABELS = [*(a for a in coverage.AGENTS if a != "oracle"), "umts/sample"]
+LABELS = [*(a for a in own() if a != "oracle"), "umts/sample"]
 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS))

@@ -15,6 +15,7 @@ from nslb_cli.agents import AGENTS  # noqa: E402
 from nslb_cli.common.apart import Ended, forbid_forks, run_apart  # noqa: E402
 from nslb_cli.envs.synthetic import SyntheticParams  # noqa: E402
 from nslb_cli.jax_engine import coverage  # noqa: E402
+from nslb_cli.jax_engine.agents import own  # noqa: E402
 from nslb_cli.jax_engine.engine import simulate_seeds  # noqa: E402
 from nslb_cli.plot.notebook import load_results  # noqa: E402
 from tests.helpers.cli import nslb, said  # noqa: E402
@@ -149,9 +150,9 @@ ON_THE_PRIOR = ("umts", "mts")  # umTS learns from the prior; mTS acts on its me
 
 @pytest.mark.parametrize(
     ("name", "env"),
-    [*((name, FOUR_STATES) for name in coverage.AGENTS),
+    [*((name, FOUR_STATES) for name in own()),
      *(pytest.param(name, PRIOR, marks=() if name in ON_THE_PRIOR else pytest.mark.slow)
-       for name in coverage.AGENTS)],
+       for name in own())],
 )  # fmt: skip  # slow: two programs of their own each, with make test-full
 def test_a_seed_plays_the_same_rounds_alone_and_in_any_batch(
     name: str, env: SyntheticParams

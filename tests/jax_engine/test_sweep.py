@@ -251,7 +251,7 @@ def test_a_plugins_agent_never_shares_a_program_over_the_reward_noise() -> None:
     when built: a sweep over the noise then compiles a program per value, while the
     world's other traced parameters still group its jobs."""
     from nslb_cli.jax_engine import sweep
-    from nslb_cli.jax_engine.engine import built_in
+    from nslb_cli.jax_engine.agents import built_in
     from nslb_cli.jax_engine.worlds import WORLDS
 
     job = (SyntheticParams(), AGENTS["mts"].Params())

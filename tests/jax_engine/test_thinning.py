@@ -99,6 +99,7 @@ def test_the_runners_estimate_is_what_the_program_and_the_hosts_copy_hold() -> N
 
         from nslb_cli.jax_engine import scan
         from nslb_cli.jax_engine.engine import agent_of, world_of
+        from nslb_cli.runner.engines import ENGINES
         from nslb_cli.runner.memory import batch_bytes
 
         env, lanes, found = SyntheticParams(), 200, []
@@ -114,7 +115,9 @@ def test_the_runners_estimate_is_what_the_program_and_the_hosts_copy_hold() -> N
                 held = program.lower(seeds, traced).compile().memory_analysis()
                 made = 2 * held.output_size_in_bytes + held.temp_size_in_bytes
                 made *= len(jax.devices())
-                found.append((sum(batch_bytes(env, params, lanes, "jax", every).values()), made))
+                found.append(
+                    (sum(batch_bytes(env, params, lanes, ENGINES["jax"], every).values()), made)
+                )
         return found
 
     for (name, _, every), (estimate, made) in zip(cases, run_apart(sizes, "the JAX engine"),

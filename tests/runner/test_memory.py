@@ -18,6 +18,7 @@ from nslb_cli.envs.movielens import MovieLensParams
 from nslb_cli.envs.synthetic import Synthetic, SyntheticParams
 from nslb_cli.runner import memory
 from nslb_cli.runner.compose import check_command_line
+from nslb_cli.runner.engines import ENGINES
 from nslb_cli.runner.memory import (
     Malformed,
     agent_memory,
@@ -31,21 +32,26 @@ from tests.helpers.cli import nslb
 from tests.helpers.paths import REPO
 from tests.helpers.plugins import fake_distribution, nslb_with
 
+NUMPY, JAX = ENGINES["numpy"], ENGINES["jax"]
+
 
 def test_windows_of_the_last_tau_observations_are_counted() -> None:
     env = SyntheticParams()
-    small = batch_bytes(env, agent_params("cd_ucb", tau=100), 100)
-    large = batch_bytes(env, agent_params("cd_ucb", tau=100_000), 100)
+    small = batch_bytes(env, agent_params("cd_ucb", tau=100), 100, NUMPY)
+    large = batch_bytes(env, agent_params("cd_ucb", tau=100_000), 100, NUMPY)
     assert large["agent.tau"] == 1000 * small["agent.tau"] > 0
-    assert "agent.tau" not in batch_bytes(env, agent_params("mts"), 100)
+    assert "agent.tau" not in batch_bytes(env, agent_params("mts"), 100, NUMPY)
 
 
 def test_a_window_left_to_its_default_counts_as_the_horizon() -> None:
     env = SyntheticParams()
     # sw_ucb's default window (tau: null) comes from the horizon and the model.
-    default = batch_bytes(env, agent_params("sw_ucb"), 100)["agent.tau"]
-    assert default == batch_bytes(env, agent_params("sw_ucb", tau=env.horizon), 100)["agent.tau"]
-    reason = too_large(env, agent_params("cd_ucb", tau=2**62), 10)
+    default = batch_bytes(env, agent_params("sw_ucb"), 100, NUMPY)["agent.tau"]
+    assert (
+        default
+        == batch_bytes(env, agent_params("sw_ucb", tau=env.horizon), 100, NUMPY)["agent.tau"]
+    )
+    reason = too_large(env, agent_params("cd_ucb", tau=2**62), 10, NUMPY)
     assert reason is not None and reason.endswith("lower agent.tau or run.batch_size")
 
 
@@ -57,9 +63,9 @@ def test_a_window_too_large_for_memory_is_one_line(tmp_path: Path) -> None:
 
 def test_the_key_to_lower_is_one_that_grows_the_agents_statistics() -> None:
     """mTS has no particles: on MovieLens its per-state regressions grow with env.rank."""
-    mts_on_movielens = too_large(MovieLensParams(rank=100_000), agent_params("mts"), 3)
+    mts_on_movielens = too_large(MovieLensParams(rank=100_000), agent_params("mts"), 3, NUMPY)
     assert mts_on_movielens is not None and "lower env.rank or run.batch_size" in mts_on_movielens
-    umts = too_large(SyntheticParams(), agent_params("umts", num_particles=10**13), 10)
+    umts = too_large(SyntheticParams(), agent_params("umts", num_particles=10**13), 10, NUMPY)
     assert umts is not None and "lower agent.num_particles or run.batch_size" in umts
 
 
@@ -69,22 +75,22 @@ def test_the_estimate_is_the_sum_of_the_declarations_and_the_worlds_arrays() -> 
     keys names them all."""
     env = SyntheticParams()  # n = 2000 rounds, K = 5 arms, S = 5 states
     R, n, K, S, N = 7, env.horizon, env.n_arms, env.n_states, 11
-    assert batch_bytes(env, agent_params("umts", num_particles=N), R) == {
+    assert batch_bytes(env, agent_params("umts", num_particles=N), R, NUMPY) == {
         "env.horizon, env.n_arms": 8 * R * n * (K + 3),
         "env.horizon": 8 * R * n * 10,
         "agent.num_particles": 8 * R * N * S * (2 * K + S),
     }
-    assert batch_bytes(env, agent_params("mts"), R)["env.n_states, env.n_arms"] == (
+    assert batch_bytes(env, agent_params("mts"), R, NUMPY)["env.n_states, env.n_arms"] == (
         8 * R * S * (2 * K + S)
     )
     contexts = MovieLensParams(rank=4)  # the world keeps the items behind the arms too
     K, S = contexts.n_arms, contexts.n_states
-    assert batch_bytes(contexts, agent_params("umts", num_particles=N), R) == {
+    assert batch_bytes(contexts, agent_params("umts", num_particles=N), R, NUMPY) == {
         "env.horizon, env.n_arms": 8 * R * contexts.horizon * (2 * K + 3),
         "env.horizon": 8 * R * contexts.horizon * 10,
         "agent.num_particles, env.rank": 8 * R * N * S * (4 * 4 + 4),
     }
-    arms = too_large(MovieLensParams(n_arms=10**8), agent_params("mts"), 10)
+    arms = too_large(MovieLensParams(n_arms=10**8), agent_params("mts"), 10, NUMPY)
     assert arms is not None and arms.endswith("lower env.horizon, env.n_arms or run.batch_size")
 
 
@@ -112,20 +118,20 @@ def test_the_jax_engine_keeps_a_detectors_whole_path() -> None:
     the rows are; mTS has none. The kept
     rounds are counted, not listed: a horizon of 10^15 is refused at once."""
     env, R, kept = SyntheticParams(), 7, 200  # rounds 10, 20, ..., 2000
-    mts = batch_bytes(env, agent_params("mts"), R, "jax", 10)
-    cd_ucb = batch_bytes(env, agent_params("cd_ucb"), R, "jax", 10)
+    mts = batch_bytes(env, agent_params("mts"), R, JAX, 10)
+    cd_ucb = batch_bytes(env, agent_params("cd_ucb"), R, JAX, 10)
     assert mts["env.horizon"] == 2 * 8 * R * kept * 10  # twice: made, and copied to the host
     assert cd_ucb["env.horizon"] == mts["env.horizon"] + 2 * 9 * R * env.horizon
-    huge = too_large(replace(env, horizon=10**15), agent_params("mts"), R, "jax", 10)
+    huge = too_large(replace(env, horizon=10**15), agent_params("mts"), R, JAX, 10)
     assert huge is not None and huge.endswith("lower env.horizon or run.batch_size")
 
 
 def test_bocds_hypotheses_are_counted_up_to_the_horizon() -> None:
     env = SyntheticParams(n_arms=100, horizon=10**5)
     short = replace(env, horizon=10**4)
-    capped = batch_bytes(short, agent_params("bocd_ts", max_hypotheses=10**5), 10)
+    capped = batch_bytes(short, agent_params("bocd_ts", max_hypotheses=10**5), 10, NUMPY)
     assert capped["agent.max_hypotheses"] == 8 * 10 * (10**4 + 1) * (2 * 100 + 2)
-    reason = too_large(env, agent_params("bocd_ts", max_hypotheses=10**5), 10**5)
+    reason = too_large(env, agent_params("bocd_ts", max_hypotheses=10**5), 10**5, NUMPY)
     assert reason is not None and reason.endswith("lower agent.max_hypotheses or run.batch_size")
 
 

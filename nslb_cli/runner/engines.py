@@ -1,0 +1,157 @@
+"""The engines of ``run.engine``, one object each: what simulates a job's batches.
+
+``run.engine`` is resolved once, into :data:`ENGINES`' object (``RunConfig.engine``), and the
+runner asks that object, never the name: whether it runs a job (:meth:`Engine.refusal`,
+one line), a batch's trace (:meth:`Engine.simulate`), a batch's arrays for the memory
+estimate (:meth:`Engine.batch_terms`), and what its numbers depend on (:attr:`Engine.key`,
+part of the result key, and :meth:`Engine.numbers`, recorded in the folder's provenance).
+
+* :class:`NumpyEngine`, the default: the round loop of numpy and numba kernels
+  (:mod:`nslb_cli.runner.simulate`), in parts for a concurrent agent
+  (:mod:`nslb_cli.runner.parts`);
+* :class:`JaxEngine`: JAX's compiled scan (:mod:`nslb_cli.jax_engine`, docs/design.md §9),
+  imported only when a job chooses it: JAX is an optional extra, and only its coverage
+  table (:mod:`nslb_cli.jax_engine.coverage`, readable without JAX) is read before.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from nslb_cli.agents import AGENTS
+from nslb_cli.agents.base import Agent
+from nslb_cli.bandit.problem import FLOAT, Sizes
+from nslb_cli.bandit.trace import Trace, check_decisions
+from nslb_cli.envs import ENVIRONMENTS
+from nslb_cli.jax_engine import coverage
+from nslb_cli.jax_engine.sweep import Fits
+from nslb_cli.runner.memory import trace_bytes
+from nslb_cli.runner.parts import plan_parts, simulate_parts
+
+Terms = list[dict[str, int]]  # bytes by the config key that makes each grow
+SweepJob = tuple[Any, Any, tuple[int, int]]  # env params, agent params, (batch size, every)
+
+
+class Engine(ABC):
+    """What every engine answers, with the answers of an engine that has nothing to say
+    (it runs everything, adds nothing to a result key, shares no batch between jobs)."""
+
+    name = ""
+    key: str | None = None
+    """What the engine adds to the result key of its results (``None``: nothing, the keys of
+    the default engine's results name no engine)."""
+    shares_batches = False
+    """Whether the jobs of a sweep on it that differ only in traced parameters share
+    programs and batches, and are announced first (:meth:`plan_sweep`)."""
+
+    def refusal(self, env: Any, agent: Any) -> tuple[str, str] | None:
+        """``(key, reason)`` when the engine cannot run ``agent`` on ``env`` (params)."""
+        return None
+
+    @abstractmethod
+    def simulate(self, env: Any, agent: Any, seeds: np.ndarray, run: Any) -> Trace:
+        """The checked trace of ``seeds`` (one batch) for params ``env`` and ``agent`` and
+        run settings ``run`` (``run.threads``, ``run.batch_size``, ``run.every``, …)."""
+
+    @abstractmethod
+    def batch_terms(
+        self, env: Any, agent: type[Agent], sizes: Sizes, statistics: dict[str, int], every: int
+    ) -> Terms:
+        """The bytes a batch of ``sizes`` keeps on this engine (with every ``every``-th round
+        kept), but for the environment's own declaration: the world's and the trace's
+        arrays, and ``statistics``, the agent's declaration."""
+
+    def numbers(self) -> str | None:
+        """What decides the engine's numbers besides the config and nslb's version
+        (``None``: nothing)."""
+        return None
+
+    def group_keys(self, jobs: Sequence[SweepJob]) -> list[str | None]:
+        """The group of each of a sweep's ``jobs`` (``None``: alone)."""
+        return [None] * len(jobs)
+
+    def plan_sweep(self, jobs: Sequence[SweepJob], fits: Fits) -> None:  # noqa: B027
+        """Announce a sweep's jobs in the order they run (an engine that shares no batch
+        has nothing to announce)."""
+
+
+class NumpyEngine(Engine):
+    """``run.engine=numpy``: the world's arrays are made whole, then the agent plays them
+    round by round."""
+
+    name = "numpy"
+    WORLD_ARRAYS = 3  # (R, n) each: the latent path, the noise, the optimal rewards
+
+    def simulate(self, env: Any, agent: Any, seeds: np.ndarray, run: Any) -> Trace:
+        world = ENVIRONMENTS[env.name].build(env, seeds)
+        cls = AGENTS[agent.name]
+        plan = plan_parts(cls, run.threads, len(seeds))
+        trace = simulate_parts(world, cls, agent, plan, run.progress)
+        check_decisions(trace, world.problem.n_arms, world.problem.n_states)
+        return trace
+
+    def batch_terms(
+        self, env: Any, agent: type[Agent], sizes: Sizes, statistics: dict[str, int], every: int
+    ) -> Terms:
+        """The world's arrays: every arm's means ``R n K``, the latent path, the noise and
+        the optimal rewards ``3 R n``, with contexts the items behind the arms ``R n K``;
+        the whole trace; the agent's statistics."""
+        R, n, K = sizes.n_runs, sizes.horizon, sizes.n_arms
+        items = K if env.contextual else 0
+        world = R * n * (K + items + self.WORLD_ARRAYS) * FLOAT
+        return [{"env.horizon, env.n_arms": world, "env.horizon": trace_bytes(sizes)}, statistics]
+
+
+class JaxEngine(Engine):
+    """``run.engine=jax``: the world and the agent of a batch in one compiled program."""
+
+    name = "jax"
+    key = "jax"
+    shares_batches = True
+    COPIES = 2  # the state and the rows: as the program holds them, and a copy each
+
+    def refusal(self, env: Any, agent: Any) -> tuple[str, str] | None:
+        return coverage.refusal(env, agent)
+
+    def simulate(self, env: Any, agent: Any, seeds: np.ndarray, run: Any) -> Trace:
+        from nslb_cli.jax_engine.engine import simulate_seeds
+
+        return simulate_seeds(env, agent, seeds, run.batch_size, run.every)
+
+    def batch_terms(
+        self, env: Any, agent: type[Agent], sizes: Sizes, statistics: dict[str, int], every: int
+    ) -> Terms:
+        """The world is drawn round by round inside the program, and only the rounds
+        ``every`` keeps are made: none of the world's ``(R, n)`` arrays, the kept rounds'
+        trace (``ceil(n / every)`` of them), and for an agent that detects changes the
+        latent path and alarms of every round ``9 R n`` (its alarms are scored on the whole
+        path). These and the agent's statistics count :data:`COPIES` times: the program
+        holds its state and the next round's, and its rows are copied to the host."""
+        R, n = sizes.n_runs, sizes.horizon
+        trace = trace_bytes(replace(sizes, horizon=-(-n // every)))  # kept_rounds' count
+        detects = agent.detection_counts is not Agent.detection_counts
+        made = {"env.horizon": trace + (R * n * (FLOAT + 1) if detects else 0)}
+        held = (made, statistics)
+        return [{key: self.COPIES * value for key, value in term.items()} for term in held]
+
+    def numbers(self) -> str:
+        return coverage.numbers()
+
+    def group_keys(self, jobs: Sequence[SweepJob]) -> list[str | None]:
+        from nslb_cli.jax_engine.engine import group_keys
+
+        return group_keys(jobs)
+
+    def plan_sweep(self, jobs: Sequence[SweepJob], fits: Fits) -> None:
+        from nslb_cli.jax_engine.engine import plan_sweep
+
+        plan_sweep(jobs, fits)
+
+
+ENGINES: dict[str, Engine] = {engine.name: engine for engine in (NumpyEngine(), JaxEngine())}
+"""The engines by ``run.engine``."""
