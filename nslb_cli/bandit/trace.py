@@ -14,8 +14,9 @@ import numpy as np
 NO_BELIEF = -1
 
 
-PER_ROUND = ("action", "reward", "expected_reward", "optimal_reward", "state", "belief",
-             "p_true_state")  # fmt: skip
+WORLDS = ("reward", "expected_reward", "optimal_reward")
+"""The world's numbers of each round (its rewards), which its parameters scale."""
+PER_ROUND = ("action", *WORLDS, "state", "belief", "p_true_state")
 
 
 def kept_rounds(horizon: int, every: int) -> np.ndarray:

@@ -29,7 +29,7 @@ import numpy as np
 from nslb_cli.bandit.rng import Stream, generator
 from nslb_cli.bandit.world import World
 from nslb_cli.common import validators as check
-from nslb_cli.common.validators import ConfigError
+from nslb_cli.common.errors import ConfigError
 from nslb_cli.data import releases
 from nslb_cli.data.genres import GenreCounts, GenreSettings, load_or_count
 from nslb_cli.envs.switching_latent import MAX_SIZE, categorical_world, draw_transitions
@@ -38,7 +38,7 @@ REWARDS = ("spread", "authors")
 
 
 @dataclass
-class MovieLensGenresParams:
+class MovieLensGenresParams(check.Section):
     """Parameters of ``env=movielens_genres``; defaults: the authors' 5 clusters x 18 genres."""
 
     name: str = "movielens_genres"
@@ -56,10 +56,8 @@ class MovieLensGenresParams:
     prior_concentration: float = 1.0
     data_seed: int = 0
 
-    def __post_init__(self) -> None:
+    def validate(self) -> None:
         releases.check_source(self.release, self.data_dir)
-        for key in ("min_user_ratings", "n_states", "n_arms", "horizon", "data_seed"):
-            check.int64(getattr(self, key), key)
         for key in ("n_states", "n_arms"):
             value = getattr(self, key)
             check.require(1 <= value <= MAX_SIZE, key,
@@ -69,7 +67,6 @@ class MovieLensGenresParams:
         check.non_negative(self.data_seed, "data_seed")
         check.one_of(self.rewards, REWARDS, "rewards")
         check.positive(self.smoothing, "smoothing")
-        check.finite(self.smoothing, "smoothing")
         check.non_negative(self.transition_multiplier, "transition_multiplier")
         check.at_least(self.prior_concentration, 0.01, "prior_concentration",
                        "smaller concentrations underflow Gamma draws")  # fmt: skip

@@ -31,7 +31,7 @@ from nslb_cli.bandit.rewards import Categorical
 from nslb_cli.bandit.rng import Stream, categorical, generator
 from nslb_cli.bandit.world import World
 from nslb_cli.common import validators as check
-from nslb_cli.common.validators import ConfigError
+from nslb_cli.common.errors import ConfigError
 
 REWARDS = ("categorical", "bernoulli")
 #: The problem file's fields, nslb's name first, then the authors' (their bandit_info.json).
@@ -45,7 +45,7 @@ MAX_SIZE = 64  # states, arms or outcomes: SL-EC's matrix has (K N)^2 x S^2 entr
 
 
 @dataclass
-class SwitchingLatentParams:
+class SwitchingLatentParams(check.Section):
     """Parameters of ``env=switching_latent``; defaults: the paper's 3 x 4 x 5 problem."""
 
     name: str = "switching_latent"
@@ -60,10 +60,9 @@ class SwitchingLatentParams:
     prior_concentration: float = 1.0
     problem: str | None = None
 
-    def __post_init__(self) -> None:
+    def validate(self) -> None:
         check.one_of(self.reward, REWARDS, "reward")
         check.positive(self.horizon, "horizon")
-        check.int64(self.horizon, "horizon")
         check.non_negative(self.transition_multiplier, "transition_multiplier")
         check.non_negative(self.observation_multiplier, "observation_multiplier")
         check.at_least(self.prior_concentration, 0.01, "prior_concentration",

@@ -21,6 +21,7 @@ import numpy as np
 from omegaconf import DictConfig
 
 from nslb_cli.agents import AGENTS
+from nslb_cli.bandit import finite
 from nslb_cli.bandit.trace import BrokenContract, Trace, check_decisions
 from nslb_cli.bandit.world import World
 from nslb_cli.common.apart import Ended, run_apart
@@ -61,7 +62,8 @@ def simulate_seeds(config: RunConfig, seeds: np.ndarray) -> Trace:
     """:func:`play_seeds`; an ``OSError`` a plugin's code raises is told from one of nslb's
     own writes (:class:`CodeRaised`)."""
     try:
-        return play_seeds(config, seeds)
+        with finite.arithmetic(config.env):  # an overflow: one line naming what to lower
+            return play_seeds(config, seeds)
     except OSError as err:
         if plugins_of(config.agent.name, config.env.name):
             raise CodeRaised(describe_error(err)) from err
@@ -334,6 +336,7 @@ def _simulate_missing(
         batch = pending[first : first + config.run.batch_size]
         trace = simulate_seeds(config, batch)
         output.check_summary(trace)  # before the folder is claimed
+        finite.check_finite(trace, config.env, config.agent)  # nothing of a batch that overflowed
         check_owner()  # a worker whose command was killed writes nothing more
         check_stop()  # nor one asked to stop (a finished batch is simulated again next time)
         if first == 0:

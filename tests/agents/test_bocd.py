@@ -16,7 +16,7 @@ from nslb_cli.agents.bocd import (
 from nslb_cli.agents.reference import UniformRandom
 from nslb_cli.bandit import reward_kernels
 from nslb_cli.bandit.rng import BatchRNG
-from nslb_cli.common.validators import ConfigError
+from nslb_cli.common.errors import ConfigError
 from nslb_cli.runner.simulate import build_agent, simulate
 from tests.helpers.reference_kernels import run_length_posterior
 from tests.helpers.worlds import synthetic_world

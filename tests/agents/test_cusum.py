@@ -9,7 +9,7 @@ import pytest
 from nslb_cli.agents.cusum import CUSUMUCB, CUSUMUCBParams, cusum_defaults, random_argmax
 from nslb_cli.bandit.rewards import Bernoulli, Gaussian, RewardModel
 from nslb_cli.bandit.rng import BatchRNG
-from nslb_cli.common.validators import ConfigError
+from nslb_cli.common.errors import ConfigError
 from nslb_cli.runner.simulate import build_agent
 from tests.helpers.agents import against_random, two_state_agent
 from tests.helpers.reference_kernels import cusum_index

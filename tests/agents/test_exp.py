@@ -9,7 +9,7 @@ import pytest
 from nslb_cli.agents import AGENTS
 from nslb_cli.agents.exp import ExponentialWeights
 from nslb_cli.bandit.rng import BatchRNG
-from nslb_cli.common.validators import ConfigError
+from nslb_cli.common.errors import ConfigError
 from nslb_cli.runner.simulate import build_agent, simulate
 from tests.helpers.agents import agent_params
 from tests.helpers.worlds import hand_made_world, linear_world, synthetic_world

@@ -11,7 +11,7 @@ from scipy.stats import bernoulli, norm
 from nslb_cli.agents.glr import GLRklUCB, GLRklUCBParams, glr_defaults
 from nslb_cli.bandit.rewards import Bernoulli, Gaussian, RewardModel
 from nslb_cli.bandit.rng import BatchRNG
-from nslb_cli.common.validators import ConfigError
+from nslb_cli.common.errors import ConfigError
 from nslb_cli.runner.simulate import build_agent, simulate
 from tests.helpers.agents import against_random, two_state_agent
 from tests.helpers.reference_kernels import glr_statistic, glr_threshold

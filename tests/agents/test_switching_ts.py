@@ -16,7 +16,7 @@ from nslb_cli.agents.switching_ts import (
     draw_given_sums,
 )
 from nslb_cli.bandit.rng import BatchRNG
-from nslb_cli.common.validators import ConfigError
+from nslb_cli.common.errors import ConfigError
 from nslb_cli.runner.simulate import build_agent, simulate
 from tests.helpers.worlds import synthetic_world
 

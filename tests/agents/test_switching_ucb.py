@@ -19,7 +19,7 @@ from nslb_cli.agents.base import Agent
 from nslb_cli.agents.switching_ucb import DiscountedUCB, SlidingWindowUCB
 from nslb_cli.bandit.rng import BatchRNG
 from nslb_cli.bandit.world import World
-from nslb_cli.common.validators import ConfigError
+from nslb_cli.common.errors import ConfigError
 from nslb_cli.envs.synthetic import SyntheticParams, uniform_switching
 from nslb_cli.runner.simulate import build_agent
 from tests.helpers.agents import agent_params, run_agent

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from nslb_cli.bandit.rng import Stream, categorical, generator
-from nslb_cli.common.validators import ConfigError
+from nslb_cli.common.errors import ConfigError
 from nslb_cli.envs.movielens import (
     Catalogue,
     MovieLens,

@@ -1,0 +1,79 @@
+"""A run's numbers stay finite, or the run says in one line which parameter to lower.
+
+No parameter is bounded for the sake of the arithmetic (:mod:`nslb_cli.common.validators`):
+a value large enough to overflow float64 is refused where it overflows, on either engine,
+before anything of its batch is written.
+
+* :func:`arithmetic` — around a batch's simulation: an overflow in numpy's or Python's
+  arithmetic stops it at once;
+* :func:`check_finite` — on the batch's trace: a reward, regret, sum of them or statistic of
+  the agent's summary that is not finite (compiled code and JAX overflow without a word).
+
+Both raise :class:`~nslb_cli.common.errors.ConfigError` keyed by the first parameter the
+section's ``Params`` names in ``scales`` (the section itself when it names none).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from nslb_cli.bandit.trace import WORLDS, Trace
+from nslb_cli.common.errors import ConfigError, describe_error
+
+
+def lower(section: str, params: Any, said: str) -> ConfigError:
+    """``said`` (what was not finite), and the parameters of ``section`` to lower: those its
+    ``Params`` names in ``scales``, else the section."""
+    scales = tuple(getattr(params, "scales", ()))
+    if not scales:
+        return ConfigError(section, f"{said}: lower the values of {section} '{params.name}'")
+    named = " or ".join(f"{section}.{key}" for key in scales)
+    return ConfigError(f"{section}.{scales[0]}", f"{said}: lower {named}")
+
+
+@contextmanager
+def arithmetic(env: Any) -> Iterator[None]:
+    """Run the block with numpy's overflows raised; an overflow (numpy's or a Python float's)
+    becomes the one line of :func:`lower` for ``env``, whose scale the numbers grow with."""
+    try:
+        with np.errstate(over="raise"):
+            yield
+    except (OverflowError, FloatingPointError) as err:
+        said = f"the run's arithmetic overflowed ({describe_error(err)})"
+        raise lower("env", env, said) from None
+
+
+def _first(values: np.ndarray) -> tuple[int, int] | None:
+    """``(run, index)`` of the first entry of the ``(R, n)`` ``values`` that is not finite."""
+    broken = ~np.isfinite(values)
+    if not broken.any():
+        return None
+    run, at = np.unravel_index(int(np.argmax(broken)), broken.shape)
+    return int(run), int(at)
+
+
+def check_finite(trace: Trace, env: Any, agent: Any) -> None:
+    """Refuse (:func:`lower`) a batch whose written numbers are not all finite: the world's
+    rewards, their regret and the sums of both (``env``'s), then the statistics of the
+    agent's summary (``agent``'s); the line names the first such number's round and seed."""
+    sums = trace.cumulative or {
+        "cum_regret": np.cumsum(trace.regret, axis=1),
+        "cum_reward": np.cumsum(trace.reward, axis=1),
+    }
+    columns = {name: getattr(trace, name) for name in WORLDS}
+    for name, values in {**columns, "regret": trace.regret, **sums}.items():
+        found = _first(values)
+        if found is not None:
+            run, at = found
+            t = int(trace.rounds[at]) if trace.rounds is not None else at + 1
+            said = f"its {name} is {values[run, at]} in round {t} of seed {trace.seeds[run]}"
+            raise lower("env", env, said)
+    for name, values in trace.summary.items():
+        numbers = np.asarray(values)  # an object array (lists of rounds, None) has no overflow
+        found = _first(numbers.reshape(len(numbers), -1)) if numbers.dtype.kind == "f" else None
+        if found is not None:
+            raise lower("agent", agent, f"its {name} for seed {trace.seeds[found[0]]} is not finite")
