@@ -60,12 +60,14 @@ def check_finite(trace: Trace, env: Any, agent: Any) -> None:
     """Refuse (:func:`lower`) a batch whose written numbers are not all finite: the world's
     rewards, their regret and the sums of both (``env``'s), then the statistics of the
     agent's summary (``agent``'s); the line names the first such number's round and seed."""
-    sums = trace.cumulative or {
-        "cum_regret": np.cumsum(trace.regret, axis=1),
-        "cum_reward": np.cumsum(trace.reward, axis=1),
-    }
+    with np.errstate(over="ignore", invalid="ignore"):  # what overflows is said below
+        regret = trace.regret
+        sums = trace.cumulative or {
+            "cum_regret": np.cumsum(regret, axis=1),
+            "cum_reward": np.cumsum(trace.reward, axis=1),
+        }
     columns = {name: getattr(trace, name) for name in WORLDS}
-    for name, values in {**columns, "regret": trace.regret, **sums}.items():
+    for name, values in {**columns, "regret": regret, **sums}.items():
         found = _first(values)
         if found is not None:
             run, at = found
@@ -76,4 +78,5 @@ def check_finite(trace: Trace, env: Any, agent: Any) -> None:
         numbers = np.asarray(values)  # an object array (lists of rounds, None) has no overflow
         found = _first(numbers.reshape(len(numbers), -1)) if numbers.dtype.kind == "f" else None
         if found is not None:
-            raise lower("agent", agent, f"its {name} for seed {trace.seeds[found[0]]} is not finite")
+            said = f"its {name} for seed {trace.seeds[found[0]]} is not finite"
+            raise lower("agent", agent, said)

@@ -200,11 +200,8 @@ def test_defaults_come_from_the_horizon_and_the_number_of_changes() -> None:
     [
         ({"alpha": 1.5}, "alpha"),
         ({"threshold": 0.0}, "threshold"),
-        ({"threshold": 1e300}, "threshold"),
         ({"epsilon": -0.1}, "epsilon"),
-        ({"epsilon": float("inf")}, "epsilon"),
         ({"warmup": 0}, "warmup"),
-        ({"warmup": 10**30}, "warmup"),
     ],
 )
 def test_bad_values_are_refused_naming_the_key(values: dict, key: str) -> None:
