@@ -101,12 +101,18 @@ def segments(
         raise ConfigError(
             "means", "must be rows of numbers, one row of K means per segment"
         ) from None
-    check.require(rows.ndim == 2 and rows.shape[1] >= 2, "means",
-                  f"must be rows of at least 2 means each, got shape {rows.shape}")  # fmt: skip
+    check.require(
+        rows.ndim == 2 and rows.shape[1] >= 2,
+        "means",
+        f"must be rows of at least 2 means each, got shape {rows.shape}",
+    )
     check.require(bool(np.isfinite(rows).all()), "means", "must be finite numbers")
     if reward == "bernoulli":
-        check.require(bool(((rows >= 0) & (rows <= 1)).all()), "means",
-                      "must be probabilities in [0, 1] for Bernoulli rewards")  # fmt: skip
+        check.require(
+            bool(((rows >= 0) & (rows <= 1)).all()),
+            "means",
+            "must be probabilities in [0, 1] for Bernoulli rewards",
+        )
     points = list(change_points)
     check.require(
         len(points) == len(rows),
