@@ -6,11 +6,13 @@ before anything of its batch is written.
 
 * :func:`arithmetic` — around a batch's simulation: an overflow in numpy's or Python's
   arithmetic stops it at once;
-* :func:`check_finite` — on the batch's trace: a reward, regret, sum of them or statistic of
-  the agent's summary that is not finite (compiled code and JAX overflow without a word).
+* :func:`check_finite` — on the batch's trace: a reward, regret or sum of them that is not
+  finite (compiled code and JAX overflow without a word).
 
 Both raise :class:`~nslb_cli.common.errors.ConfigError` keyed by the first parameter the
-section's ``Params`` names in ``scales`` (the section itself when it names none).
+environment's ``Params`` names in ``scales`` (the section itself when it names none). An
+agent's summary is not checked: its statistics may be NaN for "none" (SL-EC's
+``transition_error`` before it estimates).
 """
 
 from __future__ import annotations
@@ -36,15 +38,18 @@ def lower(section: str, params: Any, said: str) -> ConfigError:
 
 
 @contextmanager
-def arithmetic(env: Any) -> Iterator[None]:
+def arithmetic(env: Any, agent: Any) -> Iterator[None]:
     """Run the block with numpy's overflows raised; an overflow (numpy's or a Python float's)
-    becomes the one line of :func:`lower` for ``env``, whose scale the numbers grow with."""
+    becomes the one line of :func:`lower` for ``env``, whose scale the numbers grow with,
+    that names ``agent``'s values too (its own parameters may be what overflowed)."""
     try:
         with np.errstate(over="raise"):
             yield
     except (OverflowError, FloatingPointError) as err:
         said = f"the run's arithmetic overflowed ({describe_error(err)})"
-        raise lower("env", env, said) from None
+        blamed = lower("env", env, said)
+        also = f"{blamed.message}, or the values of agent '{agent.name}'"
+        raise ConfigError(blamed.key, also) from None
 
 
 def _first(values: np.ndarray) -> tuple[int, int] | None:
@@ -56,10 +61,10 @@ def _first(values: np.ndarray) -> tuple[int, int] | None:
     return int(run), int(at)
 
 
-def check_finite(trace: Trace, env: Any, agent: Any) -> None:
-    """Refuse (:func:`lower`) a batch whose written numbers are not all finite: the world's
-    rewards, their regret and the sums of both (``env``'s), then the statistics of the
-    agent's summary (``agent``'s); the line names the first such number's round and seed."""
+def check_finite(trace: Trace, env: Any) -> None:
+    """Refuse (:func:`lower`) a batch whose world's numbers are not all finite: its rewards,
+    their regret and the sums of both, which ``env``'s parameters scale; the line names the
+    first such number's round and seed."""
     with np.errstate(over="ignore", invalid="ignore"):  # what overflows is said below
         regret = trace.regret
         sums = trace.cumulative or {
@@ -74,9 +79,3 @@ def check_finite(trace: Trace, env: Any, agent: Any) -> None:
             t = int(trace.rounds[at]) if trace.rounds is not None else at + 1
             said = f"its {name} is {values[run, at]} in round {t} of seed {trace.seeds[run]}"
             raise lower("env", env, said)
-    for name, values in trace.summary.items():
-        numbers = np.asarray(values)  # an object array (lists of rounds, None) has no overflow
-        found = _first(numbers.reshape(len(numbers), -1)) if numbers.dtype.kind == "f" else None
-        if found is not None:
-            said = f"its {name} for seed {trace.seeds[found[0]]} is not finite"
-            raise lower("agent", agent, said)

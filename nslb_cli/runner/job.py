@@ -62,7 +62,7 @@ def simulate_seeds(config: RunConfig, seeds: np.ndarray) -> Trace:
     """:func:`play_seeds`; an ``OSError`` a plugin's code raises is told from one of nslb's
     own writes (:class:`CodeRaised`)."""
     try:
-        with finite.arithmetic(config.env):  # an overflow: one line naming what to lower
+        with finite.arithmetic(config.env, config.agent):  # an overflow: one line
             return play_seeds(config, seeds)
     except OSError as err:
         if plugins_of(config.agent.name, config.env.name):
@@ -336,7 +336,7 @@ def _simulate_missing(
         batch = pending[first : first + config.run.batch_size]
         trace = simulate_seeds(config, batch)
         output.check_summary(trace)  # before the folder is claimed
-        finite.check_finite(trace, config.env, config.agent)  # nothing of a batch that overflowed
+        finite.check_finite(trace, config.env)  # nothing of a batch that overflowed
         check_owner()  # a worker whose command was killed writes nothing more
         check_stop()  # nor one asked to stop (a finished batch is simulated again next time)
         if first == 0:

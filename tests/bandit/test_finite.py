@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nslb_cli.agents.reference import RandomParams
 from nslb_cli.bandit.finite import check_finite
 from nslb_cli.bandit.trace import NO_BELIEF, Trace
 from nslb_cli.common.errors import ConfigError
@@ -17,7 +16,7 @@ from nslb_cli.envs.synthetic import SyntheticParams
 from tests.helpers.cli import nslb, said
 
 
-def trace(reward: np.ndarray, summary: dict[str, np.ndarray] | None = None) -> Trace:
+def trace(reward: np.ndarray) -> Trace:
     """A trace of seeds 7 and 8 with these rewards, each its own best and expected reward."""
     shape = reward.shape
     return Trace(
@@ -29,32 +28,26 @@ def trace(reward: np.ndarray, summary: dict[str, np.ndarray] | None = None) -> T
         state=np.zeros(shape, dtype=np.int64),
         belief=np.full(shape, NO_BELIEF),
         p_true_state=np.full(shape, np.nan),
-        summary=summary or {},
     )
 
 
 def test_a_number_that_is_not_finite_names_the_round_the_seed_and_what_to_lower() -> None:
     fine = np.ones((2, 3))
-    check_finite(trace(fine, {"changes": np.array([[1, 2], None], dtype=object)}), None, None)
+    check_finite(trace(fine), SyntheticParams())
     overflowed = fine.copy()
     overflowed[1, 2] = np.inf
     with pytest.raises(ConfigError) as refused:
-        check_finite(trace(overflowed), SyntheticParams(), RandomParams())
+        check_finite(trace(overflowed), SyntheticParams())
     assert str(refused.value) == (
         "env.sigma: its reward is inf in round 3 of seed 8: lower env.sigma or env.prior_sd"
     )
     summed = np.full((2, 3), 1e308)  # each finite, their sum not
     with pytest.raises(ConfigError, match=r"^env\.sigma: its cum_reward is inf in round 2 of"):
-        check_finite(trace(summed), SyntheticParams(), RandomParams())
+        check_finite(trace(summed), SyntheticParams())
     with pytest.raises(ConfigError) as refused:  # an environment that names no scale
-        check_finite(trace(overflowed), SwitchingLatentParams(), RandomParams())
-    assert str(refused.value).startswith("env: its reward is inf in round 3 of seed 8: lower ")
-    with pytest.raises(ConfigError) as refused:
-        check_finite(
-            trace(fine, {"ess": np.array([1.0, np.nan])}), SyntheticParams(), RandomParams()
-        )
+        check_finite(trace(overflowed), SwitchingLatentParams())
     assert str(refused.value) == (
-        "agent: its ess for seed 8 is not finite: lower the values of agent 'random'"
+        "env: its reward is inf in round 3 of seed 8: lower the values of env 'switching_latent'"
     )
 
 
@@ -65,5 +58,5 @@ def test_an_overflowing_run_is_one_line_and_writes_nothing(tmp_path: Path) -> No
     assert done.returncode == 2, done.stderr
     (line,) = said(done.stderr)
     assert line.startswith("nslb: error: env.sigma: the run's arithmetic overflowed"), line
-    assert line.endswith("lower env.sigma or env.prior_sd"), line
+    assert line.endswith("lower env.sigma or env.prior_sd, or the values of agent 'mts'"), line
     assert not list(folder.glob("seed=*")) and not (folder / "config.yaml").exists()
