@@ -5,7 +5,8 @@ a value large enough to overflow float64 is refused where it overflows, on eithe
 before anything of its batch is written.
 
 * :func:`arithmetic` — around a batch's simulation: an overflow in numpy's or Python's
-  arithmetic stops it at once;
+  arithmetic stops it at once, and so does a belief that is not a number
+  (:class:`~nslb_cli.bandit.trace.NotFinite`);
 * :func:`check_finite` — on the batch's trace: a reward, regret or sum of them that is not
   finite (compiled code and JAX overflow without a word).
 
@@ -23,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from nslb_cli.bandit.trace import WORLDS, Trace
+from nslb_cli.bandit.trace import WORLDS, NotFinite, Trace
 from nslb_cli.common.errors import ConfigError, describe_error
 
 
@@ -45,8 +46,9 @@ def arithmetic(env: Any, agent: Any) -> Iterator[None]:
     try:
         with np.errstate(over="raise"):
             yield
-    except (OverflowError, FloatingPointError) as err:
-        said = f"the run's arithmetic overflowed ({describe_error(err)})"
+    except (OverflowError, FloatingPointError, NotFinite) as err:
+        overflowed = f"the run's arithmetic overflowed ({describe_error(err)})"
+        said = str(err) if isinstance(err, NotFinite) else overflowed
         blamed = lower("env", env, said)
         also = f"{blamed.message}, or the values of agent '{agent.name}'"
         raise ConfigError(blamed.key, also) from None

@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nslb_cli.bandit.finite import check_finite
-from nslb_cli.bandit.trace import NO_BELIEF, Trace
+from nslb_cli.agents.reference import RandomParams
+from nslb_cli.bandit.finite import arithmetic, check_finite
+from nslb_cli.bandit.trace import NO_BELIEF, Trace, check_decisions
 from nslb_cli.common.errors import ConfigError
 from nslb_cli.envs.switching_latent import SwitchingLatentParams
 from nslb_cli.envs.synthetic import SyntheticParams
@@ -48,6 +49,18 @@ def test_a_number_that_is_not_finite_names_the_round_the_seed_and_what_to_lower(
         check_finite(trace(overflowed), SwitchingLatentParams())
     assert str(refused.value) == (
         "env: its reward is inf in round 3 of seed 8: lower the values of env 'switching_latent'"
+    )
+
+
+def test_a_belief_that_is_not_a_number_is_said_as_the_values_to_lower() -> None:
+    broken = trace(np.ones((2, 3)))
+    broken.belief[:], broken.p_true_state[:] = 0, 0.5
+    broken.p_true_state[0, 1] = np.nan
+    with pytest.raises(ConfigError) as refused, arithmetic(SyntheticParams(), RandomParams()):
+        check_decisions(broken, n_arms=2, n_states=2)
+    assert str(refused.value) == (
+        "env.sigma: its probability of the true state in round 2 of seed 7 is nan, outside "
+        "[0, 1]: lower env.sigma or env.prior_sd, or the values of agent 'random'"
     )
 
 
