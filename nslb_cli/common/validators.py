@@ -8,8 +8,8 @@ which checks what each parameter *means* with the helpers below (a probability i
 construction with one line that names the parameter and what it accepts.
 
 No value is bounded here for the sake of the arithmetic: a run whose parameters make its
-numbers overflow is stopped after simulation, before anything is written
-(:func:`nslb_cli.bandit.trace.check_finite`).
+numbers overflow is stopped where they overflow, before anything of its batch is written
+(:mod:`nslb_cli.bandit.finite`).
 """
 
 from __future__ import annotations
