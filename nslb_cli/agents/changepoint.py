@@ -70,7 +70,7 @@ from nslb_cli.compiled.jit import inline, jit
 
 
 @dataclass
-class RestartedParams:
+class RestartedParams(check.Section):
     """Parameters shared by ``cd_ucb`` and ``cd_ts``; ``None`` means computed (module doc)."""
 
     name: str = "cd_ucb"
@@ -78,8 +78,7 @@ class RestartedParams:
     threshold: float | None = None
     gamma: float | None = 0.0
 
-    def __post_init__(self) -> None:
-        check.int64(self.tau, "tau")
+    def validate(self) -> None:
         check.even_window(self.tau, "tau")
         if self.threshold is not None:  # no upper bound: only compared with, never overflowed
             check.positive(self.threshold, "threshold")

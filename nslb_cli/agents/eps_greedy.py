@@ -26,11 +26,11 @@ from nslb_cli.common import validators as check
 
 
 @dataclass
-class EpsGreedyParams:
+class EpsGreedyParams(check.Section):
     name: str = "eps_greedy"
     epsilon: float = 0.1
 
-    def __post_init__(self) -> None:
+    def validate(self) -> None:
         check.probability(self.epsilon, "epsilon")
 
 

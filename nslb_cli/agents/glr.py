@@ -94,7 +94,7 @@ once" or "one split point"; larger values only risk int64 overflow in ``1 + j De
 
 
 @dataclass
-class GLRklUCBParams:
+class GLRklUCBParams(check.Section):
     """GLR-klUCB's parameters; ``None`` means computed from ``n``, ``K`` and ``Upsilon``."""
 
     name: str = "glr_klucb"
@@ -105,7 +105,7 @@ class GLRklUCBParams:
     test_every: int = 10
     split_every: int = 10
 
-    def __post_init__(self) -> None:
+    def validate(self) -> None:
         check.one_of(self.restarts, RESTARTS, "restarts")
         if self.delta is not None:
             check.positive(self.delta, "delta")

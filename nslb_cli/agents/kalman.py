@@ -31,11 +31,12 @@ import numpy as np
 from nslb_cli.agents.base import Agent
 from nslb_cli.bandit.problem import OfflineModel, Problem
 from nslb_cli.bandit.rng import BatchRNG
-from nslb_cli.common.validators import ConfigError
+from nslb_cli.common import validators as check
+from nslb_cli.common.errors import ConfigError
 
 
 @dataclass
-class KalmanOracleParams:
+class KalmanOracleParams(check.Section):
     name: str = "kalman_oracle"
 
 

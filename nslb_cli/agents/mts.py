@@ -30,6 +30,7 @@ from nslb_cli.bandit.numerics import pairwise_sum_rows
 from nslb_cli.bandit.problem import OfflineModel, Problem
 from nslb_cli.bandit.rewards import Categorical
 from nslb_cli.bandit.rng import BatchRNG, categorical_first_axis
+from nslb_cli.common import validators as check
 
 
 def filter_step(
@@ -58,7 +59,7 @@ def filter_step(
 
 
 @dataclass
-class MTSParams:
+class MTSParams(check.Section):
     name: str = "mts"
 
 

@@ -10,10 +10,11 @@ from nslb_cli.agents.base import Agent, Belief
 from nslb_cli.agents.round_draws import RoundDraws
 from nslb_cli.bandit.problem import OfflineModel, Problem, Truth
 from nslb_cli.bandit.rng import BatchRNG
+from nslb_cli.common import validators as check
 
 
 @dataclass
-class OracleParams:
+class OracleParams(check.Section):
     name: str = "oracle"
 
 
@@ -55,7 +56,7 @@ class Oracle(Agent):
 
 
 @dataclass
-class RandomParams:
+class RandomParams(check.Section):
     name: str = "random"
 
 

@@ -31,7 +31,7 @@ from nslb_cli.common import validators as check
 
 
 @dataclass
-class Rexp3Params:
+class Rexp3Params(check.Section):
     """``rexp3``'s parameters; ``None`` means computed (module docstring)."""
 
     name: str = "rexp3"
@@ -39,15 +39,13 @@ class Rexp3Params:
     gamma: float | None = None
     variation: float | None = None
 
-    def __post_init__(self) -> None:
+    def validate(self) -> None:
         if self.batch is not None:
-            check.int64(self.batch, "batch")
             check.positive(self.batch, "batch")
         if self.gamma is not None:
             check.require(0.0 < self.gamma <= 1.0, "gamma", f"must be in (0, 1], got {self.gamma}")
         if self.variation is not None:
             check.positive(self.variation, "variation")
-            check.at_most(self.variation, 1e12, "variation", "larger budgets overflow")
 
 
 def besbes_tuning(n_arms: int, horizon: int, variation: float) -> tuple[int, float]:

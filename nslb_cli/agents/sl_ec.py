@@ -47,16 +47,15 @@ from nslb_cli.compiled.jit import jit
 
 
 @dataclass
-class SLECParams:
+class SLECParams(check.Section):
     name: str = "sl_ec"
     exploration: int | None = None
     delta: float = 0.1
     arms: int | None = None
 
-    def __post_init__(self) -> None:
+    def validate(self) -> None:
         if self.exploration is not None:
             check.positive(self.exploration, "exploration")
-            check.int64(self.exploration, "exploration")
         check.require(0 < self.delta < 1, "delta", f"must lie in (0, 1), got {self.delta}")
         if self.arms is not None:
             check.positive(self.arms, "arms")

@@ -14,8 +14,9 @@ import numpy as np
 NO_BELIEF = -1
 
 
-PER_ROUND = ("action", "reward", "expected_reward", "optimal_reward", "state", "belief",
-             "p_true_state")  # fmt: skip
+WORLDS = ("reward", "expected_reward", "optimal_reward")
+"""The world's numbers of each round (its rewards), which its parameters scale."""
+PER_ROUND = ("action", *WORLDS, "state", "belief", "p_true_state")
 
 
 def kept_rounds(horizon: int, every: int) -> np.ndarray:
@@ -86,6 +87,11 @@ class BrokenContract(RuntimeError):
     The message is one line."""
 
 
+class NotFinite(BrokenContract):
+    """A probability of the true state that is not a number: the agent's arithmetic
+    overflowed, which :func:`nslb_cli.bandit.finite.arithmetic` says as the values to lower."""
+
+
 VIOLATIONS = ("arm", "believed state", "probability of the true state")
 """What :func:`check_decisions` checks, in order."""
 
@@ -113,4 +119,5 @@ def check_decisions(trace: Trace, n_arms: int, n_states: int) -> None:
             run, at = np.unravel_index(int(np.argmax(broken)), broken.shape)
             t = int(trace.rounds[at]) if trace.rounds is not None else int(at) + 1
             seed, value = int(trace.seeds[run]), float(values[run, at])
-            raise BrokenContract(violation(kind, t, seed, value, n_arms, n_states))
+            line = violation(kind, t, seed, value, n_arms, n_states)
+            raise NotFinite(line) if kind == 2 and not np.isfinite(value) else BrokenContract(line)

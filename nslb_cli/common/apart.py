@@ -27,6 +27,7 @@ from multiprocessing import Pipe
 from multiprocessing.connection import Connection
 from typing import Any, NoReturn, TypeVar
 
+from nslb_cli.common.errors import describe_error
 from nslb_cli.common.stopping import stopped_by
 
 T = TypeVar("T")
@@ -106,8 +107,6 @@ def _run_child(function: Callable[[], Any], name: str, writer: Connection) -> No
 
 def _outcome(function: Callable[[], Any]) -> tuple[str, Any, str]:
     """What the child sends: ``function``'s value, or its exception and traceback."""
-    from nslb_cli.common.registry import describe_error  # which imports this module
-
     try:
         return ("value", function(), "")
     except BaseException as err:

@@ -33,8 +33,8 @@ from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 from nslb_cli.common.apart import Ended, run_apart
+from nslb_cli.common.errors import ConfigError, describe_error
 from nslb_cli.common.stopping import stopped_by
-from nslb_cli.common.validators import ConfigError
 
 IMPORT_SECONDS = 60.0
 """How long a plugin's import may take before it is refused as blocked."""
@@ -46,16 +46,6 @@ class PluginError(RuntimeError):
 
 class InvalidEntry(TypeError):
     """Raised by a registry's check: the loaded object breaks the interface (one-line reason)."""
-
-
-def describe_error(err: BaseException) -> str:
-    """``Type: message`` of an exception, on one line (the type alone if its message is
-    empty or cannot be formed: a plugin's exception may break ``str`` too)."""
-    try:
-        lines = str(err).strip().splitlines()
-    except Exception:
-        lines = []
-    return f"{type(err).__name__}: {lines[0]}" if lines else type(err).__name__
 
 
 def read_attributes(cls: type) -> None:

@@ -1,72 +1,34 @@
-"""Helpers for hyperparameter dataclasses: range checks with messages that name the field.
+"""Checks for the parameter dataclasses: what each value means, and one rule for all.
 
-Every environment and agent declares its parameters as a dataclass whose ``__post_init__``
-calls these checks, so a bad value is rejected on construction with one line that says
-which parameter is wrong and what it accepts.
+Every environment's and agent's parameters are a dataclass built on :class:`Section`:
+building one applies the rule every section shares (:func:`section`: an integer fits
+numpy's 64 bits, a float is finite) and then the section's own :meth:`Section.validate`,
+which checks what each parameter *means* with the helpers below (a probability in
+``[0, 1]``, a size positive, one of a set of names). A bad value is refused on
+construction with one line that names the parameter and what it accepts.
 
-Upper bounds (:func:`at_most`, :func:`magnitude_at_most`) keep the arithmetic finite: a
-value that is finite but so large that squaring it, summing it over states or rounds, or
-dividing by it overflows float64 (or float32, in ALS) would otherwise run and silently
-produce ``inf`` or ``NaN``. Each bound is chosen far beyond any value a researcher would
-use, and the module that sets it says why (e.g. ``MAX_SIGMA`` in
-:mod:`nslb_cli.envs.synthetic`).
+No value is bounded here for the sake of the arithmetic: a run whose parameters make its
+numbers overflow is stopped where they overflow, before anything of its batch is written
+(:mod:`nslb_cli.bandit.finite`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
+from nslb_cli.common.errors import ConfigError
 
-class ConfigError(ValueError):
-    """A configuration value is invalid; ``str(err)`` is a one-line message for the user."""
-
-    def __init__(self, key: str, message: str) -> None:
-        super().__init__(f"{key}: {message}")
-        self.key = key
-        self.message = message
-
-    def within(self, prefix: str) -> ConfigError:
-        """The same error with its key qualified by ``prefix`` (e.g. ``agent``)."""
-        return ConfigError(f"{prefix}.{self.key}", self.message)
+__all__ = ["ConfigError", "Section"]  # ConfigError: reached here by older imports too
 
 
 def require(condition: bool, key: str, message: str) -> None:
     """Raise :class:`ConfigError` for ``key`` unless ``condition`` holds."""
     if not condition:
         raise ConfigError(key, message)
-
-
-def finite(value: float, key: str) -> None:
-    # An int is finite however large (math.isfinite would overflow converting 10**400).
-    ok = isinstance(value, int) or math.isfinite(value)
-    require(ok, key, f"must be a finite number, got {value}")
-
-
-def positive(value: float, key: str) -> None:
-    finite(value, key)
-    require(value > 0, key, f"must be > 0, got {value}")
-
-
-def at_least(value: float, lower: float, key: str, reason: str) -> None:
-    finite(value, key)
-    require(value >= lower, key, f"must be >= {lower} ({reason}), got {value}")
-
-
-def at_most(value: float, upper: float, key: str, reason: str) -> None:
-    """``value`` is a finite number ``<= upper``; ``reason`` says what a larger one breaks."""
-    finite(value, key)
-    require(value <= upper, key, f"must be <= {upper:g} ({reason}), got {value}")
-
-
-def magnitude_at_most(value: float, upper: float, key: str, reason: str) -> None:
-    """``|value| <= upper`` (finite): for values of either sign, e.g. a reward bound."""
-    finite(value, key)
-    require(
-        abs(value) <= upper,
-        key,
-        f"must be in [-{upper:g}, {upper:g}] ({reason}), got {value}",
-    )
 
 
 INT64_MAX = 2**63 - 1
@@ -83,13 +45,59 @@ def int64(value: int, key: str) -> None:
     raise ConfigError(key, f"must be a 64-bit integer (at most 2^63 - 1 in magnitude), got {got}")
 
 
+def number(value: Any, key: str) -> None:
+    """The rule every section shares, for one value: an integer fits in 64 bits, a float is
+    finite, and so is every entry of a list, tuple or mapping."""
+    if isinstance(value, bool | str) or value is None:
+        return
+    if isinstance(value, int):
+        int64(value, key)
+    elif isinstance(value, float):
+        require(math.isfinite(value), key, f"must be a finite number, got {value}")
+    elif isinstance(value, list | tuple):
+        for entry in value:
+            number(entry, key)
+    elif isinstance(value, dict):
+        for entry in value.values():
+            number(entry, key)
+
+
+def section(params: Any) -> None:
+    """Apply :func:`number` to every field of the dataclass ``params``."""
+    for field in dataclasses.fields(params):
+        number(getattr(params, field.name), field.name)
+
+
+@dataclass
+class Section:
+    """The base of a section's parameters (``env``, ``agent``): construction applies
+    :func:`section`, then :meth:`validate`."""
+
+    scales: ClassVar[tuple[str, ...]] = ()
+    """The parameters whose size scales the section's numbers (an environment's rewards):
+    what a run whose numbers overflow is told to lower."""
+
+    def __post_init__(self) -> None:
+        section(self)
+        self.validate()
+
+    def validate(self) -> None:
+        """Refuse what the parameters cannot mean (a subclass's own checks; none here)."""
+
+
+def positive(value: float, key: str) -> None:
+    require(value > 0, key, f"must be > 0, got {value}")
+
+
+def at_least(value: float, lower: float, key: str, reason: str) -> None:
+    require(value >= lower, key, f"must be >= {lower} ({reason}), got {value}")
+
+
 def non_negative(value: float, key: str) -> None:
-    finite(value, key)
     require(value >= 0, key, f"must be >= 0, got {value}")
 
 
 def probability(value: float, key: str) -> None:
-    finite(value, key)
     require(0.0 <= value <= 1.0, key, f"must be in [0, 1], got {value}")
 
 

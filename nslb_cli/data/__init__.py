@@ -21,7 +21,7 @@ was expected.
 
 from __future__ import annotations
 
-from nslb_cli.common.validators import ConfigError
+from nslb_cli.common.errors import ConfigError
 
 
 class DataError(ConfigError):

@@ -29,7 +29,7 @@ import numpy as np
 from nslb_cli.bandit.rng import Stream, generator
 from nslb_cli.bandit.world import World
 from nslb_cli.common import validators as check
-from nslb_cli.common.validators import ConfigError
+from nslb_cli.common.errors import ConfigError
 from nslb_cli.data import releases
 from nslb_cli.data.genres import GenreCounts, GenreSettings, load_or_count
 from nslb_cli.envs.switching_latent import MAX_SIZE, categorical_world, draw_transitions
@@ -38,7 +38,7 @@ REWARDS = ("spread", "authors")
 
 
 @dataclass
-class MovieLensGenresParams:
+class MovieLensGenresParams(check.Section):
     """Parameters of ``env=movielens_genres``; defaults: the authors' 5 clusters x 18 genres."""
 
     name: str = "movielens_genres"
@@ -56,27 +56,30 @@ class MovieLensGenresParams:
     prior_concentration: float = 1.0
     data_seed: int = 0
 
-    def __post_init__(self) -> None:
+    def validate(self) -> None:
         releases.check_source(self.release, self.data_dir)
-        for key in ("min_user_ratings", "n_states", "n_arms", "horizon", "data_seed"):
-            check.int64(getattr(self, key), key)
         for key in ("n_states", "n_arms"):
             value = getattr(self, key)
-            check.require(1 <= value <= MAX_SIZE, key,
-                          f"must be from 1 to {MAX_SIZE}, got {value}")  # fmt: skip
+            check.require(1 <= value <= MAX_SIZE, key, f"must be from 1 to {MAX_SIZE}, got {value}")
         check.positive(self.min_user_ratings, "min_user_ratings")
         check.positive(self.horizon, "horizon")
         check.non_negative(self.data_seed, "data_seed")
         check.one_of(self.rewards, REWARDS, "rewards")
         check.positive(self.smoothing, "smoothing")
-        check.finite(self.smoothing, "smoothing")
         check.non_negative(self.transition_multiplier, "transition_multiplier")
-        check.at_least(self.prior_concentration, 0.01, "prior_concentration",
-                       "smaller concentrations underflow Gamma draws")  # fmt: skip
+        check.at_least(
+            self.prior_concentration,
+            0.01,
+            "prior_concentration",
+            "smaller concentrations underflow Gamma draws",
+        )
         if self.min_transition_prob is not None:
             bound = 1 / self.n_states
-            check.require(0 < self.min_transition_prob < bound, "min_transition_prob",
-                          f"must lie in (0, 1/n_states) = (0, {bound:.4g})")  # fmt: skip
+            check.require(
+                0 < self.min_transition_prob < bound,
+                "min_transition_prob",
+                f"must lie in (0, 1/n_states) = (0, {bound:.4g})",
+            )
 
     def settings(self) -> GenreSettings:
         """The settings that determine the cached counts."""
@@ -100,8 +103,11 @@ def arms(data: GenreCounts, n_arms: int) -> np.ndarray:
     totals = data.counts.sum(axis=(0, 2))
     rated = int((totals > 0).sum())
     if n_arms > rated:
-        raise ConfigError("env.n_arms", f"{n_arms} arms, but the release has {rated} genres "
-                          f"with ratings: set env.n_arms to at most {rated}")  # fmt: skip
+        raise ConfigError(
+            "env.n_arms",
+            f"{n_arms} arms, but the release has {rated} genres "
+            f"with ratings: set env.n_arms to at most {rated}",
+        )
     return np.sort(np.argsort(-totals, kind="stable")[:n_arms])
 
 
@@ -113,8 +119,11 @@ def model(p: MovieLensGenresParams, data: GenreCounts) -> tuple[np.ndarray, np.n
     if p.rewards == "spread":
         return obs, (data.levels - low) / (high - low)
     if low <= 0:
-        raise ConfigError("env.rewards", "'authors' divides ratings by the largest, so they must "
-                          f"be positive, not {low:g}: use env.rewards=spread")  # fmt: skip
+        raise ConfigError(
+            "env.rewards",
+            "'authors' divides ratings by the largest, so they must "
+            f"be positive, not {low:g}: use env.rewards=spread",
+        )
     return obs, data.levels / high
 
 

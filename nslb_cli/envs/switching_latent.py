@@ -31,7 +31,7 @@ from nslb_cli.bandit.rewards import Categorical
 from nslb_cli.bandit.rng import Stream, categorical, generator
 from nslb_cli.bandit.world import World
 from nslb_cli.common import validators as check
-from nslb_cli.common.validators import ConfigError
+from nslb_cli.common.errors import ConfigError
 
 REWARDS = ("categorical", "bernoulli")
 #: The problem file's fields, nslb's name first, then the authors' (their bandit_info.json).
@@ -45,7 +45,7 @@ MAX_SIZE = 64  # states, arms or outcomes: SL-EC's matrix has (K N)^2 x S^2 entr
 
 
 @dataclass
-class SwitchingLatentParams:
+class SwitchingLatentParams(check.Section):
     """Parameters of ``env=switching_latent``; defaults: the paper's 3 x 4 x 5 problem."""
 
     name: str = "switching_latent"
@@ -60,33 +60,48 @@ class SwitchingLatentParams:
     prior_concentration: float = 1.0
     problem: str | None = None
 
-    def __post_init__(self) -> None:
+    def validate(self) -> None:
         check.one_of(self.reward, REWARDS, "reward")
         check.positive(self.horizon, "horizon")
-        check.int64(self.horizon, "horizon")
         check.non_negative(self.transition_multiplier, "transition_multiplier")
         check.non_negative(self.observation_multiplier, "observation_multiplier")
-        check.at_least(self.prior_concentration, 0.01, "prior_concentration",
-                       "smaller concentrations underflow Gamma draws")  # fmt: skip
+        check.at_least(
+            self.prior_concentration,
+            0.01,
+            "prior_concentration",
+            "smaller concentrations underflow Gamma draws",
+        )
         if self.reward == "bernoulli":
-            check.require(self.n_outcomes in (2, None), "n_outcomes",
-                          "Bernoulli rewards have 2 outcomes (0 and 1)")  # fmt: skip
+            check.require(
+                self.n_outcomes in (2, None),
+                "n_outcomes",
+                "Bernoulli rewards have 2 outcomes (0 and 1)",
+            )
         if self.n_outcomes is None:
             self.n_outcomes = 2 if self.reward == "bernoulli" else 5
         if self.problem is not None:
             _, obs, r = read_problem(Path(self.problem).expanduser())
-            check.require(self.reward == "categorical" or tuple(r) == (0.0, 1.0), "reward",
-                          "bernoulli needs the file's rewards to be [0, 1]")  # fmt: skip
+            check.require(
+                self.reward == "categorical" or tuple(r) == (0.0, 1.0),
+                "reward",
+                "bernoulli needs the file's rewards to be [0, 1]",
+            )
             self.n_states, self.n_arms, self.n_outcomes = obs.shape
         for key in ("n_states", "n_arms", "n_outcomes"):
             value = getattr(self, key)
-            check.require(isinstance(value, int) and 1 <= value <= MAX_SIZE, key,
-                          f"must be an integer from 1 to {MAX_SIZE}, got {value}")  # fmt: skip
+            check.require(
+                isinstance(value, int) and 1 <= value <= MAX_SIZE,
+                key,
+                f"must be an integer from 1 to {MAX_SIZE}, got {value}",
+            )
         check.require(self.n_outcomes >= 2, "n_outcomes", "needs at least 2 outcomes")
         if self.min_transition_prob is not None:
             bound = 1 / self.n_states
-            check.require(0 < self.min_transition_prob < bound, "min_transition_prob",
-                          f"must lie in (0, 1/n_states) = (0, {bound:.4g})")  # fmt: skip
+            check.require(
+                0 < self.min_transition_prob < bound,
+                "min_transition_prob",
+                f"must lie in (0, 1/n_states) = (0, {bound:.4g})",
+            )
 
 
 def _field(data: dict[str, Any], key: str, path: Path) -> Any:
@@ -112,8 +127,10 @@ def _probabilities(value: Any, ndim: int, what: str, path: Path) -> np.ndarray:
     sums = array.sum(axis=-1)
     if np.abs(sums - 1).max() > TOLERANCE:
         worst = np.unravel_index(np.abs(sums - 1).argmax(), sums.shape)
-        raise ConfigError("problem", f"{path}: {what} row {list(map(int, worst))} sums to "
-                          f"{sums[worst]:.9g}, not 1")  # fmt: skip
+        raise ConfigError(
+            "problem",
+            f"{path}: {what} row {list(map(int, worst))} sums to {sums[worst]:.9g}, not 1",
+        )
     return array / sums[..., None]
 
 
@@ -132,8 +149,11 @@ def read_problem(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     obs = _probabilities(_field(data, "observations", path), 3, "observations", path)
     S, K, N = obs.shape
     if P.shape != (S, S) or max(S, K, N) > MAX_SIZE:
-        raise ConfigError("problem", f"{path}: transitions must be {S} x {S} for {S} states "
-                          f"(observations {S} x {K} x {N}, at most {MAX_SIZE} each)")  # fmt: skip
+        raise ConfigError(
+            "problem",
+            f"{path}: transitions must be {S} x {S} for {S} states "
+            f"(observations {S} x {K} x {N}, at most {MAX_SIZE} each)",
+        )
     given = _field(data, "rewards", path)
     try:
         r = np.linspace(0.0, 1.0, N) if given is None else np.array(given, dtype=float).ravel()

@@ -20,6 +20,7 @@ import numpy as np
 from omegaconf import DictConfig
 
 from nslb_cli.agents import AGENTS
+from nslb_cli.bandit import finite
 from nslb_cli.bandit.trace import BrokenContract, Trace
 from nslb_cli.common.apart import Ended, run_apart
 from nslb_cli.common.registry import describe_error
@@ -59,7 +60,8 @@ def simulate_seeds(config: RunConfig, seeds: np.ndarray) -> Trace:
     """:func:`play_seeds`; an ``OSError`` a plugin's code raises is told from one of nslb's
     own writes (:class:`CodeRaised`)."""
     try:
-        return play_seeds(config, seeds)
+        with finite.arithmetic(config.env, config.agent):  # an overflow: one line
+            return play_seeds(config, seeds)
     except OSError as err:
         if plugins_of(config.agent.name, config.env.name):
             raise CodeRaised(describe_error(err)) from err
@@ -283,6 +285,7 @@ def _simulate_missing(
         batch = pending[first : first + config.run.batch_size]
         trace = simulate_seeds(config, batch)
         output.check_summary(trace)  # before the folder is claimed
+        finite.check_finite(trace, config.env)  # nothing of a batch that overflowed
         check_owner()  # a worker whose command was killed writes nothing more
         check_stop()  # nor one asked to stop (a finished batch is simulated again next time)
         if first == 0:

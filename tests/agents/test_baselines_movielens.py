@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nslb_cli.common.validators import ConfigError
+from nslb_cli.common.errors import ConfigError
 from nslb_cli.envs.movielens import MovieLensParams
 from nslb_cli.runner.compose import RunConfig, RunSettings
 from nslb_cli.runner.job import simulate_seeds

@@ -14,7 +14,7 @@ from nslb_cli.agents.detectors import cao_threshold
 from nslb_cli.agents.tuning import cao_exploration
 from nslb_cli.bandit.numerics import pairwise_plan
 from nslb_cli.bandit.rng import BatchRNG
-from nslb_cli.common.validators import ConfigError
+from nslb_cli.common.errors import ConfigError
 from nslb_cli.envs.synthetic import SyntheticParams
 from nslb_cli.runner.simulate import build_agent
 from tests.helpers.agents import agent_params, run_agent

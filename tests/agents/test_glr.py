@@ -11,7 +11,7 @@ from scipy.stats import bernoulli, norm
 from nslb_cli.agents.glr import GLRklUCB, GLRklUCBParams, glr_defaults
 from nslb_cli.bandit.rewards import Bernoulli, Gaussian, RewardModel
 from nslb_cli.bandit.rng import BatchRNG
-from nslb_cli.common.validators import ConfigError
+from nslb_cli.common.errors import ConfigError
 from nslb_cli.runner.simulate import build_agent, simulate
 from tests.helpers.agents import against_random, two_state_agent
 from tests.helpers.reference_kernels import glr_statistic, glr_threshold
@@ -239,7 +239,7 @@ def test_defaults_come_from_the_horizon_the_arms_and_the_number_of_changes() -> 
         ({"alpha": -0.1}, "alpha"),
         ({"alpha_scale": 2.0}, "alpha_scale"),
         ({"test_every": 0}, "test_every"),
-        ({"split_every": 10**40}, "split_every"),
+        ({"split_every": 2**31 + 1}, "split_every"),
     ],
 )
 def test_bad_values_are_refused_naming_the_key(values: dict, key: str) -> None:

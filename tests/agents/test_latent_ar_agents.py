@@ -11,7 +11,7 @@ from nslb_cli.agents import AGENTS
 from nslb_cli.agents.larl import design, ridge_fits, select_lags
 from nslb_cli.agents.rexp3 import besbes_tuning
 from nslb_cli.bandit.rng import BatchRNG
-from nslb_cli.common.validators import ConfigError
+from nslb_cli.common.errors import ConfigError
 from nslb_cli.envs.latent_ar import LatentAR, LatentARParams
 from nslb_cli.runner.compose import load
 from nslb_cli.runner.job import simulate_seeds

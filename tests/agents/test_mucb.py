@@ -13,7 +13,7 @@ from nslb_cli.agents.mucb import SlidingWindowModelUCB, window_sums
 from nslb_cli.bandit.numerics import pairwise_plan
 from nslb_cli.bandit.problem import OfflineModel, Problem
 from nslb_cli.bandit.rng import BatchRNG
-from nslb_cli.common.validators import ConfigError
+from nslb_cli.common.errors import ConfigError
 from nslb_cli.envs.synthetic import SyntheticParams
 from nslb_cli.runner.simulate import build_agent
 from tests.helpers.agents import agent_params, run_agent

@@ -16,7 +16,7 @@ from nslb_cli.agents.switching_ts import (
     draw_given_sums,
 )
 from nslb_cli.bandit.rng import BatchRNG
-from nslb_cli.common.validators import ConfigError
+from nslb_cli.common.errors import ConfigError
 from nslb_cli.runner.simulate import build_agent, simulate
 from tests.helpers.worlds import synthetic_world
 
@@ -204,10 +204,8 @@ def test_summaries_are_per_run() -> None:
         (DiscountedThompsonSamplingParams, {"gamma": 0.0}, "gamma: must be in (0, 1]"),
         (DiscountedThompsonSamplingParams, {"gamma": 1.5}, "gamma: must be in (0, 1]"),
         (DiscountedThompsonSamplingParams, {"alpha0": 1e-3}, "alpha0: must be >= 0.01"),
-        (DiscountedThompsonSamplingParams, {"beta0": 1e13}, "beta0: must be <= 1e+12"),
         (DiscountedThompsonSamplingParams, {"alpha0": 0.5, "beta0": 0.5}, "must exceed 1"),
         (SlidingWindowThompsonSamplingParams, {"tau": 0}, "tau: must be a positive"),
-        (SlidingWindowThompsonSamplingParams, {"tau": 2**64}, "tau: must be a 64-bit"),
     ],
 )
 def test_bad_values_are_refused_in_one_line(params: type, values: dict, message: str) -> None:

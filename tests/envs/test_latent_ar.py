@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nslb_cli.common.validators import ConfigError
+from nslb_cli.common.errors import ConfigError
 from nslb_cli.envs.latent_ar import (
     LatentAR,
     LatentARParams,

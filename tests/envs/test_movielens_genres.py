@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nslb_cli.common.validators import ConfigError
+from nslb_cli.common.errors import ConfigError
 from nslb_cli.data import DataError
 from nslb_cli.envs.movielens_genres import MovieLensGenres, MovieLensGenresParams, load, model
 from tests.helpers.cli import QUICK, nslb, said

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nslb_cli.common.validators import ConfigError
+from nslb_cli.common.errors import ConfigError
 from nslb_cli.envs.piecewise import Piecewise, PiecewiseParams
 from nslb_cli.runner.compose import load
 from tests.helpers.cli import nslb

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nslb_cli.common.validators import ConfigError
+from nslb_cli.common.errors import ConfigError
 from nslb_cli.envs.synthetic import Synthetic, SyntheticParams, _draw_parameters
 
 SEEDS = np.arange(40)

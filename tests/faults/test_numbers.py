@@ -1,11 +1,10 @@
 """Numbers that overflow, and searches that could run forever: nothing hangs, nothing is
 silently NaN.
 
-* Every upper (and overflow-driven lower) bound of a ``Params`` field, through the command
-  line: the value just inside runs and simulates finitely (no numpy warning either), the
-  absurd one is refused with exactly one line naming the key, exit status 2, nothing
-  written. One row per bound in ``BOUNDS`` (synthetic environment and agents) and
-  ``MOVIELENS`` (on a tiny release).
+* Every lower bound of a ``Params`` field that keeps a draw or a product from underflowing,
+  through the command line: the value just inside runs and simulates finitely (no numpy
+  warning either), the absurd one is refused with exactly one line naming the key, exit
+  status 2, nothing written. One row per bound in ``BOUNDS``.
 * Integers beyond 64 bits are refused in one line (``10**400`` used to reach numpy).
 * Ratings whose magnitude overflows ALS' float32 squares are refused when read, naming the
   file and the largest value; ALS itself refuses non-finite factors, a singular system and a
@@ -36,7 +35,6 @@ from nslb_cli.data import DataError
 from nslb_cli.data.als import als
 from nslb_cli.data.prepare import AUTO, GRID, Search, choose_penalty, hill_climb, prepare
 from nslb_cli.data.ratings import MAX_RATING, Ratings, read_release
-from nslb_cli.envs.movielens import MovieLensParams
 from tests.data.test_prepare_penalty import SEARCH, factorisable_halves
 from tests.helpers.cli import nslb, said
 from tests.helpers.movielens import (
@@ -101,24 +99,11 @@ def assert_finite_run(done, cwd: Path, seeds: int = 2) -> None:  # noqa: ANN001
 CLICKS = ["env.model=prior", "env.reward=bernoulli", "agent=umts"]
 # key, just inside, absurd, further overrides (an agent that uses the value)
 BOUNDS = [
-    ("env.sigma", "1e6", "1e300", ["agent=umts"]),
-    ("env.prior_sd", "1e6", "1e200", ["env.model=prior", "agent=umts"]),
-    ("env.prior_strength", "1e12", "1e13", CLICKS),
     # below 0.01 numba's Beta sampler in umTS retries ~a million times a draw: a hang
     ("env.prior_strength", "0.01", "1e-9", CLICKS),
-    ("env.stay_concentration", "1e12", "1e308", ["env.model=prior", "agent=umts"]),
-    ("env.move_concentration", "1e12", "1e308", ["env.model=prior", "agent=mts"]),
-    ("agent.reward_low", "-1e12", "-1e308", ["agent=exp4s"]),
-    ("agent.reward_high", "1e12", "1e308", ["agent=exp3s"]),
     ("agent.gamma", "1e-9", "1e-300", ["agent=cd_ucb"]),
-    ("agent.threshold", "1e308", "inf", ["agent=cd_ts"]),  # only compared: finite is enough
-    ("agent.threshold", "1e308", "inf", ["agent=cd_linucb"]),
     ("agent.ridge", "1e-6", "1e-300", ["agent=cd_lints"]),
-    ("agent.alpha", "1e6", "1e300", ["agent=cd_linucb", "agent.ridge=1e-6"]),
-    ("agent.v", "1e6", "1e300", ["agent=cd_lints", "agent.ridge=1e-6"]),
-    ("agent.epsilon", "1e12", "1e308", ["agent=sw_umucb"]),
-    ("env.period", str(2**63 - 1), str(2**63), ["env.dynamics=fixed"]),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(
@@ -176,40 +161,10 @@ def movielens(release: Path, cwd: Path) -> list[str]:
     ]  # fmt: skip
 
 
-MOVIELENS = [
-    ("env.sigma", "1e6", "1e300", ["agent=cd_linucb"]),
-    ("env.prior_concentration", "1e12", "1e308", ["agent=umts"]),
-    ("env.prior_ridge", "1e6", "1e300", ["agent=umts"]),
-]
-
-
-@pytest.mark.parametrize(
-    ("key", "inside", "outside", "extra"), MOVIELENS, ids=[m[0] for m in MOVIELENS]
-)
-def test_a_movielens_bound_accepts_the_value_inside_and_refuses_the_absurd_one(
-    tmp_path: Path, release: Path, key: str, inside: str, outside: str, extra: list[str]
-) -> None:
-    ok, bad = tmp_path / "inside", tmp_path / "outside"
-    ok.mkdir()
-    bad.mkdir()
-    base = [*movielens(release, tmp_path), *extra]
-    assert_finite_run(nslb("run", *base, f"{key}={inside}", *QUICK, cwd=ok), ok)
-    assert_refused(nslb("run", *base, f"{key}={outside}", *QUICK, cwd=bad), key, bad)
-
-
-def test_als_reg_beyond_any_useful_penalty_is_refused_and_one_that_zeroes_factors_too(
-    tmp_path: Path, release: Path
-) -> None:
-    """1e12 passes the bound (``MAX_ALS_REG``) but zeroes every factor of 1-5 stars: the
-    preparation refuses it in one line instead of clustering zeros into NaN priors."""
-    MovieLensParams(data_dir=str(release), als_reg=1e12)  # inside the bound
+def test_an_als_reg_that_zeroes_every_factor_is_refused(tmp_path: Path, release: Path) -> None:
+    """1e12 zeroes every factor of 1-5 stars: the preparation refuses it in one line instead
+    of clustering zeros into NaN priors."""
     base = movielens(release, tmp_path)
-    bad = tmp_path / "bound"
-    bad.mkdir()
-    message = assert_refused(
-        nslb("run", *base, "env.als_reg=1e13", *QUICK, cwd=bad), "env.als_reg", bad
-    )
-    assert "must be <= 1e+12" in message
     zero = tmp_path / "zero"
     zero.mkdir()
     done = nslb("run", *base, "env.als_reg=1e12", *QUICK, cwd=zero)

@@ -101,14 +101,14 @@ def reward_posterior(
 
 
 @dataclass
-class UMTSParams:
+class UMTSParams(check.Section):
     name: str = "umts"
     num_particles: int = 100
     resample_threshold: float = 0.5
     resampling: str = "systematic"
     action_selection: str = "mean"
 
-    def __post_init__(self) -> None:
+    def validate(self) -> None:
         check.positive(self.num_particles, "num_particles")
         check.probability(self.resample_threshold, "resample_threshold")
         check.one_of(self.resampling, SCHEMES, "resampling")
