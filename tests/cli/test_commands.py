@@ -159,9 +159,11 @@ def test_warmup_compiles_for_the_engines_it_is_given(
     monkeypatch.setattr(cache, "folder", lambda: tmp_path / "jax")
     monkeypatch.setattr(warmup, "warm_up", lambda report: called.append("numpy") or 3)
     monkeypatch.setattr(warmup, "warm_up_jax", lambda report: called.append("jax") or 2)
-    cases = [((), ["numpy", "jax"], "3 agent settings and 2 JAX programs"),
-             (("--engine", "numpy"), ["numpy"], "3 agent settings"),
-             (("--engine=jax",), ["jax"], "2 JAX programs")]  # fmt: skip
+    cases = [
+        ((), ["numpy", "jax"], "3 agent settings and 2 JAX programs"),
+        (("--engine", "numpy"), ["numpy"], "3 agent settings"),
+        (("--engine=jax",), ["jax"], "2 JAX programs"),
+    ]
     for arguments, engines, made in cases:
         called.clear()
         main(["warmup", *arguments])
@@ -246,9 +248,13 @@ def test_the_command_runs_blas_on_one_thread_unless_told_otherwise(tmp_path: Pat
     for given, threads in told:
         env = {k: v for k, v in os.environ.items() if k not in BLAS_THREADS} | given
         done = subprocess.run(
-            [sys.executable, "-c", BLAS_THREADS_SEEN], capture_output=True, text=True, env=env,
-            cwd=tmp_path, timeout=120,
-        )  # fmt: skip
+            [sys.executable, "-c", BLAS_THREADS_SEEN],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=120,
+        )
         assert done.returncode == 0, done.stderr
         seen = json.loads(done.stdout)
         assert seen and set(seen) == {threads}, (given, seen)

@@ -194,9 +194,12 @@ def test_nothing_to_plot_is_one_error_line(tmp_path: Path, capsys) -> None:
     cases = [
         ("empty", lambda root: None, "no results in"),
         ("empty-subfolder", lambda root: (root / "a").mkdir(), "no results in"),
-        ("all-skipped", lambda root: root.joinpath("seed=0.csv").write_text("t\n"),
-         "no readable results"),
-    ]  # fmt: skip
+        (
+            "all-skipped",
+            lambda root: root.joinpath("seed=0.csv").write_text("t\n"),
+            "no readable results",
+        ),
+    ]
     for name, setup, message in cases:
         root = tmp_path / name
         root.mkdir()

@@ -72,9 +72,11 @@ def test_prepare_refuses_an_empty_filter_naming_the_threshold(tmp_path: Path) ->
     cases = [
         ({"min_user_ratings": 10_000}, "env.min_user_ratings"),
         ({"min_item_ratings": 10_000}, "env.min_item_ratings"),
-        ({"min_user_ratings": 10_000, "min_item_ratings": 10_000},
-         "env.min_user_ratings, env.min_item_ratings"),
-    ]  # fmt: skip
+        (
+            {"min_user_ratings": 10_000, "min_item_ratings": 10_000},
+            "env.min_user_ratings, env.min_item_ratings",
+        ),
+    ]
     for thresholds, key in cases:
         with pytest.raises(DataError, match="no ratings left") as refused:
             prepare(ratings, replace(TINY, **thresholds))

@@ -100,8 +100,15 @@ def test_a_sweep_goes_on_past_a_job_whose_folder_a_file_blocks(tmp_path: Path) -
         sweep = tmp_path / f"s{n}"
         (sweep / blocker).parent.mkdir(parents=True)
         (sweep / blocker).write_text("in the way")
-        done = nslb("run", "-m", "agent=mts,random", "env.horizon=300", "run.progress=false",
-                    f"hydra.sweep.dir={sweep}", cwd=tmp_path)  # fmt: skip
+        done = nslb(
+            "run",
+            "-m",
+            "agent=mts,random",
+            "env.horizon=300",
+            "run.progress=false",
+            f"hydra.sweep.dir={sweep}",
+            cwd=tmp_path,
+        )
         assert done.returncode == 1, blocker
         assert "1 of 2 sweep jobs failed" in done.stderr and "Traceback" not in done.stderr
         assert f"{sweep / blocker}: a file stands where this job's folder" in done.stderr

@@ -176,8 +176,12 @@ def test_the_seeds_a_damaged_file_loses_beyond_the_run_are_named(tmp_path: Path,
     assert len(lost) == 1 and "seeds 2–5 of the damaged file are lost" in lost[0], fewer.stdout
 
 
-CHANGED_LAYOUTS = [(PARQUET, ["run.every=7"]), ([], PARQUET), (PARQUET, ["run.format=parquet"]),
-                   (["run.every=7"], [])]  # fmt: skip
+CHANGED_LAYOUTS = [
+    (PARQUET, ["run.every=7"]),
+    ([], PARQUET),
+    (PARQUET, ["run.format=parquet"]),
+    (["run.every=7"], []),
+]
 """Parquet then CSV, CSV then Parquet, and another run.every in either format."""
 
 
@@ -214,10 +218,11 @@ def test_a_bad_every_or_format_is_refused_in_one_line(
 ) -> None:
     """By the check of the command line, before anything runs."""
     monkeypatch.chdir(tmp_path)
-    for value, said in [("run.every=0", "run.every: must be > 0, got 0"),
-                        ("run.every=-3", "run.every: must be > 0, got -3"),
-                        ("run.format=feather",
-                         "run.format: must be one of csv, parquet; got 'feather'")]:  # fmt: skip
+    for value, said in [
+        ("run.every=0", "run.every: must be > 0, got 0"),
+        ("run.every=-3", "run.every: must be > 0, got -3"),
+        ("run.format=feather", "run.format: must be one of csv, parquet; got 'feather'"),
+    ]:
         with pytest.raises(ConfigError) as refused:
             check_command_line([*RUN[1:], value, f"hydra.run.dir={tmp_path / 'r'}"], False)
         assert str(refused.value) == said

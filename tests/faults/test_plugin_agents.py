@@ -111,8 +111,16 @@ def test_a_broken_agent_is_one_line_naming_its_plugin_and_writes_nothing(tmp_pat
     for case, (engine, body, said) in BROKEN.items():
         path = install(tmp_path / case / "site", engine, body)
         folder = tmp_path / case / "out"
-        done = nslb_with(path, "run", "agent=hostile", f"run.engine={engine}", "env.horizon=30",
-                         "run.n_seeds=2", f"hydra.run.dir={folder}", cwd=tmp_path)  # fmt: skip
+        done = nslb_with(
+            path,
+            "run",
+            "agent=hostile",
+            f"run.engine={engine}",
+            "env.horizon=30",
+            "run.n_seeds=2",
+            f"hydra.run.dir={folder}",
+            cwd=tmp_path,
+        )
         assert done.returncode == 2, (case, done.stderr)
         errors = [line for line in done.stderr.splitlines() if line.startswith("nslb: error:")]
         assert errors == [done.stderr.strip().splitlines()[-1]], (case, done.stderr)
@@ -162,10 +170,21 @@ def test_a_broken_jax_entry_point_is_one_line_in_run_and_a_failed_check(tmp_path
         text = (info / "entry_points.txt").read_text()
         (info / "entry_points.txt").write_text(text.replace("hostile_plugin:Jax", value))
         if case == "declared-twice":
-            fake_distribution(here / "site", "twin-plugin", "1.0",
-                              {"nslb.jax_agents": {"hostile": "hostile_plugin:Jax"}})  # fmt: skip
-        run = nslb_with(path, "run", "agent=hostile", "run.engine=jax", "env.horizon=30",
-                        f"hydra.run.dir={here / 'out'}", cwd=here)  # fmt: skip
+            fake_distribution(
+                here / "site",
+                "twin-plugin",
+                "1.0",
+                {"nslb.jax_agents": {"hostile": "hostile_plugin:Jax"}},
+            )
+        run = nslb_with(
+            path,
+            "run",
+            "agent=hostile",
+            "run.engine=jax",
+            "env.horizon=30",
+            f"hydra.run.dir={here / 'out'}",
+            cwd=here,
+        )
         assert run.returncode == 2 and "Traceback" not in run.stderr, (case, run.stderr)
         (line,) = run.stderr.strip().splitlines()
         assert "JAX agent 'hostile' (" in line and said in line, line
@@ -212,12 +231,20 @@ def test_a_jax_sweep_runs_a_plugins_job_after_one_of_nslbs_own(tmp_path: Path) -
 
 
 ALONE_OR_TAKEN = [
-    ({"nslb.jax_agents": {"hostile": "hostile_plugin:Jax"}}, "agent=hostile",
-     "'hostile' is declared as a JAX agent only"),
-    ({"nslb.agents": {"hostile": "hostile_plugin:Numpy"},
-      "nslb.jax_agents": {"mts": "hostile_plugin:Jax"}}, "agent=mts",
-     "JAX agent 'mts' is nslb's own and declared again by hostile-plugin"),
-]  # fmt: skip
+    (
+        {"nslb.jax_agents": {"hostile": "hostile_plugin:Jax"}},
+        "agent=hostile",
+        "'hostile' is declared as a JAX agent only",
+    ),
+    (
+        {
+            "nslb.agents": {"hostile": "hostile_plugin:Numpy"},
+            "nslb.jax_agents": {"mts": "hostile_plugin:Jax"},
+        },
+        "agent=mts",
+        "JAX agent 'mts' is nslb's own and declared again by hostile-plugin",
+    ),
+]
 """A JAX class declared without its agent, and one declared under a name of nslb's own."""
 
 
@@ -226,29 +253,39 @@ def test_a_jax_class_without_its_agent_or_under_nslbs_name_is_one_line(tmp_path:
         here = tmp_path / str(n)
         path = install(here / "site", "jax", "")
         info = next((here / "site").glob("*.dist-info"))
-        (info / "entry_points.txt").write_text("".join(
-            f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in entries.items())
-            for group, entries in points.items()
-        ))  # fmt: skip
-        run = nslb_with(path, "run", agent, "run.engine=jax", "env.horizon=30",
-                        f"hydra.run.dir={here / 'out'}", cwd=here)  # fmt: skip
+        (info / "entry_points.txt").write_text(
+            "".join(
+                f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in entries.items())
+                for group, entries in points.items()
+            )
+        )
+        run = nslb_with(
+            path,
+            "run",
+            agent,
+            "run.engine=jax",
+            "env.horizon=30",
+            f"hydra.run.dir={here / 'out'}",
+            cwd=here,
+        )
         assert run.returncode == 2, run.stderr
         (line,) = run.stderr.strip().splitlines()
         assert said in line, line
 
 
 def test_a_thinned_jax_run_checks_the_rounds_it_does_not_keep_too(tmp_path: Path) -> None:
-    """The bad arm in round 6, which neither every 10th round nor only the last keeps."""
+    """The bad arm in round 6, between the rounds that every 10th keeps (keeping only the
+    last, every 30th, leaves it between kept rounds too: the same check, once more through
+    JAX, was a second case)."""
     path = install(tmp_path / "site", "jax", ACT.format("action=jnp.where(t == 5, 7, d.action)"))
-    for every in (10, 30):
-        folder = tmp_path / f"out{every}"
-        done = nslb_with(path, "run", "agent=hostile", "run.engine=jax", "env.horizon=30",
-                         "run.n_seeds=2", f"run.every={every}", f"hydra.run.dir={folder}",
-                         cwd=tmp_path)  # fmt: skip
-        assert done.returncode == 2, done.stderr
-        (line,) = done.stderr.strip().splitlines()[-1:]
-        assert "its arm in round 6 of seed 0 is 7, outside 0 … 4" in line, line
-        assert not list(folder.glob("seed=*")) and not (folder / "config.yaml").exists()
+    folder = tmp_path / "out"
+    done = nslb_with(path, "run", "agent=hostile", "run.engine=jax", "env.horizon=30",
+                     "run.n_seeds=2", "run.every=10", f"hydra.run.dir={folder}",
+                     cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.strip().splitlines()[-1:]
+    assert "its arm in round 6 of seed 0 is 7, outside 0 … 4" in line, line
+    assert not list(folder.glob("seed=*")) and not (folder / "config.yaml").exists()
 
 
 def test_without_a_job_log_the_line_says_no_traceback_is_kept(tmp_path: Path) -> None:

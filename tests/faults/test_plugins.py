@@ -229,11 +229,16 @@ def registry_with(site: Path, name: str, source: str) -> Registry:
 
 STOPS: list[tuple[str, type[BaseException]]] = [
     ("raise KeyboardInterrupt\n", KeyboardInterrupt),
-    ("from nslb_cli.common.stopping import Terminated\nraise Terminated('signal 15')\n",
-     Terminated),
-    ("try:\n    raise KeyboardInterrupt\nexcept KeyboardInterrupt:\n"
-     "    raise SystemError('interrupted in compiled code')\n", SystemError),
-]  # fmt: skip
+    (
+        "from nslb_cli.common.stopping import Terminated\nraise Terminated('signal 15')\n",
+        Terminated,
+    ),
+    (
+        "try:\n    raise KeyboardInterrupt\nexcept KeyboardInterrupt:\n"
+        "    raise SystemError('interrupted in compiled code')\n",
+        SystemError,
+    ),
+]
 """Ctrl-C, SIGTERM, and an error raised by compiled code that Ctrl-C interrupted."""
 
 

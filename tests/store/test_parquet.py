@@ -47,8 +47,14 @@ def runs(trace: Trace, first: int, stop: int) -> Trace:
 
 
 def test_every_keeps_every_kth_round_and_the_last() -> None:
-    cases = [(1, list(range(1, 11))), (3, [3, 6, 9, 10]), (5, [5, 10]), (10, [10]), (11, [10]),
-             (10**18, [10])]  # fmt: skip
+    cases = [
+        (1, list(range(1, 11))),
+        (3, [3, 6, 9, 10]),
+        (5, [5, 10]),
+        (10, [10]),
+        (11, [10]),
+        (10**18, [10]),
+    ]
     for every, kept in cases:
         assert kept_rounds(10, every).tolist() == kept, every
 
