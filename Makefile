@@ -47,10 +47,10 @@ docs: ## the documentation site (mkdocs.yml, docs/) into site/
 	$(MKDOCS)
 
 test: ## the fast test suite (what CI runs)
-	$(BIN)/python -m pytest -n 2 -q
+	$(BIN)/python -m pytest -n 2 -q --durations=25
 
 test-full: ## every test, slow statistical and end-to-end ones included
-	$(BIN)/python -m pytest -n 2 -q -m ''
+	$(BIN)/python -m pytest -n 2 -q -m '' --durations=25
 
 bench: bench-data ## speed targets, this tree vs BENCH_BASELINE in one run (BENCH_ARGS=--quick: skip slow rows)
 	$(BIN)/python -m benchmarks.speed --baseline $(BENCH_BASELINE) $(BENCH_ARGS)

@@ -39,28 +39,26 @@ def test_check_with_bernoulli_rewards(capsys: pytest.CaptureFixture[str]) -> Non
     assert lines[-1] == "all 10 checks passed"
 
 
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        ([], "usage: nslb check agent=NAME"),
-        (["env.horizon=50"], "say which agent to check: nslb check agent=NAME"),
-        (["agent=nobody"], "overrides: In 'config': Could not find 'agent/nobody'"),
-        (["agent=umts", "agent.num_particles=0"], "agent.num_particles: must be > 0, got 0"),
-        (["agent=umts", "agent.num_particles=5,10"], "nslb check runs one configuration"),
-        (
-            ["agent=mts", "env=movielens", "env.reward=bernoulli"],
-            "env.reward: movielens rewards are ratings with Gaussian noise, not 'bernoulli'",
-        ),
-    ],
-)
-def test_bad_input_is_one_line_with_status_2(
-    capsys: pytest.CaptureFixture[str], args: list[str], message: str
-) -> None:
-    with pytest.raises(SystemExit) as exited:
-        main(["check", *args])
-    assert exited.value.code == 2
-    error = capsys.readouterr().err
-    assert error.startswith(f"nslb: error: {message}") and error.count("\n") == 1
+BAD_INPUT = [
+    ([], "usage: nslb check agent=NAME"),
+    (["env.horizon=50"], "say which agent to check: nslb check agent=NAME"),
+    (["agent=nobody"], "overrides: In 'config': Could not find 'agent/nobody'"),
+    (["agent=umts", "agent.num_particles=0"], "agent.num_particles: must be > 0, got 0"),
+    (["agent=umts", "agent.num_particles=5,10"], "nslb check runs one configuration"),
+    (
+        ["agent=mts", "env=movielens", "env.reward=bernoulli"],
+        "env.reward: movielens rewards are ratings with Gaussian noise, not 'bernoulli'",
+    ),
+]
+
+
+def test_bad_input_is_one_line_with_status_2(capsys: pytest.CaptureFixture[str]) -> None:
+    for args, message in BAD_INPUT:
+        with pytest.raises(SystemExit) as exited:
+            main(["check", *args])
+        assert exited.value.code == 2, args
+        error = capsys.readouterr().err
+        assert error.startswith(f"nslb: error: {message}") and error.count("\n") == 1, error
 
 
 def test_data_that_cannot_be_read_is_one_line_with_status_2(

@@ -26,12 +26,17 @@ def test_version_is_the_installed_package_s(tmp_path: Path) -> None:
         assert done.returncode == 0 and done.stdout == f"nslb {version('nslb-cli')}\n"
 
 
-@pytest.mark.parametrize("command", COMMANDS)
-def test_every_command_has_help(tmp_path: Path, command: str) -> None:
-    done = nslb(command, "--help", cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith(f"usage: nslb {command}"), done.stdout[:300]
-    assert done.stderr == ""
+def test_every_command_has_help(capsys: pytest.CaptureFixture[str]) -> None:
+    from nslb_cli.cli import main
+
+    for command in COMMANDS:
+        try:
+            main([command, "--help"])
+        except SystemExit as exited:
+            assert exited.code == 0, command
+        done = capsys.readouterr()
+        assert done.out.startswith(f"usage: nslb {command}"), done.out[:300]
+        assert done.err == "", command
 
 
 def test_adding_seeds_logs_the_folder_s_mean_over_all_its_seeds(tmp_path: Path) -> None:
@@ -103,11 +108,19 @@ def test_bash_completes_commands_overrides_and_plot_options(tmp_path: Path) -> N
     assert _complete(script, "myrun/nslb run agent=um", tmp_path) == ["agent=umts"]
 
 
-def test_the_zsh_script_runs_the_bash_function_through_bashcompinit(tmp_path: Path) -> None:
-    zsh = nslb("completion", "zsh", cwd=tmp_path).stdout
-    bash = nslb("completion", "bash", cwd=tmp_path).stdout
+def test_the_zsh_script_runs_the_bash_function_through_bashcompinit(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from nslb_cli.cli import main
+
+    main(["completion", "zsh"])
+    zsh = capsys.readouterr().out
+    main(["completion", "bash"])
+    bash = capsys.readouterr().out
     assert "bashcompinit" in zsh and zsh.endswith(bash.split("\n", 1)[1])
-    assert nslb("completion", "fish", cwd=tmp_path).returncode == 2
+    with pytest.raises(SystemExit) as stop:
+        main(["completion", "fish"])
+    assert stop.value.code == 2
 
 
 def test_a_list_without_multirun_is_one_line(tmp_path: Path) -> None:
@@ -131,19 +144,8 @@ def test_warmup_fails_in_one_line_when_its_cache_cannot_be_kept(tmp_path: Path) 
     ]
 
 
-@pytest.mark.parametrize(
-    ("arguments", "engines", "made"),
-    [((), ["numpy", "jax"], "3 agent settings and 2 JAX programs"),
-     (("--engine", "numpy"), ["numpy"], "3 agent settings"),
-     (("--engine=jax",), ["jax"], "2 JAX programs")],
-)  # fmt: skip
 def test_warmup_compiles_for_the_engines_it_is_given(
-    arguments: tuple[str, ...],
-    engines: list[str],
-    made: str,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     """``make install`` warms the default engine alone: the README's first run needs nothing
     more, and the JAX programs took a minute of a fresh machine's setup. The last line names
@@ -157,12 +159,19 @@ def test_warmup_compiles_for_the_engines_it_is_given(
     monkeypatch.setattr(cache, "folder", lambda: tmp_path / "jax")
     monkeypatch.setattr(warmup, "warm_up", lambda report: called.append("numpy") or 3)
     monkeypatch.setattr(warmup, "warm_up_jax", lambda report: called.append("jax") or 2)
-    main(["warmup", *arguments])
-    assert called == engines
-    caches = ", ".join(str(tmp_path / e.replace("numpy", "numba")) for e in engines)
-    line = capsys.readouterr().out.strip()
-    assert line.startswith(f"nslb warmup: compiled code for {made} ready in ")
-    assert line.endswith(f" s (cache: {caches})")
+    cases = [
+        ((), ["numpy", "jax"], "3 agent settings and 2 JAX programs"),
+        (("--engine", "numpy"), ["numpy"], "3 agent settings"),
+        (("--engine=jax",), ["jax"], "2 JAX programs"),
+    ]
+    for arguments, engines, made in cases:
+        called.clear()
+        main(["warmup", *arguments])
+        assert called == engines, arguments
+        caches = ", ".join(str(tmp_path / e.replace("numpy", "numba")) for e in engines)
+        line = capsys.readouterr().out.strip()
+        assert line.startswith(f"nslb warmup: compiled code for {made} ready in "), line
+        assert line.endswith(f" s (cache: {caches})"), line
 
 
 def test_warmup_of_the_jax_engine_without_jax_names_the_extra(
@@ -183,15 +192,19 @@ def test_warmup_of_the_jax_engine_without_jax_names_the_extra(
     ]
 
 
-@pytest.mark.parametrize("arguments", [("--engine",), ("--engine", "gpu"), ("now",)])
 def test_warmup_refuses_what_it_does_not_take_in_one_line(
-    arguments: tuple[str, ...], tmp_path: Path
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    done = nslb("warmup", *arguments, cwd=tmp_path)
-    assert done.returncode == 2 and said(done.stderr) == [
-        f"nslb: error: nslb warmup takes --engine numpy or --engine jax, not "
-        f"{' '.join(arguments)!r}"
-    ]
+    from nslb_cli.cli import main
+
+    for arguments in (("--engine",), ("--engine", "gpu"), ("now",)):
+        with pytest.raises(SystemExit) as stop:
+            main(["warmup", *arguments])
+        assert stop.value.code == 2, arguments
+        assert said(capsys.readouterr().err) == [
+            f"nslb: error: nslb warmup takes --engine numpy or --engine jax, not "
+            f"{' '.join(arguments)!r}"
+        ]
 
 
 def test_warmup_of_the_jax_engine_fails_in_one_line_when_its_cache_cannot_be_kept(
@@ -226,22 +239,22 @@ sys.exit(cli.main())
 """
 
 
-@pytest.mark.parametrize(
-    ("given", "threads"),
-    [({}, 1), ({"OPENBLAS_NUM_THREADS": "2"}, 2), ({"OMP_NUM_THREADS": "2"}, 2)],
-)
-def test_the_command_runs_blas_on_one_thread_unless_told_otherwise(
-    tmp_path: Path, given: dict[str, str], threads: int
-) -> None:
+def test_the_command_runs_blas_on_one_thread_unless_told_otherwise(tmp_path: Path) -> None:
     """(OpenBLAS takes no more threads than the CPUs the process may use: on one CPU there
     is nothing to see.)"""
     if len(os.sched_getaffinity(0)) < 2:
         pytest.skip("one usable CPU: OpenBLAS takes one thread whatever it is told")
-    env = {k: v for k, v in os.environ.items() if k not in BLAS_THREADS} | given
-    done = subprocess.run(
-        [sys.executable, "-c", BLAS_THREADS_SEEN], capture_output=True, text=True, env=env,
-        cwd=tmp_path, timeout=120,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    seen = json.loads(done.stdout)
-    assert seen and set(seen) == {threads}, seen
+    told = [({}, 1), ({"OPENBLAS_NUM_THREADS": "2"}, 2), ({"OMP_NUM_THREADS": "2"}, 2)]
+    for given, threads in told:
+        env = {k: v for k, v in os.environ.items() if k not in BLAS_THREADS} | given
+        done = subprocess.run(
+            [sys.executable, "-c", BLAS_THREADS_SEEN],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        seen = json.loads(done.stdout)
+        assert seen and set(seen) == {threads}, (given, seen)

@@ -190,22 +190,25 @@ def test_bad_files_are_reported_in_one_line_and_skipped(tmp_path: Path, capsys) 
     assert "| mTS | 1 |" in out
 
 
-@pytest.mark.parametrize(
-    ("setup", "message"),
-    [
-        (lambda root: None, "no results in"),
-        (lambda root: (root / "a").mkdir(), "no results in"),
-        (lambda root: root.joinpath("seed=0.csv").write_text("t\n"), "no readable results"),
-    ],
-    ids=["empty", "empty-subfolder", "all-skipped"],
-)
-def test_nothing_to_plot_is_one_error_line(tmp_path: Path, capsys, setup, message) -> None:
-    setup(tmp_path)
-    with pytest.raises(SystemExit) as exit_info:
-        main(["plot", str(tmp_path)])
-    err = capsys.readouterr().err.splitlines()
-    assert exit_info.value.code == 2
-    assert err[-1].startswith("nslb: error: ") and message in err[-1]
+def test_nothing_to_plot_is_one_error_line(tmp_path: Path, capsys) -> None:
+    cases = [
+        ("empty", lambda root: None, "no results in"),
+        ("empty-subfolder", lambda root: (root / "a").mkdir(), "no results in"),
+        (
+            "all-skipped",
+            lambda root: root.joinpath("seed=0.csv").write_text("t\n"),
+            "no readable results",
+        ),
+    ]
+    for name, setup, message in cases:
+        root = tmp_path / name
+        root.mkdir()
+        setup(root)
+        with pytest.raises(SystemExit) as exit_info:
+            main(["plot", str(root)])
+        err = capsys.readouterr().err.splitlines()
+        assert exit_info.value.code == 2, name
+        assert err[-1].startswith("nslb: error: ") and message in err[-1], name
 
 
 def test_missing_folder_is_one_error_line(tmp_path: Path, capsys) -> None:
@@ -215,37 +218,35 @@ def test_missing_folder_is_one_error_line(tmp_path: Path, capsys) -> None:
     assert capsys.readouterr().err == f"nslb: error: {tmp_path / 'nope'}: no such folder\n"
 
 
-@pytest.mark.parametrize("out", [[], ["--out", "figures"]], ids=["no-out", "out"])
-def test_a_file_given_as_the_results_folder_is_named_as_such(
-    tmp_path: Path, capsys, out: list[str]
-) -> None:
+def test_a_file_given_as_the_results_folder_is_named_as_such(tmp_path: Path, capsys) -> None:
     """Not blamed on ``--out`` (which defaults to it), nor called missing."""
     (tmp_path / "notes.txt").write_text("")
-    with pytest.raises(SystemExit) as exit_info:
-        main(["plot", str(tmp_path / "notes.txt"), *out])
-    assert exit_info.value.code == 2
-    assert capsys.readouterr().err == (
-        f"nslb: error: {tmp_path / 'notes.txt'}: not a folder; give the folder of the results "
-        "to plot\n"
-    )
+    for out in ([], ["--out", "figures"]):
+        with pytest.raises(SystemExit) as exit_info:
+            main(["plot", str(tmp_path / "notes.txt"), *out])
+        assert exit_info.value.code == 2
+        assert capsys.readouterr().err == (
+            f"nslb: error: {tmp_path / 'notes.txt'}: not a folder; give the folder of the "
+            "results to plot\n"
+        ), out
 
 
-@pytest.mark.parametrize(
-    ("argv", "message"),
-    [
-        (["--format", "png,xyz"], "--format: unsupported"),
-        (["--metric", "regrets"], "--metric: unknown"),
-        (["--rounds", "5:2"], "START must not exceed END"),
-        (["--rounds", "0:10"], "rounds start at 1"),
-        (["--rounds", "a:b"], "whole numbers"),
-        (["--rename", "mts"], "AGENT=LABEL"),
-        (["--dpi", "0"], "--dpi"),
-        (["--bogus"], "unrecognized arguments"),
-    ],
-)
-def test_bad_options_are_refused(argv: list[str], message: str) -> None:
-    with pytest.raises(PlotError, match=message):
-        parse(["somewhere", *argv])
+BAD_OPTIONS = [
+    (["--format", "png,xyz"], "--format: unsupported"),
+    (["--metric", "regrets"], "--metric: unknown"),
+    (["--rounds", "5:2"], "START must not exceed END"),
+    (["--rounds", "0:10"], "rounds start at 1"),
+    (["--rounds", "a:b"], "whole numbers"),
+    (["--rename", "mts"], "AGENT=LABEL"),
+    (["--dpi", "0"], "--dpi"),
+    (["--bogus"], "unrecognized arguments"),
+]
+
+
+def test_bad_options_are_refused() -> None:
+    for argv, message in BAD_OPTIONS:
+        with pytest.raises(PlotError, match=message):
+            parse(["somewhere", *argv])
 
 
 TOO_FINE = "would draw figures of 420,000 × 270,000 pixels or more; at most 100,000,000 pixels \
@@ -261,22 +262,21 @@ def refused_styled(results: Path, tmp_path: Path, style: Path, *argv: str) -> ob
     return stopped.value.code
 
 
-@pytest.mark.parametrize(
-    ("argv", "style", "message"),
-    [
+def test_a_resolution_too_fine_to_draw_is_refused_before_drawing(
+    hand_tree: Path, tmp_path: Path, capsys
+) -> None:
+    """From ``--dpi`` or from either resolution of a style: not a MemoryError traceback from
+    matplotlib, once the results are read."""
+    cases = [
         (["--dpi", "100000"], "", f"--dpi 100000 {TOO_FINE}"),
         ([], "savefig.dpi: 100000", f"--style: savefig.dpi 100000 {TOO_FINE}"),
         (["--format", "pdf"], "figure.dpi: 100000", f"--style: figure.dpi 100000 {TOO_FINE}"),
-    ],
-)
-def test_a_resolution_too_fine_to_draw_is_refused_before_drawing(
-    argv: list[str], style: str, message: str, hand_tree: Path, tmp_path: Path, capsys
-) -> None:
-    """Not a MemoryError traceback from matplotlib, once the results are read."""
-    (tmp_path / "s.mplstyle").write_text(style + "\n")
-    assert refused_styled(hand_tree, tmp_path, tmp_path / "s.mplstyle", *argv) == 2
-    assert capsys.readouterr().err == f"nslb: error: {message}\n"
-    assert not (tmp_path / "f").exists(), "refused before anything is drawn or written"
+    ]
+    for argv, style, message in cases:
+        (tmp_path / "s.mplstyle").write_text(style + "\n")
+        assert refused_styled(hand_tree, tmp_path, tmp_path / "s.mplstyle", *argv) == 2
+        assert capsys.readouterr().err == f"nslb: error: {message}\n"
+        assert not (tmp_path / "f").exists(), "refused before anything is drawn or written"
 
 
 def test_vector_figures_take_any_resolution(hand_tree: Path, tmp_path: Path, capsys) -> None:

@@ -73,14 +73,13 @@ def test_invalid_input_fails_in_one_line_before_anything_runs(tmp_path: Path) ->
     assert not (tmp_path / "outputs").exists(), "no job started"
 
 
-@pytest.mark.parametrize(
-    "args", [["fly"], ["run", "agent=nobody"], ["run", "+agent.typo=1"]], ids=str
-)
-def test_usage_errors_exit_with_status_2(tmp_path: Path, args: list[str]) -> None:
-    result = nslb(*args, cwd=tmp_path)
-    assert result.returncode == 2
-    assert result.stderr.startswith("nslb: error: ")
-    assert result.stderr.strip().count("\n") == 0
+def test_usage_errors_exit_with_status_2(tmp_path: Path) -> None:
+    """A command nslb lacks, an option that is not there, a key no section has."""
+    for args in (["fly"], ["run", "agent=nobody"], ["run", "+agent.typo=1"]):
+        result = nslb(*args, cwd=tmp_path)
+        assert result.returncode == 2, args
+        assert result.stderr.startswith("nslb: error: "), result.stderr
+        assert result.stderr.strip().count("\n") == 0, result.stderr
 
 
 def test_sweep_matches_single_runs_byte_for_byte(tmp_path: Path) -> None:
@@ -107,7 +106,9 @@ def test_list_and_help(tmp_path: Path) -> None:
     assert "num_particles: 100" in nslb("run", "--cfg", "job", "agent=umts", cwd=tmp_path).stdout
 
 
+@pytest.mark.slow
 def test_interrupted_run_keeps_finished_seeds_and_resumes(tmp_path: Path) -> None:
+    """(In CI: ``tests/faults/test_signals.py`` stops runs at random moments.)"""
     folder = tmp_path / "r"
     # 20 seeds of 2,000 rounds, one a batch: seconds of work left when the first CSV lands
     args = [NSLB, "run", "agent=umts", "env.horizon=2000", "run.n_seeds=20", "run.batch_size=1",

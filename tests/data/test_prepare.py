@@ -66,22 +66,21 @@ def test_prepare_tiny_release(tmp_path: Path) -> None:
     assert not np.array_equal(data.test_users, other.test_users)
 
 
-@pytest.mark.parametrize(
-    ("thresholds", "key"),
-    [
+def test_prepare_refuses_an_empty_filter_naming_the_threshold(tmp_path: Path) -> None:
+    """Naming the threshold that empties it, or both when each does."""
+    ratings = read_release(write_csv(tiny_release(), tmp_path))
+    cases = [
         ({"min_user_ratings": 10_000}, "env.min_user_ratings"),
         ({"min_item_ratings": 10_000}, "env.min_item_ratings"),
-        ({"min_user_ratings": 10_000, "min_item_ratings": 10_000},
-         "env.min_user_ratings, env.min_item_ratings"),
-    ],
-)  # fmt: skip
-def test_prepare_refuses_an_empty_filter_naming_the_threshold(
-    tmp_path: Path, thresholds: dict[str, int], key: str
-) -> None:
-    ratings = read_release(write_csv(tiny_release(), tmp_path))
-    with pytest.raises(DataError, match="no ratings left") as refused:
-        prepare(ratings, replace(TINY, **thresholds))
-    assert str(refused.value).startswith(f"{key}: no ratings left")
+        (
+            {"min_user_ratings": 10_000, "min_item_ratings": 10_000},
+            "env.min_user_ratings, env.min_item_ratings",
+        ),
+    ]
+    for thresholds, key in cases:
+        with pytest.raises(DataError, match="no ratings left") as refused:
+            prepare(ratings, replace(TINY, **thresholds))
+        assert str(refused.value).startswith(f"{key}: no ratings left")
 
 
 @needs_ml_100k

@@ -243,28 +243,28 @@ def prepared_crafted(raw: bytes, key: str) -> list[Variant]:
     ]
 
 
-@pytest.mark.parametrize("kind", [*KINDS, "sealed but inconsistent"])
 def test_a_damaged_prepared_cache_is_rebuilt_after_one_warning(
-    kind: str, prepared: tuple[Path, Loaded, bytes], capsys: pytest.CaptureFixture[str]
+    prepared: tuple[Path, Loaded, bytes], capsys: pytest.CaptureFixture[str]
 ) -> None:
     release, first, pristine = prepared
     path, root = first.path, first.path.parent.parent
-    if kind == "sealed but inconsistent":
-        variants = prepared_crafted(pristine, path.stem.removeprefix("movielens-"))
-    else:
-        variants = npz_variants(pristine, kind, seed=KINDS.index(kind))
-    for name, data in variants:
-        path.write_bytes(data)
-        capsys.readouterr()
-        rebuilt = load_or_prepare(release, TINY, root)
-        lines = warning_lines(capsys.readouterr().err)
-        assert len(lines) == 1 and lines[0].startswith("nslb: warning: "), (name, lines)
-        assert str(path) in lines[0], (name, lines)
-        assert not rebuilt.hit and rebuilt.path == path, name
-        same_prepared(rebuilt.data, first.data)
-        healed = load_or_prepare(release, TINY, root)
-        assert healed.hit and capsys.readouterr().err == "", f"{name}: not healed"
-        same_prepared(healed.data, first.data)
+    for kind in [*KINDS, "sealed but inconsistent"]:
+        if kind == "sealed but inconsistent":
+            variants = prepared_crafted(pristine, path.stem.removeprefix("movielens-"))
+        else:
+            variants = npz_variants(pristine, kind, seed=KINDS.index(kind))
+        for name, data in variants:
+            path.write_bytes(data)
+            capsys.readouterr()
+            rebuilt = load_or_prepare(release, TINY, root)
+            lines = warning_lines(capsys.readouterr().err)
+            assert len(lines) == 1 and lines[0].startswith("nslb: warning: "), (name, lines)
+            assert str(path) in lines[0], (name, lines)
+            assert not rebuilt.hit and rebuilt.path == path, name
+            same_prepared(rebuilt.data, first.data)
+            healed = load_or_prepare(release, TINY, root)
+            assert healed.hit and capsys.readouterr().err == "", f"{name}: not healed"
+            same_prepared(healed.data, first.data)
 
 
 def test_prepared_cache_files_are_sealed_and_written_like_any_file(
@@ -278,34 +278,34 @@ def test_prepared_cache_files_are_sealed_and_written_like_any_file(
     assert not [p for p in first.path.parent.iterdir() if p.name.startswith(".")], "no temporary"
 
 
-@pytest.mark.parametrize(
-    "error",
-    [
-        OSError(errno.ENOSPC, "No space left on device"),
-        OSError(errno.EDQUOT, "Disk quota exceeded"),
-        PermissionError(errno.EACCES, "Permission denied"),
-        OSError(errno.EROFS, "Read-only file system"),
-    ],
-    ids=["disk full", "quota", "permission", "read-only"],
-)
+WRITE_ERRORS = [
+    OSError(errno.ENOSPC, "No space left on device"),
+    OSError(errno.EDQUOT, "Disk quota exceeded"),
+    PermissionError(errno.EACCES, "Permission denied"),
+    OSError(errno.EROFS, "Read-only file system"),
+]
+"""A full disk, a quota, a folder one may not write, a read-only file system."""
+
+
 def test_a_prepared_cache_that_cannot_be_written_leaves_the_data_in_memory(
-    error: OSError,
     prepared: tuple[Path, Loaded, bytes],
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     release, first, _ = prepared
+    for n, error in enumerate(WRITE_ERRORS):
 
-    def failing(path: Path, write: Any) -> None:
-        raise error
+        def failing(path: Path, write: Any, error: OSError = error) -> None:
+            raise error
 
-    monkeypatch.setattr(prepared_cache, "atomic_write", failing)
-    capsys.readouterr()
-    loaded = load_or_prepare(release, TINY, tmp_path / "cache")
-    lines = warning_lines(capsys.readouterr().err)
-    assert len(lines) == 1 and str(loaded.path) in lines[0] and error.strerror in lines[0], lines
-    same_prepared(loaded.data, first.data)
+        monkeypatch.setattr(prepared_cache, "atomic_write", failing)
+        capsys.readouterr()
+        loaded = load_or_prepare(release, TINY, tmp_path / f"cache{n}")
+        lines = warning_lines(capsys.readouterr().err)
+        assert len(lines) == 1 and str(loaded.path) in lines[0], lines
+        assert error.strerror in lines[0], lines
+        same_prepared(loaded.data, first.data)
 
 
 # --- 2. compiled code ------------------------------------------------------------------------
@@ -383,9 +383,7 @@ def compiled_variants(
     return found
 
 
-@pytest.mark.parametrize("kind", [*KINDS, "sealed but inconsistent"])
 def test_a_damaged_compiled_cache_is_compiled_again_after_one_warning(
-    kind: str,
     kernel_cache: tuple[Path, Path, dict[Path, bytes]],
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
@@ -393,23 +391,24 @@ def test_a_damaged_compiled_cache_is_compiled_again_after_one_warning(
     index, data, pristine = kernel_cache
     cache = index.parent.parent
     monkeypatch.setattr(compiled, "_warned", set())
-    for path, name, damaged in compiled_variants(index, data, pristine, kind):
-        for good, raw in pristine.items():
-            good.write_bytes(raw)
-        path.write_bytes(damaged)
-        compiled._warned.clear()
-        capsys.readouterr()
-        dispatcher = fresh_dispatcher(cache)
-        assert capsys.readouterr().err == "", "nothing is read before the first call"
-        assert dispatcher(*ARGS) == EXPECTED, name
-        lines = warning_lines(capsys.readouterr().err)
-        assert len(lines) == 1, (name, lines)
-        assert lines[0].startswith("nslb: warning: damaged compiled-code cache "), (name, lines)
-        assert f"{path}" in lines[0] and lines[0].endswith(": compiling again"), (name, lines)
-        assert dispatcher.stats.cache_misses and not dispatcher.stats.cache_hits, name
-        healed = fresh_dispatcher(cache)
-        assert healed(*ARGS) == EXPECTED and healed.stats.cache_hits, f"{name}: not healed"
-        assert capsys.readouterr().err == "", name
+    for kind in [*KINDS, "sealed but inconsistent"]:
+        for path, name, damaged in compiled_variants(index, data, pristine, kind):
+            for good, raw in pristine.items():
+                good.write_bytes(raw)
+            path.write_bytes(damaged)
+            compiled._warned.clear()
+            capsys.readouterr()
+            dispatcher = fresh_dispatcher(cache)
+            assert capsys.readouterr().err == "", "nothing is read before the first call"
+            assert dispatcher(*ARGS) == EXPECTED, name
+            lines = warning_lines(capsys.readouterr().err)
+            assert len(lines) == 1, (name, lines)
+            assert lines[0].startswith("nslb: warning: damaged compiled-code cache "), (name, lines)
+            assert f"{path}" in lines[0] and lines[0].endswith(": compiling again"), (name, lines)
+            assert dispatcher.stats.cache_misses and not dispatcher.stats.cache_hits, name
+            healed = fresh_dispatcher(cache)
+            assert healed(*ARGS) == EXPECTED and healed.stats.cache_hits, f"{name}: not healed"
+            assert capsys.readouterr().err == "", name
 
 
 def test_each_cache_is_damaged_in_at_least_200_ways(
@@ -434,33 +433,28 @@ def test_every_nslb_kernel_uses_the_healing_cache() -> None:
         assert Path(dispatcher._cache.cache_path).parent == compiled.CACHE
 
 
-@pytest.mark.parametrize(
-    "error",
-    [
-        OSError(errno.ENOSPC, "No space left on device"),
-        OSError(errno.EDQUOT, "Disk quota exceeded"),
-    ],
-    ids=["disk full", "quota"],
-)
 def test_a_compiled_cache_that_cannot_be_written_keeps_the_code_in_memory(
-    error: OSError,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    def failing(self: Any, name: str, data: Any) -> None:
-        raise error
+    """A full disk or a quota: one warning line, however often the code is compiled."""
+    for error in WRITE_ERRORS[:2]:
 
-    monkeypatch.setattr(compiled, "_warned", set())
-    monkeypatch.setattr(compiled.SealedCacheFile, "_save_data", failing)
-    capsys.readouterr()
-    for _ in range(2):
-        dispatcher = fresh_dispatcher(tmp_path)
-        assert dispatcher(*ARGS) == EXPECTED
-    lines = warning_lines(capsys.readouterr().err)
-    assert len(lines) == 1 and error.strerror in lines[0], lines
-    assert "cannot save compiled code in the cache folder" in lines[0]
-    assert str(tmp_path) in lines[0] and "output" not in lines[0]
+        def failing(self: Any, name: str, data: Any, error: OSError = error) -> None:
+            raise error
+
+        cache = tmp_path / errno.errorcode[error.errno]
+        monkeypatch.setattr(compiled, "_warned", set())
+        monkeypatch.setattr(compiled.SealedCacheFile, "_save_data", failing)
+        capsys.readouterr()
+        for _ in range(2):
+            dispatcher = fresh_dispatcher(cache)
+            assert dispatcher(*ARGS) == EXPECTED
+        lines = warning_lines(capsys.readouterr().err)
+        assert len(lines) == 1 and error.strerror in lines[0], lines
+        assert "cannot save compiled code in the cache folder" in lines[0]
+        assert str(cache) in lines[0] and "output" not in lines[0]
 
 
 # --- end to end: the nslb command, damaged caches, full disks --------------------------------

@@ -60,20 +60,22 @@ def kept_whole(folder: Path, reference: Path) -> dict[str, bytes]:
     return written
 
 
-@pytest.mark.parametrize("limit", [600, 5_000, 9_000])
-def test_run_on_a_full_disk_says_where_and_resumes(limit: int, tmp_path: Path) -> None:
+def test_run_on_a_full_disk_says_where_and_resumes(tmp_path: Path) -> None:
+    """The disk full at the first file, and after a few."""
     reference = nslb(*RUN, "env.horizon=300", "hydra.run.dir=ref", cwd=tmp_path)
     assert reference.returncode == 0, reference.stderr
-    full = limited([*RUN, "env.horizon=300", "hydra.run.dir=r"], tmp_path, limit)
-    assert full.returncode == 2
-    line = the_one_line(full.stderr)
-    assert "cannot write results in" in line and str(tmp_path / "r") in line
-    assert "File too large" in line
-    kept_whole(tmp_path / "r", tmp_path / "ref")
     expected = snapshot(tmp_path / "ref")
-    again = nslb(*RUN, "env.horizon=300", "hydra.run.dir=r", cwd=tmp_path)
-    assert again.returncode == 0, again.stderr
-    assert snapshot(tmp_path / "r") == expected
+    for limit in (600, 5_000, 9_000):
+        folder = f"r{limit}"
+        full = limited([*RUN, "env.horizon=300", f"hydra.run.dir={folder}"], tmp_path, limit)
+        assert full.returncode == 2, limit
+        line = the_one_line(full.stderr)
+        assert "cannot write results in" in line and str(tmp_path / folder) in line
+        assert "File too large" in line
+        kept_whole(tmp_path / folder, tmp_path / "ref")
+        again = nslb(*RUN, "env.horizon=300", f"hydra.run.dir={folder}", cwd=tmp_path)
+        assert again.returncode == 0, again.stderr
+        assert snapshot(tmp_path / folder) == expected, limit
 
 
 FILLS: dict[str, Callable[[list[str], Path], subprocess.CompletedProcess[str]]] = {
@@ -83,17 +85,17 @@ FILLS: dict[str, Callable[[list[str], Path], subprocess.CompletedProcess[str]]] 
 """Two ways the disk fills during an overwrite: by file size, and for all files together."""
 
 
-@pytest.mark.parametrize("why", FILLS)
-def test_an_overwrite_on_a_full_disk_gives_its_space_back(why: str, tmp_path: Path) -> None:
+def test_an_overwrite_on_a_full_disk_gives_its_space_back(tmp_path: Path) -> None:
     """The staged new results of a failed overwrite are removed at once (they would hold
     the disk full until the folder's next run); the old results stay whole."""
     assert nslb(*RUN, "env.horizon=300", "hydra.run.dir=r", cwd=tmp_path).returncode == 0
     before = snapshot(tmp_path / "r")
-    full = FILLS[why]([*RUN, "env.horizon=300", "run.overwrite=true", "hydra.run.dir=r"], tmp_path)
-    assert full.returncode == 2
-    assert f"cannot write results in {tmp_path / 'r'}: {why}" in the_one_line(full.stderr)
-    assert not (tmp_path / "r/.nslb-overwrite").exists() and not temporaries(tmp_path / "r")
-    assert snapshot(tmp_path / "r") == before
+    for why, fill in FILLS.items():
+        full = fill([*RUN, "env.horizon=300", "run.overwrite=true", "hydra.run.dir=r"], tmp_path)
+        assert full.returncode == 2, why
+        assert f"cannot write results in {tmp_path / 'r'}: {why}" in the_one_line(full.stderr)
+        assert not (tmp_path / "r/.nslb-overwrite").exists() and not temporaries(tmp_path / "r")
+        assert snapshot(tmp_path / "r") == before, why
 
 
 def test_plot_on_a_full_disk_says_where(tmp_path: Path) -> None:

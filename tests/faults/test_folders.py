@@ -37,16 +37,17 @@ def test_an_empty_run_dir_is_refused_and_the_current_folder_untouched(tmp_path: 
     assert not list(tmp_path.glob("seed=*"))
 
 
-@pytest.mark.parametrize("foreign", ["notes.txt", "config.yaml", "seed=0.csv.bak"])
-def test_a_folder_with_files_nslb_did_not_write_is_refused(foreign: str, tmp_path: Path) -> None:
-    folder = tmp_path / "mine"
-    folder.mkdir()
-    (folder / foreign).write_text("the user's own\n")
-    done = run_into(folder, cwd=tmp_path)
-    line = one_error_line(done.stderr)
-    assert done.returncode == 2 and foreign in line and "did not write" in line
-    assert (folder / foreign).read_text() == "the user's own\n"
-    assert not list(folder.glob("seed=*.csv"))
+def test_a_folder_with_files_nslb_did_not_write_is_refused(tmp_path: Path) -> None:
+    """Any file, one named as nslb names its own, or like a seed's."""
+    for n, foreign in enumerate(("notes.txt", "config.yaml", "seed=0.csv.bak")):
+        folder = tmp_path / f"mine{n}"
+        folder.mkdir()
+        (folder / foreign).write_text("the user's own\n")
+        done = run_into(folder, cwd=tmp_path)
+        line = one_error_line(done.stderr)
+        assert done.returncode == 2 and foreign in line and "did not write" in line
+        assert (folder / foreign).read_text() == "the user's own\n"
+        assert not list(folder.glob("seed=*.csv"))
 
 
 def test_results_and_plots_are_nslbs_own_files(tmp_path: Path) -> None:
@@ -75,19 +76,16 @@ def test_seeds_without_their_config_are_never_adopted(tmp_path: Path) -> None:
     assert snapshot(folder) == before, "config.yaml restored, seeds untouched"
 
 
-@pytest.mark.parametrize(
-    "damage",
-    [b"- a\n- yaml list\n", b"\xff\xfe not utf-8 \x00", b"env: {name: synth"],
-    ids=["list", "bytes", "cut"],
-)
-def test_a_damaged_config_yaml_heals_from_its_seeds(damage: bytes, tmp_path: Path) -> None:
+def test_a_damaged_config_yaml_heals_from_its_seeds(tmp_path: Path) -> None:
+    """A YAML list, bytes that are not UTF-8, a file cut short."""
     folder = tmp_path / "r"
     assert run_into(folder, cwd=tmp_path).returncode == 0
     before = snapshot(folder)
-    (folder / "config.yaml").write_bytes(damage)
-    again = run_into(folder, cwd=tmp_path)
-    assert again.returncode == 0 and "Traceback" not in again.stderr, again.stderr
-    assert snapshot(folder) == before
+    for damage in (b"- a\n- yaml list\n", b"\xff\xfe not utf-8 \x00", b"env: {name: synth"):
+        (folder / "config.yaml").write_bytes(damage)
+        again = run_into(folder, cwd=tmp_path)
+        assert again.returncode == 0 and "Traceback" not in again.stderr, again.stderr
+        assert snapshot(folder) == before, damage
 
 
 def test_an_overwrite_with_fewer_seeds_says_which_old_ones_it_removed(tmp_path: Path) -> None:
@@ -115,27 +113,24 @@ def lose_the_record_and_cut_the_config(folder: Path) -> None:
     (folder / "seed=1.json").unlink()
 
 
-@pytest.mark.parametrize(
-    ("damage", "said"),
-    [
-        (flip_a_bit, "seed=1.csv is damaged"),
-        (lose_the_record_and_cut_the_config, "seed=1.csv has no readable record"),
-    ],
-    ids=["flipped-bit", "lost-record"],
-)
-def test_a_damaged_seed_is_simulated_again_with_one_line(
-    damage: Callable[[Path], None], said: str, tmp_path: Path
-) -> None:
+DAMAGED_SEEDS: list[tuple[Callable[[Path], None], str]] = [
+    (flip_a_bit, "seed=1.csv is damaged"),
+    (lose_the_record_and_cut_the_config, "seed=1.csv has no readable record"),
+]
+
+
+def test_a_damaged_seed_is_simulated_again_with_one_line(tmp_path: Path) -> None:
     """The same bytes again, config.yaml restored; the folder is never refused."""
     folder = tmp_path / "r"
     assert run_into(folder, cwd=tmp_path).returncode == 0
     before = snapshot(folder)
-    damage(folder)
-    again = run_into(folder, cwd=tmp_path)
-    assert again.returncode == 0, again.stderr
-    warnings = [line for line in again.stdout.splitlines() if "simulating it again" in line]
-    assert len(warnings) == 1 and said in warnings[0]
-    assert snapshot(folder) == before
+    for damage, said in DAMAGED_SEEDS:
+        damage(folder)
+        again = run_into(folder, cwd=tmp_path)
+        assert again.returncode == 0, again.stderr
+        warnings = [line for line in again.stdout.splitlines() if "simulating it again" in line]
+        assert len(warnings) == 1 and said in warnings[0], (said, warnings)
+        assert snapshot(folder) == before, said
 
 
 def test_a_truncated_data_json_heals(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from nslb_cli.common.validators import ConfigError
 from nslb_cli.envs import GROUP as ENV_GROUP
 from nslb_cli.envs import check_environment_class
 from nslb_cli.envs.piecewise import Piecewise, PiecewiseParams
+from nslb_cli.runner.compose import check_command_line
 from nslb_cli.runner.inputs import recorded
 from tests.faults.test_folders import one_error_line
 from tests.helpers.cli import nslb
@@ -47,12 +48,17 @@ def test_an_edited_table_is_another_config_and_the_record_is_the_table(tmp_path:
     }
 
 
-@pytest.mark.parametrize("given", ["env.means=[[0.2,0.8]]", "env.change_points=[0,5]"])
-def test_a_table_with_means_of_its_own_is_refused(tmp_path: Path, given: str) -> None:
-    """The folder would be named after means that were never simulated."""
+def test_a_table_with_means_of_its_own_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The folder would be named after means (or change points) that were never simulated;
+    refused by the check of the command line, before anything runs."""
     (tmp_path / "tab.csv").write_text(TABLE)
-    done = nslb("run", *PIECEWISE, "env.table=tab.csv", given, cwd=tmp_path)
-    assert done.returncode == 2 and "env.table: replaces means" in one_error_line(done.stderr)
+    monkeypatch.chdir(tmp_path)
+    for given in ("env.means=[[0.2,0.8]]", "env.change_points=[0,5]"):
+        with pytest.raises(ConfigError) as refused:
+            check_command_line([*PIECEWISE, "env.table=tab.csv", given], multirun=False)
+        assert str(refused.value).startswith("env.table: replaces means"), given
 
 
 def test_one_name_or_data_folder_in_two_spellings_is_one_config(tmp_path: Path) -> None:
@@ -148,11 +154,12 @@ def test_a_file_a_plugin_declares_is_part_of_the_identity(tmp_path: Path) -> Non
     assert edited.returncode == 2 and "files.env.shift" in one_error_line(edited.stderr)
 
 
-@pytest.mark.parametrize("files", [["table"], ("tables",), (1,)])
-def test_a_declaration_of_files_names_fields_of_the_params(files: object) -> None:
-    bad = type("Bad", (Piecewise,), {"files": files})
-    with pytest.raises(InvalidEntry, match=r"Bad\.files must be a tuple of PiecewiseParams"):
-        check_environment_class("piecewise", bad)
+def test_a_declaration_of_files_names_fields_of_the_params() -> None:
+    """Not a list, not a name the Params lack, not a number."""
+    for files in (["table"], ("tables",), (1,)):
+        bad = type("Bad", (Piecewise,), {"files": files})
+        with pytest.raises(InvalidEntry, match=r"Bad\.files must be a tuple of PiecewiseParams"):
+            check_environment_class("piecewise", bad)
 
 
 def test_an_unreadable_input_file_is_one_line_naming_its_key(

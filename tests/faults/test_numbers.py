@@ -1,10 +1,10 @@
 """Numbers that overflow, and searches that could run forever: nothing hangs, nothing is
 silently NaN.
 
-* Every lower bound of a ``Params`` field that keeps a draw or a product from underflowing,
-  through the command line: the value just inside runs and simulates finitely (no numpy
-  warning either), the absurd one is refused with exactly one line naming the key, exit
-  status 2, nothing written. One row per bound in ``BOUNDS``.
+* Every lower bound of a ``Params`` field that keeps a draw or a product from underflowing:
+  the absurd value is refused by the check of the command line in one line naming the key,
+  nothing written; the value just inside runs through the command line and simulates
+  finitely (no numpy warning either; ``make test-full``). One row per bound in ``BOUNDS``.
 * Integers beyond 64 bits are refused in one line (``10**400`` used to reach numpy).
 * Ratings whose magnitude overflows ALS' float32 squares are refused when read, naming the
   file and the largest value; ALS itself refuses non-finite factors, a singular system and a
@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import math
 import signal
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -31,10 +31,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from nslb_cli.api import ConfigError
 from nslb_cli.data import DataError
 from nslb_cli.data.als import als
 from nslb_cli.data.prepare import AUTO, GRID, Search, choose_penalty, hill_climb, prepare
 from nslb_cli.data.ratings import MAX_RATING, Ratings, read_release
+from nslb_cli.runner.compose import check_command_line
 from tests.data.test_prepare_penalty import SEARCH, factorisable_halves
 from tests.helpers.cli import nslb, said
 from tests.helpers.movielens import (
@@ -106,19 +108,15 @@ BOUNDS = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("key", "inside", "outside", "extra"),
-    BOUNDS,
-    ids=[f"{key}={inside}|{outside}" for key, inside, outside, _ in BOUNDS],
-)
-def test_a_bound_accepts_the_value_inside_and_refuses_the_absurd_one(
-    tmp_path: Path, key: str, inside: str, outside: str, extra: list[str]
-) -> None:
-    ok, bad = tmp_path / "inside", tmp_path / "outside"
-    ok.mkdir()
-    bad.mkdir()
-    assert_finite_run(nslb("run", *extra, f"{key}={inside}", *QUICK, cwd=ok), ok)
-    assert_refused(nslb("run", *extra, f"{key}={outside}", *QUICK, cwd=bad), key, bad)
+def refused(overrides: list[str], key: str, cwd: Path) -> str:
+    """The check of the command line (what ``nslb run`` does before anything runs) refuses
+    ``overrides`` naming ``key`` in one line, and writes nothing. Returns the message."""
+    with pytest.raises(ConfigError) as refusal:
+        check_command_line(overrides, multirun=False)
+    assert refusal.value.key == key, str(refusal.value)
+    assert "\n" not in str(refusal.value)
+    assert not list(cwd.iterdir()), "nothing may be written"
+    return refusal.value.message
 
 
 HUGE = str(10**400)
@@ -134,17 +132,14 @@ INTEGERS = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("key", "value", "extra"), INTEGERS, ids=[f"{i[0]}-{n}" for n, i in enumerate(INTEGERS)]
-)
 def test_integers_beyond_64_bits_are_refused_in_one_line(
-    tmp_path: Path, key: str, value: str, extra: list[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.chdir(tmp_path)
     quick = ["run.n_seeds=2", "run.progress=false"]  # no env.horizon: a row sets it
-    message = assert_refused(
-        nslb("run", *extra, f"{key}={value}", *quick, cwd=tmp_path), key, tmp_path
-    )
-    assert "must be a 64-bit integer" in message
+    for key, value, extra in INTEGERS:
+        message = refused([*extra, f"{key}={value}", *quick], key, tmp_path)
+        assert "must be a 64-bit integer" in message, key
 
 
 @pytest.fixture(scope="module")
@@ -161,17 +156,36 @@ def movielens(release: Path, cwd: Path) -> list[str]:
     ]  # fmt: skip
 
 
-def test_an_als_reg_that_zeroes_every_factor_is_refused(tmp_path: Path, release: Path) -> None:
+def test_every_bound_refuses_the_absurd_value_in_one_line_naming_its_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(How a refusal reaches the terminal, one line and exit status 2, is the command
+    line's promise, shown once for all in ``tests/cli/test_errors.py``.)"""
+    monkeypatch.chdir(tmp_path)
+    for key, _, outside, extra in BOUNDS:
+        refused([*extra, f"{key}={outside}", *QUICK], key, tmp_path)
+
+
+@pytest.mark.slow
+def test_every_value_just_inside_a_bound_simulates_finitely(tmp_path: Path, release: Path) -> None:
+    """Through the command line: exit status 0, no numpy warning, finite results."""
+    for n, (key, inside, _, extra) in enumerate(BOUNDS):
+        folder = tmp_path / f"inside{n}"
+        folder.mkdir()
+        assert_finite_run(nslb("run", *extra, f"{key}={inside}", *QUICK, cwd=folder), folder)
+
+
+@pytest.mark.slow
+def test_a_penalty_that_zeroes_the_factors_is_one_line(tmp_path: Path, release: Path) -> None:
     """1e12 zeroes every factor of 1-5 stars: the preparation refuses it in one line instead
-    of clustering zeros into NaN priors."""
+    of clustering zeros into NaN priors, in ``nslb run`` and ``nslb data prepare`` (in CI:
+    the preparation itself, below)."""
     base = movielens(release, tmp_path)
-    zero = tmp_path / "zero"
-    zero.mkdir()
-    done = nslb("run", *base, "env.als_reg=1e12", *QUICK, cwd=zero)
-    message = assert_refused(done, "env.als_reg", zero, written=True)
+    done = nslb("run", *base, "env.als_reg=1e12", *QUICK, cwd=tmp_path)
+    message = assert_refused(done, "env.als_reg", tmp_path, written=True)
     assert "shrinks the factors to nothing" in message and "use a smaller penalty" in message
-    prepared = nslb("data", "prepare", *base[1:], "env.als_reg=1e12", cwd=zero)
-    assert_refused(prepared, "env.als_reg", zero, written=True)
+    prepared = nslb("data", "prepare", *base[1:], "env.als_reg=1e12", cwd=tmp_path)
+    assert_refused(prepared, "env.als_reg", tmp_path, written=True)
 
 
 def ratings_with(value: float) -> tuple[object, np.ndarray]:
@@ -192,19 +206,19 @@ OVER = [  # every format's reader; the generic CSV's float32 parser turns 1e39 i
 ]
 
 
-@pytest.mark.parametrize(("writer", "value"), OVER, ids=[f"{w.__name__}-{v:g}" for w, v in OVER])
 def test_ratings_beyond_a_million_are_refused_naming_the_file_and_the_value(
-    tmp_path: Path, writer: Callable[..., Path], value: float
+    tmp_path: Path,
 ) -> None:
-    release, _ = ratings_with(value)
-    folder = writer(release, tmp_path / "release")
-    with pytest.raises(DataError) as refused:
-        read_release(folder)
-    assert refused.value.key == "env.data_dir"
-    message = str(refused.value)
-    assert "\n" not in message and "at most 1e+06 in magnitude" in message
-    assert f"found {abs(value):g}" in message, message  # the value in the file, not inf
-    assert str(folder) in message
+    for n, (writer, value) in enumerate(OVER):
+        release, _ = ratings_with(value)
+        folder = writer(release, tmp_path / f"release{n}")
+        with pytest.raises(DataError) as refused:
+            read_release(folder)
+        assert refused.value.key == "env.data_dir"
+        message = str(refused.value)
+        assert "\n" not in message and "at most 1e+06 in magnitude" in message
+        assert f"found {abs(value):g}" in message, message  # the value in the file, not inf
+        assert str(folder) in message
 
 
 def test_ratings_of_a_million_are_kept_and_factorise_finitely(tmp_path: Path) -> None:
@@ -220,7 +234,10 @@ def test_ratings_of_a_million_are_kept_and_factorise_finitely(tmp_path: Path) ->
         assert np.isfinite(getattr(data, name)).all(), name
 
 
+@pytest.mark.slow
 def test_overflowing_ratings_through_the_command_line(tmp_path: Path) -> None:
+    """What the reader refuses (in CI: above), ``nslb data prepare`` and ``nslb run`` refuse
+    in its one line, caching nothing."""
     release, _ = ratings_with(3e7)
     folder = write_generic(release, tmp_path / "release")
     options = [f"env.data_dir={folder}", f"env.cache_dir={tmp_path / 'cache'}",
@@ -243,12 +260,12 @@ def overflowing(scale: float) -> Ratings:
     return Ratings(release.users, release.items, values, release.items[:0], no_genres, ())
 
 
-@pytest.mark.parametrize("als_reg", [1.0, AUTO])
 def test_als_on_overflowing_ratings_stops_at_once_naming_the_data(
-    monkeypatch: pytest.MonkeyPatch, als_reg: float | str
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """With a fixed penalty and with the search for one."""
     ratings = overflowing(1e19)  # squares of 5e19 overflow float32: NaN factors
-    calls = []
+    calls: list[float] = []
     import nslb_cli.data.prepare as module
 
     def counted(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
@@ -256,14 +273,16 @@ def test_als_on_overflowing_ratings_stops_at_once_naming_the_data(
         return als(*args, **kwargs)
 
     monkeypatch.setattr(module, "als", counted)
-    with deadline(30), pytest.raises(DataError) as refused:
-        prepare(ratings, replace(TINY, als_reg=als_reg))
-    assert refused.value.key == "env.data_dir"
-    assert "ratings as large as 5e+19" in str(refused.value)
-    # the search scores each grid point at most once (two fits: one per half), then the
-    # final fits of both halves: whichever fit overflows first stops everything
-    assert 1 <= len(calls) <= 2 * len(GRID) + 2
-    assert all(calls.count(reg) <= 4 for reg in calls)
+    for als_reg in (1.0, AUTO):
+        calls.clear()
+        with deadline(30), pytest.raises(DataError) as refused:
+            prepare(ratings, replace(TINY, als_reg=als_reg))
+        assert refused.value.key == "env.data_dir"
+        assert "ratings as large as 5e+19" in str(refused.value)
+        # the search scores each grid point at most once (two fits: one per half), then the
+        # final fits of both halves: whichever fit overflows first stops everything
+        assert 1 <= len(calls) <= 2 * len(GRID) + 2, als_reg
+        assert all(calls.count(reg) <= 4 for reg in calls), als_reg
 
 
 def test_als_refuses_a_singular_system_and_a_penalty_beyond_float32() -> None:
@@ -302,21 +321,21 @@ def test_hill_climb_stops_in_one_line_on_a_nan_score() -> None:
     assert len(calls) == 1
 
 
-@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
-def test_hill_climb_stops_on_a_non_finite_score_met_on_the_way(bad: float) -> None:
+def test_hill_climb_stops_on_a_non_finite_score_met_on_the_way() -> None:
     """Falling scores, then a non-finite one three points down: the search has moved
     twice, then stops at the first non-finite score."""
-    calls: list[float] = []
     start = GRID.index(10.0)
+    for bad in (math.nan, math.inf, -math.inf):
+        calls: list[float] = []
 
-    def falling(reg: float) -> float:
-        calls.append(reg)
-        return bad if GRID.index(reg) == start - 3 else reg
+        def falling(reg: float, bad: float = bad, calls: list[float] = calls) -> float:
+            calls.append(reg)
+            return bad if GRID.index(reg) == start - 3 else reg
 
-    with deadline(10), pytest.raises(DataError):
-        hill_climb(falling, start)
-    assert len(calls) == len(set(calls)) <= len(GRID)
-    assert calls[-1] == GRID[start - 3]
+        with deadline(10), pytest.raises(DataError):
+            hill_climb(falling, start)
+        assert len(calls) == len(set(calls)) <= len(GRID), bad
+        assert calls[-1] == GRID[start - 3], bad
 
 
 def test_hill_climb_ends_within_the_grid_for_any_finite_scores() -> None:

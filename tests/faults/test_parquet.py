@@ -14,6 +14,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from nslb_cli.api import ConfigError
+from nslb_cli.runner.compose import check_command_line
 from nslb_cli.store import parquet
 from tests.helpers.cli import NSLB, QUICK, nslb
 from tests.helpers.faults import stop_after, temporaries
@@ -57,19 +59,21 @@ def test_a_run_writes_one_file_of_every_seed(tmp_path: Path, reference) -> None:
     assert table["t"].unique().tolist() == [7, 14, 21, 28, 35, 42, 49, 56, 60]
 
 
-@pytest.mark.parametrize("delay", [0.3, 1.2, 2.5])
-def test_a_stopped_run_resumes_to_the_same_file(delay: float, tmp_path: Path, reference) -> None:
-    folder = tmp_path / "r"
-    args = [*RUN, *PARQUET, "agent=umts", "agent.num_particles=300", f"hydra.run.dir={folder}"]
-    done = nslb(*args[:-1], f"hydra.run.dir={tmp_path / 'whole'}", cwd=tmp_path)
+def test_a_stopped_run_resumes_to_the_same_file(tmp_path: Path) -> None:
+    """Stopped early, midway and late."""
+    run = [*RUN, *PARQUET, "agent=umts", "agent.num_particles=300"]
+    done = nslb(*run, f"hydra.run.dir={tmp_path / 'whole'}", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    stopped = stop_after(args, delay, signal.SIGTERM, cwd=tmp_path)
-    assert stopped.returncode in (0, 143), stopped.stderr
-    records, damaged = parquet.stored(folder)  # whatever is there is whole
-    assert damaged == {} and not temporaries(folder)
-    again = nslb(*args, cwd=tmp_path)
-    assert again.returncode == 0, again.stderr
-    assert results(folder) == results(tmp_path / "whole")
+    for delay in (0.3, 1.2, 2.5):
+        folder = tmp_path / f"r{delay}"
+        args = [*run, f"hydra.run.dir={folder}"]
+        stopped = stop_after(args, delay, signal.SIGTERM, cwd=tmp_path)
+        assert stopped.returncode in (0, 143), stopped.stderr
+        records, damaged = parquet.stored(folder)  # whatever is there is whole
+        assert damaged == {} and not temporaries(folder), delay
+        again = nslb(*args, cwd=tmp_path)
+        assert again.returncode == 0, again.stderr
+        assert results(folder) == results(tmp_path / "whole"), delay
     assert not (folder / parquet.PARTS).exists() and not temporaries(folder)
 
 
@@ -92,18 +96,19 @@ def flip(path: Path) -> None:
     path.write_bytes(bytes(data))
 
 
-@pytest.mark.parametrize("damage", [truncate, flip])
-def test_a_damaged_file_is_simulated_again_in_one_line(damage, tmp_path: Path, reference) -> None:
+def test_a_damaged_file_is_simulated_again_in_one_line(tmp_path: Path, reference) -> None:
+    """Cut short, or a byte changed."""
     folder = tmp_path / "ref"
-    damage(folder / parquet.FILE)
-    plotted = nslb("plot", str(folder), "--out", "figures", cwd=tmp_path)
-    assert plotted.returncode == 2 and "results.parquet: damaged" in plotted.stderr
-    assert "every result file below it was skipped" in plotted.stderr.splitlines()[-1]
-    again = run_into(folder, *PARQUET, cwd=tmp_path)
-    assert again.returncode == 0, again.stderr
-    said = [line for line in again.stdout.splitlines() if "simulating its seeds again" in line]
-    assert len(said) == 1 and "results.parquet is damaged" in said[0], again.stdout
-    assert results(folder) == reference
+    for damage in (truncate, flip):
+        damage(folder / parquet.FILE)
+        plotted = nslb("plot", str(folder), "--out", "figures", cwd=tmp_path)
+        assert plotted.returncode == 2 and "results.parquet: damaged" in plotted.stderr
+        assert "every result file below it was skipped" in plotted.stderr.splitlines()[-1]
+        again = run_into(folder, *PARQUET, cwd=tmp_path)
+        assert again.returncode == 0, again.stderr
+        said = [line for line in again.stdout.splitlines() if "simulating its seeds again" in line]
+        assert len(said) == 1 and "results.parquet is damaged" in said[0], again.stdout
+        assert results(folder) == reference, damage.__name__
 
 
 def test_a_finished_file_is_kept_when_a_part_is_damaged(tmp_path: Path, reference) -> None:
@@ -139,17 +144,19 @@ def test_a_killed_sealers_temporaries_go_whatever_process_their_pid_names(
     assert sorted(set(pq.read_table(folder / parquet.FILE)["seed"].to_pylist())) == list(range(8))
 
 
-@pytest.mark.parametrize("layout", [PARQUET, []], ids=["parquet", "csv"])
-def test_a_parquet_file_nslb_did_not_write_is_never_replaced(layout, tmp_path: Path) -> None:
+def test_a_parquet_file_nslb_did_not_write_is_never_replaced(tmp_path: Path) -> None:
+    """By a run that writes Parquet, nor by one that writes CSVs."""
     folder = tmp_path / "mine"
     folder.mkdir()
     pq.write_table(pa.table({"x": list(range(100))}), folder / parquet.FILE)
     theirs = (folder / parquet.FILE).read_bytes()
-    refused = run_into(folder, *layout, cwd=tmp_path)
-    assert refused.returncode == 2
-    assert "holds files nslb did not write (results.parquet)" in one_error_line(refused.stderr)
-    assert (folder / parquet.FILE).read_bytes() == theirs
-    assert sorted(p.name for p in folder.iterdir()) == [parquet.FILE]
+    for layout in (PARQUET, []):
+        refused = run_into(folder, *layout, cwd=tmp_path)
+        assert refused.returncode == 2
+        line = one_error_line(refused.stderr)
+        assert "holds files nslb did not write (results.parquet)" in line, layout
+        assert (folder / parquet.FILE).read_bytes() == theirs
+        assert sorted(p.name for p in folder.iterdir()) == [parquet.FILE]
 
 
 def test_a_users_hidden_tmp_file_is_never_removed(tmp_path: Path, reference) -> None:
@@ -169,27 +176,31 @@ def test_the_seeds_a_damaged_file_loses_beyond_the_run_are_named(tmp_path: Path,
     assert len(lost) == 1 and "seeds 2–5 of the damaged file are lost" in lost[0], fewer.stdout
 
 
-@pytest.mark.parametrize(
-    ("first", "then"),
-    [(PARQUET, ["run.every=7"]), ([], PARQUET), (PARQUET, ["run.format=parquet"]),
-     (["run.every=7"], [])],
-    ids=["parquet-then-csv", "csv-then-parquet", "every-changed", "csv-every-changed"],
-)  # fmt: skip
-def test_another_format_or_every_is_refused_in_one_line(first, then, tmp_path: Path) -> None:
-    folder = tmp_path / "r"
-    assert run_into(folder, *first, cwd=tmp_path).returncode == 0
-    before = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
-    refused = run_into(folder, *then, cwd=tmp_path)
-    assert refused.returncode == 2
-    line = one_error_line(refused.stderr)
-    assert str(folder) in line and "run.overwrite=true" in line and "run.every" in line
-    assert {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()} == before
-    replaced = run_into(folder, *then, "run.overwrite=true", cwd=tmp_path)
-    assert replaced.returncode == 0, replaced.stderr
-    assert "removed" not in replaced.stdout, "every seed is in the new results"
-    kept = {p.name for p in folder.iterdir()}
-    assert ("results.parquet" in kept) == ("run.format=parquet" in then)
-    assert any(n.startswith("seed=") for n in kept) == ("run.format=parquet" not in then)
+CHANGED_LAYOUTS = [
+    (PARQUET, ["run.every=7"]),
+    ([], PARQUET),
+    (PARQUET, ["run.format=parquet"]),
+    (["run.every=7"], []),
+]
+"""Parquet then CSV, CSV then Parquet, and another run.every in either format."""
+
+
+def test_another_format_or_every_is_refused_in_one_line(tmp_path: Path) -> None:
+    for n, (first, then) in enumerate(CHANGED_LAYOUTS):
+        folder = tmp_path / f"r{n}"
+        assert run_into(folder, *first, cwd=tmp_path).returncode == 0
+        before = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+        refused = run_into(folder, *then, cwd=tmp_path)
+        assert refused.returncode == 2, (first, then)
+        line = one_error_line(refused.stderr)
+        assert str(folder) in line and "run.overwrite=true" in line and "run.every" in line
+        assert {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()} == before
+        replaced = run_into(folder, *then, "run.overwrite=true", cwd=tmp_path)
+        assert replaced.returncode == 0, replaced.stderr
+        assert "removed" not in replaced.stdout, "every seed is in the new results"
+        kept = {p.name for p in folder.iterdir()}
+        assert ("results.parquet" in kept) == ("run.format=parquet" in then)
+        assert any(n.startswith("seed=") for n in kept) == ("run.format=parquet" not in then)
 
 
 def test_an_every_past_the_horizon_keeps_the_last_round(tmp_path: Path) -> None:
@@ -202,16 +213,20 @@ def test_an_every_past_the_horizon_keeps_the_last_round(tmp_path: Path) -> None:
     assert plotted.returncode == 0, plotted.stderr
 
 
-@pytest.mark.parametrize(
-    ("value", "said"),
-    [("run.every=0", "run.every: must be > 0, got 0"),
-     ("run.every=-3", "run.every: must be > 0, got -3"),
-     ("run.format=feather", "run.format: must be one of csv, parquet; got 'feather'")],
-)  # fmt: skip
-def test_a_bad_every_or_format_is_refused_in_one_line(value: str, said: str, tmp_path: Path):
-    refused = run_into(tmp_path / "r", value, cwd=tmp_path)
-    assert refused.returncode == 2 and said in one_error_line(refused.stderr)
-    assert not (tmp_path / "r").exists()
+def test_a_bad_every_or_format_is_refused_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """By the check of the command line, before anything runs."""
+    monkeypatch.chdir(tmp_path)
+    for value, said in [
+        ("run.every=0", "run.every: must be > 0, got 0"),
+        ("run.every=-3", "run.every: must be > 0, got -3"),
+        ("run.format=feather", "run.format: must be one of csv, parquet; got 'feather'"),
+    ]:
+        with pytest.raises(ConfigError) as refused:
+            check_command_line([*RUN[1:], value, f"hydra.run.dir={tmp_path / 'r'}"], False)
+        assert str(refused.value) == said
+        assert not (tmp_path / "r").exists()
 
 
 def test_a_folder_holding_both_forms_of_its_seeds_says_to_move_one_away(tmp_path: Path) -> None:

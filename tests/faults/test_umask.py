@@ -8,8 +8,6 @@ import stat
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from tests.helpers.cli import NSLB, QUICK
 
 
@@ -23,15 +21,17 @@ def nslb_with_umask(mask: int, *args: str, cwd: Path) -> None:
     assert done.returncode == 0, done.stderr
 
 
-@pytest.mark.parametrize("mask", [0o022, 0o077, 0o002])
-def test_results_figures_and_tables_follow_the_umask(mask: int, tmp_path: Path) -> None:
-    nslb_with_umask(mask, "run", *QUICK, "run.n_seeds=2", "hydra.run.dir=r", cwd=tmp_path)
-    nslb_with_umask(mask, "plot", "r", "--out", "figures", cwd=tmp_path)
-    files = [p for p in (tmp_path / "r").iterdir() if p.is_file() and not p.name.startswith(".")]
-    files += [p for p in (tmp_path / "figures").iterdir() if p.is_file()]
-    names = {p.name for p in files}
-    assert {"seed=0.csv", "seed=0.json", "config.yaml", "provenance.jsonl"} <= names
-    assert any(name.endswith(".png") for name in names) and "summary.md" in names
-    expected = 0o666 & ~mask
-    for path in files:
-        assert stat.S_IMODE(path.stat().st_mode) == expected, (path.name, oct(mask))
+def test_results_figures_and_tables_follow_the_umask(tmp_path: Path) -> None:
+    for mask in (0o022, 0o077, 0o002):
+        here = tmp_path / oct(mask)
+        here.mkdir()
+        nslb_with_umask(mask, "run", *QUICK, "run.n_seeds=2", "hydra.run.dir=r", cwd=here)
+        nslb_with_umask(mask, "plot", "r", "--out", "figures", cwd=here)
+        files = [p for p in (here / "r").iterdir() if p.is_file() and not p.name.startswith(".")]
+        files += [p for p in (here / "figures").iterdir() if p.is_file()]
+        names = {p.name for p in files}
+        assert {"seed=0.csv", "seed=0.json", "config.yaml", "provenance.jsonl"} <= names
+        assert any(name.endswith(".png") for name in names) and "summary.md" in names
+        expected = 0o666 & ~mask
+        for path in files:
+            assert stat.S_IMODE(path.stat().st_mode) == expected, (path.name, oct(mask))

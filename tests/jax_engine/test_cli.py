@@ -212,7 +212,16 @@ def test_without_jax_the_engine_names_the_extra(monkeypatch: pytest.MonkeyPatch)
     assert refused is not None and refused[0] == "run.engine" and "[jax]" in refused[1]
 
 
-@pytest.mark.parametrize("count", ["0", "-3", "two", "100000", "99999999999999999999"])
+@pytest.mark.parametrize(
+    "count",  # slow: a negative and a too large count say again, through JAX, what 0 says
+    [
+        "0",
+        pytest.param("-3", marks=pytest.mark.slow),
+        "two",
+        pytest.param("100000", marks=pytest.mark.slow),
+        "99999999999999999999",
+    ],
+)
 def test_a_device_count_in_xla_flags_that_xla_cannot_start_with_is_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, count: str
 ) -> None:
