@@ -65,7 +65,7 @@ def load_results(
         numeric where every run's value is a number, else categorical), ``data`` (the
         identity of the data a run simulated, see :mod:`~nslb_cli.plot.identity`; only when
         a run has data), ``seed``, ``t``, the ``metrics`` (float64: the values the result
-        files hold, each as the CSV writes it), then the per-seed statistics of the
+        files hold, every digit, or running means of them), then the per-seed statistics of the
         agents (``detections``, ``resamples``, ``stat_gamma`` …, from ``seed=K.json``; named
         ``stat_<name>`` where a setting has the name; float64, the same on every round of a
         seed, NaN where an agent has none). ``group``, ``agent`` and ``agent.name`` are
