@@ -2,8 +2,10 @@
 that lets the JAX engine run a group of jobs sharing one program one after another
 (:func:`nslb_cli.runner.job.plan_sweep`); each job keeps its number.
 
-Hydra's basic launcher runs a batch's jobs in their order, numbering them as it goes;
-nothing else differs. ``conf/hydra/launcher/nslb.yaml`` is its option, which
+Hydra's basic launcher runs a batch's jobs in their order, numbering them as it goes, and
+composes each job; this one runs the config nslb's sweeper composed for each job's check
+(:attr:`NslbLauncher.composed`) and composes only a job it was not given. Nothing else
+differs. ``conf/hydra/launcher/nslb.yaml`` is its option, which
 ``conf/launching.yaml`` chooses; ``hydra/launcher=joblib`` (or submitit, Ray) replaces it.
 """
 
@@ -28,6 +30,9 @@ class NslbLauncher(Launcher):
         self.config: DictConfig | None = None
         self.task_function: TaskFunction | None = None
         self.hydra_context: HydraContext | None = None
+        self.composed: dict[int, DictConfig] = {}
+        """The configs of the sweep's jobs by number, as the sweeper's check composed them;
+        each is dropped when its job runs."""
 
     def setup(
         self, *, hydra_context: HydraContext, task_function: TaskFunction, config: DictConfig
@@ -49,8 +54,7 @@ class NslbLauncher(Launcher):
         configure_log(self.config.hydra.hydra_logging, self.config.hydra.verbose)
         Path(str(self.config.hydra.sweep.dir)).mkdir(parents=True, exist_ok=True)
         log.info(f"Launching {len(job_overrides)} jobs locally")
-        loader = self.hydra_context.config_loader
-        configs = [loader.load_sweep_config(self.config, list(job)) for job in job_overrides]
+        configs = [self._config(initial_job_idx + at, job) for at, job in enumerate(job_overrides)]
         runs: dict[int, JobReturn] = {}
         for at in plan_sweep(configs):
             number, config = initial_job_idx + at, configs[at]
@@ -67,3 +71,11 @@ class NslbLauncher(Launcher):
             )
             configure_log(self.config.hydra.hydra_logging, self.config.hydra.verbose)
         return [runs[at] for at in range(len(configs))]
+
+    def _config(self, number: int, job: Sequence[str]) -> DictConfig:
+        """The config of job ``number`` (overrides ``job``): the sweeper's, else composed."""
+        config = self.composed.pop(number, None)
+        if config is None:
+            assert self.config is not None and self.hydra_context is not None
+            config = self.hydra_context.config_loader.load_sweep_config(self.config, list(job))
+        return config

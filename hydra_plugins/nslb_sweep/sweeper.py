@@ -4,7 +4,9 @@ Hydra's basic sweeper composes the jobs of a batch just before launching it
 (``validate_batch_is_legal``), so a bad value in the last batch would be found only after
 the first batches ran. This sweeper checks every job of the sweep first
 (:func:`nslb_cli.runner.sweep.check_sweep`: one line naming the first bad job and its
-value, before any runs), then sweeps as the basic sweeper does.
+value, before any runs), then sweeps as the basic sweeper does. nslb's launcher runs each
+job's config as the check composed it: a job is composed once, not twice (Hydra's basic
+launcher composes each job again), which would take the most of a short job's time.
 
 It subclasses ``BasicSweeper``, which Hydra keeps in ``hydra._internal.core_plugins``: Hydra
 exposes the ``Sweeper`` interface publicly but not its basic sweep, and this is the one
@@ -22,6 +24,8 @@ from typing import Any
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.override_parser.overrides_parser import OverridesParser
 
+from hydra_plugins.nslb_sweep.launcher import NslbLauncher
+
 
 class NslbSweeper(BasicSweeper):
     """Hydra's basic sweep (the product of each key's values), every job checked first."""
@@ -38,7 +42,9 @@ class NslbSweeper(BasicSweeper):
         params = [f"{key}={value}" for key, value in self.params.items()]
         parser = OverridesParser.create(config_loader=loader)
         (jobs,) = self.split_arguments(parser.parse_overrides(params + arguments), None)
-        check_sweep(jobs, lambda job: loader.load_sweep_config(config, job))
+        configs = check_sweep(jobs, lambda job: loader.load_sweep_config(config, job))
+        if isinstance(self.launcher, NslbLauncher):
+            self.launcher.composed = dict(enumerate(configs))
         return super().sweep(arguments)
 
     def validate_batch_is_legal(self, batch: Sequence[Sequence[str]]) -> None:

@@ -29,16 +29,16 @@ Compose = Callable[[list[str]], DictConfig]
 """Hydra's config of the job of a list of overrides."""
 
 
-def check_sweep(jobs: Sequence[list[str]], composed: Compose) -> None:
-    """Check every job of ``jobs`` (:func:`check_job`); raise :class:`ConfigError` naming
-    the first bad one."""
-    for job in jobs:
-        check_job(composed, job, jobs)
+def check_sweep(jobs: Sequence[list[str]], composed: Compose) -> list[DictConfig]:
+    """Check every job of ``jobs`` (:func:`check_job`); return their configs. Raise
+    :class:`ConfigError` naming the first bad job."""
+    return [check_job(composed, job, jobs) for job in jobs]
 
 
-def check_job(composed: Compose, job: list[str], jobs: Sequence[list[str]]) -> None:
+def check_job(composed: Compose, job: list[str], jobs: Sequence[list[str]]) -> DictConfig:
     """Validate the config ``composed(job)`` of one job of ``jobs`` and check that a batch
-    of its seeds fits in memory; raise :class:`ConfigError` naming the job.
+    of its seeds fits in memory; return the config, or raise :class:`ConfigError` naming
+    the job.
 
     A plugin's code runs here (its ``Params``, its memory declaration), and may end the
     process: a job of a plugin is checked in a child process first (:func:`run_apart`)."""
@@ -53,6 +53,7 @@ def check_job(composed: Compose, job: list[str], jobs: Sequence[list[str]]) -> N
         raise _in_job(ConfigError("agent", str(err)), job, jobs) from None
     except COMPOSING as err:
         raise _in_job(ConfigError("overrides", one_line(err)), job, jobs) from None
+    return config
 
 
 def _check_values(composed: DictConfig) -> None:
