@@ -122,6 +122,8 @@ def _composed(parsed: list[Override]) -> tuple[DictConfig, set[str]]:
         base = compose(
             CONFIG_NAME, overrides=[o.input_line or "" for o in fixed], return_hydra_config=True
         )
+    except ConfigError:
+        raise
     except COMPOSING as err:
         raise ConfigError("overrides", one_line(err)) from None
     return base, swept

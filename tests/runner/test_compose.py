@@ -187,6 +187,7 @@ def test_the_tables_bad_command_lines_are_each_refused_in_one_line_naming_the_ke
         text = str(caught.value)
         assert fragment in text and named_key(arguments) in text, (arguments, text)
         assert "\n" not in text, (arguments, text)
+        assert not re.match(r"overrides: [\w.]+: ", text), ("nslb's refusal as Hydra's", text)
 
 
 def test_folder_names_ignore_plus_prefixes_and_order() -> None:
