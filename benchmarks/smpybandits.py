@@ -32,7 +32,7 @@ import numpy as np
 
 from nslb_cli.agents import AGENTS
 from nslb_cli.envs import ENVIRONMENTS
-from nslb_cli.runner.compose import RunConfig, RunSettings
+from nslb_cli.runner.config import RunConfig, RunSettings
 from nslb_cli.runner.job import simulate_seeds
 
 REPO = Path(__file__).resolve().parents[1]

@@ -270,7 +270,7 @@ def simulate(env: Any, agent: Any, n_seeds: int = SEEDS) -> Any:
     """``simulate_seeds`` of a one-batch RunConfig, seeds 0 … n_seeds - 1."""
     import numpy as np
 
-    compose = module("nslb_cli.runner.compose", "nslb_cli.common")
+    compose = module("nslb_cli.runner.config", "nslb_cli.runner.compose", "nslb_cli.common")
     simulate_seeds = module("nslb_cli.runner.job", "nslb_cli.job").simulate_seeds
     RunConfig, RunSettings = compose.RunConfig, compose.RunSettings
     settings = RunSettings(n_seeds=n_seeds, batch_size=n_seeds, progress=False)

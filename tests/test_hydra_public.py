@@ -1,6 +1,11 @@
 """nslb uses Hydra through its public API only: no module of ``hydra._internal`` is
 imported, and no Hydra class, function or module has an attribute replaced (a private
-module or a patched method may change in any Hydra release, silently)."""
+module or a patched method may change in any Hydra release, silently).
+
+One class is the exception: nslb's sweeper subclasses Hydra's basic sweeper, which Hydra
+keeps in ``hydra._internal.core_plugins`` and exposes through no public module. Taking the
+class whole (its expansion, batches and ``multirun.yaml``) is safer than copying what it
+does; a change of it in a Hydra release fails the sweeper's tests, not silently."""
 
 from __future__ import annotations
 
@@ -13,6 +18,11 @@ SOURCES = sorted(
     for folder in ("nslb_cli", "hydra_plugins", "benchmarks")
     for path in (ROOT / folder).rglob("*.py")
 )
+
+
+BASIC_SWEEPER = "hydra._internal.core_plugins.basic_sweeper.BasicSweeper"
+"""The one private name nslb imports, in ``hydra_plugins/nslb_sweep/sweeper.py`` alone."""
+ALLOWED = {"hydra_plugins/nslb_sweep/sweeper.py": [BASIC_SWEEPER]}
 
 
 def _private_imports(tree: ast.AST) -> list[str]:
@@ -76,7 +86,7 @@ def test_hydra_is_used_through_its_public_api_only() -> None:
         problems = _private_imports(tree) + [f"line {n} patches" for n in _patches(tree)]
         if problems:
             found[str(path.relative_to(ROOT))] = problems
-    assert found == {}
+    assert found == ALLOWED
 
 
 def test_the_scan_finds_a_private_import_and_a_patch() -> None:

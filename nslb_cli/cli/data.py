@@ -14,20 +14,13 @@ import time
 from collections.abc import Sequence
 
 from hydra import compose, initialize_config_module
-from hydra.errors import HydraException
-from omegaconf.errors import OmegaConfBaseException
 
 from nslb_cli.common.validators import ConfigError
 from nslb_cli.data import releases
 from nslb_cli.envs.movielens import MovieLensParams, describe, load
-from nslb_cli.runner.compose import (
-    CONFIG_MODULE,
-    CONFIG_NAME,
-    expand_home,
-    one_line,
-    parse_overrides,
-    validate,
-)
+from nslb_cli.runner.compose import CONFIG_MODULE, CONFIG_NAME
+from nslb_cli.runner.config import validate
+from nslb_cli.runner.overrides import COMPOSING, expand_home, one_line, parse_overrides
 
 USAGE = """usage: nslb data <command> [--json] [env.key=value ...]
 
@@ -69,7 +62,7 @@ def settings(overrides: list[str]) -> MovieLensParams:
     with initialize_config_module(CONFIG_MODULE, version_base="1.3"):
         try:
             cfg = compose(CONFIG_NAME, overrides=["env=movielens", *overrides])
-        except (HydraException, OmegaConfBaseException, ValueError) as err:
+        except COMPOSING as err:
             raise ConfigError("overrides", one_line(err)) from None
     return validate(cfg).env
 

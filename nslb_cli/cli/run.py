@@ -19,6 +19,7 @@ from typing import Any
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
+from hydra.core.plugins import Plugins
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
@@ -33,12 +34,12 @@ from nslb_cli.runner.compose import (
     CONFIG_NAME,
     CommandLine,
     check_command_line,
-    expand_home,
-    intended_folder,
     register_options,
-    validate,
 )
+from nslb_cli.runner.config import validate
 from nslb_cli.runner.failures import Failures, start_sweep
+from nslb_cli.runner.folders import intended_folder
+from nslb_cli.runner.overrides import expand_home
 from nslb_cli.runner.owner import end_with_owner
 from nslb_cli.store import provenance
 from nslb_cli.store.folder import OutputConflict
@@ -93,7 +94,7 @@ def hydra_job(cfg: DictConfig) -> float | None:
 
 def _check_job_folder(cfg: DictConfig, hydra_cfg: Any, folder: Path) -> None:
     """Refuse a sweep job that Hydra started in a stand-in folder because a file stands
-    where its own folder goes (:func:`nslb_cli.runner.compose.job_folder`)."""
+    where its own folder goes (:func:`nslb_cli.runner.folders.job_folder`)."""
     intended = intended_folder(
         hydra_cfg.sweep.dir,
         hydra_cfg.runtime.choices.env,
@@ -189,8 +190,23 @@ def _one_study(folder: Path, plan: study.Plan, arguments: Sequence[str]) -> Iter
             print(f"nslb: {study.finish(folder)}", file=sys.stderr)
 
 
+def _register_plugins() -> None:
+    """Register nslb's sweeper and launcher with Hydra, which finds plugins by listing the
+    modules of the ``hydra_plugins`` package, which an editable install (``pip install -e``)
+    does not show. Their module is imported after Hydra's plugin scan: the scan executes
+    Hydra's own plugin modules again, and a sweeper made from the basic sweeper of before
+    would fail its ``super()`` call."""
+    plugins = Plugins.instance()  # the first call scans
+    from hydra_plugins.nslb_sweep.launcher import NslbLauncher
+    from hydra_plugins.nslb_sweep.sweeper import NslbSweeper
+
+    plugins.register(NslbSweeper)
+    plugins.register(NslbLauncher)
+
+
 def _launch(plan: CommandLine | None) -> None:
-    """Hand over to Hydra."""
+    """Hand over to Hydra, nslb's plugins registered."""
+    _register_plugins()
     try:
         hydra_job()
     except ConfigError as err:  # a job of the sweep, checked by nslb's sweeper before any runs

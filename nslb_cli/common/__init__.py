@@ -14,5 +14,5 @@ the registered agents and environments, the cache folder, and requests to stop.
   catches a plugin's or a job's errors may swallow.
 
 May import: nothing of ``nslb_cli``. (Composing ``conf/`` with Hydra into a validated
-``RunConfig`` needs the registries' entries and lives in :mod:`nslb_cli.runner.compose`.)
+``RunConfig`` needs the registries' entries and lives in :mod:`nslb_cli.runner.config`.)
 """

@@ -1,7 +1,14 @@
 """From a command line's overrides to results on disk.
 
-* :mod:`~nslb_cli.runner.compose` — compose ``conf/`` with Hydra and validate it into a
-  :class:`~nslb_cli.runner.compose.RunConfig`; check every job of a sweep before any starts;
+* :mod:`~nslb_cli.runner.config` — the validated config of a job,
+  :class:`~nslb_cli.runner.config.RunConfig`, and its schema (the bottom of the runner);
+* :mod:`~nslb_cli.runner.overrides` — a command line's overrides, parsed, and nslb's own
+  checks of them before Hydra composes;
+* :mod:`~nslb_cli.runner.folders` — run folders' names;
+* :mod:`~nslb_cli.runner.sweep` — every job of a sweep checked before any runs (nslb's
+  Hydra sweeper calls it);
+* :mod:`~nslb_cli.runner.compose` — compose ``conf/`` with Hydra: one job's config, and the
+  check of a command line before Hydra starts;
 * :mod:`~nslb_cli.runner.engines` — the engines of ``run.engine``, one object each: a batch's
   trace, what they refuse, a batch's arrays, what their numbers depend on;
 * :mod:`~nslb_cli.runner.memory` — how much memory a batch needs, estimated up front;

@@ -29,7 +29,7 @@ from nslb_cli.common.stopping import stopped_by
 from nslb_cli.common.validators import ConfigError
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner import memory
-from nslb_cli.runner.compose import RunConfig, container, validate
+from nslb_cli.runner.config import RunConfig, container, validate
 from nslb_cli.runner.engines import ENGINES
 from nslb_cli.runner.inputs import recorded
 from nslb_cli.runner.owner import check_owner, in_worker

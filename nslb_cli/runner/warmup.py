@@ -25,7 +25,7 @@ from nslb_cli.agents import AGENTS
 from nslb_cli.common.validators import ConfigError
 from nslb_cli.compiled.jit import compile_quietly
 from nslb_cli.envs import ENVIRONMENTS
-from nslb_cli.runner.compose import RunConfig, RunSettings, pairing_refusal
+from nslb_cli.runner.config import RunConfig, RunSettings, pairing_refusal
 from nslb_cli.runner.job import simulate_seeds
 
 SETTINGS = tuple(

@@ -7,7 +7,7 @@ import pytest
 
 from nslb_cli.common.errors import ConfigError
 from nslb_cli.envs.movielens import MovieLensParams
-from nslb_cli.runner.compose import RunConfig, RunSettings
+from nslb_cli.runner.config import RunConfig, RunSettings
 from nslb_cli.runner.job import simulate_seeds
 from tests.helpers.agents import agent_params
 from tests.helpers.movielens import tiny_env_params

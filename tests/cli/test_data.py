@@ -13,7 +13,7 @@ import pytest
 
 from nslb_cli.cli import main
 from nslb_cli.envs.synthetic import SyntheticParams
-from nslb_cli.runner.compose import RunConfig, RunSettings
+from nslb_cli.runner.config import RunConfig, RunSettings
 from nslb_cli.runner.job import data_record
 from tests.helpers.agents import agent_params
 from tests.helpers.cli import NSLB

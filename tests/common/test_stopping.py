@@ -82,7 +82,7 @@ def test_the_round_loop_stops_at_a_swallowed_request() -> None:
 
     from nslb_cli.agents import AGENTS
     from nslb_cli.envs.synthetic import SyntheticParams
-    from nslb_cli.runner.compose import RunConfig, RunSettings
+    from nslb_cli.runner.config import RunConfig, RunSettings
     from nslb_cli.runner.job import simulate_seeds
 
     config = RunConfig("x", SyntheticParams(horizon=50), AGENTS["mts"].Params(), RunSettings())

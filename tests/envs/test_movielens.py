@@ -20,7 +20,7 @@ from nslb_cli.envs.movielens import (
     superusers,
     transition_matrix,
 )
-from nslb_cli.runner.compose import RunConfig, RunSettings
+from nslb_cli.runner.config import RunConfig, RunSettings
 from nslb_cli.runner.job import simulate_seeds
 from tests.helpers.agents import agent_params
 from tests.helpers.movielens import needs_ml_100k, tiny_env_params

@@ -8,7 +8,7 @@ import numpy as np
 
 from nslb_cli.agents import AGENTS
 from nslb_cli.envs.synthetic import SyntheticParams
-from nslb_cli.runner.compose import RunConfig, RunSettings
+from nslb_cli.runner.config import RunConfig, RunSettings
 from nslb_cli.runner.job import simulate_seeds
 from nslb_cli.runner.simulate import Trace
 

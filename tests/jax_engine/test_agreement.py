@@ -18,7 +18,7 @@ from nslb_cli.envs.piecewise import PiecewiseParams  # noqa: E402
 from nslb_cli.envs.synthetic import SyntheticParams  # noqa: E402
 from nslb_cli.jax_engine.agents import own  # noqa: E402
 from nslb_cli.jax_engine.engine import simulate_seeds as simulate_jax  # noqa: E402
-from nslb_cli.runner.compose import RunConfig, RunSettings  # noqa: E402
+from nslb_cli.runner.config import RunConfig, RunSettings  # noqa: E402
 from nslb_cli.runner.job import simulate_seeds as simulate_numpy  # noqa: E402
 
 SEEDS = np.arange(1000)

@@ -22,7 +22,7 @@ from nslb_cli.common.stopping import Terminated, request
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.envs.synthetic import SyntheticParams
 from nslb_cli.runner import parts
-from nslb_cli.runner.compose import RunConfig, RunSettings
+from nslb_cli.runner.config import RunConfig, RunSettings
 from nslb_cli.runner.job import simulate_seeds
 from tests.helpers.movielens import tiny_env_params
 

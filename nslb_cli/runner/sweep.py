@@ -1,0 +1,128 @@
+"""A sweep's jobs, each checked before any runs.
+
+nslb's Hydra sweeper (``hydra_plugins/nslb_sweep``, Hydra's basic sweeper) calls
+:func:`check_sweep` with every job of the sweep before it launches the first batch: each
+job's config is composed by Hydra, validated and its batch's memory estimated, and the
+first bad job is refused in one line that names it and its value. A study (Optuna's
+sweeper) is checked at the corners of its search space (:func:`study_points`) by
+:func:`nslb_cli.runner.compose.check_command_line`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+from hydra.core.override_parser.types import ChoiceSweep, IntervalSweep, Override, RangeSweep
+from omegaconf import DictConfig
+
+from nslb_cli.agents import AGENTS
+from nslb_cli.common.apart import Ended, run_apart
+from nslb_cli.common.validators import ConfigError
+from nslb_cli.envs import ENVIRONMENTS
+from nslb_cli.runner import memory
+from nslb_cli.runner.config import validate
+from nslb_cli.runner.overrides import COMPOSING, GROUPS, one_line
+
+PLUGIN_SECONDS = 60.0  # a plugin's Params and memory declaration: the most a check may take
+Compose = Callable[[list[str]], DictConfig]
+"""Hydra's config of the job of a list of overrides."""
+
+
+def check_sweep(jobs: Sequence[list[str]], composed: Compose) -> list[DictConfig]:
+    """Check every job of ``jobs`` (:func:`check_job`); return their configs. Raise
+    :class:`ConfigError` naming the first bad job."""
+    return [check_job(composed, job, jobs) for job in jobs]
+
+
+def check_job(composed: Compose, job: list[str], jobs: Sequence[list[str]]) -> DictConfig:
+    """Validate the config ``composed(job)`` of one job of ``jobs`` and check that a batch
+    of its seeds fits in memory; return the config, or raise :class:`ConfigError` naming
+    the job.
+
+    A plugin's code runs here (its ``Params``, its memory declaration), and may end the
+    process: a job of a plugin is checked in a child process first (:func:`run_apart`)."""
+    try:
+        config = composed(job)
+        if _of_plugin(config):
+            run_apart(lambda: _check_values(config), "the check of its values", PLUGIN_SECONDS)
+        _check_values(config)
+    except ConfigError as err:
+        raise _in_job(err, job, jobs) from None
+    except Ended as err:
+        raise _in_job(ConfigError("agent", str(err)), job, jobs) from None
+    except COMPOSING as err:
+        raise _in_job(ConfigError("overrides", one_line(err)), job, jobs) from None
+    return config
+
+
+def _check_values(composed: DictConfig) -> None:
+    """:func:`validate` a job's config and check that a batch of its seeds fits in memory."""
+    config = validate(composed)
+    batch = min(config.run.batch_size, config.run.n_seeds)
+    reason = memory.too_many_seeds(config.run.n_seeds) or memory.too_large(
+        config.env, config.agent, batch, config.engine, config.run.every
+    )
+    if reason:
+        raise ConfigError("memory", reason)
+
+
+def _of_plugin(config: DictConfig) -> bool:
+    """Whether the environment or agent of ``config`` comes from a plugin (not nslb)."""
+    sections = [(ENVIRONMENTS, config.get("env")), (AGENTS, config.get("agent"))]
+    names = [(r, n.get("name")) for r, n in sections if isinstance(n, DictConfig)]
+    return any(name in r and r.foreign(str(name)) for r, name in names)
+
+
+def _in_job(err: ConfigError, job: list[str], jobs: Sequence[list[str]]) -> ConfigError:
+    if len(jobs) == 1:
+        return err
+    return ConfigError(err.key, f"{err.message} (in sweep job {' '.join(job)})")
+
+
+def size(parsed: list[Override]) -> int:
+    """How many jobs Hydra's basic sweeper makes of the overrides ``parsed``: the product of
+    each key's number of values (a later override of a key replaces an earlier one). An
+    interval, which only a study takes, is refused naming its key."""
+    counts: dict[str, int] = {}
+    for override in parsed:
+        key = override.get_key_element()
+        if override.is_sweep_override() and not override.is_discrete_sweep():
+            raise ConfigError(
+                key,
+                f"'{override.input_line}': a sweep takes a list or range(…); interval(…) is "
+                "a study's search space (hparams_search=…)",
+            )
+        swept = override.is_sweep_override()
+        counts[key] = len(list(override.sweep_string_iterator())) if swept else 1
+    return math.prod(counts.values())
+
+
+def study_points(parsed: list[Override]) -> list[list[str]]:
+    """The jobs that stand for an Optuna study's search space: every parameter at its lower
+    end, then each parameter in turn at each of its other ends (or choices)."""
+    fixed = [o.input_line for o in parsed if not o.is_sweep_override() and o.input_line]
+    ends: dict[str, list[str]] = {}
+    for override in (o for o in parsed if o.is_sweep_override()):
+        key, value = override.get_key_element(), override.value()
+        if key in GROUPS:
+            raise ConfigError(
+                key,
+                f"a study tunes one {key}, but the command line (or its experiment preset) "
+                f"sweeps {key} over several: drop the list or the preset",
+            )
+        if isinstance(value, IntervalSweep):
+            ends[key] = [str(value.start), str(value.end)]
+        elif isinstance(value, RangeSweep):
+            ends[key] = [str(value.start), str(value.stop)]
+        elif isinstance(value, ChoiceSweep):
+            ends[key] = [str(choice) for choice in value.list]
+        else:
+            raise ConfigError(key, f"'{override.input_line}' is not a search space Optuna takes")
+    lows = {key: values[0] for key, values in ends.items()}
+    points = [fixed + [f"{k}={v}" for k, v in lows.items()]]
+    for key, values in ends.items():
+        for value in values[1:]:
+            point = {**lows, key: value}
+            points.append(fixed + [f"{k}={v}" for k, v in point.items()])
+    return points
