@@ -45,8 +45,8 @@ def one_line(err: BaseException) -> str:
         there = f" (available: {', '.join(err.options)})" if err.options else ""
         return f"Could not find '{err.missing_cfg_file}'{there}"
     cause = err.__cause__
-    known = isinstance(cause, OmegaConfBaseException) and cause.msg
-    reason = f": {str(cause.msg).splitlines()[0]}" if known else ""  # not its debugging lines
+    known = cause.msg if isinstance(cause, OmegaConfBaseException) else None
+    reason = f": {str(known).splitlines()[0]}" if known else ""  # not its debugging lines
     return " ".join(f"{err}{reason}".split())
 
 
