@@ -86,7 +86,7 @@ def dataset(config: Any, short: bool = False) -> str:
     ``short`` (titles, labels, captions): the release (``ml-1m``), or the folder's name and the
     first digits of the ratings' fingerprint (``ml-100k [3f2a9c1e]``), or, without a
     fingerprint, of a hash of the folder's path, as the run folder names it
-    (``ml-100k-1a2b3c4d``, see ``nslb_cli.runner.compose``).
+    (``ml-100k-1a2b3c4d``, see ``nslb_cli.runner.folders``).
 
     ``config`` is a mapping or a row of the runs table.
     """
