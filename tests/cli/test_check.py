@@ -42,7 +42,7 @@ def test_check_with_bernoulli_rewards(capsys: pytest.CaptureFixture[str]) -> Non
 BAD_INPUT = [
     ([], "usage: nslb check agent=NAME"),
     (["env.horizon=50"], "say which agent to check: nslb check agent=NAME"),
-    (["agent=nobody"], "overrides: In 'config': Could not find 'agent/nobody'"),
+    (["agent=nobody"], "overrides: Could not find 'agent/nobody' (available: "),
     (["agent=umts", "agent.num_particles=0"], "agent.num_particles: must be > 0, got 0"),
     (["agent=umts", "agent.num_particles=5,10"], "nslb check runs one configuration"),
     (

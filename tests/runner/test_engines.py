@@ -18,7 +18,7 @@ def test_the_jax_engine_is_imported_only_by_a_batch_it_simulates() -> None:
         "import sys, numpy as np\n"
         "from nslb_cli.agents import AGENTS\n"
         "from nslb_cli.envs.synthetic import SyntheticParams\n"
-        "from nslb_cli.runner.compose import RunSettings\n"
+        "from nslb_cli.runner.config import RunSettings\n"
         "from nslb_cli.runner.engines import ENGINES\n"
         "env, mts = SyntheticParams(horizon=20), AGENTS['mts'].Params()\n"
         "assert ENGINES['jax'].refusal(env, mts) is None\n"
