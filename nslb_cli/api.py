@@ -165,7 +165,7 @@ from nslb_cli.bandit.rewards import Bernoulli, Gaussian, RewardModel
 from nslb_cli.bandit.rng import BatchRNG, Stream, generator
 from nslb_cli.bandit.world import World
 from nslb_cli.common import validators as check
-from nslb_cli.common.validators import ConfigError
+from nslb_cli.common.errors import ConfigError
 from nslb_cli.jax_engine.contract import Decision, JaxAgent
 from nslb_cli.jax_engine.contract import Model as JaxModel
 from nslb_cli.jax_engine.contract import Setting as JaxSetting

@@ -13,7 +13,7 @@ import nslb_cli.api
 from nslb_cli.agents.base import Agent, Belief
 from nslb_cli.bandit import problem, rewards, rng, world
 from nslb_cli.cli import main
-from nslb_cli.common import validators
+from nslb_cli.common import errors, validators
 from nslb_cli.jax_engine import contract
 from tests.helpers.paths import EXAMPLE, REPO
 from tests.helpers.plugins import example_entry_points
@@ -29,7 +29,7 @@ PROMISED = {
     "BatchRNG": rng.BatchRNG,
     "Belief": Belief,
     "Bernoulli": rewards.Bernoulli,
-    "ConfigError": validators.ConfigError,
+    "ConfigError": errors.ConfigError,
     "Decision": contract.Decision,
     "Gaussian": rewards.Gaussian,
     "JaxAgent": contract.JaxAgent,

@@ -52,7 +52,7 @@ def test_a_sweep_over_built_in_and_plugin_agents(tmp_path: Path, plugin_path: st
 
 VALIDATION = """
 from nslb_cli.runner.compose import check_command_line
-from nslb_cli.common.validators import ConfigError
+from nslb_cli.common.errors import ConfigError
 
 for override in {overrides!r}:
     try:

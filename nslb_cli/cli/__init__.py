@@ -25,9 +25,9 @@ from pathlib import Path
 
 from nslb_cli.cli import process
 from nslb_cli.cli.errors import fail
+from nslb_cli.common.errors import ConfigError
 from nslb_cli.common.stopping import Terminated, forget, requests_unreported, stopped_by
 from nslb_cli.common.stopping import check as check_stop
-from nslb_cli.common.validators import ConfigError
 
 USAGE = """usage: nslb <command> [arguments]
 

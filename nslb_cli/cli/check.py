@@ -24,7 +24,7 @@ from hydra.errors import HydraException
 from nslb_cli.agents import AGENTS
 from nslb_cli.cli.errors import fail, warn
 from nslb_cli.common.apart import Ended, run_apart
-from nslb_cli.common.validators import ConfigError
+from nslb_cli.common.errors import ConfigError
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner.compose import load, register_options
 from nslb_cli.runner.conformance import (

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from importlib import resources
 from typing import TYPE_CHECKING
 
-from nslb_cli.common.validators import ConfigError
+from nslb_cli.common.errors import ConfigError
 from nslb_cli.runner.compose import CONFIG_MODULE
 
 if TYPE_CHECKING:  # importlib.resources.abc from Python 3.11

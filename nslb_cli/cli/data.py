@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from hydra import compose, initialize_config_module
 
-from nslb_cli.common.validators import ConfigError
+from nslb_cli.common.errors import ConfigError
 from nslb_cli.data import releases
 from nslb_cli.envs.movielens import MovieLensParams, describe, load
 from nslb_cli.runner.compose import CONFIG_MODULE, CONFIG_NAME

@@ -25,9 +25,8 @@ from omegaconf import DictConfig
 
 from nslb_cli.cli.errors import fail, warn
 from nslb_cli.common.apart import Ended
-from nslb_cli.common.registry import describe_error
+from nslb_cli.common.errors import ConfigError, describe_error
 from nslb_cli.common.stopping import stopped_by
-from nslb_cli.common.validators import ConfigError
 from nslb_cli.runner import study
 from nslb_cli.runner.compose import (
     CONFIG_MODULE,

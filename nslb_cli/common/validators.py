@@ -22,8 +22,6 @@ from typing import Any, ClassVar
 
 from nslb_cli.common.errors import ConfigError
 
-__all__ = ["ConfigError", "Section"]  # ConfigError: reached here by older imports too
-
 
 def require(condition: bool, key: str, message: str) -> None:
     """Raise :class:`ConfigError` for ``key`` unless ``condition`` holds."""

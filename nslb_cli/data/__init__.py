@@ -27,7 +27,7 @@ from nslb_cli.common.errors import ConfigError
 class DataError(ConfigError):
     """The MovieLens data cannot be found, downloaded, verified or parsed.
 
-    A :class:`~nslb_cli.common.validators.ConfigError` whose key is the setting to fix
+    A :class:`~nslb_cli.common.errors.ConfigError` whose key is the setting to fix
     (``env.data_dir`` or ``env.release``), so the CLI reports it in one line like any bad setting.
     """
 

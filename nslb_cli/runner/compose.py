@@ -34,9 +34,9 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from nslb_cli.agents import AGENTS
+from nslb_cli.common.errors import ConfigError
 from nslb_cli.common.paths import unwritable
 from nslb_cli.common.registry import PluginError, Registry
-from nslb_cli.common.validators import ConfigError
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner import folders, study, sweep
 from nslb_cli.runner.config import RunConfig, container, validate

@@ -20,9 +20,9 @@ from omegaconf.errors import ConfigKeyError, OmegaConfBaseException
 
 from nslb_cli.agents import AGENTS
 from nslb_cli.common import validators as check
-from nslb_cli.common.registry import PluginError, Registry, describe_error
+from nslb_cli.common.errors import ConfigError, describe_error
+from nslb_cli.common.registry import PluginError, Registry
 from nslb_cli.common.stopping import stopped_by
-from nslb_cli.common.validators import ConfigError
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner import study
 from nslb_cli.runner.engines import ENGINES, Engine

@@ -53,7 +53,7 @@ from nslb_cli.bandit.rng import BatchRNG
 from nslb_cli.bandit.trace import BrokenContract, Trace
 from nslb_cli.bandit.world import World
 from nslb_cli.common.apart import step
-from nslb_cli.common.registry import describe_error
+from nslb_cli.common.errors import describe_error
 from nslb_cli.common.stopping import stopped_by
 from nslb_cli.runner import memory
 from nslb_cli.runner.simulate import build_agent, simulate

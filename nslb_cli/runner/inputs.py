@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from nslb_cli.common.validators import ConfigError
+from nslb_cli.common.errors import ConfigError
 from nslb_cli.data.prepared_cache import file_digest
 from nslb_cli.envs import ENVIRONMENTS
 

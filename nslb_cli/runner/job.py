@@ -23,10 +23,9 @@ from nslb_cli.agents import AGENTS
 from nslb_cli.bandit import finite
 from nslb_cli.bandit.trace import BrokenContract, Trace
 from nslb_cli.common.apart import Ended, run_apart
-from nslb_cli.common.registry import describe_error
+from nslb_cli.common.errors import ConfigError, describe_error
 from nslb_cli.common.stopping import check as check_stop
 from nslb_cli.common.stopping import stopped_by
-from nslb_cli.common.validators import ConfigError
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner import memory
 from nslb_cli.runner.config import RunConfig, container, validate

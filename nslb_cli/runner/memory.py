@@ -39,7 +39,7 @@ import numpy as np
 from nslb_cli.agents import AGENTS
 from nslb_cli.agents.base import Agent
 from nslb_cli.bandit.problem import FLOAT, Sizes
-from nslb_cli.common.registry import describe_error
+from nslb_cli.common.errors import describe_error
 from nslb_cli.common.stopping import stopped_by
 from nslb_cli.envs import ENVIRONMENTS
 

@@ -20,7 +20,7 @@ from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
 from nslb_cli.agents import AGENTS
-from nslb_cli.common.validators import ConfigError
+from nslb_cli.common.errors import ConfigError
 from nslb_cli.jax_engine import agents as jax_agents
 from nslb_cli.runner.config import SECTIONS, schema_of, unknown_key, unknown_section
 

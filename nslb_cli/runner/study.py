@@ -42,8 +42,8 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import ChoiceSweep, IntervalSweep, Override, RangeSweep
 from omegaconf import DictConfig, OmegaConf
 
+from nslb_cli.common.errors import ConfigError
 from nslb_cli.common.stopping import held
-from nslb_cli.common.validators import ConfigError
 from nslb_cli.store.atomic import atomic_write_text
 from nslb_cli.store.folder import BEST_FILE, BEST_HEADER, STUDY_FILE, OutputConflict
 from nslb_cli.store.results import flatten

@@ -18,7 +18,7 @@ from omegaconf import DictConfig
 
 from nslb_cli.agents import AGENTS
 from nslb_cli.common.apart import Ended, run_apart
-from nslb_cli.common.validators import ConfigError
+from nslb_cli.common.errors import ConfigError
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner import memory
 from nslb_cli.runner.config import validate

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from nslb_cli.agents import AGENTS
-from nslb_cli.common.validators import ConfigError
+from nslb_cli.common.errors import ConfigError
 from nslb_cli.compiled.jit import compile_quietly
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner.config import RunConfig, RunSettings, pairing_refusal

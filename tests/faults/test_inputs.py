@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from nslb_cli.common.errors import ConfigError
 from nslb_cli.common.registry import InvalidEntry
-from nslb_cli.common.validators import ConfigError
 from nslb_cli.envs import GROUP as ENV_GROUP
 from nslb_cli.envs import check_environment_class
 from nslb_cli.envs.piecewise import Piecewise, PiecewiseParams

@@ -22,7 +22,8 @@ from typing import Any
 import pytest
 
 from nslb_cli.agents import GROUP, check_agent_class
-from nslb_cli.common.registry import PluginError, Registry, describe_error
+from nslb_cli.common.errors import describe_error
+from nslb_cli.common.registry import PluginError, Registry
 from nslb_cli.common.stopping import Terminated, stopped_by
 from nslb_cli.envs import GROUP as ENV_GROUP
 from tests.helpers.cli import said

@@ -17,7 +17,7 @@ import optuna
 import pytest
 import yaml
 
-from nslb_cli.common.validators import ConfigError
+from nslb_cli.common.errors import ConfigError
 from nslb_cli.runner import study
 from nslb_cli.store.folder import BEST_FILE, STUDY_FILE, OutputConflict
 from tests.helpers.cli import NSLB, nslb, said

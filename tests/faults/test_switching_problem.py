@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from nslb_cli.common.validators import ConfigError
+from nslb_cli.common.errors import ConfigError
 from nslb_cli.envs.switching_latent import SwitchingLatentParams
 
 GOOD = {

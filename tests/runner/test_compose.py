@@ -13,7 +13,7 @@ from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.override_parser.overrides_parser import OverridesParser
 
 from nslb_cli.agents import AGENTS
-from nslb_cli.common.validators import ConfigError
+from nslb_cli.common.errors import ConfigError
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner import sweep
 from nslb_cli.runner.compose import CONFIG_MODULE, check_command_line, load, register_options

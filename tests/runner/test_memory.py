@@ -13,7 +13,7 @@ import pytest
 from nslb_cli.agents import AGENTS, GROUP
 from nslb_cli.agents.reference import UniformRandom
 from nslb_cli.bandit.problem import Sizes
-from nslb_cli.common.validators import ConfigError
+from nslb_cli.common.errors import ConfigError
 from nslb_cli.envs.movielens import MovieLensParams
 from nslb_cli.envs.synthetic import Synthetic, SyntheticParams
 from nslb_cli.runner import memory

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from nslb_cli.common.validators import ConfigError
+from nslb_cli.common.errors import ConfigError
 from nslb_cli.runner import study
 from nslb_cli.store.folder import BEST_FILE
 from tests.helpers.cli import nslb

@@ -17,7 +17,7 @@ from hydra.plugins.launcher import Launcher
 from hydra.types import HydraContext, RunMode
 from omegaconf import DictConfig
 
-from nslb_cli.common.validators import ConfigError
+from nslb_cli.common.errors import ConfigError
 from nslb_cli.runner import study
 from nslb_cli.runner.compose import CONFIG_MODULE, register_options
 from tests.helpers.cli import QUICK, nslb
