@@ -1,19 +1,12 @@
 """Figures whose plotting areas keep their size: the figure grows around them.
 
-:func:`new_figure` makes a figure with panels (axes) of a fixed size in inches. Once
-everything is drawn, :func:`arrange` measures what surrounds each panel (tick labels, axis
-labels, title), the legend and the figure's title, then sets the figure's size and every
-position: panels side by side, the legend on their right (top-aligned), the title above,
-nothing outside the canvas. However many agents the legend lists, the panels stay as large
-as they were asked to be; the figure gets wider or taller instead. Tick labels that would
-overlap their neighbour (``800`` and ``1000`` side by side on a logarithmic axis) are
-measured with the Agg renderer and left blank (:func:`declutter`), the tick mark kept; an
-axis label longer than its side of the plotting area is broken into lines
-(:func:`fit_labels`).
-
-A figure is drawn only at a resolution that keeps its image within :data:`MAX_PIXELS`
-(:func:`check_pixels`; :class:`TooLarge` otherwise): matplotlib's Agg renderer allocates
-4 bytes a pixel at once and fails with a ``MemoryError`` beyond what the machine holds.
+:func:`new_figure` makes panels of a fixed size in inches; once everything is drawn,
+:func:`arrange` measures what surrounds each panel (tick and axis labels, titles) and the
+legend, then sizes the figure: panels side by side, the legend on their right, nothing
+clipped, however many agents the legend lists. Overlapping tick labels are blanked
+(:func:`declutter`) and long axis labels broken into lines (:func:`fit_labels`). No image
+exceeds :data:`MAX_PIXELS` (:func:`check_pixels`): matplotlib's Agg renderer allocates 4
+bytes a pixel at once.
 """
 
 from __future__ import annotations
@@ -30,10 +23,9 @@ from matplotlib.backend_bases import RendererBase
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.legend import Legend
-from matplotlib.text import Text
 
 PAD = 0.1  # inches between the canvas edge and anything on it
-GAP = 0.25  # inches between neighbours: panels, the legend, the title
+GAP = 0.25  # inches between neighbours: panels, the legend
 TICK_GAP = 2.0  # points of space kept between neighbouring tick labels
 SMALLEST_PANEL = (4.0, 2.5)  # inches: no plotting area is smaller (see new_figure)
 NARROWEST = 1.2  # inches: panels narrower side by side go one under another (arrange_to_width)
@@ -94,13 +86,9 @@ def arrange(
     panels: Sequence[Axes],
     panel: tuple[float, float],
     legend: Legend | None = None,
-    title: Text | None = None,
 ) -> None:
-    """Size ``figure`` around ``panels`` (each ``panel`` inches), ``legend`` and ``title``.
-
-    ``legend`` must be a figure legend (``figure.legend``) and ``title`` a figure text; both
-    are moved to their place here.
-    """
+    """Size ``figure`` around ``panels`` (each ``panel`` inches) and ``legend`` (a figure
+    legend, ``figure.legend``, moved to its place here)."""
     width, height = panel
     renderer = cast(FigureCanvasAgg, figure.canvas).get_renderer()
     dpi = figure.dpi
@@ -113,16 +101,13 @@ def arrange(
         x += left + width + right + GAP
     content_right = x - GAP
     legend_size = _size(legend, renderer, dpi)
-    title_size = _size(title, renderer, dpi)
     top = max(m[3] for m in margins)
     bottom = max(m[1] for m in margins)
-    title_height = title_size[1] + GAP / 2 if title is not None else 0.0
     body = max(top + height + bottom, legend_size[1])
     total_width = content_right + (GAP + legend_size[0] if legend is not None else 0.0) + PAD
-    total_width = max(total_width, title_size[0] + 2 * PAD)
-    total_height = PAD + title_height + body + PAD
+    total_height = PAD + body + PAD
     figure.set_size_inches(total_width, total_height)
-    body_top = total_height - PAD - title_height
+    body_top = total_height - PAD
     for axes, left in zip(panels, lefts, strict=True):
         bottom_edge = body_top - top - height
         axes.set_position(
@@ -136,8 +121,6 @@ def arrange(
     if legend is not None:
         anchor = ((content_right + GAP) / total_width, body_top / total_height)
         legend.set_bbox_to_anchor(anchor, transform=figure.transFigure)
-    if title is not None:
-        title.set_position((PAD / total_width, (total_height - PAD) / total_height))
     for axes in panels:
         declutter(axes, renderer)
 
@@ -282,7 +265,7 @@ def _declutter(axis: Axis, renderer: RendererBase, horizontal: bool) -> None:
             axis.set_ticks([loc for loc, _ in chosen], [text for _, text in chosen], minor=minor)
 
 
-def _size(artist: Legend | Text | None, renderer: RendererBase, dpi: float) -> tuple[float, float]:
+def _size(artist: Legend | None, renderer: RendererBase, dpi: float) -> tuple[float, float]:
     """Width and height of an artist in inches (zero for none)."""
     if artist is None:
         return 0.0, 0.0

@@ -1,23 +1,12 @@
 """The report of ``nslb plot DIR``: figures and summary tables for whatever results are
-under DIR (the command line is :mod:`nslb_cli.cli.plot`).
+under DIR (the command line is :mod:`nslb_cli.cli.plot`; the files it writes are listed in
+docs/guide/plotting.md).
 
-The pipeline runs one way (:mod:`nslb_cli.plot` lists its steps); nothing is simulated. Per
-group (an experiment ``name``, environment config and data), into ``--out``:
-
-- ``<group>-<metric>.<fmt>``: each metric against the round, mean ± SE per agent (running
-  means from round :func:`~nslb_cli.plot.aggregate.transient` on, unless ``--rounds``
-  gives a START);
-- ``<group>-final_cum_regret.<fmt>``: final cumulative regret per agent, one dot per seed;
-- ``<group>-summary.md`` / ``.csv``: seeds, final regret and reward (mean ± SE, IQM, and a
-  bootstrap interval with ``--ci bootstrap``), paired difference, per-seed statistics;
-- ``<group>-sweep-<setting>.<fmt>``: for every agent setting run at several values in the
-  group, final regret against it.
-
-Over all groups: ``summary.md`` and ``summary.csv``; for every hyperparameter study under
-DIR, its figures and table (:mod:`~nslb_cli.plot.study`). With ``--paper``
-(``--publication``), the paper's figures in its layout (:mod:`~nslb_cli.plot.paper`):
-``figure2``, ``figure3``, ``figure4``, and every figure is drawn for publication: no title
-in the image, its caption in ``<stem>.caption.txt`` beside it.
+Per group (an experiment ``name``, environment config and data): a figure per metric, the
+final-regret distribution, a sweep figure per swept setting and a summary table; over all
+groups ``summary.md``/``.csv``, each study under DIR (:mod:`~nslb_cli.plot.study`) and, with
+``--paper``, the paper's figures (:mod:`~nslb_cli.plot.paper`), every figure then untitled
+with its caption in ``<stem>.caption.txt``.
 """
 
 from __future__ import annotations
