@@ -1,20 +1,12 @@
 """Statistics over seeds: mean ± standard error per round, final values, paired differences.
 
-Every function takes a labelled tidy table (columns ``group``, ``agent``, ``seed``, ``t`` and
-values, as built by :func:`labelled`) and returns a small table; nothing here draws or
-writes. The standard error is the sample standard deviation (``ddof=1``) over seeds divided
-by the square root of the number of seeds: undefined (NaN) for a single seed.
-
-Differences to a reference agent are *paired*: every agent faces the same world for the
-same seed (docs/design.md §2), so the difference of final regrets is taken seed by seed, over the
-seeds both agents have, and its standard error is that of those differences — usually
-much smaller than the two agents' standard errors combined.
-
-Final values are the doubles the loader read from the results, and every statistic is
-computed in float64. Beside mean ± SE a summary
-gives the interquartile mean (:func:`iqm`: the mean of the middle half of the seeds, robust
-to a few outlying seeds, as rliable recommends) and, on request, a seeded 95 % bootstrap
-confidence interval (:func:`bootstrap_ci`, scipy's BCa bootstrap: identical run to run).
+Every function takes a labelled tidy table (:func:`labelled`) and returns a small table,
+computed in float64 from the doubles the loader read. The standard error is the sample
+standard deviation (``ddof=1``) over the seeds divided by ``sqrt(n)``: NaN for one seed.
+Differences to a reference agent are *paired* (the same world for the same seed,
+docs/design.md §2): taken seed by seed over the seeds both agents have, their SE is that of
+the differences. A summary adds the interquartile mean (:func:`iqm`) and, on request, a
+seeded 95 % BCa bootstrap interval (:func:`bootstrap_ci`).
 """
 
 from __future__ import annotations

@@ -1,18 +1,12 @@
 """Parse seed CSVs into checked columns (pyarrow's multithreaded CSV reader).
 
-Any valid CSV with the columns of :data:`nslb_cli.store.results.COLUMNS` is accepted: any column
-order, quoted or unquoted header, ``\\n`` or ``\\r\\n`` line ends, floats in any notation,
-empty fields (or ``nan``) in the columns that may be empty. A file is *checked complete*:
-exactly one row per round ``1 … n`` (``n = env.horizon`` when the config gives it) and no
-missing value outside :data:`NULLABLE`; anything else is a :class:`MalformedResult` whose
-one-line message says what is wrong.
-
-Files of a run folder that share their header line and look complete (they end with a
-newline and their last line is round ``env.horizon``) are parsed together in one call and
-checked together (numpy over the joined columns): for files of a few thousand rows the
-per-call overhead dominates, so this is several times faster than a call per file. Files
-that fail the joint parse or its checks, or do not qualify for it, are parsed one by one,
-which says what is wrong with them.
+Any valid CSV with the columns of :data:`nslb_cli.store.results.COLUMNS` is accepted (any
+column order, quoting, line ends or float notation; empty fields or ``nan`` in
+:data:`NULLABLE`). A file is *checked complete*: one row per round ``1 … env.horizon`` and no
+missing value outside :data:`NULLABLE`; else a :class:`MalformedResult` says what is wrong.
+Files of a run folder that share their header and look complete are parsed in one call and
+checked together (several times faster for files of a few thousand rows); those that fail
+are parsed one by one, which says why.
 """
 
 from __future__ import annotations

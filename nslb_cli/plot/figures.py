@@ -1,19 +1,12 @@
-"""Drawing: figures from the small tables of :mod:`nslb_cli.plot.aggregate`, with seaborn.
+"""Drawing: seaborn figures of the small tables of :mod:`nslb_cli.plot.aggregate`.
 
-Figures are seaborn plots of pandas frames: curves are ``seaborn.lineplot`` of the per-round
-statistics (one line per agent, its mean ± SE band beside it), the final-regret distribution
-a ``seaborn.boxplot`` with every seed a dot; colours come from
-:mod:`~nslb_cli.plot.styles` (seaborn palettes for ordered sweeps), and the look from a
-seaborn theme and context (:func:`theme`: ``paper``, ``notebook``, ``talk``, ``poster``),
-which a matplotlib style file given with ``--style`` overrides, whole.
-
-Every plotting area has a fixed size (:data:`PANEL` inches) and the figure grows around it
-(:mod:`~nslb_cli.plot.layout`): the legend sits on the right, never over a curve, nothing is
-clipped and no two tick labels overlap, whether a group has two agents or twenty. Agents are
-drawn in the styles of one :func:`~nslb_cli.plot.styles.style_map` per report, so an agent
-looks the same in every figure. Legends give each agent's seed count. A figure drawn with
-an empty ``title`` has none (publication mode: captions go in a text file beside it).
-Nothing here reads results or computes statistics beyond drawing them.
+Curves are ``seaborn.lineplot`` of the per-round means with a ± SE band, the final-regret
+distribution a ``seaborn.boxplot`` with every seed a dot. Colours come from one
+:func:`~nslb_cli.plot.styles.style_map` per report (an agent looks the same in every
+figure), the look from a seaborn theme and context (:func:`theme`), which a ``--style``
+file overrides, whole. Every plotting area is :data:`PANEL` inches and the figure grows
+around it (:mod:`~nslb_cli.plot.layout`); legends give each agent's seed count; an empty
+``title`` draws none (publication mode). Nothing here reads results or computes statistics.
 """
 
 from __future__ import annotations
@@ -23,7 +16,7 @@ import logging
 import textwrap
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from functools import partial, wraps
+from functools import cache, partial, wraps
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar, cast
 
@@ -40,6 +33,7 @@ from matplotlib.lines import Line2D
 from matplotlib.typing import RcKeyType
 from natsort import natsorted
 
+from nslb_cli.plot.labels import format_value
 from nslb_cli.plot.layout import arrange, check_pixels, new_figure
 from nslb_cli.plot.styles import LineStyle, Style
 from nslb_cli.store.atomic import atomic_write
@@ -188,13 +182,9 @@ def current_theme() -> Theme:
     return _themes[-1] if _themes else _default_theme()
 
 
-_default: list[Theme] = []
-
-
+@cache
 def _default_theme() -> Theme:
-    if not _default:
-        _default.append(theme())
-    return _default[0]
+    return theme()
 
 
 def themed(draw: Callable[P, R]) -> Callable[P, R]:
@@ -279,7 +269,10 @@ def curves(
     axes.set(xlabel=ROUND_LABEL, ylabel=value_label)
     if title:
         axes.set_title(heading(f"{title}: mean ± SE over seeds", note))
-    scales(axes, log_x, log_y)
+    if log_x:  # values <= 0 (an oracle's zero regret) are not drawn
+        axes.set_xscale("log")
+    if log_y:
+        axes.set_yscale("log")
     arrange(figure, [axes], PANEL, legend=figure_legend(figure, entries))
     return figure
 
@@ -388,7 +381,7 @@ def sweep(
         values = points["x"].to_numpy(float)
         if values.min() > 0 and values.max() / values.min() > 10:
             axes.set_xscale("log")
-            axes.set_xticks(sorted(set(values)), [number(v) for v in sorted(set(values))])
+            axes.set_xticks(sorted(set(values)), [format_value(v) for v in sorted(set(values))])
             axes.minorticks_off()
     else:
         axes.set_xticks(range(len(categories)), categories)
@@ -439,14 +432,6 @@ def wrap(text: str, width: int) -> str:
     return "\n".join(textwrap.wrap(text, width, break_on_hyphens=False, break_long_words=False))
 
 
-def scales(axes: Axes, log_x: bool, log_y: bool) -> None:
-    """Logarithmic axes where asked (values <= 0, an oracle's zero regret, are not drawn)."""
-    if log_x:
-        axes.set_xscale("log")
-    if log_y:
-        axes.set_yscale("log")
-
-
 def save(figure: Figure, stem: Path, formats: Iterable[str], dpi: int) -> list[Path]:
     """Write ``stem.<format>`` for each format, each whole or not at all (a killed or
     concurrent plot never leaves half a figure); return the paths. Images are drawn only
@@ -460,8 +445,3 @@ def save(figure: Figure, stem: Path, formats: Iterable[str], dpi: int) -> list[P
         for path in paths:
             atomic_write(path, partial(figure.savefig, format=path.suffix[1:], dpi=dpi))
     return paths
-
-
-def number(value: float) -> str:
-    """A tick value as people write it: ``100``, ``0.5``."""
-    return str(int(value)) if float(value).is_integer() else f"{value:g}"

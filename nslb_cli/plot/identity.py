@@ -1,24 +1,12 @@
 """What a run *is*: its resolved configuration, with the data it simulated named by content.
 
-Two run folders are the same run when their resolved configs are equal, whatever their
-folder names say (``agent=umts`` and ``agent=umts agent.num_particles=100`` at its default
-value land in two folders with equal configs): :func:`identity` is the key :mod:`tidy`
-merges runs on. It leaves out the ``run`` section (which seeds a command asked for) and the
-local paths (:data:`LOCAL_PATHS`: where data was read from or cached, not what it was).
-
-Data-driven environments (MovieLens) simulate a dataset, which is part of the environment's
-identity under the derived key :data:`DATA`:
-
-* the content fingerprint of the ratings file when the run folder records one — the config
-  key ``env_data.fingerprint`` (or ``data_fingerprint``), or a ``data.json`` beside
-  ``config.yaml`` with a ``"fingerprint"`` field;
-* else the local folder it was read from (``env.data_dir``), as written;
-* else the release that was downloaded (``env.release``; its checksum is pinned).
-
-Filtering (``env.min_user_ratings``, …) is in the ``env`` section already. :func:`dataset`
-names the data for people: the release or folder, and the fingerprint's first digits; in
-short (figure titles, labels, captions) the release, or the folder's last part and a short
-hash.
+Run folders with equal resolved configs are one run: :func:`identity` is the key
+:mod:`tidy` merges runs on, without the ``run`` section and the local paths
+(:data:`LOCAL_PATHS`: where data was read from or cached, not what it was). A data-driven
+environment's data (MovieLens) is part of its identity under :data:`DATA`: the content
+fingerprint the run folder records (``env_data.fingerprint``, ``data_fingerprint`` or
+``data.json``), else ``env.data_dir``, else ``env.release`` (docs/guide/plotting.md, *Runs
+and groups*). :func:`dataset` names the data for people.
 """
 
 from __future__ import annotations

@@ -1,29 +1,16 @@
 """Groups, agent labels, swept settings and agent selectors, from the run configs (one row
 per run).
 
-A *group* is what one set of figures and one summary table show: the runs with the same
-``name`` (the experiment: ``paper/fixed``, ``default``, …) and the same environment, i.e.
-the same ``env`` settings and the same data (:data:`~nslb_cli.plot.identity.DATA`), so every
-agent in it faces the same worlds seed by seed. Its title is the name, plus the environment
-settings that tell it apart from other groups of the same name, e.g.
-``default (switch_prob=0.01)`` or ``paper/movielens (data=ml-100k [3f2a9c1e])``.
-
-Within a group each run gets an agent *label*: the agent's display name (``mTS``,
-``CD-UCB``, …), which stands for the agent at its defaults alone, plus every setting that
-differs from those defaults and every setting that differs between that agent's runs in the
-group, e.g. ``CD-UCB (tau=50)`` or ``umTS (num_particles=10)``. The defaults of nslb's own
-agents are their config files (``nslb_cli/conf/agent/<name>.yaml``, read as data: no agent
-code is imported); an agent of a plugin has no such file, so every setting it recorded is
-named. A setting some agent of a group ran at two or more values is *swept* in that group;
-environment settings never are (they define the group).
-
-Values order naturally: numbers by value, text with its numbers by value (``tau=20`` before
-``tau=100``), missing values last.
-
-A *selector* names one agent of a group (``--reference``): a label (``umTS
-(num_particles=100)``), an agent or display name (``umts``, ``umTS``), or a name with
-settings, ``umts(num_particles=100)`` (``key=value`` pairs, keys with or without
-``agent.``); see :func:`select`.
+A *group* is the runs of one ``name`` and environment (``env`` settings and data,
+:data:`~nslb_cli.plot.identity.DATA`), so every agent in it faces the same worlds seed by
+seed; its title is the name plus the environment settings that tell it apart from other
+groups of that name (``default (switch_prob=0.01)``). Each run's *label* is the agent's
+display name plus every setting that differs from the agent's defaults (its
+``nslb_cli/conf/agent/<name>.yaml``, read as data; a plugin's agent names every setting) or
+between that agent's runs in the group: ``CD-UCB (tau=50)``. A setting some agent ran at
+several values is *swept* in the group. Values order naturally (``tau=20`` before
+``tau=100``), missing values last. A *selector* (``--reference``) names one agent of a
+group: a label, an agent or display name, or ``umts(num_particles=100)`` (:func:`select`).
 """
 
 from __future__ import annotations

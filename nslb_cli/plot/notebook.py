@@ -1,17 +1,9 @@
 """Results as pandas frames, for notebooks: the tables ``nslb plot`` draws and writes.
 
-:func:`load_results` reads a results folder (everything ``nslb run`` wrote below it) into one
-tidy frame, one row per agent, seed and round; :func:`summarise` turns such a frame into the
-summary table of ``nslb plot`` (``summary.csv``). Both read files only and never simulate::
-
-    >>> from nslb_cli import load_results, summarise      # also in nslb_cli.api
-    >>> frame = load_results("outputs/paper/fixed")
-    >>> frame.groupby(["agent", "t"], observed=True)["cum_regret"].mean().unstack(0)  # curves
-    >>> summarise(frame)                               # Δ paired with mTS, as nslb plot does
-    >>> summarise(frame[frame["t"] <= 500], reference="umts(num_particles=100)", ci="bootstrap")
-
-The frame's columns (see :func:`load_results`) are those of ``summary.csv`` where they mean
-the same: ``group``, ``agent`` (the label), ``agent.name``, config keys under their names.
+:func:`load_results` reads a results folder into one tidy frame, one row per agent, seed
+and round; :func:`summarise` turns such a frame into ``nslb plot``'s ``summary.csv``. Both
+read files only (examples: README, *Results in Python*); the frame's columns are those of
+``summary.csv`` where they mean the same.
 """
 
 from __future__ import annotations

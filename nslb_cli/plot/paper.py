@@ -1,22 +1,11 @@
 """The paper's figures in the paper's layout (``nslb plot DIR --paper``).
 
-Hong et al. (AISTATS 2021), section 5, from the runs of the presets (``experiment=paper/…``,
-or their ``smoke`` variants), one file each, numbered as in the paper:
-
-* ``figure2`` — cumulative regret, fixed change-points (``paper/fixed``);
-* ``figure3`` — average reward, random latent states, two panels side by side:
-  (a) known model (``paper/known``), (b) uncertain model, agents given priors
-  (``paper/prior``);
-* ``figure4`` — average reward on MovieLens (``paper/movielens``), when its results exist.
-
-A figure is drawn when at least one of its panels has results. When several groups share a
-preset's name (e.g. runs at another horizon), the one with the most seed files is drawn and
-the others are named in a notice.
-
-These are figures for publication: no title is drawn into them; each gets its caption in a
-text file beside it (``figure3.caption.txt``, :func:`caption`), which names the panels, the
-data and the seed counts. The panels of a figure share their y axis (limits, ticks and tick
-format), so they compare at a glance; only the first is labelled.
+Hong et al. (AISTATS 2021), section 5, from the runs of the ``paper/…`` presets (or their
+``smoke`` variants): ``figure2`` (regret, fixed change-points), ``figure3`` (reward, (a)
+known model, (b) priors) and ``figure4`` (MovieLens), see :data:`FIGURES`. A figure is drawn
+when one of its panels has results; of several groups of one preset the one with the most
+seed files is drawn. No title is drawn into them; each caption (:func:`caption`) goes in a
+text file beside it. A figure's panels share their y axis; only the first is labelled.
 """
 
 from __future__ import annotations

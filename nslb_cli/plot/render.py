@@ -1,13 +1,10 @@
 """Draw and save a report's figures, in parallel worker processes when that pays.
 
-Each figure is a :class:`Job`: a drawing function of :mod:`~nslb_cli.plot.figures`,
-:mod:`~nslb_cli.plot.paper` or :mod:`~nslb_cli.plot.study`, its arguments (small tables of
-statistics) and the file stem to save it under; every job of a run is drawn and saved with
-the same theme (:func:`~nslb_cli.plot.figures.theme`: seaborn's, and a ``--style``).
-Drawing is CPU-bound Python (text layout, path conversion, compression), so threads would
-not help; on Linux the jobs are spread over forked processes, which inherit
-the imported libraries and start in milliseconds. Elsewhere, or with one worker, they run
-one after the other. Either way the files written are the same.
+Each figure is a :class:`Job`: a drawing function, its arguments (small tables of
+statistics) and the file stem to save it under, every job drawn with the same theme.
+Drawing is CPU-bound Python, so on Linux the jobs are spread over forked processes (which
+inherit the imported libraries); elsewhere, or with one worker, they run one after the
+other. Either way the files written are the same.
 """
 
 from __future__ import annotations

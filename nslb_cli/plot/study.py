@@ -6,21 +6,11 @@ sweep, as ``<folder>/.nslb-study/<trial number>.json``::
     {"trial": 7, "overrides": ["agent=cd_ucb", "agent.tau=400"], "params": {"agent.tau": 400},
      "objective": 92.8, "metric": "final cum_regret", "direction": "minimize"}
 
-(``objective`` may be ``null`` for a trial that failed). For every such folder under the
-results folder, ``nslb plot`` writes, with ``<stem>`` = ``study`` for a study in the results
-folder itself, else ``<its relative folder>-study``:
-
-* ``<stem>-objective.<fmt>``: the objective of each trial against its number, and the best
-  so far as a step line, the best trial marked;
-* ``<stem>-param-<key>.<fmt>``: the objective against each tuned parameter (a logarithmic
-  axis where its positive values span more than a decade; text values in natural order),
-  the points shaded light to dark by trial number (where the search went late), the best
-  trial marked;
-* ``<stem>.md`` / ``.csv``: the trials sorted by objective, best first (failed trials last).
-
-Files that cannot be read as a trial are reported in one line each and left out; a study
-whose trials disagree on the metric or the direction keeps the trials of the most common
-one (and says so).
+(``objective`` may be ``null`` for a trial that failed). ``nslb plot`` draws each study's
+objective by trial and against each parameter, and tables its trials best first (files in
+docs/guide/plotting.md). Files that cannot be read as a trial are reported in one line each;
+a study whose trials disagree on the metric or the direction keeps the trials of the most
+common one (and says so).
 """
 
 from __future__ import annotations
@@ -255,7 +245,9 @@ def history(study: Study, *, title: str = "") -> Figure:
         "trial": Line2D([], [], color=TRIAL_COLOR, marker="o", ls="", markersize=4),
         "best so far": Line2D([], [], color=BEST_COLOR, lw=1.4),
     }
-    entries |= _mark_best(axes, study, "trial")
+    top = best(study)
+    if top is not None:
+        entries |= _mark_best(axes, top, top.number)
     axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes.set(xlabel="trial", ylabel=objective_label(study))
     if title:
@@ -283,33 +275,26 @@ def parameter(study: Study, key: str, *, title: str = "") -> Figure:
     low, high = (frame["trial"].min(), frame["trial"].max()) if len(frame) else (0, 1)
     if numeric:
         x = frame["value"].astype(float)
-        sns.scatterplot(
-            x=x, y=frame["objective"], hue=frame["trial"], palette=palette,
-            hue_norm=(low, high), s=22, legend=False, ax=axes,
-        )  # fmt: skip
-        positive = x[x > 0]
-        if len(positive) == len(x) and len(x) and x.max() / x.min() > 10:
-            axes.set_xscale("log")
     else:
         categories = natsorted({lab.format_value(v) for v in values})
         at = frame["value"].map(lambda v: categories.index(lab.format_value(v)))
-        jitter = np.random.default_rng(0).uniform(-0.15, 0.15, len(frame))
-        sns.scatterplot(
-            x=at + jitter, y=frame["objective"], hue=frame["trial"], palette=palette,
-            hue_norm=(low, high), s=22, legend=False, ax=axes,
-        )  # fmt: skip
+        x = at + np.random.default_rng(0).uniform(-0.15, 0.15, len(frame))
+    sns.scatterplot(
+        x=x, y=frame["objective"], hue=frame["trial"], palette=palette,
+        hue_norm=(low, high), s=22, legend=False, ax=axes,
+    )  # fmt: skip
+    if not numeric:
         axes.set_xticks(range(len(categories)), categories)
         axes.grid(False, axis="x")
+    elif len(x) and (x > 0).all() and x.max() / x.min() > 10:
+        axes.set_xscale("log")
     _trial_bar(figure, axes, palette, int(low), int(high))
     entries: dict[str, Artist] = {}
     top = best(study)
     if top is not None and not lab.missing(top.params.get(key)):
         value = top.params[key]
         x_best = float(value) if numeric else categories.index(lab.format_value(value))
-        axes.scatter([x_best], [top.objective], marker="*", s=140, color=BEST_COLOR, zorder=3)
-        entries[f"best: trial {top.number}"] = Line2D(
-            [], [], color=BEST_COLOR, marker="*", ls="", markersize=10
-        )
+        entries |= _mark_best(axes, top, x_best)
     axes.set(xlabel=key, ylabel=objective_label(study))
     if title:
         axes.set_title(heading(f"{title}: objective against {key}", ""))
@@ -326,13 +311,11 @@ def _trial_bar(figure: Figure, axes: Any, palette: Any, low: int, high: int) -> 
     bar.yaxis.set_major_locator(MaxNLocator(integer=True))
 
 
-def _mark_best(axes: Any, study: Study, x: str) -> dict[str, Artist]:
-    top = best(study)
-    if top is None:
-        return {}
-    axes.scatter([top.number], [top.objective], marker="*", s=140, color=BEST_COLOR, zorder=3)
+def _mark_best(axes: Any, top: Trial, x: float) -> dict[str, Artist]:
+    """The best trial ``top`` as a star at ``x``, and its legend entry."""
+    axes.scatter([x], [top.objective], marker="*", s=140, color=BEST_COLOR, zorder=3)
     star = Line2D([], [], color=BEST_COLOR, marker="*", ls="", markersize=10)
-    return {f"best: {x} {top.number}": star}
+    return {f"best: trial {top.number}": star}
 
 
 def _legend(figure: Figure, entries: Mapping[str, Artist]) -> Any:

@@ -1,15 +1,10 @@
 """Summary tables as text: markdown for reading, CSV for further analysis.
 
-The input is :func:`nslb_cli.plot.aggregate.summary`'s table; nothing here computes statistics.
-A mean ± SE is printed with the SE to two significant digits and the mean to the same
-decimal place (``92.6 ± 2.6``, ``0.612 ± 0.010``); a bootstrap interval, when asked for, to
-the same place (``92.6 ± 2.6 [87.7, 97.9]``).
-
-A CSV has one column per setting that varies (besides the label ``agent`` and the agent's
-name ``agent.name``): one with two or more values among the rows that record it, or one
-that a label names (set away from its default); settings every row shares are left out. Its
-numbers are written with :data:`CSV_DIGITS` significant digits, which drops float64's
-last-digit noise from the statistics (``92.805``, not ``92.80499999999999``).
+The input is :func:`nslb_cli.plot.aggregate.summary`'s table; nothing here computes
+statistics. A mean ± SE is printed with the SE to two significant digits and the mean to
+the same decimal place (``92.6 ± 2.6``), a bootstrap interval to that place too. A CSV keeps
+the settings that vary (:func:`csv_table`), its numbers to :data:`CSV_DIGITS` significant
+digits (``92.805``, not ``92.80499999999999``).
 """
 
 from __future__ import annotations

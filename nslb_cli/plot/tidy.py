@@ -1,30 +1,17 @@
 """Load an outputs tree into one tidy DataFrame: one row per (run, seed, round).
 
-:func:`load` walks a folder for ``seed=K.csv`` files (see :mod:`nslb_cli.store.results`), reads
-only the columns asked for, as the doubles written, checks that each file is complete (see
-:mod:`~nslb_cli.plot.csvread`), and joins its run's resolved ``config.yaml`` onto its rows as
-categorical columns (``name``, ``env.dynamics``, ``agent.name``, ``agent.num_particles``,
-…). The ``run`` section of the config is left out: it only says which seeds a command asked
-for, not what they simulate. The data a run simulated is named by :mod:`identity`.
+:func:`load` walks a folder for ``seed=K.csv`` files (:mod:`~nslb_cli.plot.csvread`) or
+Parquet results (:mod:`~nslb_cli.plot.parquetread`), reads only the columns asked for, as
+the doubles written, checks each seed complete, and keeps each run's resolved
+``config.yaml`` (without its ``run`` section: which seeds a command asked for, not what
+they simulate). A *run* is a resolved configuration (:mod:`identity`), not a folder: folders
+of equal configs are merged, a seed present in both taken from the first in sorted order.
 
-A *run* is a resolved configuration, not a folder: run folders whose configs are equal
-(``agent=umts`` and ``agent=umts agent.num_particles=100``, its default) are merged into one
-run with the seeds of both. A seed present in both is taken from the first folder (in
-sorted order); the other file is reported as skipped.
-
-Nothing is re-simulated and one bad file never stops the rest from loading. Skipped, each
-with its path and a one-line reason in :attr:`Loaded.skipped`:
-
-- a run folder without a readable ``config.yaml`` (its rows could not be told apart from
-  another configuration's, and folder names do not hold the defaults, so they are no
-  substitute);
-- a CSV that cannot be parsed, lacks a needed column, has missing values in a column that
-  is never empty, or is truncated: not exactly one row per round ``1 … env.horizon``;
-- seeds already loaded from another folder of the same run (one line per folder).
-
-Each seed's statistics (the agent's ``summary()`` values that ``seed=K.json`` records beside
-its CSV: ``detections``, ``resamples``, ``gamma``, …) are read into :attr:`Loaded.seed_stats`;
-a missing or unreadable record leaves them empty for that seed.
+One bad file never stops the rest; each is left out with a one-line reason in
+:attr:`Loaded.skipped`: a run folder without a readable ``config.yaml`` (folder names do
+not hold the defaults), a CSV unparsable, missing a column or values, or truncated, and a
+seed already loaded from another folder of the same run. Each seed's statistics
+(``seed=K.json``: ``detections``, ``resamples``, …) go to :attr:`Loaded.seed_stats`.
 """
 
 from __future__ import annotations
