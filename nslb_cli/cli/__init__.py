@@ -1,20 +1,8 @@
-"""The ``nslb`` command: a dispatcher over subcommands, one module each.
-
-* :mod:`~nslb_cli.cli.run` — ``nslb run <overrides>`` (Hydra);
-* :mod:`~nslb_cli.cli.plot` — ``nslb plot DIR``;
-* :mod:`~nslb_cli.cli.data` — ``nslb data prepare|path``;
-* :mod:`~nslb_cli.cli.listing` — ``nslb list``: environments and agents with their parameters;
-* :mod:`~nslb_cli.cli.check` — ``nslb check agent=NAME``: the agent conformance checks;
-* :mod:`~nslb_cli.cli.completion` — ``nslb completion bash|zsh``: shell completion;
-* ``nslb warmup`` (:mod:`nslb_cli.runner.warmup`) and ``nslb --version``, here;
-* :mod:`~nslb_cli.cli.process` — the process's life: signals, BLAS threads, a parallel
-  sweep's workers.
-
-Each subcommand's module is imported only when it is used: matplotlib (plot) and Hydra's
-composition (run) are slow to import. (The functions here are private: a public ``run``
-would be shadowed by the submodule of the same name once it is imported.)
-
-May import every other package: it is the top layer. Nothing imports it.
+"""The ``nslb`` command: a dispatcher over subcommands (:data:`USAGE`), one module each
+(``nslb warmup``, :mod:`nslb_cli.runner.warmup`, and ``nslb --version`` are here), each
+imported only when used: matplotlib (plot) and Hydra's composition (run) are slow to import.
+The functions here are private: a public ``run`` would be shadowed by the submodule of that
+name. The top layer: may import every other package; nothing imports it.
 """
 
 from __future__ import annotations

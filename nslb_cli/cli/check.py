@@ -1,15 +1,10 @@
 """``nslb check agent=NAME [key=value ...]``: the conformance checks of one agent, one line each.
 
-The overrides are composed and validated as for ``nslb run`` (same one-line errors). Without
-``env=NAME`` the agent is checked on :data:`nslb_cli.runner.conformance.DEFAULT_ENVS` (short
-synthetic runs), with any ``env.key=value`` applied to each; with ``env=NAME`` on that
-environment alone. ``run.*`` settings are ignored: the checks choose their seeds.
-
-The checks run in a process of their own (:mod:`nslb_cli.common.apart`): an agent that
-hangs one of them (for :data:`~nslb_cli.runner.conformance.STEP_SECONDS`) or ends the
-process (``os._exit``) is one line naming it and the check.
-
-Exit status: 0 when every check passes, 1 when one fails, 2 for bad input.
+The overrides are composed and validated as for ``nslb run``. Without ``env=NAME`` the agent
+is checked on :data:`nslb_cli.runner.conformance.DEFAULT_ENVS`, with any ``env.key=value``
+applied to each; ``run.*`` settings are ignored. The checks run in a process of their own
+(:mod:`nslb_cli.common.apart`): an agent that hangs or ends it is one line. Exit status: 0
+when every check passes, 1 when one fails, 2 for bad input.
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """``nslb completion bash|zsh``: the shell-completion script of ``nslb``.
 
-Install it with ``eval "$(nslb completion bash)"`` (or ``zsh``) in the shell's start-up file.
-The script completes the subcommands, ``plot``'s options and folders, ``data``'s commands,
-and the overrides of ``run`` and ``check`` (config groups, their options, keys and values)
-by asking Hydra's own completion, ``nslb run -sc query=bash``, about the words after the
-subcommand; Hydra lists no option below a group's subfolders, so the script itself offers
-the experiment presets (``experiment=paper/fixed``, …). (Hydra's ``--shell-completion
-install=bash`` script cannot be used: it calls the program without the subcommand.) zsh
-runs the same function through ``bashcompinit``.
+The script completes the subcommands, ``plot``'s options and folders, and the overrides of
+``run`` and ``check`` by asking Hydra's completion (``nslb run -sc query=bash``) about the
+words after the subcommand, and offers the experiment presets itself (Hydra lists no option
+below a group's subfolders; its ``install=bash`` script calls ``nslb`` without ``run``).
+zsh runs the same function through ``bashcompinit``.
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
-"""The life of an ``nslb`` process: how it starts, how signals stop it, how it ends.
-
-* one OpenBLAS thread unless the user chose a count (:func:`one_blas_thread`);
-* Ctrl-C and SIGTERM recorded as requests to stop (:mod:`nslb_cli.common.stopping`) while a
-  command runs (:func:`signals`), and a signal after its work is done ended at once;
-* the worker processes of a parallel sweep (joblib's loky workers) stopped or killed with
-  the command (:func:`stop_workers`, :func:`kill_workers`);
-* the end without Python's shutdown, which would restore the default signal handlers
-  (:func:`end`).
+"""The life of an ``nslb`` process: one OpenBLAS thread, Ctrl-C and SIGTERM as requests to
+stop (:mod:`nslb_cli.common.stopping`), a parallel sweep's workers stopped with the command,
+and an end without Python's shutdown (which would restore the default signal handlers).
 """
 
 from __future__ import annotations
