@@ -4,9 +4,8 @@ Run folders with equal resolved configs are one run: :func:`identity` is the key
 :mod:`tidy` merges runs on, without the ``run`` section and the local paths
 (:data:`LOCAL_PATHS`: where data was read from or cached, not what it was). A data-driven
 environment's data (MovieLens) is part of its identity under :data:`DATA`: the content
-fingerprint the run folder records (``env_data.fingerprint``, ``data_fingerprint`` or
-``data.json``), else ``env.data_dir``, else ``env.release`` (docs/guide/plotting.md, *Runs
-and groups*). :func:`dataset` names the data for people.
+fingerprint the run folder's ``data.json`` records, else ``env.data_dir``, else
+``env.release`` (docs/guide/plotting.md, *Runs and groups*). :func:`dataset` names the data for people.
 """
 
 from __future__ import annotations
@@ -20,8 +19,6 @@ from typing import Any
 DATA = "data"  # the derived identity of the data a run simulated (see the module docstring)
 DATA_FILE = "data.json"
 FINGERPRINT = "data.fingerprint"  # where the fingerprint goes in a loaded config
-FINGERPRINT_KEYS = ("env_data.fingerprint", "data_fingerprint")
-RECORD = "env_data."  # a section of data diagnostics in config.yaml
 DATA_DIR = "env.data_dir"
 RELEASE = "env.release"
 # Where the data were read from or cached, not what was simulated: never part of a group,
@@ -33,15 +30,9 @@ SHOWN_DIGITS = 8
 
 
 def with_data(config: dict[str, Any], folder: Path) -> dict[str, Any]:
-    """``config`` (flattened) with :data:`FINGERPRINT` and :data:`DATA` when it reads data.
-
-    Other keys of the run folder's data record (diagnostics) are dropped: they follow from
-    the data and the environment settings, and must not label or split runs.
-    """
-    fingerprint = _fingerprint(config, folder)
-    config = {
-        k: v for k, v in config.items() if not k.startswith(RECORD) and k not in FINGERPRINT_KEYS
-    }
+    """``config`` (flattened) with :data:`FINGERPRINT` and :data:`DATA` when it reads data."""
+    fingerprint = _fingerprint(folder)
+    config = dict(config)
     if fingerprint is not None:
         config[FINGERPRINT] = fingerprint
     if fingerprint is not None or DATA_DIR in config or RELEASE in config:
@@ -93,11 +84,8 @@ def dataset(config: Any, short: bool = False) -> str:
     return source
 
 
-def _fingerprint(config: dict[str, Any], folder: Path) -> Any:
-    """The ratings fingerprint recorded in the config, else in ``data.json``, else None."""
-    for key in FINGERPRINT_KEYS:
-        if _given(config.get(key)):
-            return config[key]
+def _fingerprint(folder: Path) -> Any:
+    """The ratings fingerprint recorded in the run folder's ``data.json``, else None."""
     try:
         record = json.loads((folder / DATA_FILE).read_text())
     except (OSError, ValueError):
