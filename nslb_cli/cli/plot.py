@@ -196,8 +196,8 @@ def parse(argv: Sequence[str]) -> Options:
         raise PlotError(f"--out: {reason}")
     if args.agents is not None and not _items(args.agents):
         raise PlotError("--agents: empty; give agent names, e.g. --agents mts,umts")
+    as_given = ("root", "log_x", "log_y", "dpi", "paper", "jobs", "style", "context", "ci")
     return Options(
-        root=args.root,
         out=out,
         formats=formats,
         metrics=metrics,
@@ -205,15 +205,8 @@ def parse(argv: Sequence[str]) -> Options:
         rename=tuple(renames),
         reference=None if args.reference is None else _none_or(args.reference),
         rounds=rounds_range(args.rounds),
-        log_x=args.log_x,
-        log_y=args.log_y,
-        dpi=args.dpi,
-        paper=args.paper,
         width=width,
-        jobs=args.jobs,
-        style=args.style,
-        context=args.context,
-        ci=args.ci,
+        **{name: getattr(args, name) for name in as_given},
     )
 
 

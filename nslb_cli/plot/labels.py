@@ -104,16 +104,12 @@ def non_default(row: pd.Series, columns: Iterable[str]) -> list[str]:
     """The agent settings among ``columns`` whose value in ``row`` (a run) differs from the
     agent's defaults: every recorded one for an agent without known defaults (a plugin).
     Settings the run did not record (NaN) are not named."""
-    defaults = agent_defaults(str(row[AGENT]))
+    defaults = agent_defaults(str(row[AGENT])) or {}
     found = []
     for column in columns:
         if not column.startswith(AGENT_PREFIX) or column == AGENT or absent(row[column]):
             continue
-        if (
-            defaults is None
-            or column not in defaults
-            or not same_value(row[column], defaults[column])
-        ):
+        if column not in defaults or not same_value(row[column], defaults[column]):
             found.append(column)
     return found
 
@@ -179,7 +175,7 @@ def sort_key(value: Any) -> tuple:
     """Numbers before text, numbers by value, text in natural order, missing values last."""
     if missing(value):
         return (2, 0.0, ())
-    if isinstance(value, int | float) and not isinstance(value, bool):
+    if is_number(value):
         return (0, float(value), ())
     return (1, 0.0, natural(str(value)))
 

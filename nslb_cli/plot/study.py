@@ -38,6 +38,7 @@ from nslb_cli.plot import labels as lab
 from nslb_cli.plot.csvread import MalformedResult, Skipped
 from nslb_cli.plot.figures import PANEL, figure_legend, heading, themed
 from nslb_cli.plot.layout import arrange, new_figure
+from nslb_cli.plot.tables import grid
 from nslb_cli.plot.tidy import walk
 
 STUDY_FOLDER = ".nslb-study"
@@ -202,20 +203,17 @@ def markdown(study: Study, trials: pd.DataFrame, title: str) -> str:
         chosen = ", ".join(f"{k}={lab.format_value(v)}" for k, v in top.params.items())
         summary += f"; best: trial {top.number}, {number_text(top.objective)} ({chosen})"
     lines += [summary, ""]
-    header = ["rank", "trial", "objective", *study.params]
-    lines += [
-        "| " + " | ".join(header) + " |",
-        "|" + "|".join(["---:"] * 3 + ["---"] * len(study.params)) + "|",
-    ]
-    for _, row in trials.iterrows():
-        cells = [
+    rows = [
+        [
             "" if pd.isna(row["rank"]) else str(row["rank"]),
             str(row["trial"]),
             "failed" if pd.isna(row["objective"]) else number_text(row["objective"]),
             *("" if lab.missing(row[key]) else lab.format_value(row[key]) for key in study.params),
         ]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+        for _, row in trials.iterrows()
+    ]
+    header = ["rank", "trial", "objective", *study.params]
+    return "\n".join(lines + grid(header, rows, "rrr" + "l" * len(study.params))) + "\n"
 
 
 def number_text(value: float) -> str:

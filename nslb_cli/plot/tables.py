@@ -10,7 +10,7 @@ digits (``92.805``, not ``92.80499999999999``).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -52,6 +52,18 @@ def format_value(value: float, like: float) -> str:
     return f"{value:.4g}" if math.isnan(like) else f"{value:.{_decimals(like)}f}"
 
 
+def grid(header: Sequence[str], rows: Iterable[Sequence[str]], align: str = "") -> list[str]:
+    """A markdown table's lines: ``header``, the alignment row (``align``: one ``l`` or ``r``
+    a column; default the first left, the others right) and a line per row of cells."""
+    align = align or "l" + "r" * (len(header) - 1)
+    marks = "|".join("---:" if a == "r" else "---" for a in align)
+    return [_line(header), f"|{marks}|", *map(_line, rows)]
+
+
+def _line(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
 def _decimals(se: float) -> int:
     return 3 if se == 0 else min(max(1 - math.floor(math.log10(se)), 0), MAX_DECIMALS)
 
@@ -81,13 +93,8 @@ def markdown(
     ]
     if shown_stats:
         header.append("per-seed statistics")
-    lines = [f"### {title}", ""]
-    if details:
-        lines += [details, ""]
-    lines += [
-        "| " + " | ".join(header) + " |",
-        "|" + "|".join(["---", *["---:"] * (len(header) - 1)]) + "|",
-    ]
+    lines = [f"### {title}", "", *([details, ""] if details else [])]
+    rows = []
     for _, row in table.iterrows():
         cells = [str(row["agent"]), str(row["n_seeds"])]
         for name in SUMMARY_METRICS:
@@ -114,8 +121,8 @@ def markdown(
                     if not pd.isna(row[mean])
                 )
             )
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+        rows.append(cells)
+    return "\n".join(lines + grid(header, rows)) + "\n"
 
 
 def _cell(row: pd.Series, prefix: str, bootstrap: bool, signed: bool = False) -> str:
@@ -170,6 +177,7 @@ def detection_table(summary: pd.DataFrame, settings: Sequence[str]) -> tuple[pd.
     markdown, one section per group (empty when no row has them). A mean delay averages the
     seeds that detected some change."""
     columns = stat_columns(list(DETECTION_STATS))
+    pairs = list(columns.values())
     marker = columns["false_alarms"][0]
     if marker not in summary:
         return summary.iloc[0:0], ""
@@ -177,15 +185,13 @@ def detection_table(summary: pd.DataFrame, settings: Sequence[str]) -> tuple[pd.
     header = ["agent", "seeds", *DETECTION_STATS.values()]
     lines = ["## How fast changes are found", ""]
     for group, part in rows.groupby("group", sort=False, observed=True):
-        lines += [f"### {group}", "", "| " + " | ".join(header) + " |"]
-        lines.append("|" + "|".join(["---", *["---:"] * (len(header) - 1)]) + "|")
-        for _, row in part.iterrows():
-            cells = [str(row["agent"]), str(row["n_seeds"])]
-            for mean, se in columns.values():
-                cells.append(format_pm(row.get(mean, math.nan), row.get(se, math.nan)))
-            lines.append("| " + " | ".join(cells) + " |")
-        lines.append("")
+        cells = [
+            [str(row["agent"]), str(row["n_seeds"])]
+            + [format_pm(row.get(mean, math.nan), row.get(se, math.nan)) for mean, se in pairs]
+            for _, row in part.iterrows()
+        ]
+        lines += [f"### {group}", "", *grid(header, cells), ""]
     keep = ["group", "agent", lab.AGENT, *settings, "n_seeds"]
-    keep += [column for pair in columns.values() for column in pair]
+    keep += [column for pair in pairs for column in pair]
     text = "\n".join(lines) if len(rows) else ""
     return rows[[column for column in keep if column in rows]], text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 from pathlib import Path
 
@@ -167,7 +168,11 @@ def test_values_formatted_as_written() -> None:
     assert lab.short_key("env.name") == "env"
 
 
-def movielens_run(data_dir: object, fingerprint: object = None, agent: str = "mts") -> dict:
+def movielens_run(
+    folder: Path, data_dir: object, fingerprint: object = None, agent: str = "mts"
+) -> dict:
+    """A MovieLens run's config as the loader reads it, its fingerprint in ``folder``'s
+    data.json."""
     config = {
         "name": "ml",
         "env.name": "movielens",
@@ -177,18 +182,19 @@ def movielens_run(data_dir: object, fingerprint: object = None, agent: str = "mt
         "agent.name": agent,
     }
     if fingerprint is not None:
-        config["env_data.fingerprint"] = fingerprint
-    return with_data(config, Path("/nonexistent"))
+        folder.mkdir()
+        (folder / "data.json").write_text(json.dumps({"fingerprint": fingerprint}))
+    return with_data(config, folder)
 
 
-def test_the_data_is_part_of_the_environment() -> None:
+def test_the_data_is_part_of_the_environment(tmp_path: Path) -> None:
     table = pd.DataFrame(
         [
-            movielens_run("/data/a", "aaaa1111ffff"),
-            movielens_run("/data/b", "bbbb2222ffff"),
-            movielens_run("/copy/of/a", "aaaa1111ffff", agent="random"),
-            movielens_run("/data/c"),
-            movielens_run(None),
+            movielens_run(tmp_path / "a", "/data/a", "aaaa1111ffff"),
+            movielens_run(tmp_path / "b", "/data/b", "bbbb2222ffff"),
+            movielens_run(tmp_path / "c", "/copy/of/a", "aaaa1111ffff", agent="random"),
+            movielens_run(tmp_path / "d", "/data/c"),
+            movielens_run(tmp_path / "e", None),
         ],
         dtype=object,
     )
