@@ -5,7 +5,8 @@ Run folders with equal resolved configs are one run: :func:`identity` is the key
 (:data:`LOCAL_PATHS`: where data was read from or cached, not what it was). A data-driven
 environment's data (MovieLens) is part of its identity under :data:`DATA`: the content
 fingerprint the run folder's ``data.json`` records, else ``env.data_dir``, else
-``env.release`` (docs/guide/plotting.md, *Runs and groups*). :func:`dataset` names the data for people.
+``env.release`` (docs/guide/plotting.md, *Runs and groups*). :func:`dataset` names the data
+for people.
 """
 
 from __future__ import annotations
