@@ -9,15 +9,13 @@ from pathlib import Path
 from matplotlib.backend_bases import FigureCanvasBase
 
 from nslb_cli.common.paths import unwritable
-from nslb_cli.plot.aggregate import CI_METHODS, METRICS
+from nslb_cli.plot.aggregate import CI_METHODS, DEFAULT_METRICS, DEFAULT_REFERENCE, METRICS
 from nslb_cli.plot.figures import CONTEXTS
 from nslb_cli.plot.layout import MAX_PIXELS
 from nslb_cli.plot.paper import COLUMNS, MAX_WIDTH, MIN_WIDTH
 from nslb_cli.plot.report import (
     DEFAULT_DPI,
     DEFAULT_FORMATS,
-    DEFAULT_METRICS,
-    DEFAULT_REFERENCE,
     Options,
     PlotError,
     plot,

@@ -49,6 +49,8 @@ METRICS = {
     "p_true_state": Metric("p_true_state", "posterior mass on the true state"),
 }
 SUMMARY_METRICS = ("cum_regret", "avg_reward")  # what the summary tables report
+DEFAULT_METRICS = ("cum_regret", "avg_reward")  # the curves drawn, the columns loaded
+DEFAULT_REFERENCE = "mts"  # of paired differences, where exactly one run of it is present
 PAIRED_METRIC = "cum_regret"
 CI_METHODS = ("se", "bootstrap")  # --ci: mean ± SE only, or a bootstrap interval beside it
 CONFIDENCE = 0.95

@@ -18,12 +18,10 @@ import pandas as pd
 
 from nslb_cli.plot import aggregate, selection, tables, tidy
 from nslb_cli.plot import labels as lab
-from nslb_cli.plot.aggregate import CI_METHODS, METRICS
+from nslb_cli.plot.aggregate import CI_METHODS, DEFAULT_METRICS, DEFAULT_REFERENCE, METRICS
 from nslb_cli.plot.identity import DATA, DATA_SOURCE
 from nslb_cli.store.results import COLUMNS
 
-DEFAULT_METRICS = ("cum_regret", "avg_reward")
-DEFAULT_REFERENCE = "mts"
 Rounds = int | str | tuple[int | None, int | None] | None
 KEYS = ("group", "agent", lab.AGENT)
 

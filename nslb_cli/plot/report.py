@@ -38,9 +38,7 @@ from nslb_cli.plot.styles import Style, style_map
 from nslb_cli.store.atomic import atomic_write_text
 from nslb_cli.store.folder import claim_plotted
 
-DEFAULT_METRICS = ("cum_regret", "avg_reward")
 DEFAULT_FORMATS = ("png", "pdf")
-DEFAULT_REFERENCE = "mts"
 DEFAULT_DPI = 150
 CAPTION = "caption.txt"  # publication mode: <stem>.caption.txt beside each figure
 UNEVEN = "agents ran different seed sets"
@@ -54,10 +52,10 @@ class Options:
     root: Path
     out: Path
     formats: tuple[str, ...] = DEFAULT_FORMATS
-    metrics: tuple[str, ...] = DEFAULT_METRICS
+    metrics: tuple[str, ...] = aggregate.DEFAULT_METRICS
     agents: tuple[str, ...] = ()
     rename: tuple[tuple[str, str], ...] = ()
-    reference: str | None = None  # None: DEFAULT_REFERENCE when present; "": no differences
+    reference: str | None = None  # None: aggregate.DEFAULT_REFERENCE; "": no differences
     rounds: tuple[int | None, int | None] = (None, None)
     log_x: bool = False
     log_y: bool = False
@@ -332,7 +330,7 @@ def _references(
 ) -> dict[str, str | None]:
     """Each group's reference label; a ``--reference`` that names no agent, or several, in a
     group is an error (the default, ``mts``, is then simply left out there)."""
-    selector = DEFAULT_REFERENCE if reference is None else reference
+    selector = aggregate.DEFAULT_REFERENCE if reference is None else reference
     try:
         found, ambiguous = lab.references(runs, selector or None, rename, required=bool(reference))
     except lab.SelectionError as err:
