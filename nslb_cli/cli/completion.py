@@ -10,14 +10,8 @@ zsh runs the same function through ``bashcompinit``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from importlib import resources
-from typing import TYPE_CHECKING
 
 from nslb_cli.common.errors import ConfigError
-from nslb_cli.runner.compose import CONFIG_MODULE
-
-if TYPE_CHECKING:  # importlib.resources.abc from Python 3.11
-    from importlib.abc import Traversable
 
 SHELLS = ("bash", "zsh")
 
@@ -71,29 +65,17 @@ autoload -U +X bashcompinit && bashcompinit
 
 def script(shell: str, commands: Sequence[str]) -> str:
     """The completion script for ``shell``; ``commands`` are ``nslb``'s subcommands."""
+    from nslb_cli.cli.listing import presets
     from nslb_cli.cli.plot import parser
 
     options = sorted(s for action in parser()._actions for s in action.option_strings)
-    folder = resources.files(CONFIG_MODULE).joinpath("experiment")
-    presets = [f"experiment={name}" for name in _presets(folder)]
     bash = (
         BASH.replace("__COMMANDS__", " ".join([*commands, "--help", "--version"]))
         .replace("__PLOT_OPTIONS__", " ".join(options))
         .replace("__SHELLS__", " ".join(SHELLS))
-        .replace("__PRESETS__", " ".join(presets))
+        .replace("__PRESETS__", " ".join(f"experiment={name}" for name in presets()))
     )
     return ZSH_PRELUDE + bash.split("\n", 1)[1] if shell == "zsh" else bash
-
-
-def _presets(folder: Traversable, prefix: str = "") -> list[str]:
-    """The presets of ``conf/experiment/`` below ``folder``, as ``experiment=`` takes them."""
-    found: list[str] = []
-    for item in sorted(folder.iterdir(), key=lambda item: item.name):
-        if item.is_dir():
-            found += _presets(item, f"{prefix}{item.name}/")
-        elif item.name.endswith(".yaml"):
-            found.append(prefix + item.name.removesuffix(".yaml"))
-    return found
 
 
 def main(arguments: Sequence[str], commands: Sequence[str]) -> None:

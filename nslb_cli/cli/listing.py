@@ -76,6 +76,11 @@ def _group(registry: Registry) -> list[str]:
     return lines
 
 
+def presets() -> list[str]:
+    """The presets of ``conf/experiment/``, as ``experiment=`` takes them, in order."""
+    return sorted(_presets(resources.files(CONFIG_MODULE) / "experiment"))
+
+
 def _presets(folder: Traversable, prefix: str = "") -> list[str]:
     if not folder.is_dir():
         return []
@@ -95,6 +100,6 @@ def main() -> None:
         print("\n".join(_group(registry)))
         for problem in registry.problems():
             warn(problem)
-    presets = sorted(_presets(resources.files(CONFIG_MODULE) / "experiment"))
-    text = ", ".join(presets) if presets else "(none)"
+    found = presets()
+    text = ", ".join(found) if found else "(none)"
     print(textwrap.fill(text, WIDTH, initial_indent="experiment:  ", subsequent_indent="  "))
