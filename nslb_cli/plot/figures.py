@@ -300,26 +300,17 @@ def final_distribution(
     data = final.loc[final[value].notna(), ["agent", value]]
     data = data.assign(agent=data["agent"].astype(str))
     palette = {agent: styles[agent].color for agent in agents}
-    common = {"data": data, "x": value, "y": "agent", "order": agents, "hue": "agent"}
-    common |= {"hue_order": agents, "palette": palette, "legend": False, "ax": axes}
+    common: dict[str, Any] = {"x": value, "hue": "agent", "hue_order": agents}
+    common |= {"palette": palette, "legend": False, "ax": axes}
     with warnings.catch_warnings():  # seaborn 0.13 passes matplotlib 3.11 a deprecated vert=
         warnings.filterwarnings("ignore", message="vert: bool", category=DeprecationWarning)
-        sns.boxplot(**common, dodge=False, fill=False, width=0.6, showfliers=False, linewidth=1.2)
+        sns.boxplot(
+            data=data, y="agent", order=agents, **common,
+            dodge=False, fill=False, width=0.6, showfliers=False, linewidth=1.2,
+        )  # fmt: skip
     jitter = np.random.default_rng(0).uniform(-0.2, 0.2, len(data))  # the same dots every run
     dots = data.assign(row=data["agent"].map(agents.index).to_numpy(float) + jitter)
-    sns.scatterplot(
-        data=dots,
-        x=value,
-        y="row",
-        hue="agent",
-        hue_order=agents,
-        palette=palette,
-        s=7,
-        alpha=0.6,
-        linewidth=0,
-        legend=False,
-        ax=axes,
-    )
+    sns.scatterplot(data=dots, y="row", **common, s=7, alpha=0.6, linewidth=0)
     axes.set_yticks(range(len(agents)), names)
     axes.set_ylim(len(agents) - 0.4, -0.6)
     axes.grid(False, axis="y")
