@@ -10,5 +10,6 @@ draw and write (through :mod:`~nslb_cli.plot.render`); :mod:`~nslb_cli.plot.repo
 whole report of ``nslb plot DIR``. :mod:`~nslb_cli.plot.notebook` gives the same results to
 notebooks as pandas frames, without plotting libraries.
 
-May import :mod:`nslb_cli.store` and :mod:`nslb_cli.common` only (pyproject.toml's layers).
+May import :mod:`nslb_cli.store` and :mod:`nslb_cli.common`; never the runner, the agents, the
+environments or the data (pyproject.toml's layers).
 """
