@@ -3,8 +3,9 @@
 ``run.engine`` is resolved once, into :data:`ENGINES`' object (``RunConfig.engine``), and the
 runner asks that object, never the name: whether it runs a job (:meth:`Engine.refusal`,
 one line), a batch's trace (:meth:`Engine.simulate`), a batch's arrays for the memory
-estimate (:meth:`Engine.batch_terms`), and what its numbers depend on (:attr:`Engine.key`,
-part of the result key, and :meth:`Engine.numbers`, recorded in the folder's provenance).
+estimate (:meth:`Engine.batch_terms`), what its numbers depend on (:attr:`Engine.key`,
+part of the result key, and :meth:`Engine.numbers`, recorded in the folder's provenance),
+and what a sweep's jobs share while the sweep runs (:meth:`Engine.sharing`).
 
 * :class:`NumpyEngine`, the default: the round loop of numpy and numba kernels
   (:mod:`nslb_cli.runner.simulate`), in parts for a concurrent agent
@@ -17,7 +18,8 @@ part of the result key, and :meth:`Engine.numbers`, recorded in the folder's pro
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import replace
 from typing import Any
 
@@ -29,7 +31,7 @@ from nslb_cli.bandit.problem import FLOAT, Sizes
 from nslb_cli.bandit.trace import Trace, check_decisions
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.jax_engine import coverage
-from nslb_cli.jax_engine.sweep import Fits
+from nslb_cli.jax_engine.sweep import Fits, SharedBatches
 from nslb_cli.runner.memory import trace_bytes
 from nslb_cli.runner.parts import plan_parts, simulate_parts
 
@@ -47,7 +49,7 @@ class Engine(ABC):
     the default engine's results name no engine)."""
     shares_batches = False
     """Whether the jobs of a sweep on it that differ only in traced parameters share
-    programs and batches, and are announced first (:meth:`plan_sweep`)."""
+    programs and batches, and are announced first (:meth:`sharing`)."""
 
     def refusal(self, env: Any, agent: Any) -> tuple[str, str] | None:
         """``(key, reason)`` when the engine cannot run ``agent`` on ``env`` (params)."""
@@ -75,9 +77,11 @@ class Engine(ABC):
         """The group of each of a sweep's ``jobs`` (``None``: alone)."""
         return [None] * len(jobs)
 
-    def plan_sweep(self, jobs: Sequence[SweepJob], fits: Fits) -> None:  # noqa: B027
-        """Announce a sweep's jobs in the order they run (an engine that shares no batch
-        has nothing to announce)."""
+    def sharing(self, jobs: Sequence[SweepJob], fits: Fits) -> AbstractContextManager[None]:
+        """While the block runs, the jobs of a sweep, ``jobs`` in the order they run, share
+        what the engine shares between them (an engine that shares no batch: nothing), as
+        many lanes a batch as ``fits`` (env, agent, lanes) allows."""
+        return nullcontext()
 
 
 class NumpyEngine(Engine):
@@ -115,13 +119,16 @@ class JaxEngine(Engine):
     shares_batches = True
     COPIES = 2  # the state and the rows: as the program holds them, and a copy each
 
+    def __init__(self) -> None:
+        self._shared: SharedBatches | None = None  # the running sweep's (:meth:`sharing`)
+
     def refusal(self, env: Any, agent: Any) -> tuple[str, str] | None:
         return coverage.refusal(env, agent)
 
     def simulate(self, env: Any, agent: Any, seeds: np.ndarray, run: Any) -> Trace:
         from nslb_cli.jax_engine.engine import simulate_seeds
 
-        return simulate_seeds(env, agent, seeds, run.batch_size, run.every)
+        return simulate_seeds(env, agent, seeds, run.batch_size, run.every, self._shared)
 
     def batch_terms(
         self, env: Any, agent: type[Agent], sizes: Sizes, statistics: dict[str, int], every: int
@@ -147,10 +154,17 @@ class JaxEngine(Engine):
 
         return group_keys(jobs)
 
-    def plan_sweep(self, jobs: Sequence[SweepJob], fits: Fits) -> None:
+    @contextmanager
+    def sharing(self, jobs: Sequence[SweepJob], fits: Fits) -> Iterator[None]:
+        """The jobs' programs and batches (:mod:`nslb_cli.jax_engine.sweep`), planned when
+        the block begins and dropped when it ends: a job run after it shares nothing."""
         from nslb_cli.jax_engine.engine import plan_sweep
 
-        plan_sweep(jobs, fits)
+        self._shared = plan_sweep(jobs, fits)
+        try:
+            yield
+        finally:
+            self._shared = None
 
 
 ENGINES: dict[str, Engine] = {engine.name: engine for engine in (NumpyEngine(), JaxEngine())}
