@@ -5,7 +5,8 @@ runner asks that object, never the name: whether it runs a job (:meth:`Engine.re
 one line), a batch's trace (:meth:`Engine.simulate`), a batch's arrays for the memory
 estimate (:meth:`Engine.batch_terms`), what its numbers depend on (:attr:`Engine.key`,
 part of the result key, and :meth:`Engine.numbers`, recorded in the folder's provenance),
-and what a sweep's jobs share while the sweep runs (:meth:`Engine.sharing`).
+what a sweep's jobs share while the sweep runs (:meth:`Engine.sharing`), and how
+``nslb warmup`` compiles its code in advance (:meth:`Engine.warm_up`).
 
 * :class:`NumpyEngine`, the default: the round loop of numpy and numba kernels
   (:mod:`nslb_cli.runner.simulate`), in parts for a concurrent agent
@@ -17,10 +18,13 @@ and what a sweep's jobs share while the sweep runs (:meth:`Engine.sharing`).
 
 from __future__ import annotations
 
+import importlib.util
+import tempfile
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,6 +38,11 @@ from nslb_cli.jax_engine import coverage
 from nslb_cli.jax_engine.sweep import Fits, SharedBatches
 from nslb_cli.runner.memory import trace_bytes
 from nslb_cli.runner.parts import plan_parts, simulate_parts
+
+
+class Unwritable(Exception):
+    """A cache ``nslb warmup`` cannot write (or JAX missing for ``--engine jax``), one line."""
+
 
 Terms = list[dict[str, int]]  # bytes by the config key that makes each grow
 SweepJob = tuple[Any, Any, tuple[int, int]]  # env params, agent params, (batch size, every)
@@ -83,6 +92,17 @@ class Engine(ABC):
         many lanes a batch as ``fits`` (env, agent, lanes) allows."""
         return nullcontext()
 
+    @abstractmethod
+    def warm_cache(self, alone: bool) -> list[Path]:
+        """The cache folders :meth:`warm_up` fills, checked writable now rather than after
+        minutes of compiling (else :class:`Unwritable`); ``alone``: the only engine warmed."""
+
+    @abstractmethod
+    def warm_up(self, report: Callable[[str], None]) -> tuple[str | None, str | None]:
+        """Compile the engine's code of every agent now (``report`` gets a line per agent):
+        what was compiled, in words (``None``: nothing), and why it was not kept (``None``:
+        it was)."""
+
 
 class NumpyEngine(Engine):
     """``run.engine=numpy``: the world's arrays are made whole, then the agent plays them
@@ -109,6 +129,27 @@ class NumpyEngine(Engine):
         items = K if env.contextual else 0
         world = R * n * (K + items + self.WORLD_ARRAYS) * FLOAT
         return [{"env.horizon, env.n_arms": world, "env.horizon": trace_bytes(sizes)}, statistics]
+
+    def warm_cache(self, alone: bool) -> list[Path]:
+        from nslb_cli.compiled.jit import CACHE
+
+        try:
+            CACHE.mkdir(parents=True, exist_ok=True)
+            tempfile.TemporaryFile(dir=CACHE).close()
+        except OSError as err:
+            why = err.strerror or err
+            raise Unwritable(f"cannot write the compiled-code cache {CACHE} ({why}): set "
+                             "NSLB_CACHE to a writable folder") from None  # fmt: skip
+        return [CACHE]
+
+    def warm_up(self, report: Callable[[str], None]) -> tuple[str | None, str | None]:
+        """numba's kernels, every agent on every setting (:mod:`nslb_cli.runner.warmup`)."""
+        from nslb_cli.compiled.jit import CACHE, cache_kept
+        from nslb_cli.runner.warmup import warm_up
+
+        played = warm_up(report)
+        lost = f"the compiled code could not be kept in {CACHE}: later runs compile it again"
+        return f"{played} agent settings", None if cache_kept() else lost
 
 
 class JaxEngine(Engine):
@@ -148,6 +189,28 @@ class JaxEngine(Engine):
 
     def numbers(self) -> str:
         return coverage.numbers()
+
+    def warm_cache(self, alone: bool) -> list[Path]:
+        """None without JAX, which ``alone`` (``--engine jax``) makes one line."""
+        if importlib.util.find_spec("jax") is None:
+            if alone:
+                raise Unwritable(f"nslb warmup --engine jax needs JAX: {coverage.EXTRA}")
+            return []
+        from nslb_cli.common.paths import user_cache
+        from nslb_cli.jax_engine.cache import folder
+
+        path = folder()
+        if path is None:
+            raise Unwritable(f"cannot write the JAX programs' cache {user_cache() / 'jax'}: "
+                             "set NSLB_CACHE to a writable folder")  # fmt: skip
+        return [path]
+
+    def warm_up(self, report: Callable[[str], None]) -> tuple[str | None, str | None]:
+        """The programs of the paper presets, when JAX is installed."""
+        from nslb_cli.runner.warmup import warm_up_jax
+
+        programs = warm_up_jax(report)
+        return (f"{programs} JAX programs" if programs else None), None
 
     def group_keys(self, jobs: Sequence[SweepJob]) -> list[str | None]:
         from nslb_cli.jax_engine.engine import group_keys
