@@ -1,6 +1,7 @@
 """nslb's launcher: Hydra's basic launch (each job in turn, in this process) in the order
-that lets the JAX engine run a group of jobs sharing one program one after another
-(:func:`nslb_cli.runner.job.plan_sweep`); each job keeps its number.
+that lets the JAX engine run a group of jobs sharing one program one after another, what
+they share held while the batch runs (:func:`nslb_cli.runner.sweep.plan_sweep`); each job
+keeps its number.
 
 Hydra's basic launcher runs a batch's jobs in their order, numbering them as it goes, and
 composes each job; this one runs the config nslb's sweeper composed for each job's check
@@ -46,7 +47,7 @@ class NslbLauncher(Launcher):
         self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int
     ) -> Sequence[JobReturn]:
         """Run each job (numbered from ``initial_job_idx``); return their results in order."""
-        from nslb_cli.runner.job import plan_sweep  # here: see the sweeper's import
+        from nslb_cli.runner.sweep import plan_sweep  # here: see the sweeper's import
 
         assert self.config is not None and self.hydra_context is not None
         assert self.task_function is not None
@@ -56,20 +57,22 @@ class NslbLauncher(Launcher):
         log.info(f"Launching {len(job_overrides)} jobs locally")
         configs = [self._config(initial_job_idx + at, job) for at, job in enumerate(job_overrides)]
         runs: dict[int, JobReturn] = {}
-        for at in plan_sweep(configs):
-            number, config = initial_job_idx + at, configs[at]
-            log.info(f"\t#{number} : {' '.join(filter_overrides(job_overrides[at]))}")
-            with open_dict(config):
-                config.hydra.job.id = number
-                config.hydra.job.num = number
-            runs[at] = run_job(
-                hydra_context=self.hydra_context,
-                task_function=self.task_function,
-                config=config,
-                job_dir_key="hydra.sweep.dir",
-                job_subdir_key="hydra.sweep.subdir",
-            )
-            configure_log(self.config.hydra.hydra_logging, self.config.hydra.verbose)
+        order, sharing = plan_sweep(configs)
+        with sharing:
+            for at in order:
+                number, config = initial_job_idx + at, configs[at]
+                log.info(f"\t#{number} : {' '.join(filter_overrides(job_overrides[at]))}")
+                with open_dict(config):
+                    config.hydra.job.id = number
+                    config.hydra.job.num = number
+                runs[at] = run_job(
+                    hydra_context=self.hydra_context,
+                    task_function=self.task_function,
+                    config=config,
+                    job_dir_key="hydra.sweep.dir",
+                    job_subdir_key="hydra.sweep.subdir",
+                )
+                configure_log(self.config.hydra.hydra_logging, self.config.hydra.verbose)
         return [runs[at] for at in range(len(configs))]
 
     def _config(self, number: int, job: Sequence[str]) -> DictConfig:

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nslb_cli.cli import process
 from nslb_cli.cli.errors import fail
 from nslb_cli.common.errors import ConfigError
 from nslb_cli.common.stopping import Terminated, forget, requests_unreported, stopped_by
 from nslb_cli.common.stopping import check as check_stop
+
+if TYPE_CHECKING:
+    from nslb_cli.runner.engines import Engine
 
 USAGE = """usage: nslb <command> [arguments]
 
@@ -94,74 +97,40 @@ def _warmup(arguments: Sequence[str]) -> None:
     """``nslb warmup``: see :mod:`nslb_cli.runner.warmup`."""
     import time
 
-    from nslb_cli.compiled.jit import CACHE, cache_kept
-    from nslb_cli.runner.warmup import warm_up, warm_up_jax
+    from nslb_cli.runner.engines import Unwritable
 
     engines = _warmup_engines(arguments)
-    caches = [_writable_kernel_cache()] if "numpy" in engines else []
-    if "jax" in engines:
-        caches += _writable_program_cache(alone="numpy" not in engines)
+    try:
+        caches = [path for engine in engines for path in engine.warm_cache(len(engines) == 1)]
+    except Unwritable as err:
+        fail(str(err))
     start = time.perf_counter()
     report = lambda line: print(f"  {line}", file=sys.stderr)  # noqa: E731
-    played = warm_up(report) if "numpy" in engines else 0
-    programs = warm_up_jax(report) if "jax" in engines else 0
-    if "numpy" in engines and not cache_kept():
-        fail(f"the compiled code could not be kept in {CACHE}: later runs compile it again")
-    made = [f"{played} agent settings"] if "numpy" in engines else []
-    made += [f"{programs} JAX programs"] if programs else []
+    done = [engine.warm_up(report) for engine in engines]
+    for _, lost in done:
+        if lost is not None:
+            fail(lost)
+    made = [what for what, _ in done if what is not None]
     print(
         f"nslb warmup: compiled code for {' and '.join(made)} ready in "
         f"{time.perf_counter() - start:.0f} s (cache: {', '.join(map(str, caches))})"
     )
 
 
-def _writable_kernel_cache() -> Path:
-    """numba's cache folder, said unwritable now rather than after minutes of compiling."""
-    import tempfile
+def _warmup_engines(arguments: Sequence[str]) -> list[Engine]:
+    """The engines ``nslb warmup``'s ``arguments`` ask for: every one without any, one with
+    ``--engine NAME`` (or ``--engine=NAME``); anything else is one line."""
+    from nslb_cli.runner.engines import ENGINES
 
-    from nslb_cli.compiled.jit import CACHE
-
-    try:
-        CACHE.mkdir(parents=True, exist_ok=True)
-        tempfile.TemporaryFile(dir=CACHE).close()
-    except OSError as err:
-        fail(f"cannot write the compiled-code cache {CACHE} ({err.strerror or err}): set "
-             "NSLB_CACHE to a writable folder")  # fmt: skip
-    return CACHE
-
-
-def _writable_program_cache(alone: bool) -> list[Path]:
-    """The JAX engine's cache folder (none without JAX, which ``alone`` — ``--engine jax`` —
-    makes one line); an unwritable one is one line."""
-    import importlib.util
-
-    from nslb_cli.jax_engine import coverage
-
-    if importlib.util.find_spec("jax") is None:
-        if alone:
-            fail(f"nslb warmup --engine jax needs JAX: {coverage.EXTRA}")
-        return []
-    from nslb_cli.common.paths import user_cache
-    from nslb_cli.jax_engine.cache import folder
-
-    path = folder()
-    if path is None:
-        fail(f"cannot write the JAX programs' cache {user_cache() / 'jax'}: set NSLB_CACHE "
-             "to a writable folder")  # fmt: skip
-    return [path]
-
-
-def _warmup_engines(arguments: Sequence[str]) -> tuple[str, ...]:
-    """The engines ``nslb warmup``'s ``arguments`` ask for: both without any, one with
-    ``--engine numpy`` or ``--engine jax`` (or ``--engine=…``); anything else is one line."""
     given = list(arguments)
     if given and given[0].startswith("--engine="):
         given = ["--engine", given[0].partition("=")[2], *given[1:]]
     if not given:
-        return ("numpy", "jax")
-    if len(given) == 2 and given[0] == "--engine" and given[1] in ("numpy", "jax"):
-        return (given[1],)
-    fail(f"nslb warmup takes --engine numpy or --engine jax, not {' '.join(arguments)!r}")
+        return list(ENGINES.values())
+    if len(given) == 2 and given[0] == "--engine" and given[1] in ENGINES:
+        return [ENGINES[given[1]]]
+    takes = " or ".join(f"--engine {name}" for name in ENGINES)
+    fail(f"nslb warmup takes {takes}, not {' '.join(arguments)!r}")
 
 
 def _plot(arguments: Sequence[str]) -> None:

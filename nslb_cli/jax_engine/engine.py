@@ -35,34 +35,42 @@ def group_keys(jobs: Sequence[tuple[Any, Any, tuple[int, int]]]) -> list[str | N
     return sweep.group_keys(jobs, WORLDS.get, built_in)
 
 
-def plan_sweep(jobs: Sequence[tuple[Any, Any, tuple[int, int]]], fits: sweep.Fits) -> None:
-    """Announce a sweep's jobs (as :func:`group_keys` takes them) in the order they run:
+def plan_sweep(
+    jobs: Sequence[tuple[Any, Any, tuple[int, int]]], fits: sweep.Fits
+) -> sweep.SharedBatches:
+    """What a sweep's jobs (as :func:`group_keys` takes them, in the order they run) share:
     those that differ only in traced parameters share programs and batches (:mod:`.sweep`),
     as many lanes as ``fits`` (env, agent, lanes) allows."""
-    sweep.plan(jobs, WORLDS.get, built_in, fits)
+    return sweep.plan(jobs, WORLDS.get, built_in, fits)
 
 
 def simulate_seeds(
-    env: Any, agent: Any, seeds: np.ndarray, batch_size: int, every: int = 1
+    env: Any,
+    agent: Any,
+    seeds: np.ndarray,
+    batch_size: int,
+    every: int = 1,
+    shared: sweep.SharedBatches | None = None,
 ) -> Trace:
     """The trace of ``seeds`` (one batch of at most ``batch_size``) for params ``env`` and
     ``agent``, holding the rounds ``every`` keeps: compiled once per job and batch size, or
-    once per group of a planned sweep (:mod:`.sweep`), whose next jobs' lanes fill the
-    batch."""
+    once per group of the sweep whose jobs ``shared`` holds (:func:`plan_sweep`), whose
+    next jobs' lanes fill the batch."""
     seeds, job = np.asarray(seeds, dtype=np.int64), (env, agent)
+    shared = sweep.SharedBatches() if shared is None else shared
     names = sweep.traced(job, WORLDS.get, built_in)
     key = sweep.group_key(job, (batch_size, every), names) if any(names) else ""  # alone
-    found = sweep.waiting(key, job, names, seeds)
+    found = shared.take(key, job, names, seeds)
     if found is not None:
         return found
-    group = sweep.members(key, job)
+    group = shared.members(key, job)
     static_env, static_agent = sweep.static_params(job, group, names)
     world = world_of(static_env)
     built = agent_of(static_agent, world)
     per = max(len(seeds), 1)
-    most = sweep.jobs_per_batch(key, (static_env, built.params), group, per, batch_size)
-    jobs = [job, *sweep.companions(key, job, names, most - 1)]
+    most = shared.jobs_per_batch(key, (static_env, built.params), group, per, batch_size)
+    jobs = [job, *shared.companions(key, job, names, most - 1)]
     lanes = sweep.lanes(jobs, names, seeds)
     trace = simulate_batch(world, built, np.tile(seeds, len(jobs)), per * most, lanes, every)
     check_decisions(trace, world.problem.n_arms, world.problem.n_states)
-    return sweep.keep(key, jobs, names, seeds, trace)
+    return shared.keep(key, jobs, names, seeds, trace)

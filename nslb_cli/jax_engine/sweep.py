@@ -6,10 +6,11 @@ jobs of a sweep that differ only in their values form a group, built once for th
 largest values (a ring as wide as the largest window), so one compiled program serves
 every job of the group.
 
-nslb's launcher announces a sweep's jobs (:func:`plan`) before it runs them one after
-another. When a job of a group simulates a batch of seeds, the batch's lanes are filled
+nslb's launcher announces a sweep's jobs before it runs them one after another:
+:func:`plan` makes what they share, a :class:`SharedBatches` that lasts as long as the
+sweep. When a job of a group simulates a batch of seeds, the batch's lanes are filled
 with the same seeds for the next jobs of the group, up to ``run.batch_size`` lanes, and
-their traces wait here until their jobs ask for them (one batch at most: a job's turn
+their traces wait there until their jobs ask for them (one batch at most: a job's turn
 drops what waited for the jobs before it). A job whose seeds are not those waiting (its
 folder held some already) simulates its own. Either way a lane's numbers are those of its
 seed and values alone, and each job writes its own folder as it always does.
@@ -20,6 +21,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -27,11 +29,7 @@ import numpy as np
 from nslb_cli.bandit.trace import Trace
 
 Job = tuple[Any, Any]  # (env params, agent params)
-_groups: dict[str, list[Job]] = {}  # group key -> its jobs, in order
-_waiting: dict[tuple[str, str, bytes], Trace] = {}  # (group, values, seeds) -> a job's trace
 Fits = Callable[[Any, Any, int], bool]  # (env params, agent params, lanes): fits in memory?
-_fits: list[Fits] = []  # the planned sweep's memory check
-_in_a_row: list[bool] = []  # whether the planned sweep runs each group's jobs in a row
 
 
 class Names(NamedTuple):
@@ -89,26 +87,6 @@ def group_keys(
     return keys
 
 
-def plan(jobs: Sequence[tuple[Any, Any, Any]], worlds: Lookup, agents: Lookup, fits: Fits) -> None:
-    """Announce a sweep's jobs (as :func:`group_keys` takes them) in the order they will run,
-    and how to tell whether a batch of lanes fits in memory; forget the previous sweep's.
-    Where each group's jobs come in a row, a group's turn ends when another's begins."""
-    _groups.clear()
-    _waiting.clear()
-    _fits[:] = [fits]
-    keys = group_keys(jobs, worlds, agents)
-    for (env, params, _), key in zip(jobs, keys, strict=True):
-        if key is not None:
-            _groups.setdefault(key, []).append((env, params))
-    runs = [key for at, key in enumerate(keys) if key is not None and keys[at - 1 : at] != [key]]
-    _in_a_row[:] = [len(runs) == len(set(runs))]
-
-
-def members(key: str, job: Job) -> list[Job]:
-    """The jobs of ``job``'s group (itself alone outside a planned sweep)."""
-    return _groups.get(key, [job])
-
-
 def static_params(job: Job, group: list[Job], names: Names) -> Job:
     """``job``'s params with each of ``names`` at its largest value in ``group``: what the
     group's program is built from (its arrays sized for every job of the group)."""
@@ -119,49 +97,6 @@ def static_params(job: Job, group: list[Job], names: Names) -> Job:
             object.__setattr__(part, name, max(getattr(j[at], name) for j in group))
         built.append(part)
     return built[0], built[1]
-
-
-def jobs_per_batch(key: str, static: Job, group: list[Job], per: int, batch_size: int) -> int:
-    """How many jobs of ``group`` (key ``key``) one batch holds, ``per`` seeds each: as
-    many as ``batch_size`` lanes take, halved until a batch (every lane as wide as
-    ``static``'s) fits in memory; at least one (the job's own seeds, checked before it
-    ran), and only that while another group's lanes wait (what waits stays one batch)."""
-    if any(waits != key for waits, _, _ in _waiting):
-        return 1
-    most = min(len(group), max(batch_size // per, 1))
-    while most > 1 and _fits and not _fits[0](*static, most * per):
-        most //= 2
-    return most
-
-
-def _around(key: str, job: Job, names: Names) -> tuple[list[Job], list[Job]]:
-    """The jobs of ``job``'s group before it and after it (none outside a planned group)."""
-    group, mine = members(key, job), _values_key(job, names)
-    order = [_values_key(j, names) for j in group]
-    if mine not in order:
-        return [], []
-    at = order.index(mine)
-    return group[:at], group[at + 1 :]
-
-
-def waiting(key: str, job: Job, names: Names, seeds: np.ndarray) -> Trace | None:
-    """The trace that waits for this job's ``seeds``, if any; what waited for the jobs
-    before it in its group is dropped, and what waited for another group when each group's
-    jobs run in a row (its turn is over: a job that failed, or that held some seeds
-    already, left it)."""
-    passed = {_values_key(j, names) for j in _around(key, job, names)[0]}
-    over = bool(_in_a_row and _in_a_row[0])  # other groups' turns are over
-    stale = [k for k in _waiting if (k[0] == key and k[1] in passed) or (over and k[0] != key)]
-    for entry in stale:
-        del _waiting[entry]
-    return _waiting.pop((key, _values_key(job, names), seeds.tobytes()), None)
-
-
-def companions(key: str, job: Job, names: Names, room: int) -> list[Job]:
-    """Up to ``room`` jobs after this one in its group whose traces do not wait already."""
-    ready = {k[1] for k in _waiting if k[0] == key}
-    later = _around(key, job, names)[1]
-    return [j for j in later if _values_key(j, names) not in ready][:room]
 
 
 def lanes(jobs: list[Job], names: Names, seeds: np.ndarray) -> dict[str, dict[str, np.ndarray]]:
@@ -175,10 +110,89 @@ def lanes(jobs: list[Job], names: Names, seeds: np.ndarray) -> dict[str, dict[st
             "agent": {n: per_job(1, n) for n in names.agent}}  # fmt: skip
 
 
-def keep(key: str, jobs: list[Job], names: Names, seeds: np.ndarray, trace: Trace) -> Trace:
-    """Split ``trace`` (the lanes of :func:`lanes`) by job: the first job's is returned, the
-    others wait for their jobs."""
-    parts = [trace.runs(slice(i * len(seeds), (i + 1) * len(seeds))) for i in range(len(jobs))]
-    for job, part in zip(jobs[1:], parts[1:], strict=True):
-        _waiting[(key, _values_key(job, names), seeds.tobytes())] = part
-    return parts[0]
+@dataclass
+class SharedBatches:
+    """A planned sweep's groups and the lanes that wait for their jobs: what the jobs of
+    one sweep share, for as long as the sweep runs (:func:`plan`). Empty, it is a job's
+    outside any sweep: its group is itself, and nothing waits."""
+
+    groups: dict[str, list[Job]] = field(default_factory=dict)
+    """Each group key's jobs, in the order they run."""
+    fits: Fits | None = None
+    """Whether a batch of so many lanes fits in memory."""
+    in_a_row: bool = False
+    """Whether each group's jobs run in a row (a group's turn ends when another's begins)."""
+    waiting: dict[tuple[str, str, bytes], Trace] = field(default_factory=dict)
+    """The traces that wait for their jobs, by (group key, traced values, seeds)."""
+
+    def members(self, key: str, job: Job) -> list[Job]:
+        """The jobs of ``job``'s group (itself alone outside the planned groups)."""
+        return self.groups.get(key, [job])
+
+    def jobs_per_batch(self, key: str, static: Job, group: list[Job], per: int, size: int) -> int:
+        """How many jobs of ``group`` (key ``key``) one batch holds, ``per`` seeds each: as
+        many as ``size`` (``run.batch_size``) lanes take, halved until a batch (every lane
+        as wide as ``static``'s) fits in memory; at least one (the job's own seeds, checked
+        before it ran), and only that while another group's lanes wait (what waits stays
+        one batch)."""
+        if any(waits != key for waits, _, _ in self.waiting):
+            return 1
+        most = min(len(group), max(size // per, 1))
+        while most > 1 and self.fits is not None and not self.fits(*static, most * per):
+            most //= 2
+        return most
+
+    def _around(self, key: str, job: Job, names: Names) -> tuple[list[Job], list[Job]]:
+        """The jobs of ``job``'s group before it and after it (none outside a group)."""
+        group, mine = self.members(key, job), _values_key(job, names)
+        order = [_values_key(j, names) for j in group]
+        if mine not in order:
+            return [], []
+        at = order.index(mine)
+        return group[:at], group[at + 1 :]
+
+    def take(self, key: str, job: Job, names: Names, seeds: np.ndarray) -> Trace | None:
+        """The trace that waits for this job's ``seeds``, if any; what waited for the jobs
+        before it in its group is dropped, and what waited for another group when each
+        group's jobs run in a row (its turn is over: a job that failed, or that held some
+        seeds already, left it)."""
+        passed = {_values_key(j, names) for j in self._around(key, job, names)[0]}
+        over = self.in_a_row  # other groups' turns are over
+        stale = [
+            k for k in self.waiting if (k[0] == key and k[1] in passed) or (over and k[0] != key)
+        ]
+        for entry in stale:
+            del self.waiting[entry]
+        return self.waiting.pop((key, _values_key(job, names), seeds.tobytes()), None)
+
+    def companions(self, key: str, job: Job, names: Names, room: int) -> list[Job]:
+        """Up to ``room`` jobs after this one in its group whose traces do not wait already."""
+        ready = {k[1] for k in self.waiting if k[0] == key}
+        later = self._around(key, job, names)[1]
+        return [j for j in later if _values_key(j, names) not in ready][:room]
+
+    def keep(
+        self, key: str, jobs: list[Job], names: Names, seeds: np.ndarray, trace: Trace
+    ) -> Trace:
+        """Split ``trace`` (the lanes of :func:`lanes`) by job: the first job's is returned,
+        the others wait for their jobs."""
+        size = len(seeds)
+        parts = [trace.runs(slice(i * size, (i + 1) * size)) for i in range(len(jobs))]
+        for job, part in zip(jobs[1:], parts[1:], strict=True):
+            self.waiting[(key, _values_key(job, names), seeds.tobytes())] = part
+        return parts[0]
+
+
+def plan(
+    jobs: Sequence[tuple[Any, Any, Any]], worlds: Lookup, agents: Lookup, fits: Fits
+) -> SharedBatches:
+    """What a sweep's jobs (as :func:`group_keys` takes them, in the order they will run)
+    share, with ``fits`` telling whether a batch of lanes fits in memory. Where each
+    group's jobs come in a row, a group's turn ends when another's begins."""
+    groups: dict[str, list[Job]] = {}
+    keys = group_keys(jobs, worlds, agents)
+    for (env, params, _), key in zip(jobs, keys, strict=True):
+        if key is not None:
+            groups.setdefault(key, []).append((env, params))
+    runs = [key for at, key in enumerate(keys) if key is not None and keys[at - 1 : at] != [key]]
+    return SharedBatches(groups, fits, len(runs) == len(set(runs)))

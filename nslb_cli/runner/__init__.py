@@ -6,7 +6,7 @@
   checks of them before Hydra composes;
 * :mod:`~nslb_cli.runner.folders` — run folders' names;
 * :mod:`~nslb_cli.runner.sweep` — every job of a sweep checked before any runs (nslb's
-  Hydra sweeper calls it);
+  Hydra sweeper calls it), and the order its launcher runs them in, with what they share;
 * :mod:`~nslb_cli.runner.compose` — compose ``conf/`` with Hydra: one job's config, and the
   check of a command line before Hydra starts;
 * :mod:`~nslb_cli.runner.engines` — the engines of ``run.engine``, one object each: a batch's

@@ -3,8 +3,10 @@
 ``run.engine`` is resolved once, into :data:`ENGINES`' object (``RunConfig.engine``), and the
 runner asks that object, never the name: whether it runs a job (:meth:`Engine.refusal`,
 one line), a batch's trace (:meth:`Engine.simulate`), a batch's arrays for the memory
-estimate (:meth:`Engine.batch_terms`), and what its numbers depend on (:attr:`Engine.key`,
-part of the result key, and :meth:`Engine.numbers`, recorded in the folder's provenance).
+estimate (:meth:`Engine.batch_terms`), what its numbers depend on (:attr:`Engine.key`,
+part of the result key, and :meth:`Engine.numbers`, recorded in the folder's provenance),
+what a sweep's jobs share while the sweep runs (:meth:`Engine.sharing`), and how
+``nslb warmup`` compiles its code in advance (:meth:`Engine.warm_up`).
 
 * :class:`NumpyEngine`, the default: the round loop of numpy and numba kernels
   (:mod:`nslb_cli.runner.simulate`), in parts for a concurrent agent
@@ -16,9 +18,13 @@ part of the result key, and :meth:`Engine.numbers`, recorded in the folder's pro
 
 from __future__ import annotations
 
+import importlib.util
+import tempfile
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -29,9 +35,14 @@ from nslb_cli.bandit.problem import FLOAT, Sizes
 from nslb_cli.bandit.trace import Trace, check_decisions
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.jax_engine import coverage
-from nslb_cli.jax_engine.sweep import Fits
+from nslb_cli.jax_engine.sweep import Fits, SharedBatches
 from nslb_cli.runner.memory import trace_bytes
 from nslb_cli.runner.parts import plan_parts, simulate_parts
+
+
+class Unwritable(Exception):
+    """A cache ``nslb warmup`` cannot write (or JAX missing for ``--engine jax``), one line."""
+
 
 Terms = list[dict[str, int]]  # bytes by the config key that makes each grow
 SweepJob = tuple[Any, Any, tuple[int, int]]  # env params, agent params, (batch size, every)
@@ -47,7 +58,7 @@ class Engine(ABC):
     the default engine's results name no engine)."""
     shares_batches = False
     """Whether the jobs of a sweep on it that differ only in traced parameters share
-    programs and batches, and are announced first (:meth:`plan_sweep`)."""
+    programs and batches, and are announced first (:meth:`sharing`)."""
 
     def refusal(self, env: Any, agent: Any) -> tuple[str, str] | None:
         """``(key, reason)`` when the engine cannot run ``agent`` on ``env`` (params)."""
@@ -75,9 +86,22 @@ class Engine(ABC):
         """The group of each of a sweep's ``jobs`` (``None``: alone)."""
         return [None] * len(jobs)
 
-    def plan_sweep(self, jobs: Sequence[SweepJob], fits: Fits) -> None:  # noqa: B027
-        """Announce a sweep's jobs in the order they run (an engine that shares no batch
-        has nothing to announce)."""
+    def sharing(self, jobs: Sequence[SweepJob], fits: Fits) -> AbstractContextManager[None]:
+        """While the block runs, the jobs of a sweep, ``jobs`` in the order they run, share
+        what the engine shares between them (an engine that shares no batch: nothing), as
+        many lanes a batch as ``fits`` (env, agent, lanes) allows."""
+        return nullcontext()
+
+    @abstractmethod
+    def warm_cache(self, alone: bool) -> list[Path]:
+        """The cache folders :meth:`warm_up` fills, checked writable now rather than after
+        minutes of compiling (else :class:`Unwritable`); ``alone``: the only engine warmed."""
+
+    @abstractmethod
+    def warm_up(self, report: Callable[[str], None]) -> tuple[str | None, str | None]:
+        """Compile the engine's code of every agent now (``report`` gets a line per agent):
+        what was compiled, in words (``None``: nothing), and why it was not kept (``None``:
+        it was)."""
 
 
 class NumpyEngine(Engine):
@@ -106,6 +130,27 @@ class NumpyEngine(Engine):
         world = R * n * (K + items + self.WORLD_ARRAYS) * FLOAT
         return [{"env.horizon, env.n_arms": world, "env.horizon": trace_bytes(sizes)}, statistics]
 
+    def warm_cache(self, alone: bool) -> list[Path]:
+        from nslb_cli.compiled.jit import CACHE
+
+        try:
+            CACHE.mkdir(parents=True, exist_ok=True)
+            tempfile.TemporaryFile(dir=CACHE).close()
+        except OSError as err:
+            why = err.strerror or err
+            raise Unwritable(f"cannot write the compiled-code cache {CACHE} ({why}): set "
+                             "NSLB_CACHE to a writable folder") from None  # fmt: skip
+        return [CACHE]
+
+    def warm_up(self, report: Callable[[str], None]) -> tuple[str | None, str | None]:
+        """numba's kernels, every agent on every setting (:mod:`nslb_cli.runner.warmup`)."""
+        from nslb_cli.compiled.jit import CACHE, cache_kept
+        from nslb_cli.runner.warmup import warm_up
+
+        played = warm_up(report)
+        lost = f"the compiled code could not be kept in {CACHE}: later runs compile it again"
+        return f"{played} agent settings", None if cache_kept() else lost
+
 
 class JaxEngine(Engine):
     """``run.engine=jax``: the world and the agent of a batch in one compiled program."""
@@ -115,13 +160,16 @@ class JaxEngine(Engine):
     shares_batches = True
     COPIES = 2  # the state and the rows: as the program holds them, and a copy each
 
+    def __init__(self) -> None:
+        self._shared: SharedBatches | None = None  # the running sweep's (:meth:`sharing`)
+
     def refusal(self, env: Any, agent: Any) -> tuple[str, str] | None:
         return coverage.refusal(env, agent)
 
     def simulate(self, env: Any, agent: Any, seeds: np.ndarray, run: Any) -> Trace:
         from nslb_cli.jax_engine.engine import simulate_seeds
 
-        return simulate_seeds(env, agent, seeds, run.batch_size, run.every)
+        return simulate_seeds(env, agent, seeds, run.batch_size, run.every, self._shared)
 
     def batch_terms(
         self, env: Any, agent: type[Agent], sizes: Sizes, statistics: dict[str, int], every: int
@@ -142,15 +190,44 @@ class JaxEngine(Engine):
     def numbers(self) -> str:
         return coverage.numbers()
 
+    def warm_cache(self, alone: bool) -> list[Path]:
+        """None without JAX, which ``alone`` (``--engine jax``) makes one line."""
+        if importlib.util.find_spec("jax") is None:
+            if alone:
+                raise Unwritable(f"nslb warmup --engine jax needs JAX: {coverage.EXTRA}")
+            return []
+        from nslb_cli.common.paths import user_cache
+        from nslb_cli.jax_engine.cache import folder
+
+        path = folder()
+        if path is None:
+            raise Unwritable(f"cannot write the JAX programs' cache {user_cache() / 'jax'}: "
+                             "set NSLB_CACHE to a writable folder")  # fmt: skip
+        return [path]
+
+    def warm_up(self, report: Callable[[str], None]) -> tuple[str | None, str | None]:
+        """The programs of the paper presets, when JAX is installed."""
+        from nslb_cli.runner.warmup import warm_up_jax
+
+        programs = warm_up_jax(report)
+        return (f"{programs} JAX programs" if programs else None), None
+
     def group_keys(self, jobs: Sequence[SweepJob]) -> list[str | None]:
         from nslb_cli.jax_engine.engine import group_keys
 
         return group_keys(jobs)
 
-    def plan_sweep(self, jobs: Sequence[SweepJob], fits: Fits) -> None:
+    @contextmanager
+    def sharing(self, jobs: Sequence[SweepJob], fits: Fits) -> Iterator[None]:
+        """The jobs' programs and batches (:mod:`nslb_cli.jax_engine.sweep`), planned when
+        the block begins and dropped when it ends: a job run after it shares nothing."""
         from nslb_cli.jax_engine.engine import plan_sweep
 
-        plan_sweep(jobs, fits)
+        self._shared = plan_sweep(jobs, fits)
+        try:
+            yield
+        finally:
+            self._shared = None
 
 
 ENGINES: dict[str, Engine] = {engine.name: engine for engine in (NumpyEngine(), JaxEngine())}

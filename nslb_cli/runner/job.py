@@ -12,7 +12,7 @@ import functools
 import json
 import logging
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +27,7 @@ from nslb_cli.common.errors import ConfigError, describe_error
 from nslb_cli.common.stopping import check as check_stop
 from nslb_cli.common.stopping import stopped_by
 from nslb_cli.envs import ENVIRONMENTS
-from nslb_cli.runner import memory
-from nslb_cli.runner.config import RunConfig, container, validate
-from nslb_cli.runner.engines import ENGINES
+from nslb_cli.runner.config import RunConfig, container
 from nslb_cli.runner.inputs import recorded
 from nslb_cli.runner.owner import check_owner, in_worker
 from nslb_cli.store import output, parquet, provenance, staging
@@ -90,63 +88,6 @@ def plugins_of(agent: str, env: str) -> list[str]:
         for registry, name in ((AGENTS, agent), (ENVIRONMENTS, env))
         if name in registry and registry.foreign(name)
     ]
-
-
-def plan_sweep(configs: Sequence[DictConfig]) -> list[int]:
-    """Announce to the engine that shares batches (the JAX engine) the jobs of a sweep that
-    this process runs, and return the order to run them in (indices into ``configs``): the
-    jobs on it that differ only in traced parameters share one program and its batches
-    (:mod:`nslb_cli.jax_engine.sweep`) and run one after another, from the first one's turn
-    (:func:`grouped_order`); the other jobs and the groups run in the order of their first
-    jobs. With
-    ``run.fail_fast=true`` the jobs keep Hydra's order, so that the jobs a failure skips are
-    those numbered after it. Jobs on the default engine, and jobs whose config is refused
-    (each says why in its turn), are left out of the plan. Without ``run.fail_fast``, the
-    jobs of plugins run first: each runs in a child process, forked from this one, which
-    cannot fork once it has run the JAX engine."""
-    order = list(range(len(configs)))
-    planned, jobs = [], []
-    for at, config in enumerate(configs):
-        named = ENGINES.get(str(config.run.get("engine")))
-        if named is None or not named.shares_batches:  # a bad name is refused in its turn
-            continue
-        try:
-            checked = validate(config)
-        except ConfigError:
-            continue
-        planned.append(at)
-        jobs.append((checked.env, checked.agent, (checked.run.batch_size, checked.run.every)))
-        engine = checked.engine  # the engine that shares batches (there is one)
-    if not jobs:
-        return order
-    if not any(config.run.get("fail_fast", False) for config in configs):
-        labels: list[object] = list(order)  # each job a group of its own
-        for at, key in zip(planned, engine.group_keys(jobs), strict=True):
-            if key is not None:
-                labels[at] = key
-        # a plugin's job runs in a process of its own, which cannot be forked once this one
-        # has run the JAX engine: those jobs go first
-        ran_apart = [
-            bool(plugins_of(str(c.agent.get("name")), str(c.env.get("name")))) for c in configs
-        ]
-        order = sorted(grouped_order(labels), key=lambda at: not ran_apart[at])
-    turn = {at: job for at, job in zip(planned, jobs, strict=True)}
-    every = min(kept for _, _, (_, kept) in jobs)  # the fewest rounds skipped: cautious
-    fits = lambda env, agent, n: memory.too_large(env, agent, n, engine, every) is None  # noqa: E731
-    engine.plan_sweep([turn[at] for at in order if at in turn], fits)
-    return order
-
-
-def grouped_order(labels: Sequence[object]) -> list[int]:
-    """The order in which to run jobs labelled ``labels``, a group's label each: each
-    group's jobs one after another, from its first job's turn, in their order. Hydra varies
-    the last key of a sweep fastest, so a sweep whose traced keys come first on the command
-    line alternates between groups; a job whose group's lanes do not wait in the batch
-    simulates its seeds alone, in a program of their size, compiled for it."""
-    first: dict[object, int] = {}
-    for at, label in enumerate(labels):
-        first.setdefault(label, at)
-    return sorted(range(len(labels)), key=lambda at: first[labels[at]])
 
 
 def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> float:

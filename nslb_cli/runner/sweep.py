@@ -5,13 +5,15 @@ nslb's Hydra sweeper (``hydra_plugins/nslb_sweep``, Hydra's basic sweeper) calls
 job's config is composed by Hydra, validated and its batch's memory estimated, and the
 first bad job is refused in one line that names it and its value. A study (Optuna's
 sweeper) is checked at the corners of its search space (:func:`study_points`) by
-:func:`nslb_cli.runner.compose.check_command_line`.
+:func:`nslb_cli.runner.compose.check_command_line`. nslb's launcher then runs the jobs in
+the order of :func:`plan_sweep`, inside the block in which the engine holds what they share.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 
 from hydra.core.override_parser.types import ChoiceSweep, IntervalSweep, Override, RangeSweep
 from omegaconf import DictConfig
@@ -22,6 +24,7 @@ from nslb_cli.common.errors import ConfigError
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner import memory
 from nslb_cli.runner.config import validate
+from nslb_cli.runner.engines import ENGINES
 from nslb_cli.runner.overrides import COMPOSING, GROUPS, one_line
 
 PLUGIN_SECONDS = 60.0  # a plugin's Params and memory declaration: the most a check may take
@@ -65,6 +68,60 @@ def _check_values(composed: DictConfig) -> None:
     )
     if reason:
         raise ConfigError("memory", reason)
+
+
+def plan_sweep(configs: Sequence[DictConfig]) -> tuple[list[int], AbstractContextManager[None]]:
+    """The order to run the jobs of a sweep that this process runs in (indices into
+    ``configs``), and the block to run them in, while which the engine that shares
+    batches (the JAX engine) holds what they share (:meth:`Engine.sharing`): the jobs on it
+    that differ only in traced parameters share one program and its batches
+    (:mod:`nslb_cli.jax_engine.sweep`) and run one after another, from the first one's turn
+    (:func:`grouped_order`); the other jobs and the groups run in the order of their first
+    jobs. With ``run.fail_fast=true`` the jobs keep Hydra's order, so that the jobs a failure
+    skips are those numbered after it. Jobs on the default engine, and jobs whose config is
+    refused (each says why in its turn), share nothing. Without ``run.fail_fast``, the jobs
+    of plugins run first: each runs in a child process, forked from this one, which cannot
+    fork once it has run the JAX engine."""
+    order = list(range(len(configs)))
+    planned, jobs = [], []
+    for at, config in enumerate(configs):
+        named = ENGINES.get(str(config.run.get("engine")))
+        if named is None or not named.shares_batches:  # a bad name is refused in its turn
+            continue
+        try:
+            checked = validate(config)
+        except ConfigError:
+            continue
+        planned.append(at)
+        jobs.append((checked.env, checked.agent, (checked.run.batch_size, checked.run.every)))
+        engine = checked.engine  # the engine that shares batches (there is one)
+    if not jobs:
+        return order, nullcontext()
+    if not any(config.run.get("fail_fast", False) for config in configs):
+        labels: list[object] = list(order)  # each job a group of its own
+        for at, key in zip(planned, engine.group_keys(jobs), strict=True):
+            if key is not None:
+                labels[at] = key
+        # a plugin's job runs in a process of its own, which cannot be forked once this one
+        # has run the JAX engine: those jobs go first
+        ran_apart = [_of_plugin(config) for config in configs]
+        order = sorted(grouped_order(labels), key=lambda at: not ran_apart[at])
+    turn = {at: job for at, job in zip(planned, jobs, strict=True)}
+    every = min(kept for _, _, (_, kept) in jobs)  # the fewest rounds skipped: cautious
+    fits = lambda env, agent, n: memory.too_large(env, agent, n, engine, every) is None  # noqa: E731
+    return order, engine.sharing([turn[at] for at in order if at in turn], fits)
+
+
+def grouped_order(labels: Sequence[object]) -> list[int]:
+    """The order in which to run jobs labelled ``labels``, a group's label each: each
+    group's jobs one after another, from its first job's turn, in their order. Hydra varies
+    the last key of a sweep fastest, so a sweep whose traced keys come first on the command
+    line alternates between groups; a job whose group's lanes do not wait in the batch
+    simulates its seeds alone, in a program of their size, compiled for it."""
+    first: dict[object, int] = {}
+    for at, label in enumerate(labels):
+        first.setdefault(label, at)
+    return sorted(range(len(labels)), key=lambda at: first[labels[at]])
 
 
 def _of_plugin(config: DictConfig) -> bool:

@@ -6,7 +6,8 @@ and on whether the model is known or a prior, not on the sizes. Each registered 
 therefore plays a few rounds of two seeds in each of :data:`SETTINGS`, and those that take
 contextual worlds (umTS's linear posterior, the linear agents) on :data:`MOVIELENS`: a small
 ratings file of its own (:func:`write_ratings`) through MovieLens's pipeline, so no release
-is needed.
+is needed. Each engine of ``run.engine`` warms up its own code into its cache, checked
+first (:meth:`nslb_cli.runner.engines.Engine.warm_up`).
 """
 
 from __future__ import annotations
@@ -22,11 +23,11 @@ from typing import Any
 import numpy as np
 
 from nslb_cli.agents import AGENTS
+from nslb_cli.bandit import finite
 from nslb_cli.common.errors import ConfigError
 from nslb_cli.compiled.jit import compile_quietly
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner.config import RunConfig, RunSettings, pairing_refusal
-from nslb_cli.runner.job import simulate_seeds
 
 SETTINGS = tuple(
     {"model": model, "reward": reward, "horizon": 12, "n_arms": 3, "n_states": 2}
@@ -75,8 +76,9 @@ def warm_up(report: Callable[[str], None], names: Iterable[str] | None = None) -
                     continue  # a pairing that nslb run refuses
                 try:
                     agent = AGENTS[name].Params()
-                    settings = RunSettings(n_seeds=2, progress=False)
-                    simulate_seeds(RunConfig("warmup", env, agent, settings), np.arange(2))
+                    config = RunConfig("warmup", env, agent, RunSettings(n_seeds=2, progress=False))
+                    with finite.arithmetic(env, agent):  # an overflow: a ConfigError
+                        config.engine.simulate(env, agent, np.arange(2), config.run)
                 except ConfigError:  # e.g. an agent that takes Gaussian rewards only
                     continue
                 done += 1

@@ -92,10 +92,9 @@ def test_the_jobs_after_one_take_their_lanes_from_its_batch() -> None:
 
         env, seeds = SyntheticParams(horizon=80), np.arange(4)
         jobs = [AGENTS["exp4s"].Params(gamma=g) for g in (0.05, 0.1, 0.3)]
-        plan_sweep([(env, params, (12, 1)) for params in jobs], lambda env, agent, lanes: True)
-        grouped = [simulate_seeds(env, params, seeds, 12) for params in jobs]
+        shared = plan_sweep([(env, params, (12, 1)) for params in jobs], lambda e, a, n: True)
+        grouped = [simulate_seeds(env, params, seeds, 12, shared=shared) for params in jobs]
         programs = len(scan._COMPILED)
-        plan_sweep([], lambda env, agent, lanes: True)
         return grouped, [simulate_seeds(env, p, seeds, 12) for p in jobs], programs
 
     grouped, single, programs = run_apart(grouped_and_alone, "the JAX engine")
@@ -112,16 +111,15 @@ def test_a_batch_holds_only_the_jobs_whose_lanes_fit_in_memory() -> None:
     group's largest window) holds as many as the memory check allows."""
 
     def waiting_after_the_first_job() -> tuple[int, int]:
-        from nslb_cli.jax_engine import sweep
         from nslb_cli.jax_engine.engine import plan_sweep, simulate_seeds
 
         env, seeds = SyntheticParams(horizon=60), np.arange(4)
         jobs = [AGENTS["cd_ucb"].Params(tau=tau) for tau in (4, 6, 8, 10, 12)]
         widths = []
         fits = lambda env, agent, lanes: widths.append(agent.tau) or lanes <= 8  # noqa: E731
-        plan_sweep([(env, params, (100, 1)) for params in jobs], fits)
-        simulate_seeds(env, jobs[0], seeds, 100)
-        return len(sweep._waiting), max(widths)
+        shared = plan_sweep([(env, params, (100, 1)) for params in jobs], fits)
+        simulate_seeds(env, jobs[0], seeds, 100, shared=shared)
+        return len(shared.waiting), max(widths)
 
     assert run_apart(waiting_after_the_first_job, "the JAX engine") == (1, 12)
 
@@ -132,18 +130,16 @@ def test_one_batch_at_most_waits_when_the_jobs_of_two_groups_alternate() -> None
     and every job's trace is still its own."""
 
     def grouped_and_alone() -> tuple[int, list[object], list[object]]:
-        from nslb_cli.jax_engine import sweep
         from nslb_cli.jax_engine.engine import plan_sweep, simulate_seeds
 
         seeds = np.arange(3)
         jobs = [(SyntheticParams(horizon=h), AGENTS["exp4s"].Params(gamma=g))
                 for g in (0.1, 0.2) for h in (30, 40)]  # fmt: skip
-        plan_sweep([(env, params, (12, 1)) for env, params in jobs], lambda e, a, n: True)
+        shared = plan_sweep([(env, params, (12, 1)) for env, params in jobs], lambda e, a, n: True)
         grouped, most = [], 0
         for env, params in jobs:
-            grouped.append(simulate_seeds(env, params, seeds, 12))
-            most = max(most, len({group for group, _, _ in sweep._waiting}))
-        plan_sweep([], lambda env, agent, lanes: True)
+            grouped.append(simulate_seeds(env, params, seeds, 12, shared=shared))
+            most = max(most, len({group for group, _, _ in shared.waiting}))
         return most, grouped, [simulate_seeds(env, params, seeds, 12) for env, params in jobs]
 
     most, grouped, single = run_apart(grouped_and_alone, "the JAX engine")
@@ -151,6 +147,28 @@ def test_one_batch_at_most_waits_when_the_jobs_of_two_groups_alternate() -> None
     for together, by_itself in zip(grouped, single, strict=True):
         for column in ("action", "reward", "state", "belief"):
             np.testing.assert_array_equal(getattr(together, column), getattr(by_itself, column))
+
+
+def test_what_a_sweeps_jobs_share_ends_with_the_sweep() -> None:
+    """The JAX engine holds what a sweep's jobs share while the sweep's block runs only: a
+    job simulated after it takes no lanes the sweep left for it: it compiles its own
+    program (its window's, not the group's widest)."""
+
+    def programs_in_and_after() -> tuple[int, int]:
+        from nslb_cli.jax_engine import scan
+        from nslb_cli.runner.config import RunSettings
+        from nslb_cli.runner.engines import ENGINES
+
+        engine, env, seeds = ENGINES["jax"], SyntheticParams(horizon=40), np.arange(2)
+        jobs = [AGENTS["cd_ucb"].Params(tau=tau) for tau in (8, 4)]  # a program for 8
+        run = RunSettings(batch_size=4, progress=False)
+        with engine.sharing([(env, params, (4, 1)) for params in jobs], lambda e, a, n: True):
+            engine.simulate(env, jobs[0], seeds, run)  # the second job's lanes wait
+        during = len(scan._COMPILED)
+        engine.simulate(env, jobs[1], seeds, run)
+        return during, len(scan._COMPILED)
+
+    assert run_apart(programs_in_and_after, "the JAX engine") == (1, 2)
 
 
 def _grouped_and_alone(jobs: list[tuple[object, object]]) -> tuple[int, list[Any], list[Any]]:
@@ -161,10 +179,9 @@ def _grouped_and_alone(jobs: list[tuple[object, object]]) -> tuple[int, list[Any
 
     seeds = np.arange(3)
     scan._COMPILED.clear()
-    plan_sweep([(env, params, (24, 1)) for env, params in jobs], lambda e, a, n: True)
-    grouped = [simulate_seeds(env, params, seeds, 24) for env, params in jobs]
+    shared = plan_sweep([(env, params, (24, 1)) for env, params in jobs], lambda e, a, n: True)
+    grouped = [simulate_seeds(env, params, seeds, 24, shared=shared) for env, params in jobs]
     programs = len(scan._COMPILED)
-    plan_sweep([], lambda env, agent, lanes: True)
     return programs, grouped, [simulate_seeds(env, params, seeds, 24) for env, params in jobs]
 
 

@@ -1,8 +1,8 @@
-"""The order in which a process runs a sweep's jobs (job.grouped_order)."""
+"""The order in which a process runs a sweep's jobs (sweep.grouped_order)."""
 
 from __future__ import annotations
 
-from nslb_cli.runner.job import grouped_order
+from nslb_cli.runner.sweep import grouped_order
 
 
 def test_a_groups_jobs_run_in_a_row_from_its_first_jobs_turn() -> None:
