@@ -80,7 +80,7 @@ from typing import Any
 
 import numpy as np
 
-from nslb_cli.agents.base import Agent
+from nslb_cli.agents.base import Agent, Style
 from nslb_cli.agents.tuning import expected_changes, given_or
 from nslb_cli.bandit import reward_kernels
 from nslb_cli.bandit.problem import OfflineModel, Problem, Sizes
@@ -335,6 +335,10 @@ class BOCDThompsonSampling(Agent):
     mean; Thompson sampling draws a run length, then each arm's mean. See the module
     docstring.
     """
+
+    display_name = "BOCD-TS"
+    legend_rank = 150
+    style = Style("#B2DF8A", (0, (3, 1, 1, 1)), "8")
 
     Params = BOCDThompsonSamplingParams
     fixed_arms = True

@@ -58,6 +58,7 @@ from typing import Any
 
 import numpy as np
 
+from nslb_cli.agents.base import Style
 from nslb_cli.agents.detectors import MeanShiftDetector, cao_threshold
 from nslb_cli.agents.restarting import Restarting
 from nslb_cli.agents.switching_ts import thompson_arms
@@ -323,6 +324,10 @@ class CDUCB(DetectorRestarted):
     See the module docstring; ``log_rounds[m - 1] = 8 log m`` for ``m = 1 .. n``, every
     ``m = t - r + 1`` of the horizon's rounds ``t < n``."""
 
+    display_name = "CD-UCB"
+    legend_rank = 10
+    style = Style("#009E73", "--", "^")
+
     Params = CDUCBParams
 
     def __init__(
@@ -348,6 +353,10 @@ class CDTS(DetectorRestarted):
     """CD-TS: Thompson sampling restarted by the mean-shift detector of Cao et al. (2019).
 
     See the module docstring."""
+
+    display_name = "CD-TS"
+    legend_rank = 20
+    style = Style("#CC79A7", "-.", "v")
 
     Params = CDTSParams
 

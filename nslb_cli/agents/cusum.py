@@ -66,7 +66,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nslb_cli.agents.base import Agent
+from nslb_cli.agents.base import Agent, Style
 from nslb_cli.agents.round_draws import RoundDraws
 from nslb_cli.agents.tuning import expected_changes, given_or
 from nslb_cli.bandit.problem import OfflineModel, Problem
@@ -204,6 +204,10 @@ class CUSUMUCB(Agent):
     arm's last restart: ``pulls`` (``N_a``), ``sums`` (``Y_a``), ``baseline`` (``u_0``, NaN
     during the first ``M`` rewards), ``g_plus`` and ``g_minus``.
     """
+
+    display_name = "CUSUM-UCB"
+    legend_rank = 110
+    style = Style("#8C564B", ":", "h")
 
     Params = CUSUMUCBParams
     fixed_arms = True

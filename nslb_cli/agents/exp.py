@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nslb_cli.agents.base import Agent, Belief
+from nslb_cli.agents.base import Agent, Belief, Style
 from nslb_cli.agents.round_draws import RoundDraws
 from nslb_cli.agents.tuning import exp3s_tuning, given_or
 from nslb_cli.bandit.problem import OfflineModel, Problem
@@ -194,6 +194,10 @@ class Exp3S(ExponentialWeights):
 
     Expert ``a`` always recommends arm ``a``."""
 
+    display_name = "Exp3.S"
+    legend_rank = 50
+    style = Style("#882255", ":", "D")
+
     Params = Exp3SParams
     fixed_arms = True
 
@@ -218,6 +222,10 @@ class Exp4S(ExponentialWeights):
     Its belief is the expert weights read as a distribution over latent states: ``state``
     is the heaviest expert, ``posterior`` the weights that chose this round's arm.
     """
+
+    display_name = "Exp4.S"
+    legend_rank = 60
+    style = Style("#E69F00", ":", "D")
 
     Params = Exp4SParams
     latent_model = "discrete"

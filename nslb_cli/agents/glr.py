@@ -77,7 +77,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nslb_cli.agents.base import Agent
+from nslb_cli.agents.base import Agent, Style
 from nslb_cli.agents.cusum import random_argmax
 from nslb_cli.agents.round_draws import RoundDraws
 from nslb_cli.agents.tuning import check_exploration, expected_changes, exploration_period, given_or
@@ -214,6 +214,10 @@ class GLRklUCB(Agent):
     0 at the start) and ``prefix`` ``(R, K, ceil(n / Delta s))``, whose entry ``j`` is the sum
     of the arm's first ``1 + j Delta s`` rewards (the split points of the test).
     """
+
+    display_name = "GLR-klUCB"
+    legend_rank = 120
+    style = Style("#DDCC77", (0, (5, 1)), "p")
 
     Params = GLRklUCBParams
     fixed_arms = True

@@ -186,6 +186,9 @@ class _Lagged(RidgeUCB):
 class LARL(_Lagged):
     """LARL (Trella et al., 2025): LinUCB per arm on the last s rewards and actions."""
 
+    display_name = "LARL"
+    legend_rank = 200
+
     Params = LARLParams
 
     @classmethod
@@ -203,6 +206,9 @@ class LARL(_Lagged):
 class ARUCB(_Lagged):
     """AR-UCB (Bacchiocchi et al., 2024): LinUCB per arm on the last s rewards (module
     docstring)."""
+
+    display_name = "AR-UCB"
+    legend_rank = 160
 
     Params = ARUCBParams
     with_actions = False
@@ -227,6 +233,9 @@ class ARUCB(_Lagged):
 class LARLETC(RidgeUCB):
     """LARL-ETC (Trella et al., 2025): round-robin exploration, ``s`` by BIC, then LARL
     (module docstring)."""
+
+    display_name = "LARL-ETC"
+    legend_rank = 210
 
     Params = LARLETCParams
 

@@ -50,6 +50,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nslb_cli.agents.base import Style
 from nslb_cli.agents.detectors import LinearShiftDetector
 from nslb_cli.agents.restarting import Restarting
 from nslb_cli.agents.round_draws import RoundDraws
@@ -154,6 +155,10 @@ class CDLinUCB(LinearRestarted):
 
     See the module docstring."""
 
+    display_name = "CD-LinUCB"
+    legend_rank = 30
+    style = Style("#117733", "--", "^")
+
     Params = CDLinUCBParams
 
     def choose(self, x: np.ndarray) -> np.ndarray:
@@ -168,6 +173,10 @@ class CDLinTS(LinearRestarted):
     (Hong et al., 2021, section 5.2).
 
     See the module docstring."""
+
+    display_name = "CD-LinTS"
+    legend_rank = 40
+    style = Style("#AA4499", "-.", "v")
 
     Params = CDLinTSParams
 

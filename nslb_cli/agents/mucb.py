@@ -41,7 +41,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from nslb_cli.agents.base import Belief, Windowed
+from nslb_cli.agents.base import Belief, Style, Windowed
 from nslb_cli.bandit.numerics import pairwise_plan
 from nslb_cli.bandit.problem import OfflineModel, Problem
 from nslb_cli.bandit.rng import BatchRNG
@@ -214,6 +214,10 @@ class SlidingWindowModelUCB(Windowed):
     yet filled) and ``residuals`` in a ring buffer (round ``l`` in slot ``l mod tau``), and
     ``counts``, ``N_t(s)``."""
 
+    display_name = "SW-mUCB"
+    legend_rank = 70
+    style = Style("#999933", (0, (5, 1)), "P")
+
     Params: ClassVar[type] = SWMUCBParams
     latent_model = "discrete"
 
@@ -280,6 +284,10 @@ class SlidingWindowUncertainModelUCB(SlidingWindowModelUCB):
     appendix).
 
     See the module docstring."""
+
+    display_name = "SW-umUCB"
+    legend_rank = 80
+    style = Style("#44AA99", (0, (5, 1)), "P")
 
     Params = SWUMUCBParams
 

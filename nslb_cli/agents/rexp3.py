@@ -59,6 +59,9 @@ def besbes_tuning(n_arms: int, horizon: int, variation: float) -> tuple[int, flo
 class Rexp3(Agent):
     """Rexp3 (Besbes et al., 2014): Exp3 restarted every batch of rounds (module docstring)."""
 
+    display_name = "Rexp3"
+    legend_rank = 170
+
     Params = Rexp3Params
     fixed_arms = True
 

@@ -87,7 +87,7 @@ from typing import Any
 
 import numpy as np
 
-from nslb_cli.agents.base import Agent, Windowed
+from nslb_cli.agents.base import Agent, Style, Windowed
 from nslb_cli.agents.tuning import expected_changes, given_or
 from nslb_cli.bandit.problem import OfflineModel, Problem
 from nslb_cli.bandit.rewards import GAUSSIAN_KERNEL
@@ -279,6 +279,10 @@ class DiscountedThompsonSampling(_ForgettingThompson):
     ``arm_switches``, the rounds whose arm differs from the previous round's.
     """
 
+    display_name = "D-TS"
+    legend_rank = 140
+    style = Style("#EE3377", "-.", "d")
+
     Params = DiscountedThompsonSamplingParams
 
     def __init__(
@@ -331,6 +335,10 @@ class SlidingWindowThompsonSampling(_ForgettingThompson, Windowed):
     (Gaussian: ``N(0, sigma^2)``) prior; see the module docstring. ``summary()``: ``tau``
     and ``arm_switches``, the rounds whose arm differs from the previous round's.
     """
+
+    display_name = "SW-TS"
+    legend_rank = 130
+    style = Style("#800000", "--", "H")
 
     Params = SlidingWindowThompsonSamplingParams
 

@@ -66,7 +66,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nslb_cli.agents.base import Agent, Windowed
+from nslb_cli.agents.base import Agent, Style, Windowed
 from nslb_cli.agents.tuning import expected_changes, given_or
 from nslb_cli.bandit.problem import OfflineModel, Problem
 from nslb_cli.bandit.rng import BatchRNG
@@ -159,6 +159,10 @@ class SlidingWindowUCB(Windowed):
 
     Index ``mean + B sqrt(xi log(min(t, tau)) / N)`` over the window (module docstring)."""
 
+    display_name = "SW-UCB"
+    legend_rank = 90
+    style = Style("#332288", "--", "<")
+
     Params = SlidingWindowUCBParams
     fixed_arms = True
 
@@ -220,6 +224,10 @@ class DiscountedUCB(Agent):
 
     Index ``mean + 2 B sqrt(xi log n_t(gamma) / N_t(gamma, i))``, every arm discounted by
     ``gamma`` every round (module docstring)."""
+
+    display_name = "D-UCB"
+    legend_rank = 100
+    style = Style("#88CCEE", "-.", ">")
 
     Params = DiscountedUCBParams
     fixed_arms = True

@@ -68,7 +68,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nslb_cli.agents.base import Agent, Belief
+from nslb_cli.agents.base import Agent, Belief, Style
 from nslb_cli.agents.umts import latent
 from nslb_cli.agents.umts.arm_posterior import ArmPosterior
 from nslb_cli.agents.umts.linear_posterior import LinearPosterior
@@ -120,6 +120,10 @@ class UncertainModelThompsonSampling(Agent):
     latent states, reward parameters and transitions.
 
     See the module docstring."""
+
+    display_name = "umTS"
+    legend_rank = 190
+    style = Style("#D55E00", "-", "s")
 
     Params = UMTSParams
     latent_model = "discrete"
