@@ -95,8 +95,12 @@ class BOCDThompsonSamplingParams(check.Section):
     """BOCD-TS's parameters (module docstring); ``None`` means computed."""
 
     name: str = "bocd_ts"
+    # change probability per round in [0, 1]; null: L / n, L the offline model's expected number of
+    # changes
     hazard: float | None = None
+    # at most this many run lengths are kept (>= 2; the least probable go)
     max_hypotheses: int = 100
+    # run lengths whose posterior mass falls below this are discarded, in [0, 1)
     min_mass: float = 1e-3
 
     def validate(self) -> None:

@@ -75,8 +75,13 @@ class RestartedParams(check.Section):
     """Parameters shared by ``cd_ucb`` and ``cd_ts``; ``None`` means computed (module doc)."""
 
     name: str = "cd_ucb"
+    # detector window: an arm's last tau rewards, split in halves (even)
     tau: int = 100
+    # detector threshold b: fire when |sum(last half) - sum(first half)| > b; null: the paper's
+    # sigma * sqrt(tau * log(2 K n^2) / 2)
     threshold: float | None = None
+    # forced uniform exploration fraction in [0, 1] (0: none, the default); null: Cao et al.'s
+    # sqrt(K L log n / n), L = 1 + p n expected segments
     gamma: float | None = 0.0
 
     def validate(self) -> None:

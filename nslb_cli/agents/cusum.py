@@ -80,9 +80,15 @@ class CUSUMUCBParams(check.Section):
     """CUSUM-UCB's parameters; ``None`` means computed from ``n`` and ``Upsilon`` (module doc)."""
 
     name: str = "cusum_ucb"
+    # uniform-exploration probability in [0, 1]; null: sqrt(Upsilon / n * log(n / Upsilon)) (the
+    # paper's Corollary 2)
     alpha: float | None = None
+    # CUSUM threshold h > 0, for rewards in [0, 1] (used as 2 sigma h); null: log(n / Upsilon)
     threshold: float | None = None
+    # CUSUM drift eps >= 0, for rewards in [0, 1] (used as 2 sigma eps): below the smallest change
+    # of a mean worth detecting
     epsilon: float = 0.05
+    # M >= 1: rewards of an arm after its restart that estimate its mean u_0 before the test starts
     warmup: int = 100
 
     def validate(self) -> None:

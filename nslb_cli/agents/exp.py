@@ -60,9 +60,15 @@ class ExpParams(check.Section):
     """Parameters shared by ``exp3s`` and ``exp4s``; ``None`` means computed (module doc)."""
 
     name: str = "exp4s"
+    # uniform-exploration fraction and learning rate gamma/K, in (0, 1]; null: Auer et al.'s min(1,
+    # sqrt(K (S ln(K n) + e) / ((e - 1) n))), S = p n expected changes, p = 1 - min_s phi(s, s) of
+    # the offline model
     gamma: float | None = None
+    # fixed-share rate in [0, 1] (0: plain Exp3); null: 1 / n
     alpha: float | None = None
+    # reward mapped to 0; null: min of the model's means - 2 sigma
     reward_low: float | None = None
+    # reward mapped to 1; null: max of the model's means + 2 sigma
     reward_high: float | None = None
 
     def validate(self) -> None:

@@ -61,8 +61,11 @@ class LARLParams(check.Section):
     feature only)."""
 
     name: str = "larl"
+    # lags (0: a constant feature only, the stationary UCB of the paper)
     s: int = 5
+    # LinUCB's exploration weight (the paper's 1)
     alpha: float = 1.0
+    # lambda, the ridge penalty (the paper's 1)
     ridge: float = 1.0
 
     def validate(self) -> None:
@@ -75,8 +78,11 @@ class ARUCBParams(check.Section):
     """``ar_ucb``'s parameters; ``s = None``: the AR order of the environment's model."""
 
     name: str = "ar_ucb"
+    # lags; null: the AR order k of env=latent_ar (the paper's s = k)
     s: int | None = None
+    # LinUCB's exploration weight (the paper's 1)
     alpha: float = 1.0
+    # lambda, the ridge penalty (the paper's 1)
     ridge: float = 1.0
 
     def validate(self) -> None:
@@ -90,9 +96,13 @@ class LARLETCParams(check.Section):
     """``larl_etc``'s parameters; ``explore = None``: ``floor(T / 5)`` rounds."""
 
     name: str = "larl_etc"
+    # the largest number of lags considered (the paper's 15)
     max_s: int = 15
+    # rounds of round-robin exploration; null: floor(T / 5), the paper's
     explore: int | None = None
+    # LinUCB's exploration weight (the paper's 1)
     alpha: float = 1.0
+    # lambda, the ridge penalty (the paper's 1)
     ridge: float = 1.0
 
     def validate(self) -> None:

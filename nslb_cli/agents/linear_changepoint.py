@@ -72,8 +72,11 @@ class LinearRestartedParams(check.Section):
     """Parameters shared by ``cd_linucb`` and ``cd_lints`` (module doc)."""
 
     name: str = "cd_linucb"
+    # detector window in rounds, split in halves (even); the paper's value
     tau: int = 100
+    # detector threshold b on ||W - W'||_Sigma; the paper's tuned value
     threshold: float = 13.0
+    # lambda: A = lambda I + sum x x' (prior theta ~ N(0, sigma^2 / lambda I))
     ridge: float = 1.0
 
     def validate(self) -> None:
@@ -85,6 +88,8 @@ class LinearRestartedParams(check.Section):
 @dataclass
 class CDLinUCBParams(LinearRestartedParams):
     name: str = "cd_linucb"
+    # exploration: index x' theta_hat + alpha sqrt(x' A^-1 x); null: sigma (one posterior standard
+    # deviation of the mean)
     alpha: float | None = None
 
     def validate(self) -> None:
@@ -96,6 +101,8 @@ class CDLinUCBParams(LinearRestartedParams):
 @dataclass
 class CDLinTSParams(LinearRestartedParams):
     name: str = "cd_lints"
+    # posterior scale: theta ~ N(theta_hat, v^2 A^-1); null: sigma (the exact posterior under the
+    # prior above)
     v: float | None = None
 
     def validate(self) -> None:

@@ -53,6 +53,7 @@ from nslb_cli.compiled.jit import inline, jit
 @dataclass
 class SWMUCBParams(check.Section):
     name: str = "sw_mucb"
+    # window length in rounds
     tau: int = 100
 
     def validate(self) -> None:
@@ -62,6 +63,7 @@ class SWMUCBParams(check.Section):
 @dataclass
 class SWUMUCBParams(SWMUCBParams):
     name: str = "sw_umucb"
+    # slack >= 0; null: the model's largest prior sd of a mean (0 if known)
     epsilon: float | None = None
 
     def validate(self) -> None:

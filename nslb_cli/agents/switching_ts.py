@@ -104,8 +104,12 @@ class DiscountedThompsonSamplingParams(check.Section):
     """D-TS's parameters (module docstring)."""
 
     name: str = "d_ts"
+    # discount factor in (0, 1]; 1 is plain Thompson sampling (the paper's 0.95)
     gamma: float = 0.95
+    # Beta prior parameter of successes (Gaussian: alpha0 - 1 pseudo-rewards of 1)
     alpha0: float = 1.0
+    # Beta prior parameter of failures (Gaussian: beta0 - 1 pseudo-rewards of 0); alpha0 + beta0 >
+    # 1, each >= 0.01
     beta0: float = 1.0
 
     def validate(self) -> None:
@@ -128,6 +132,8 @@ class SlidingWindowThompsonSamplingParams(check.Section):
     """SW-TS's parameters (module docstring); ``None`` means computed."""
 
     name: str = "sw_ts"
+    # window, in rounds (a positive integer; >= horizon: plain Thompson sampling); null: ceil(sqrt(n
+    # log n / L)), L the offline model's expected changes
     tau: int | None = None
 
     def validate(self) -> None:

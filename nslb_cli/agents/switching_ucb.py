@@ -91,8 +91,13 @@ class SlidingWindowUCBParams(check.Section):
     """``sw_ucb``'s parameters; ``None`` means computed (module docstring)."""
 
     name: str = "sw_ucb"
+    # window length in rounds (>= 1; a window >= the horizon never forgets); null: the paper's 2 B
+    # sqrt(n log n / U) in [1, n], U = p n expected changes, p = 1 - min_s phi(s, s) of the offline
+    # model
     tau: int | None = None
+    # exploration constant xi > 0 (the paper's experiments: 0.6; theory: > 1/2)
     xi: float = XI
+    # the paper's B, rewards in [0, B]; null: 2 sigma (1 for Bernoulli rewards)
     bound: float | None = None
 
     def validate(self) -> None:
@@ -106,8 +111,13 @@ class DiscountedUCBParams(check.Section):
     """``d_ucb``'s parameters; ``None`` means computed (module docstring)."""
 
     name: str = "d_ucb"
+    # discount factor in (0, 1] (1: no forgetting, plain UCB); null: the paper's 1 - sqrt(U / n) /
+    # (4 B), kept in [1/2, 1], U = p n expected changes, p = 1 - min_s phi(s, s) of the offline
+    # model
     gamma: float | None = None
+    # exploration constant xi > 0 (the paper's experiments: 0.6; theory: > 1/2)
     xi: float = XI
+    # the paper's B, rewards in [0, B]; null: 2 sigma (1 for Bernoulli rewards)
     bound: float | None = None
 
     def validate(self) -> None:

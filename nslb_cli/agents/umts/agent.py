@@ -103,9 +103,14 @@ def reward_posterior(
 @dataclass
 class UMTSParams(check.Section):
     name: str = "umts"
+    # N, particles per run
     num_particles: int = 100
+    # resample when ESS < resample_threshold * N (0: never)
     resample_threshold: float = 0.5
+    # systematic | stratified | multinomial
     resampling: str = "systematic"
+    # mean: argmax of the weighted mean of particle samples (paper); sample: act on one particle
+    # drawn by weight (Thompson sampling)
     action_selection: str = "mean"
 
     def validate(self) -> None:
