@@ -121,13 +121,15 @@ class BuiltInAgentsPath(SearchPathPlugin):
         search_path.append("nslb", f"{BuiltInAgents.scheme()}://")
 
 
-def register_options(arguments: Sequence[str] = ()) -> tuple[str, ...]:
-    """Give Hydra nslb's own agents' options (:class:`BuiltInAgents`) and store one in its
-    ConfigStore for every plugin's environment and agent; return the plugins' problems, one
-    line each.
+Plugins.instance().register(BuiltInAgents)  # on import, as the resolvers above: every
+Plugins.instance().register(BuiltInAgentsPath)  # composition of conf/ needs them
 
-    Call it before Hydra composes (Hydra hands its plugins and ConfigStore to its launchers'
-    workers).
+
+def register_options(arguments: Sequence[str] = ()) -> tuple[str, ...]:
+    """Store a Hydra config group option for every plugin's environment and agent (nslb's own
+    are ``conf/``'s and :class:`BuiltInAgents`'); return the plugins' problems, one line each.
+
+    Call it before Hydra composes (Hydra hands the ConfigStore to its launchers' workers).
     Only the plugins that ``arguments`` (or a shell's completion request) name are imported,
     for their ``Params`` defaults: a run of nslb's own agents imports no plugin, and a
     plugin that blocks or fails is reported only where it is chosen. The others' option is
@@ -139,8 +141,6 @@ def register_options(arguments: Sequence[str] = ()) -> tuple[str, ...]:
 
 @functools.cache
 def _register(named: frozenset[str]) -> tuple[str, ...]:
-    Plugins.instance().register(BuiltInAgents)
-    Plugins.instance().register(BuiltInAgentsPath)
     store = ConfigStore.instance()
     for group, registry in (("env", ENVIRONMENTS), ("agent", AGENTS)):
         for name in registry.declared():
