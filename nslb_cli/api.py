@@ -79,6 +79,17 @@ An agent that learns per arm (arm ``a`` must be the same item every round) decla
 ``fixed_arms = True``: nslb then refuses it, in one line, on environments whose arms are
 different items every round (``contextual``, e.g. MovieLens).
 
+How reports show it (``nslb plot``), all optional: ``display_name`` (its name in legends and
+labels; default: the entry point's name), ``legend_rank`` (its place in legends, lower first;
+nslb's own take 10 to 240; default: after those, by name) and ``style``, a :class:`Style`
+(colour, matplotlib line style, marker: ``Style("#1B9E77", "--", "o")``; default: the
+report's next free colour, line style and marker)::
+
+    class MyAgent(Agent):
+        Params = MyParams
+        display_name = "My-UCB"
+        style = Style("#1B9E77", "--", "o")
+
 Memory: before anything is built, nslb estimates what a batch needs and refuses a job whose
 batch cannot fit in the machine's memory, in one line naming the config key to lower. An
 agent states its part with the classmethod ``memory(params, sizes) -> dict[str, int]``: the
@@ -159,7 +170,7 @@ Results on disk, as pandas frames for notebooks, are ``nslb_cli.load_results`` a
 
 from __future__ import annotations
 
-from nslb_cli.agents.base import Agent, Belief
+from nslb_cli.agents.base import Agent, Belief, Style
 from nslb_cli.bandit.problem import OfflineModel, Problem, Sizes, Truth
 from nslb_cli.bandit.rewards import Bernoulli, Gaussian, RewardModel
 from nslb_cli.bandit.rng import BatchRNG, Stream, generator
@@ -188,6 +199,7 @@ __all__ = [
     "RewardModel",
     "Sizes",
     "Stream",
+    "Style",
     "Truth",
     "World",
     "check",

@@ -10,7 +10,7 @@ import pytest
 import tomllib
 
 import nslb_cli.api
-from nslb_cli.agents.base import Agent, Belief
+from nslb_cli.agents.base import Agent, Belief, Style
 from nslb_cli.bandit import problem, rewards, rng, world
 from nslb_cli.cli import main
 from nslb_cli.common import errors, validators
@@ -41,6 +41,7 @@ PROMISED = {
     "RewardModel": rewards.RewardModel,
     "Sizes": problem.Sizes,
     "Stream": rng.Stream,
+    "Style": Style,
     "Truth": problem.Truth,
     "World": world.World,
     "check": validators,
@@ -48,7 +49,10 @@ PROMISED = {
 }
 # ... with the members it names
 DOCUMENTED = {
-    "Agent": ["act", "update", "belief", "summary", "fixed_arms", "sees_truth", "memory"],
+    "Agent": [
+        "act", "update", "belief", "summary", "fixed_arms", "sees_truth", "memory",
+        "display_name", "legend_rank", "style",
+    ],
     "BatchRNG": ["random", "normal", "integers", "beta"],
     "OfflineModel": ["expected_rewards"],
     "RewardModel": [
@@ -64,6 +68,7 @@ FIELDS = {
     "Belief": {"state", "posterior"},
     "Truth": {"states", "mean_rewards"},
     "Sizes": {"n_runs", "horizon", "n_arms", "n_states", "n_features", "features_key"},
+    "Style": {"color", "linestyle", "marker"},
 }
 
 
@@ -76,7 +81,7 @@ def test_the_public_names_are_stable() -> None:
     assert nslb_cli.api.__all__ == [
         "Agent", "BatchRNG", "Belief", "Bernoulli", "ConfigError", "Decision", "Gaussian",
         "JaxAgent", "JaxModel", "JaxSetting", "JaxTruth", "OfflineModel", "Problem",
-        "RewardModel", "Sizes", "Stream", "Truth", "World", "check", "generator",
+        "RewardModel", "Sizes", "Stream", "Style", "Truth", "World", "check", "generator",
     ]  # fmt: skip
     api = nslb_cli.api
     for name in api.__all__:

@@ -1,8 +1,9 @@
-"""nslb's own config files: one per built-in entry point, equal to its Params defaults.
+"""nslb's own config files: one per built-in environment, equal to its Params defaults;
+one study per tunable agent.
 
-Built-in agents and environments register as entry points, like plugins; their YAML files in
-conf/ are the documented form of their Params defaults (plugins get theirs generated from
-Params). These tests keep the two from drifting apart.
+Built-in agents and environments register as entry points, like plugins; the environments'
+YAML files in conf/ are the documented form of their Params defaults (agents' and plugins'
+options are generated from Params). These tests keep the two from drifting apart.
 """
 
 from __future__ import annotations
@@ -11,12 +12,11 @@ from dataclasses import MISSING, fields
 
 import yaml
 
-from nslb_cli.agents import AGENTS
 from nslb_cli.envs import ENVIRONMENTS
 from tests.helpers.paths import CONF
 
 OWN = "nslb-cli"
-GROUPS = {"agent": AGENTS, "env": ENVIRONMENTS}
+GROUPS = {"env": ENVIRONMENTS}
 BUILT_IN = [
     (group, name)
     for group, registry in GROUPS.items()
@@ -25,7 +25,7 @@ BUILT_IN = [
 ]
 
 
-def test_one_config_file_per_built_in_entry_point() -> None:
+def test_one_config_file_per_built_in_environment() -> None:
     for group, registry in GROUPS.items():
         files = {p.stem for p in (CONF / group).glob("*.yaml")}
         assert files == {name for name in registry if registry.package(name) == OWN}, group
@@ -50,13 +50,7 @@ def test_every_config_file_lists_and_comments_every_parameter_at_its_default() -
                 assert "#" in line, f"{group}={name}: {key} has no comment"
 
 
-UNTUNED = {"mts", "umts", "oracle", "random", "kalman_oracle"}  # samplers; references
 STUDIES = sorted(p.stem for p in (CONF / "hparams_search").glob("*.yaml"))
-
-
-def test_every_tunable_built_in_agent_has_a_study() -> None:
-    built_in = {name for name in AGENTS if AGENTS.package(name) == OWN}
-    assert set(STUDIES) == built_in - UNTUNED
 
 
 def test_every_study_tunes_its_agent_over_values_it_takes() -> None:

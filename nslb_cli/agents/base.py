@@ -13,7 +13,8 @@ believes about the latent state, where it has such a belief.
 All arrays have a leading runs axis: one agent object plays a batch of independent runs.
 
 Before a batch is built, :meth:`Agent.memory` says how many bytes the agent will keep for it
-(the plugin contract: :mod:`nslb_cli.api`).
+(the plugin contract: :mod:`nslb_cli.api`). How reports show an agent (its display name, its
+place in legends, its :class:`Style`) is declared on its class too.
 """
 
 from __future__ import annotations
@@ -26,6 +27,18 @@ import numpy as np
 
 from nslb_cli.bandit.problem import FLOAT, OfflineModel, Problem, Sizes
 from nslb_cli.bandit.rng import BatchRNG
+
+LineStyle = str | tuple[int, tuple[int, ...]]
+"""A matplotlib line style: a name (``"--"``) or an ``(offset, (on, off, ...))`` dash pattern."""
+
+
+@dataclass(frozen=True)
+class Style:
+    """How reports draw an agent: a matplotlib colour, line style and marker."""
+
+    color: str
+    linestyle: LineStyle
+    marker: str
 
 
 @dataclass(frozen=True)
@@ -54,6 +67,12 @@ class Agent(ABC):
     # its rounds are spent in compiled code that releases the GIL: parts of a batch gain from
     # being simulated in threads at once (nslb_cli.runner.parts)
     concurrent: ClassVar[bool] = False
+    # how reports (nslb plot) show it: its name in legends and labels (None: its config name),
+    # its place in legends (lower first; None: after every agent that has one, by name) and
+    # its style in every figure (None: the report's next free colour, line style and marker)
+    display_name: ClassVar[str | None] = None
+    legend_rank: ClassVar[int | None] = None
+    style: ClassVar[Style | None] = None
 
     @classmethod
     def memory(cls, params: Any, sizes: Sizes) -> dict[str, int]:

@@ -80,7 +80,7 @@ from typing import Any
 
 import numpy as np
 
-from nslb_cli.agents.base import Agent
+from nslb_cli.agents.base import Agent, Style
 from nslb_cli.agents.tuning import expected_changes, given_or
 from nslb_cli.bandit import reward_kernels
 from nslb_cli.bandit.problem import OfflineModel, Problem, Sizes
@@ -95,8 +95,12 @@ class BOCDThompsonSamplingParams(check.Section):
     """BOCD-TS's parameters (module docstring); ``None`` means computed."""
 
     name: str = "bocd_ts"
+    # change probability per round in [0, 1]; null: L / n, L the offline model's expected number of
+    # changes
     hazard: float | None = None
+    # at most this many run lengths are kept (>= 2; the least probable go)
     max_hypotheses: int = 100
+    # run lengths whose posterior mass falls below this are discarded, in [0, 1)
     min_mass: float = 1e-3
 
     def validate(self) -> None:
@@ -335,6 +339,10 @@ class BOCDThompsonSampling(Agent):
     mean; Thompson sampling draws a run length, then each arm's mean. See the module
     docstring.
     """
+
+    display_name = "BOCD-TS"
+    legend_rank = 150
+    style = Style("#B2DF8A", (0, (3, 1, 1, 1)), "8")
 
     Params = BOCDThompsonSamplingParams
     fixed_arms = True

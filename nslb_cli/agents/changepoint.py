@@ -58,6 +58,7 @@ from typing import Any
 
 import numpy as np
 
+from nslb_cli.agents.base import Style
 from nslb_cli.agents.detectors import MeanShiftDetector, cao_threshold
 from nslb_cli.agents.restarting import Restarting
 from nslb_cli.agents.switching_ts import thompson_arms
@@ -74,8 +75,13 @@ class RestartedParams(check.Section):
     """Parameters shared by ``cd_ucb`` and ``cd_ts``; ``None`` means computed (module doc)."""
 
     name: str = "cd_ucb"
+    # detector window: an arm's last tau rewards, split in halves (even)
     tau: int = 100
+    # detector threshold b: fire when |sum(last half) - sum(first half)| > b; null: the paper's
+    # sigma * sqrt(tau * log(2 K n^2) / 2)
     threshold: float | None = None
+    # forced uniform exploration fraction in [0, 1] (0: none, the default); null: Cao et al.'s
+    # sqrt(K L log n / n), L = 1 + p n expected segments
     gamma: float | None = 0.0
 
     def validate(self) -> None:
@@ -323,6 +329,10 @@ class CDUCB(DetectorRestarted):
     See the module docstring; ``log_rounds[m - 1] = 8 log m`` for ``m = 1 .. n``, every
     ``m = t - r + 1`` of the horizon's rounds ``t < n``."""
 
+    display_name = "CD-UCB"
+    legend_rank = 10
+    style = Style("#009E73", "--", "^")
+
     Params = CDUCBParams
 
     def __init__(
@@ -348,6 +358,10 @@ class CDTS(DetectorRestarted):
     """CD-TS: Thompson sampling restarted by the mean-shift detector of Cao et al. (2019).
 
     See the module docstring."""
+
+    display_name = "CD-TS"
+    legend_rank = 20
+    style = Style("#CC79A7", "-.", "v")
 
     Params = CDTSParams
 

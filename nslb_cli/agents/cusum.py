@@ -66,7 +66,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nslb_cli.agents.base import Agent
+from nslb_cli.agents.base import Agent, Style
 from nslb_cli.agents.round_draws import RoundDraws
 from nslb_cli.agents.tuning import expected_changes, given_or
 from nslb_cli.bandit.problem import OfflineModel, Problem
@@ -80,9 +80,15 @@ class CUSUMUCBParams(check.Section):
     """CUSUM-UCB's parameters; ``None`` means computed from ``n`` and ``Upsilon`` (module doc)."""
 
     name: str = "cusum_ucb"
+    # uniform-exploration probability in [0, 1]; null: sqrt(Upsilon / n * log(n / Upsilon)) (the
+    # paper's Corollary 2)
     alpha: float | None = None
+    # CUSUM threshold h > 0, for rewards in [0, 1] (used as 2 sigma h); null: log(n / Upsilon)
     threshold: float | None = None
+    # CUSUM drift eps >= 0, for rewards in [0, 1] (used as 2 sigma eps): below the smallest change
+    # of a mean worth detecting
     epsilon: float = 0.05
+    # M >= 1: rewards of an arm after its restart that estimate its mean u_0 before the test starts
     warmup: int = 100
 
     def validate(self) -> None:
@@ -204,6 +210,10 @@ class CUSUMUCB(Agent):
     arm's last restart: ``pulls`` (``N_a``), ``sums`` (``Y_a``), ``baseline`` (``u_0``, NaN
     during the first ``M`` rewards), ``g_plus`` and ``g_minus``.
     """
+
+    display_name = "CUSUM-UCB"
+    legend_rank = 110
+    style = Style("#8C564B", ":", "h")
 
     Params = CUSUMUCBParams
     fixed_arms = True

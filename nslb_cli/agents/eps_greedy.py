@@ -28,6 +28,7 @@ from nslb_cli.common import validators as check
 @dataclass
 class EpsGreedyParams(check.Section):
     name: str = "eps_greedy"
+    # probability of a uniformly random arm
     epsilon: float = 0.1
 
     def validate(self) -> None:

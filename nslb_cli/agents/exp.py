@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nslb_cli.agents.base import Agent, Belief
+from nslb_cli.agents.base import Agent, Belief, Style
 from nslb_cli.agents.round_draws import RoundDraws
 from nslb_cli.agents.tuning import exp3s_tuning, given_or
 from nslb_cli.bandit.problem import OfflineModel, Problem
@@ -60,9 +60,15 @@ class ExpParams(check.Section):
     """Parameters shared by ``exp3s`` and ``exp4s``; ``None`` means computed (module doc)."""
 
     name: str = "exp4s"
+    # uniform-exploration fraction and learning rate gamma/K, in (0, 1]; null: Auer et al.'s min(1,
+    # sqrt(K (S ln(K n) + e) / ((e - 1) n))), S = p n expected changes, p = 1 - min_s phi(s, s) of
+    # the offline model
     gamma: float | None = None
+    # fixed-share rate in [0, 1] (0: plain Exp3); null: 1 / n
     alpha: float | None = None
+    # reward mapped to 0; null: min of the model's means - 2 sigma
     reward_low: float | None = None
+    # reward mapped to 1; null: max of the model's means + 2 sigma
     reward_high: float | None = None
 
     def validate(self) -> None:
@@ -194,6 +200,10 @@ class Exp3S(ExponentialWeights):
 
     Expert ``a`` always recommends arm ``a``."""
 
+    display_name = "Exp3.S"
+    legend_rank = 50
+    style = Style("#882255", ":", "D")
+
     Params = Exp3SParams
     fixed_arms = True
 
@@ -218,6 +228,10 @@ class Exp4S(ExponentialWeights):
     Its belief is the expert weights read as a distribution over latent states: ``state``
     is the heaviest expert, ``posterior`` the weights that chose this round's arm.
     """
+
+    display_name = "Exp4.S"
+    legend_rank = 60
+    style = Style("#E69F00", ":", "D")
 
     Params = Exp4SParams
     latent_model = "discrete"

@@ -77,7 +77,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nslb_cli.agents.base import Agent
+from nslb_cli.agents.base import Agent, Style
 from nslb_cli.agents.cusum import random_argmax
 from nslb_cli.agents.round_draws import RoundDraws
 from nslb_cli.agents.tuning import check_exploration, expected_changes, exploration_period, given_or
@@ -98,11 +98,20 @@ class GLRklUCBParams(check.Section):
     """GLR-klUCB's parameters; ``None`` means computed from ``n``, ``K`` and ``Upsilon``."""
 
     name: str = "glr_klucb"
+    # local: a detection restarts the arm tested; global: every arm
     restarts: str = "local"
+    # confidence of the test in (0, 1]: threshold log(3 k^1.5 / delta) on k rewards; null: 1 /
+    # sqrt(K Upsilon n) (local), 1 / sqrt(Upsilon n) (global)
     delta: float | None = None
+    # forced-exploration fraction in [0, 1] (arms 1..K in turn every floor(K / alpha) rounds; 0:
+    # none); null: alpha_scale sqrt(K Upsilon log(n) / n) (local), alpha_scale sqrt(Upsilon log(n) /
+    # n) (global)
     alpha: float | None = None
+    # the paper's alpha_0 in [0, 1], scaling the null alpha
     alpha_scale: float = 0.05
+    # Delta n >= 1: test an arm after every Delta n-th reward since its restart
     test_every: int = 10
+    # Delta s >= 1: split points s = 1, 1 + Delta s, ... of the test
     split_every: int = 10
 
     def validate(self) -> None:
@@ -214,6 +223,10 @@ class GLRklUCB(Agent):
     0 at the start) and ``prefix`` ``(R, K, ceil(n / Delta s))``, whose entry ``j`` is the sum
     of the arm's first ``1 + j Delta s`` rewards (the split points of the test).
     """
+
+    display_name = "GLR-klUCB"
+    legend_rank = 120
+    style = Style("#DDCC77", (0, (5, 1)), "p")
 
     Params = GLRklUCBParams
     fixed_arms = True

@@ -44,6 +44,9 @@ class KalmanOracle(Agent):
     """Kalman oracle: the exact Kalman filter of the latent AR process, with its true
     parameters (module docstring)."""
 
+    display_name = "Kalman oracle"
+    legend_rank = 220
+
     Params = KalmanOracleParams
     fixed_arms = True
     latent_model = "autoregressive"

@@ -61,8 +61,11 @@ class LARLParams(check.Section):
     feature only)."""
 
     name: str = "larl"
+    # lags (0: a constant feature only, the stationary UCB of the paper)
     s: int = 5
+    # LinUCB's exploration weight (the paper's 1)
     alpha: float = 1.0
+    # lambda, the ridge penalty (the paper's 1)
     ridge: float = 1.0
 
     def validate(self) -> None:
@@ -75,8 +78,11 @@ class ARUCBParams(check.Section):
     """``ar_ucb``'s parameters; ``s = None``: the AR order of the environment's model."""
 
     name: str = "ar_ucb"
+    # lags; null: the AR order k of env=latent_ar (the paper's s = k)
     s: int | None = None
+    # LinUCB's exploration weight (the paper's 1)
     alpha: float = 1.0
+    # lambda, the ridge penalty (the paper's 1)
     ridge: float = 1.0
 
     def validate(self) -> None:
@@ -90,9 +96,13 @@ class LARLETCParams(check.Section):
     """``larl_etc``'s parameters; ``explore = None``: ``floor(T / 5)`` rounds."""
 
     name: str = "larl_etc"
+    # the largest number of lags considered (the paper's 15)
     max_s: int = 15
+    # rounds of round-robin exploration; null: floor(T / 5), the paper's
     explore: int | None = None
+    # LinUCB's exploration weight (the paper's 1)
     alpha: float = 1.0
+    # lambda, the ridge penalty (the paper's 1)
     ridge: float = 1.0
 
     def validate(self) -> None:
@@ -186,6 +196,9 @@ class _Lagged(RidgeUCB):
 class LARL(_Lagged):
     """LARL (Trella et al., 2025): LinUCB per arm on the last s rewards and actions."""
 
+    display_name = "LARL"
+    legend_rank = 200
+
     Params = LARLParams
 
     @classmethod
@@ -203,6 +216,9 @@ class LARL(_Lagged):
 class ARUCB(_Lagged):
     """AR-UCB (Bacchiocchi et al., 2024): LinUCB per arm on the last s rewards (module
     docstring)."""
+
+    display_name = "AR-UCB"
+    legend_rank = 160
 
     Params = ARUCBParams
     with_actions = False
@@ -227,6 +243,9 @@ class ARUCB(_Lagged):
 class LARLETC(RidgeUCB):
     """LARL-ETC (Trella et al., 2025): round-robin exploration, ``s`` by BIC, then LARL
     (module docstring)."""
+
+    display_name = "LARL-ETC"
+    legend_rank = 210
 
     Params = LARLETCParams
 

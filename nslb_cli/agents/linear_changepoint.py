@@ -50,6 +50,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nslb_cli.agents.base import Style
 from nslb_cli.agents.detectors import LinearShiftDetector
 from nslb_cli.agents.restarting import Restarting
 from nslb_cli.agents.round_draws import RoundDraws
@@ -71,8 +72,11 @@ class LinearRestartedParams(check.Section):
     """Parameters shared by ``cd_linucb`` and ``cd_lints`` (module doc)."""
 
     name: str = "cd_linucb"
+    # detector window in rounds, split in halves (even); the paper's value
     tau: int = 100
+    # detector threshold b on ||W - W'||_Sigma; the paper's tuned value
     threshold: float = 13.0
+    # lambda: A = lambda I + sum x x' (prior theta ~ N(0, sigma^2 / lambda I))
     ridge: float = 1.0
 
     def validate(self) -> None:
@@ -84,6 +88,8 @@ class LinearRestartedParams(check.Section):
 @dataclass
 class CDLinUCBParams(LinearRestartedParams):
     name: str = "cd_linucb"
+    # exploration: index x' theta_hat + alpha sqrt(x' A^-1 x); null: sigma (one posterior standard
+    # deviation of the mean)
     alpha: float | None = None
 
     def validate(self) -> None:
@@ -95,6 +101,8 @@ class CDLinUCBParams(LinearRestartedParams):
 @dataclass
 class CDLinTSParams(LinearRestartedParams):
     name: str = "cd_lints"
+    # posterior scale: theta ~ N(theta_hat, v^2 A^-1); null: sigma (the exact posterior under the
+    # prior above)
     v: float | None = None
 
     def validate(self) -> None:
@@ -154,6 +162,10 @@ class CDLinUCB(LinearRestarted):
 
     See the module docstring."""
 
+    display_name = "CD-LinUCB"
+    legend_rank = 30
+    style = Style("#117733", "--", "^")
+
     Params = CDLinUCBParams
 
     def choose(self, x: np.ndarray) -> np.ndarray:
@@ -168,6 +180,10 @@ class CDLinTS(LinearRestarted):
     (Hong et al., 2021, section 5.2).
 
     See the module docstring."""
+
+    display_name = "CD-LinTS"
+    legend_rank = 40
+    style = Style("#AA4499", "-.", "v")
 
     Params = CDLinTSParams
 

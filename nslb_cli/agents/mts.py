@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nslb_cli.agents.base import Agent, Belief
+from nslb_cli.agents.base import Agent, Belief, Style
 from nslb_cli.agents.round_draws import RoundDraws
 from nslb_cli.bandit.numerics import pairwise_sum_rows
 from nslb_cli.bandit.problem import OfflineModel, Problem
@@ -70,6 +70,10 @@ class ModelThompsonSampling(Agent):
     With an uncertain offline model, mTS uses the point estimates (prior means) as if they
     were true (docs/design.md §3.1).
     """
+
+    display_name = "mTS"
+    legend_rank = 180
+    style = Style("#0072B2", "-", "o")
 
     Params = MTSParams
     latent_model = "discrete"

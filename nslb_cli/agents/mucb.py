@@ -41,7 +41,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from nslb_cli.agents.base import Belief, Windowed
+from nslb_cli.agents.base import Belief, Style, Windowed
 from nslb_cli.bandit.numerics import pairwise_plan
 from nslb_cli.bandit.problem import OfflineModel, Problem
 from nslb_cli.bandit.rng import BatchRNG
@@ -53,6 +53,7 @@ from nslb_cli.compiled.jit import inline, jit
 @dataclass
 class SWMUCBParams(check.Section):
     name: str = "sw_mucb"
+    # window length in rounds
     tau: int = 100
 
     def validate(self) -> None:
@@ -62,6 +63,7 @@ class SWMUCBParams(check.Section):
 @dataclass
 class SWUMUCBParams(SWMUCBParams):
     name: str = "sw_umucb"
+    # slack >= 0; null: the model's largest prior sd of a mean (0 if known)
     epsilon: float | None = None
 
     def validate(self) -> None:
@@ -214,6 +216,10 @@ class SlidingWindowModelUCB(Windowed):
     yet filled) and ``residuals`` in a ring buffer (round ``l`` in slot ``l mod tau``), and
     ``counts``, ``N_t(s)``."""
 
+    display_name = "SW-mUCB"
+    legend_rank = 70
+    style = Style("#999933", (0, (5, 1)), "P")
+
     Params: ClassVar[type] = SWMUCBParams
     latent_model = "discrete"
 
@@ -280,6 +286,10 @@ class SlidingWindowUncertainModelUCB(SlidingWindowModelUCB):
     appendix).
 
     See the module docstring."""
+
+    display_name = "SW-umUCB"
+    legend_rank = 80
+    style = Style("#44AA99", (0, (5, 1)), "P")
 
     Params = SWUMUCBParams
 

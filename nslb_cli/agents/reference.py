@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nslb_cli.agents.base import Agent, Belief
+from nslb_cli.agents.base import Agent, Belief, Style
 from nslb_cli.agents.round_draws import RoundDraws
 from nslb_cli.bandit.problem import OfflineModel, Problem, Truth
 from nslb_cli.bandit.rng import BatchRNG
@@ -23,6 +23,10 @@ class Oracle(Agent):
 
     It is the only agent that sees the truth (``sees_truth``), through a :class:`Truth`.
     """
+
+    display_name = "Oracle"
+    legend_rank = 230
+    style = Style("#000000", (0, (1, 1)), "*")
 
     Params = OracleParams
     sees_truth = True
@@ -62,6 +66,10 @@ class RandomParams(check.Section):
 
 class UniformRandom(Agent):
     """Uniform random play: an arm drawn uniformly every round."""
+
+    display_name = "Random"
+    legend_rank = 240
+    style = Style("#7F7F7F", (0, (3, 1, 1, 1)), "X")
 
     Params = RandomParams
 

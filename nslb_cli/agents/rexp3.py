@@ -35,8 +35,11 @@ class Rexp3Params(check.Section):
     """``rexp3``'s parameters; ``None`` means computed (module docstring)."""
 
     name: str = "rexp3"
+    # Delta, rounds per batch; null: ceil((K log K)^(1/3) (T / V)^(2/3)) (Theorem 2)
     batch: int | None = None
+    # exploration rate in (0, 1]; null: min(1, sqrt(K log K / ((e - 1) Delta)))
     gamma: float | None = None
+    # V, the variation budget; null: T, as the LARL paper sets it
     variation: float | None = None
 
     def validate(self) -> None:
@@ -58,6 +61,9 @@ def besbes_tuning(n_arms: int, horizon: int, variation: float) -> tuple[int, flo
 
 class Rexp3(Agent):
     """Rexp3 (Besbes et al., 2014): Exp3 restarted every batch of rounds (module docstring)."""
+
+    display_name = "Rexp3"
+    legend_rank = 170
 
     Params = Rexp3Params
     fixed_arms = True

@@ -49,8 +49,11 @@ from nslb_cli.compiled.jit import jit
 @dataclass
 class SLECParams(check.Section):
     name: str = "sl_ec"
+    # T0, rounds of exploration; null: the paper's rule from n, delta and the problem
     exploration: int | None = None
+    # the confidence of the T0 rule
     delta: float = 0.1
+    # explore the best-conditioned subset of this many arms; null: every arm
     arms: int | None = None
 
     def validate(self) -> None:

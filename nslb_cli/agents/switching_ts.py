@@ -87,7 +87,7 @@ from typing import Any
 
 import numpy as np
 
-from nslb_cli.agents.base import Agent, Windowed
+from nslb_cli.agents.base import Agent, Style, Windowed
 from nslb_cli.agents.tuning import expected_changes, given_or
 from nslb_cli.bandit.problem import OfflineModel, Problem
 from nslb_cli.bandit.rewards import GAUSSIAN_KERNEL
@@ -104,8 +104,12 @@ class DiscountedThompsonSamplingParams(check.Section):
     """D-TS's parameters (module docstring)."""
 
     name: str = "d_ts"
+    # discount factor in (0, 1]; 1 is plain Thompson sampling (the paper's 0.95)
     gamma: float = 0.95
+    # Beta prior parameter of successes (Gaussian: alpha0 - 1 pseudo-rewards of 1)
     alpha0: float = 1.0
+    # Beta prior parameter of failures (Gaussian: beta0 - 1 pseudo-rewards of 0); alpha0 + beta0 >
+    # 1, each >= 0.01
     beta0: float = 1.0
 
     def validate(self) -> None:
@@ -128,6 +132,8 @@ class SlidingWindowThompsonSamplingParams(check.Section):
     """SW-TS's parameters (module docstring); ``None`` means computed."""
 
     name: str = "sw_ts"
+    # window, in rounds (a positive integer; >= horizon: plain Thompson sampling); null: ceil(sqrt(n
+    # log n / L)), L the offline model's expected changes
     tau: int | None = None
 
     def validate(self) -> None:
@@ -279,6 +285,10 @@ class DiscountedThompsonSampling(_ForgettingThompson):
     ``arm_switches``, the rounds whose arm differs from the previous round's.
     """
 
+    display_name = "D-TS"
+    legend_rank = 140
+    style = Style("#EE3377", "-.", "d")
+
     Params = DiscountedThompsonSamplingParams
 
     def __init__(
@@ -331,6 +341,10 @@ class SlidingWindowThompsonSampling(_ForgettingThompson, Windowed):
     (Gaussian: ``N(0, sigma^2)``) prior; see the module docstring. ``summary()``: ``tau``
     and ``arm_switches``, the rounds whose arm differs from the previous round's.
     """
+
+    display_name = "SW-TS"
+    legend_rank = 130
+    style = Style("#800000", "--", "H")
 
     Params = SlidingWindowThompsonSamplingParams
 

@@ -66,7 +66,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nslb_cli.agents.base import Agent, Windowed
+from nslb_cli.agents.base import Agent, Style, Windowed
 from nslb_cli.agents.tuning import expected_changes, given_or
 from nslb_cli.bandit.problem import OfflineModel, Problem
 from nslb_cli.bandit.rng import BatchRNG
@@ -91,8 +91,13 @@ class SlidingWindowUCBParams(check.Section):
     """``sw_ucb``'s parameters; ``None`` means computed (module docstring)."""
 
     name: str = "sw_ucb"
+    # window length in rounds (>= 1; a window >= the horizon never forgets); null: the paper's 2 B
+    # sqrt(n log n / U) in [1, n], U = p n expected changes, p = 1 - min_s phi(s, s) of the offline
+    # model
     tau: int | None = None
+    # exploration constant xi > 0 (the paper's experiments: 0.6; theory: > 1/2)
     xi: float = XI
+    # the paper's B, rewards in [0, B]; null: 2 sigma (1 for Bernoulli rewards)
     bound: float | None = None
 
     def validate(self) -> None:
@@ -106,8 +111,13 @@ class DiscountedUCBParams(check.Section):
     """``d_ucb``'s parameters; ``None`` means computed (module docstring)."""
 
     name: str = "d_ucb"
+    # discount factor in (0, 1] (1: no forgetting, plain UCB); null: the paper's 1 - sqrt(U / n) /
+    # (4 B), kept in [1/2, 1], U = p n expected changes, p = 1 - min_s phi(s, s) of the offline
+    # model
     gamma: float | None = None
+    # exploration constant xi > 0 (the paper's experiments: 0.6; theory: > 1/2)
     xi: float = XI
+    # the paper's B, rewards in [0, B]; null: 2 sigma (1 for Bernoulli rewards)
     bound: float | None = None
 
     def validate(self) -> None:
@@ -158,6 +168,10 @@ class SlidingWindowUCB(Windowed):
     """SW-UCB: UCB over a sliding window of the last tau rounds (Garivier & Moulines, 2011).
 
     Index ``mean + B sqrt(xi log(min(t, tau)) / N)`` over the window (module docstring)."""
+
+    display_name = "SW-UCB"
+    legend_rank = 90
+    style = Style("#332288", "--", "<")
 
     Params = SlidingWindowUCBParams
     fixed_arms = True
@@ -220,6 +234,10 @@ class DiscountedUCB(Agent):
 
     Index ``mean + 2 B sqrt(xi log n_t(gamma) / N_t(gamma, i))``, every arm discounted by
     ``gamma`` every round (module docstring)."""
+
+    display_name = "D-UCB"
+    legend_rank = 100
+    style = Style("#88CCEE", "-.", ">")
 
     Params = DiscountedUCBParams
     fixed_arms = True

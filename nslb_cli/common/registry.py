@@ -5,7 +5,7 @@ Every agent and environment, nslb's own included, is a Python *entry point*: nsl
 ``"nslb.envs"``, and a separately installed package adds its own the same way (see
 :mod:`nslb_cli.api`). A :class:`Registry` finds them all when it is first asked for a name,
 and imports an entry's class only on first use, so a run on the synthetic environment never
-imports MovieLens' dependencies, and ``nslb plot`` imports no agent at all.
+imports MovieLens' dependencies, and ``nslb plot`` imports only the agents of its results.
 
 What can go wrong with a plugin is reported in one line and confined to that plugin: a name
 declared by two installed packages is refused (neither is used); an entry point that cannot

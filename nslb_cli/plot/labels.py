@@ -5,12 +5,13 @@ A *group* is the runs of one ``name`` and environment (``env`` settings and data
 :data:`~nslb_cli.plot.identity.DATA`), so every agent in it faces the same worlds seed by
 seed; its title is the name plus the environment settings that tell it apart from other
 groups of that name (``default (switch_prob=0.01)``). Each run's *label* is the agent's
-display name plus every setting that differs from the agent's defaults (its
-``nslb_cli/conf/agent/<name>.yaml``, read as data; a plugin's agent names every setting) or
-between that agent's runs in the group: ``CD-UCB (tau=50)``. A setting some agent ran at
-several values is *swept* in the group. Values order naturally (``tau=20`` before
-``tau=100``), missing values last. A *selector* (``--reference``) names one agent of a
-group: a label, an agent or display name, or ``umts(num_particles=100)`` (:func:`select`).
+display name (its class's ``display_name``, else its config name) plus every setting that
+differs from the agent's ``Params`` defaults (an agent no installed package declares has
+none: every setting it recorded is named) or between that agent's runs in the group:
+``CD-UCB (tau=50)``. A setting some agent ran at several values is *swept* in the group.
+Values order naturally (``tau=20`` before ``tau=100``), missing values last. A *selector*
+(``--reference``) names one agent of a group: a label, an agent or display name, or
+``umts(num_particles=100)`` (:func:`select`).
 """
 
 from __future__ import annotations
@@ -18,44 +19,19 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import MISSING, fields
 from functools import cache
-from importlib import resources
 from typing import Any
 
 import pandas as pd
 import yaml
 from natsort import natsort_keygen
 
+from nslb_cli.agents import AGENTS, Agent
+from nslb_cli.common.registry import PluginError
 from nslb_cli.plot.identity import DATA, DATA_SOURCE, dataset
 from nslb_cli.store.results import flatten
 
-# Display names, in legend order: the paper's baselines, the model-based agents, references.
-DISPLAY_NAMES = {
-    "cd_ucb": "CD-UCB",
-    "cd_ts": "CD-TS",
-    "cd_linucb": "CD-LinUCB",
-    "cd_lints": "CD-LinTS",
-    "exp3s": "Exp3.S",
-    "exp4s": "Exp4.S",
-    "sw_mucb": "SW-mUCB",
-    "sw_umucb": "SW-umUCB",
-    "sw_ucb": "SW-UCB",
-    "d_ucb": "D-UCB",
-    "cusum_ucb": "CUSUM-UCB",
-    "glr_klucb": "GLR-klUCB",
-    "sw_ts": "SW-TS",
-    "d_ts": "D-TS",
-    "bocd_ts": "BOCD-TS",
-    "ar_ucb": "AR-UCB",
-    "rexp3": "Rexp3",
-    "mts": "mTS",
-    "umts": "umTS",
-    "larl": "LARL",
-    "larl_etc": "LARL-ETC",
-    "kalman_oracle": "Kalman oracle",
-    "oracle": "Oracle",
-    "random": "Random",
-}
 AGENT = "agent.name"
 NAME = "name"
 FOLDER = "folder"
@@ -66,8 +42,6 @@ engine draws other worlds from a seed, so its runs are a group of their own (pai
 differences pair the seeds of one engine)."""
 LABEL = "agent"  # an agent's label in a labelled runs table (config columns are ``agent.…``)
 AGENT_PREFIX = "agent."
-CONF_PACKAGE = "nslb_cli.conf"  # conf/, shipped in the package: agent/<name>.yaml
-SAFE_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 SELECTOR = re.compile(r"^\s*(?P<name>[^()]*?)\s*\((?P<settings>[^()]*)\)\s*$")
 natural = natsort_keygen()
 
@@ -83,20 +57,37 @@ def config_value(value: Any) -> Any:
     return value
 
 
-@cache
-def agent_defaults(agent: str) -> dict[str, Any] | None:
-    """The default settings of a built-in agent, flattened (``{"agent.tau": 100, …}``), read
-    from its config file ``nslb_cli/conf/agent/<agent>.yaml`` as data; ``None`` for an agent
-    without one (a plugin's: its defaults live in its code, which plotting never imports)."""
-    if not SAFE_NAME.fullmatch(agent):
+def agent_class(agent: str) -> type[Agent] | None:
+    """The class of agent ``agent``; ``None`` for a name no installed package declares, or
+    whose class cannot be used."""
+    if agent not in AGENTS:
         return None
     try:
-        text = resources.files(CONF_PACKAGE).joinpath("agent").joinpath(f"{agent}.yaml").read_text()
-        tree = yaml.safe_load(text)
-    except (OSError, ModuleNotFoundError, UnicodeDecodeError, yaml.YAMLError):
+        cls: type[Agent] = AGENTS[agent]
+    except PluginError:
         return None
-    if not isinstance(tree, dict):
+    return cls
+
+
+def legend_key(agent: str) -> tuple[float, Any]:
+    """Where agent ``agent`` comes in legends: by its class's ``legend_rank``, those without
+    one after every agent that has one, by name."""
+    cls = agent_class(agent)
+    rank = None if cls is None else cls.legend_rank
+    return (math.inf if rank is None else rank, natural(agent))
+
+
+@cache
+def agent_defaults(agent: str) -> dict[str, Any] | None:
+    """The default settings of agent ``agent``, flattened (``{"agent.tau": 100, …}``): its
+    ``Params`` defaults; ``None`` for an agent whose class cannot be had (not installed)."""
+    cls = agent_class(agent)
+    if cls is None:
         return None
+    tree = {
+        f.name: f.default if f.default_factory is MISSING else f.default_factory()
+        for f in fields(cls.Params)
+    }
     return {key: config_value(value) for key, value in flatten({"agent": tree}).items()}
 
 
@@ -126,7 +117,8 @@ def same_value(a: Any, b: Any) -> bool:
 def display_name(agent: str, rename: Mapping[str, str] | None = None) -> str:
     """The label of an agent name: ``rename`` (by agent name or display name) or the default."""
     rename = rename or {}
-    shown = DISPLAY_NAMES.get(agent, agent)
+    cls = agent_class(agent)
+    shown = cls.display_name if cls is not None and cls.display_name else agent
     return rename.get(agent, rename.get(shown, shown))
 
 
@@ -181,17 +173,16 @@ def sort_key(value: Any) -> tuple:
 
 
 def order_runs(runs: pd.DataFrame, agents: Sequence[str] | None = None) -> pd.DataFrame:
-    """Runs in legend order: by agent (``agents``, else :data:`DISPLAY_NAMES`' order), then by
-    their settings."""
+    """Runs in legend order: by agent (``agents``, else :func:`legend_key`), then by their
+    settings."""
     settings = setting_columns(runs.columns)
-    order = {name: i for i, name in enumerate(agents or DISPLAY_NAMES)}
+    order = {name: i for i, name in enumerate(agents or ())}
 
     def key(index: Any) -> tuple:
         row = runs.loc[index]
         agent = str(row[AGENT])
         return (
-            order.get(agent, len(order)),
-            natural(agent),
+            *((order.get(agent, len(order)), natural(agent)) if order else legend_key(agent)),
             *(sort_key(row[column]) for column in settings),
             natural(str(row.get(FOLDER, ""))),
         )

@@ -257,10 +257,10 @@ def palette(labels: Iterable[str]) -> dict[str, str]:
     the paper's agents under their display names (``mTS``, ``CD-UCB``) their fixed colours,
     as in every figure of ``nslb plot``, other labels the next free ones, in natural order
     (``nslb plot`` shades the labels of one agent's sweep in one hue instead)."""
-    from nslb_cli.plot.styles import style_map
+    from nslb_cli.plot.styles import built_in_styles, style_map
 
     labels = [str(label) for label in dict.fromkeys(labels)]
-    plain = {lab.display_name(name): name for name in lab.DISPLAY_NAMES}
+    plain = {lab.display_name(name): name for name in built_in_styles()}
     return {label: style.color for label, style in style_map(labels, plain).items()}
 
 

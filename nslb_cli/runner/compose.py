@@ -6,11 +6,12 @@ search space, and the output folder; nslb's sweeper checks every job of a sweep
 (:mod:`nslb_cli.runner.sweep`) before the first runs. :func:`load` is one job's config.
 
 Config group options: ``env=NAME`` and ``agent=NAME`` exist for every registered
-environment and agent (:mod:`nslb_cli.common.registry`). nslb's own are YAML files in ``conf/``,
-which document each parameter and must equal the ``Params`` defaults (the tests check it);
-an entry without a YAML file in ``conf/`` (a plugin's) gets its ``Params`` defaults as its
-option, stored in Hydra's ConfigStore by :func:`register_options`. Either way the values go
-through the same ``Params`` dataclass in :func:`~nslb_cli.runner.config.validate`.
+environment and agent (:mod:`nslb_cli.common.registry`), each its ``Params`` defaults, except
+nslb's own environments: YAML files in ``conf/``, which document each parameter and must
+equal the ``Params`` defaults (the tests check it). nslb's own agents' options are made when
+Hydra loads one (:class:`BuiltInAgents`); a plugin's are stored in Hydra's ConfigStore by
+:func:`register_options`. Either way the values go, untyped, through the same ``Params``
+dataclass in :func:`~nslb_cli.runner.config.validate`.
 """
 
 from __future__ import annotations
@@ -20,15 +21,19 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from hydra import compose, initialize_config_module
+from hydra.core.config_search_path import ConfigSearchPath
 from hydra.core.config_store import ConfigStore
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.hydra_config import HydraConfig
+from hydra.core.object_type import ObjectType
 from hydra.core.override_parser.types import Override
+from hydra.core.plugins import Plugins
+from hydra.plugins.config_source import ConfigResult, ConfigSource
+from hydra.plugins.search_path_plugin import SearchPathPlugin
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
@@ -61,10 +66,6 @@ OmegaConf.register_new_resolver("nslb_job_folder", folders.job_folder, replace=T
 OmegaConf.register_new_resolver("nslb_direction", study.direction, replace=True)
 
 
-def _has_yaml(group: str, name: str) -> bool:
-    return resources.files(CONFIG_MODULE).joinpath(group).joinpath(f"{name}.yaml").is_file()
-
-
 def _option(registry: Registry, name: str) -> dict[str, Any]:
     """The config group option of ``name``: its ``Params`` defaults (``{name}`` alone if it
     cannot be loaded, so that choosing it reports why in :func:`validate`)."""
@@ -75,9 +76,58 @@ def _option(registry: Registry, name: str) -> dict[str, Any]:
     return dict(container(schema))  # untyped: validate() checks, as for YAML options
 
 
+class BuiltInAgents(ConfigSource):
+    """Hydra's options ``agent=NAME`` of nslb's own agents: each its ``Params`` defaults
+    (:func:`_option`), made when Hydra loads it, so that only the agents a command chooses are
+    imported."""
+
+    @staticmethod
+    def scheme() -> str:
+        return "nslb-agents"
+
+    def available(self) -> bool:
+        return True
+
+    @staticmethod
+    def _name(config_path: str) -> str | None:
+        group, _, name = config_path.strip("/").removesuffix(".yaml").partition("/")
+        built_in = name in AGENTS and not AGENTS.foreign(name)
+        return name if group == "agent" and built_in else None
+
+    def is_group(self, config_path: str) -> bool:
+        return config_path.strip("/") in ("", "agent")
+
+    def is_config(self, config_path: str) -> bool:
+        return self._name(config_path) is not None
+
+    def list(self, config_path: str, results_filter: ObjectType | None) -> list[str]:
+        if config_path.strip("/") == "":
+            return ["agent"] if results_filter in (None, ObjectType.GROUP) else []
+        if config_path.strip("/") != "agent" or results_filter == ObjectType.GROUP:
+            return []
+        return [name for name in AGENTS if not AGENTS.foreign(name)]
+
+    def load_config(self, config_path: str) -> ConfigResult:
+        name = self._name(config_path)
+        assert name is not None, config_path
+        node = OmegaConf.create(_option(AGENTS, name))
+        return ConfigResult(self.provider, self.full_path(), node, {"package": None})
+
+
+class BuiltInAgentsPath(SearchPathPlugin):
+    """Puts :class:`BuiltInAgents` in Hydra's search path, after nslb's ``conf/``."""
+
+    def manipulate_search_path(self, search_path: ConfigSearchPath) -> None:
+        search_path.append("nslb", f"{BuiltInAgents.scheme()}://")
+
+
+Plugins.instance().register(BuiltInAgents)  # on import, as the resolvers above: every
+Plugins.instance().register(BuiltInAgentsPath)  # composition of conf/ needs them
+
+
 def register_options(arguments: Sequence[str] = ()) -> tuple[str, ...]:
-    """Store a Hydra config group option for every registered environment and agent that has
-    no YAML file in ``conf/`` (plugins); return the plugins' problems, one line each.
+    """Store a Hydra config group option for every plugin's environment and agent (nslb's own
+    are ``conf/``'s and :class:`BuiltInAgents`'); return the plugins' problems, one line each.
 
     Call it before Hydra composes (Hydra hands the ConfigStore to its launchers' workers).
     Only the plugins that ``arguments`` (or a shell's completion request) name are imported,
@@ -94,7 +144,7 @@ def _register(named: frozenset[str]) -> tuple[str, ...]:
     store = ConfigStore.instance()
     for group, registry in (("env", ENVIRONMENTS), ("agent", AGENTS)):
         for name in registry.declared():
-            if not _has_yaml(group, name):
+            if name not in registry or registry.foreign(name):  # nslb's own: conf/, BuiltInAgents
                 node = _option(registry, name) if name in named else {"name": name}
                 store.store(group=group, name=name, node=node)
     return tuple(ENVIRONMENTS.problems() + AGENTS.problems())

@@ -15,7 +15,7 @@ from nslb_cli.cli import main
 from nslb_cli.plot import aggregate, paper, report
 from nslb_cli.plot.figures import curves, final_distribution, sweep
 from nslb_cli.plot.layout import SMALLEST_PANEL, new_figure
-from nslb_cli.plot.styles import FIXED, style_map
+from nslb_cli.plot.styles import own_style, style_map
 from nslb_cli.plot.tidy import load
 from tests.helpers.results_tree import MOVIELENS_ENV, fake_config, write_fake_run
 
@@ -128,7 +128,7 @@ def test_every_agent_has_its_own_colour_and_line_style() -> None:
     assert len({s.color for s in styles.values()}) == 16
     assert len({(s.color, s.linestyle) for s in styles.values()}) == 16
     for label, name in PLAIN.items():
-        assert styles[label] == FIXED[name], "the paper's agents keep their styles"
+        assert styles[label] == own_style(name), "the paper's agents keep their styles"
     alone = style_map(["mTS", "umTS (num_particles=10)"], {"mTS": "mts"})
     assert alone["mTS"] == styles["mTS"], "whatever else is in the report"
     many = style_map([f"agent {i}" for i in range(60)], {})
@@ -147,7 +147,7 @@ def test_a_label_keeps_its_style_in_every_figure_of_a_report(tmp_path: Path) -> 
     swept = report.sweeps(final, runs, {})
     styles = report._styles(runs, swept, {})
     assert {"mTS", "umTS (num_particles=10)", "umTS (num_particles=100)", "umTS"} <= set(styles)
-    assert styles["mTS"] == FIXED["mts"] and styles["umTS"] == FIXED["umts"]
+    assert styles["mTS"] == own_style("mts") and styles["umTS"] == own_style("umts")
 
 
 @pytest.fixture(scope="module")

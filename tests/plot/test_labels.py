@@ -33,6 +33,7 @@ def run(agent: str, particles: float = math.nan, switch: float = 0.005, name: st
 def test_display_names_and_renames() -> None:
     assert lab.display_name("cd_ucb") == "CD-UCB" and lab.display_name("exp4s") == "Exp4.S"
     assert lab.display_name("my_agent") == "my_agent", "unknown agents keep their name"
+    assert lab.display_name("eps_greedy") == "eps_greedy", "so does one that declares none"
     assert lab.display_name("mts", {"mts": "mTS (true model)"}) == "mTS (true model)"
     assert lab.display_name("mts", {"mTS": "ours"}) == "ours", "rename by display name too"
 
@@ -81,7 +82,7 @@ def test_a_recorded_null_that_is_not_the_default_is_named() -> None:
     assert lab.agent_defaults("cd_lints")["agent.threshold"] == 13.0
 
 
-def test_defaults_are_the_agents_config_files() -> None:
+def test_defaults_are_the_agents_params_defaults() -> None:
     assert lab.agent_defaults("umts") == {
         "agent.name": "umts",
         "agent.num_particles": 100,
@@ -90,7 +91,6 @@ def test_defaults_are_the_agents_config_files() -> None:
         "agent.action_selection": "mean",
     }
     assert lab.agent_defaults("my_plugin") is None
-    assert lab.agent_defaults("../config") is None, "agent names are never paths"
 
 
 def test_a_plugin_agent_names_every_setting_it_recorded() -> None:
@@ -267,3 +267,10 @@ def test_an_ordered_sweep_is_one_family_in_value_order() -> None:
     assert lab.ordered_families(table) == [
         ["umTS (num_particles=10)", "umTS (num_particles=100)", "umTS (num_particles=1000)"]
     ]
+
+
+def test_runs_come_in_legend_order_and_agents_without_a_rank_last_by_name() -> None:
+    agents = ["random", "my_agent", "mts", "cd_ucb", "eps_greedy"]
+    table = pd.DataFrame([{"name": "e", "agent.name": agent} for agent in agents], dtype=object)
+    ordered = lab.order_runs(table)["agent.name"]
+    assert list(ordered) == ["cd_ucb", "mts", "random", "eps_greedy", "my_agent"]

@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 from nslb_cli.cli import main
 from nslb_cli.plot import figures, paper
 from nslb_cli.plot.figures import sweep
-from nslb_cli.plot.styles import FIXED, ramp, style_map
+from nslb_cli.plot.styles import own_style, ramp, style_map
 from tests.helpers.plotting import drawn
 from tests.plot import hand
 
@@ -169,7 +169,7 @@ def test_an_ordered_sweep_is_one_hue_light_to_dark(
 ) -> None:
     labels = [f"CD-UCB (tau={tau})" for tau in TAUS]
     for n in (2, 3, 8, 12):
-        shades = [lightness(c) for c in ramp(FIXED["cd_ucb"].color, n)]
+        shades = [lightness(c) for c in ramp(own_style("cd_ucb").color, n)]
         assert all(a > b for a, b in zip(shades, shades[1:], strict=False)), n
     found = drawn(monkeypatch, tau_sweep, "--out", tmp_path)
     capsys.readouterr()
@@ -181,7 +181,7 @@ def test_an_ordered_sweep_is_one_hue_light_to_dark(
     shades = [lightness(colors[label]) for label in labels]
     assert all(a > b for a, b in zip(shades, shades[1:], strict=False)), "tau=10 lightest"
     hues = [colorsys.rgb_to_hls(*to_rgb(colors[label]))[0] for label in labels]
-    own = colorsys.rgb_to_hls(*to_rgb(FIXED["cd_ucb"].color))[0]
+    own = colorsys.rgb_to_hls(*to_rgb(own_style("cd_ucb").color))[0]
     assert max(abs(hue - own) for hue in hues) < 0.01, "one hue: the agent's own"
     styles = {
         handle.get_linestyle()
@@ -189,7 +189,7 @@ def test_an_ordered_sweep_is_one_hue_light_to_dark(
         if text.get_text().startswith("CD-UCB")
     }
     assert len(styles) == 1, "one line style for the family"
-    assert colors["mTS"] == FIXED["mts"].color and len(set(colors.values())) == len(colors)
+    assert colors["mTS"] == own_style("mts").color and len(set(colors.values())) == len(colors)
 
 
 def test_tick_labels_never_collide(tau_sweep: Path, tmp_path: Path, capsys, monkeypatch):

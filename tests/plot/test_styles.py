@@ -6,8 +6,17 @@ import itertools
 
 import numpy as np
 
-from nslb_cli.plot.labels import DISPLAY_NAMES
-from nslb_cli.plot.styles import FIXED, style_map
+from nslb_cli.agents.base import Style
+from nslb_cli.plot.labels import display_name
+from nslb_cli.plot.styles import (
+    EXTRA_COLORS,
+    LINESTYLES,
+    MARKERS,
+    SPARE_COLORS,
+    built_in_styles,
+    own_style,
+    style_map,
+)
 
 
 def cielab(color: str) -> np.ndarray:
@@ -25,10 +34,20 @@ def test_every_agent_and_eight_of_ones_own_get_colours_far_apart() -> None:
     of one's own: 27 colours, each pair at least 18 units apart in CIELAB (Delta E 1976;
     before, Exp4.S and GLR-klUCB's ambers were 13.6 apart and CD-TS and D-UCB's pinks 16.4,
     in experiment=field/fixed)."""
-    plain = {DISPLAY_NAMES.get(name, name): name for name in FIXED}
+    plain = {display_name(name): name for name in built_in_styles()}
     labels = [*plain, *(f"mine{i}" for i in range(8))]
     colors = [style.color for style in style_map(labels, plain).values()]
     assert len(colors) == 27
     pairs = itertools.combinations(colors, 2)
     assert min(np.linalg.norm(cielab(a) - cielab(b)) for a, b in pairs) >= 18
     assert plain.keys() >= {"SW-UCB", "D-UCB", "CUSUM-UCB", "GLR-klUCB", "D-TS", "SW-TS", "BOCD-TS"}
+
+
+def test_an_agent_that_declares_no_style_gets_the_next_free_colour() -> None:
+    styles = style_map(["mTS", "eps_greedy"], {"mTS": "mts", "eps_greedy": "eps_greedy"})
+    assert styles["mTS"] == own_style("mts")
+    assert styles["eps_greedy"] == Style(EXTRA_COLORS[0], LINESTYLES[0], MARKERS[0])
+
+
+def test_the_spare_colours_are_those_of_nslbs_agents() -> None:
+    assert sorted(SPARE_COLORS) == sorted(style.color for style in built_in_styles().values())

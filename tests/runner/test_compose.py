@@ -4,6 +4,7 @@ lets it, and every bad command line is refused in one line naming the key at fau
 from __future__ import annotations
 
 import re
+from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
@@ -207,3 +208,11 @@ def test_the_last_seeds_a_run_may_have_end_at_the_largest_int64() -> None:
 def test_the_advice_for_a_key_beside_a_sweep_over_its_group_is_taken() -> None:
     """``++agent.gamma=0.1`` sets the key in each swept agent (which has it)."""
     assert check_command_line(["agent=cd_ucb,cd_ts", "++agent.gamma=0.1"], multirun=True).jobs == 2
+
+
+def test_a_built_in_agents_option_is_its_params_defaults_in_field_order() -> None:
+    register_options()
+    with initialize_config_module(CONFIG_MODULE, version_base="1.3"):
+        composed = compose("config", overrides=["agent=cd_lints"])
+    defaults = {f.name: f.default for f in fields(AGENTS["cd_lints"].Params)}
+    assert list(composed.agent.items()) == list(defaults.items())

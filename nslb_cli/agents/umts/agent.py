@@ -68,7 +68,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nslb_cli.agents.base import Agent, Belief
+from nslb_cli.agents.base import Agent, Belief, Style
 from nslb_cli.agents.umts import latent
 from nslb_cli.agents.umts.arm_posterior import ArmPosterior
 from nslb_cli.agents.umts.linear_posterior import LinearPosterior
@@ -103,9 +103,14 @@ def reward_posterior(
 @dataclass
 class UMTSParams(check.Section):
     name: str = "umts"
+    # N, particles per run
     num_particles: int = 100
+    # resample when ESS < resample_threshold * N (0: never)
     resample_threshold: float = 0.5
+    # systematic | stratified | multinomial
     resampling: str = "systematic"
+    # mean: argmax of the weighted mean of particle samples (paper); sample: act on one particle
+    # drawn by weight (Thompson sampling)
     action_selection: str = "mean"
 
     def validate(self) -> None:
@@ -120,6 +125,10 @@ class UncertainModelThompsonSampling(Agent):
     latent states, reward parameters and transitions.
 
     See the module docstring."""
+
+    display_name = "umTS"
+    legend_rank = 190
+    style = Style("#D55E00", "-", "s")
 
     Params = UMTSParams
     latent_model = "discrete"

@@ -29,6 +29,7 @@ class EpsilonGreedyParams:
 class EpsilonGreedy(Agent):
     Params = EpsilonGreedyParams
     fixed_arms = True  # learns per arm: nslb refuses it on environments with contexts
+    display_name = "Restarting ε-greedy"  # in nslb plot's legends (style: the next free one)
 
     def __init__(
         self, params: EpsilonGreedyParams, problem: Problem, model: OfflineModel, rng: BatchRNG
