@@ -1,4 +1,4 @@
-"""What a run folder holds for a result key (:func:`nslb_cli.store.folder.scan`)."""
+"""What a run folder holds for a result key (:class:`nslb_cli.store.run_folder.RunFolder`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from nslb_cli.store.folder import OutputConflict, read_config, result_key, scan
+from nslb_cli.store.folder import OutputConflict, read_config
+from nslb_cli.store.results import CSV
+from nslb_cli.store.run_folder import RunFolder
 from tests.helpers.results_tree import write_run
 
 
@@ -20,5 +22,7 @@ def test_a_seed_whose_record_names_no_config_is_never_adopted(tmp_path: Path) ->
     record = json.loads((folder / "seed=1.json").read_text())
     del record["config"]
     (folder / "seed=1.json").write_text(json.dumps(record))
-    with pytest.raises(OutputConflict, match="seed=1 record another key"):
-        scan(folder, result_key(config), config)
+    run = RunFolder(folder, config, None, CSV, batch_size=100)
+    with run, pytest.raises(OutputConflict, match="seed=1 record another key"):
+        run.missing([0, 1])
+
