@@ -319,9 +319,9 @@ def _csv_problem(folder: Path, seed: int, record: dict[str, Any]) -> str | None:
         data = seed_csv(folder, seed).read_bytes()
     except OSError as err:
         return f"is unreadable ({err.strerror or err})"
-    if "csv" not in record:
-        return None if record else f"has no readable record (seed={seed}.json)"
-    problem = integrity_problem(record["csv"], data)
+    if not record:
+        return f"has no readable record (seed={seed}.json)"
+    problem = integrity_problem(record.get("csv"), data)
     return None if problem is None else f"is {problem}"
 
 

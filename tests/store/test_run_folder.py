@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -26,3 +27,20 @@ def test_a_seed_whose_record_names_no_config_is_never_adopted(tmp_path: Path) ->
     with run, pytest.raises(OutputConflict, match="seed=1 record another key"):
         run.missing([0, 1])
 
+
+def test_a_seed_whose_record_lost_its_integrity_is_simulated_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Every record nslb writes holds its CSV's size and CRC-32: one of this key without
+    them no longer vouches for its CSV, which is simulated again (one line)."""
+    folder = write_run(tmp_path / "r", "random", [0, 1])
+    config = read_config(folder)
+    assert config is not None
+    record = json.loads((folder / "seed=1.json").read_text())
+    del record["csv"]
+    (folder / "seed=1.json").write_text(json.dumps(record))
+    run = RunFolder(folder, config, None, CSV, batch_size=100)
+    with caplog.at_level(logging.WARNING, "nslb"), run:
+        assert run.missing([0, 1]).tolist() == [1] and run.done == {0}
+    (line,) = caplog.messages
+    assert "seed=1.csv is damaged" in line and "simulating it again" in line, line
