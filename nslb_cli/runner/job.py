@@ -146,7 +146,17 @@ def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> float:
     simulated again next time).
     """
     label = f"{config.agent.name} on {config.env.name}"
-    with _run_folder(config, resolved, folder) as store:
+    store = RunFolder(
+        folder,
+        recorded(container(resolved), config.env),
+        data_record(config),
+        Layout(config.run.format, config.run.every),
+        batch_size=config.run.batch_size,
+        engine=config.engine.key,
+        numbers=_numbers(config),
+        overwrite=config.run.overwrite,
+    )
+    with store:
         pending = store.missing(config.seeds)
         if len(pending) == 0:
             store.seal()  # a stopped job's parts
@@ -167,20 +177,6 @@ def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> float:
             store.seal()
             _report(config, store, pending, time.perf_counter() - start)
         return float(store.final_values(config.seeds, config.run.objective).mean())
-
-
-def _run_folder(config: RunConfig, resolved: DictConfig, folder: Path) -> RunFolder:
-    """``folder`` as the job of ``config`` (resolved as ``resolved``) writes it."""
-    return RunFolder(
-        folder,
-        recorded(container(resolved), config.env),
-        data_record(config),
-        Layout(config.run.format, config.run.every),
-        batch_size=config.run.batch_size,
-        engine=config.engine.key,
-        numbers=_numbers(config),
-        overwrite=config.run.overwrite,
-    )
 
 
 def _report(config: RunConfig, store: RunFolder, pending: np.ndarray, seconds: float) -> None:

@@ -1,14 +1,6 @@
-"""The files of a run folder: their names, the config and data they record (the *result key*),
-and the files nslb did not write.
-
-A folder belongs to one result key: a hash of the resolved config that determines the
-results (everything but the ``run`` section) and of the data they were simulated on (the
-ratings file's fingerprint, for environments built from data). ``config.yaml`` records the
-config; every seed's record its key (how a job uses them:
-:mod:`~nslb_cli.store.run_folder`).
-
-nslb never replaces a file it did not write: a folder holding files that are not nslb's
-(:func:`foreign_files`) is refused.
+"""The files of a run folder: their names, the *result key* they record (a hash of the
+resolved config but its ``run`` section, and of the data's fingerprint), and the files nslb
+did not write, which it never replaces (:func:`foreign_files`).
 """
 
 from __future__ import annotations

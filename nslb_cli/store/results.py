@@ -81,9 +81,6 @@ class Layout:
         return f"run.format={self.format} run.every={self.every}"
 
 
-CSV = Layout()  # the default: a CSV per seed, every round
-
-
 def seed_csv(folder: Path, seed: int) -> Path:
     return folder / f"seed={seed}.csv"
 

@@ -16,12 +16,11 @@ seed knows its config, even when ``config.yaml`` is lost or edited:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import numpy as np
@@ -56,30 +55,17 @@ from nslb_cli.store.results import (
 log = logging.getLogger("nslb")
 
 
-@dataclass
-class FolderState:
-    """The seeds of a folder for one result key: done, and damaged (to recompute); and its
-    damaged Parquet files (their seeds unknown: the seeds asked for are recomputed)."""
-
-    done: set[int] = field(default_factory=set)
-    damaged: dict[int, str] = field(default_factory=dict)
-    damaged_files: dict[str, str] = field(default_factory=dict)
-    lost: set[int] = field(default_factory=set)  # the seeds damaged Parquet files name
-
-
 class RunFolder:
     """The run folder ``path`` as the job of resolved ``settings`` (its ``run`` section this
-    invocation's) writes it, on data recorded as ``data`` (``data.json``; ``None``: no data),
-    stored as ``layout`` says, in Parquet row groups of ``batch_size`` seeds, by an engine
-    that adds ``engine`` to the result key and whose ``numbers`` (what decides them besides
-    nslb's version) the provenance records.
+    invocation's) writes it: on data recorded as ``data`` (``None``: none), stored as
+    ``layout`` says in row groups of ``batch_size`` seeds, by an engine that adds ``engine``
+    to the result key and whose ``numbers`` (besides nslb's version) the provenance records.
 
-    A context manager: entered, it holds the folder's lock, finishes a swap of overwritten
-    results that a killed process left, removes the temporaries of killed writers and
-    refuses a folder holding files nslb did not write; with ``overwrite``, the results are
-    written into a staging folder, swapped in on a clean exit and dropped otherwise (the
-    old results untouched). The folder is claimed (its ``config.yaml`` written) only with
-    the first batch: a job that fails before leaves nothing that blocks the next one.
+    A context manager: it holds the folder's lock, finishes a swap of overwritten results
+    that a killed process left, removes killed writers' temporaries and refuses files nslb
+    did not write; with ``overwrite`` the results go to a staging folder, swapped in on a
+    clean exit, dropped otherwise. The folder is claimed with the first batch only: a job
+    that fails before leaves nothing that blocks the next one.
     """
 
     def __init__(
@@ -99,40 +85,32 @@ class RunFolder:
         self.key = result_key(settings, None if data is None else data["fingerprint"], engine)
         self.data = None if data is None else json.dumps(data, indent=1, sort_keys=True) + "\n"
         self.done: set[int] = set()  # the seeds done before this job (:meth:`missing`)
-        self._lock = FolderLock(path, self.key, provenance.command())
         self._target = path  # where the results go: the staging folder when overwriting
         self._claimed = False
 
     def __enter__(self) -> RunFolder:
-        self._lock.__enter__()
-        try:
+        self._opened = self._open()
+        return self._opened.__enter__()
+
+    def __exit__(self, *raised: Any) -> None:
+        self._opened.__exit__(*raised)
+
+    @contextlib.contextmanager
+    def _open(self) -> Iterator[RunFolder]:
+        with FolderLock(self.path, self.key, provenance.command()):
             staging.recover(self.path)
             remove_stale_temporaries(self.path, held=written_under_lock)
             remove_stale_temporaries(self.path / parquet.PARTS, held=lambda name: True)
             refuse_foreign_files(self.path)
-            if self.overwrite:
-                try:
-                    self._target = staging.begin(self.path)
-                except BaseException:
-                    staging.abandon(self.path)
-                    raise
-        except BaseException:
-            self._lock.__exit__(None, None, None)
-            raise
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
-        try:
             if not self.overwrite:
+                yield self
                 return
-            if error is not None:
+            try:
+                self._target = staging.begin(self.path)
+                yield self
+            except BaseException:
                 staging.abandon(self.path)
-                return
+                raise
             removed = staging.commit(self.path)
             if removed:
                 log.warning(
@@ -141,40 +119,30 @@ class RunFolder:
                     len(removed),
                     seed_ranges(removed),
                 )
-        finally:
-            self._lock.__exit__(kind, error, trace)
 
     def missing(self, seeds: Iterable[int]) -> np.ndarray:
-        """The seeds of ``seeds`` that are not done in the folder (its damaged ones again,
-        each damaged seed or file named in one line, and the seeds of a damaged file that
-        this run leaves lost); a lost or damaged record of a folder of done seeds is
-        rewritten. :attr:`done` holds the folder's done seeds.
+        """The seeds of ``seeds`` not done in the folder (:attr:`done`), damaged ones again
+        (one line each, and one for the seeds of a damaged file this run leaves lost); a
+        lost or damaged record of done seeds is rewritten.
 
         Raises:
-            OutputConflict: the folder holds seeds of another key, other data or another
-                layout; or seeds are to be added to seeds whose numbers may differ (another
-                nslb version, other :attr:`numbers`).
+            OutputConflict: seeds of another key, data or layout (:meth:`_scan`), or seeds
+                whose numbers may differ (another nslb version, other :attr:`numbers`).
         """
         seeds = [int(seed) for seed in seeds]
-        state = self._scan()
-        for seed, problem in sorted(state.damaged.items()):
-            log.warning("%s: seed=%d.csv %s; simulating it again", self.path, seed, problem)
-        for name, problem in sorted(state.damaged_files.items()):
-            log.warning("%s: %s is %s; simulating its seeds again", self.path, name, problem)
-        left = sorted(state.lost - state.done - set(seeds))
-        if left:  # the file goes when this run's results are sealed
+        self.done, lost = self._scan()
+        if left := sorted(lost - self.done - set(seeds)):  # gone when the results are sealed
             log.warning(
                 "%s: seeds %s of the damaged file are lost: this run does not simulate them "
                 "(run.seed and run.n_seeds choose the seeds)",
                 self.path,
                 seed_ranges(left),
             )
-        self.done = state.done
-        if state.done:  # its seeds know their config: a lost or damaged record is rewritten
+        if self.done:  # its seeds know their config: a lost or damaged record is rewritten
             self._restore_records()
-        pending = np.array([s for s in seeds if s not in state.done], dtype=np.int64)
-        if len(pending) and state.done:
-            _refuse_other_versions(self._target, self.numbers, frozenset(state.done))
+        pending = np.array([s for s in seeds if s not in self.done], dtype=np.int64)
+        if len(pending) and self.done:
+            _refuse_other_versions(self._target, self.numbers, frozenset(self.done))
         return pending
 
     def write(self, seeds: np.ndarray, trace: Trace) -> None:
@@ -206,14 +174,14 @@ class RunFolder:
             return parquet.final_values(self._target, seeds, column)
         return np.array([final_value(self._target, seed, column) for seed in seeds])
 
-    def _scan(self) -> FolderState:
-        """The done and damaged seeds of the folder's result key.
+    def _scan(self) -> tuple[set[int], set[int]]:
+        """The done seeds of the folder's result key, and the seeds its damaged Parquet
+        files name; each damaged seed (to simulate again) and file named in one line.
 
         Raises:
             OutputConflict: the folder holds seeds of another key (or of none known), of
                 other input files than :attr:`data` names, or stored otherwise than
-                :attr:`layout` (another ``run.format`` or ``run.every``), in one line saying
-                how they differ.
+                :attr:`layout` (another ``run.format`` or ``run.every``), in one line.
         """
         folder, key, layout = self._target, self.key, self.layout
         try:
@@ -221,7 +189,9 @@ class RunFolder:
         except (FileNotFoundError, NotADirectoryError):
             names = []
         seeds = sorted(int(m.group(1)) for name in names if (m := SEED_FILE.match(name)))
-        state = FolderState()
+        done: set[int] = set()
+        lost: set[int] = set()  # the seeds that damaged Parquet files name
+        damaged: dict[int, str] = {}
         recorded = read_config(folder)
         same_config = recorded is not None and _differences(recorded, self.settings) == []
         records = {seed: read_seed_record(folder, seed) or {} for seed in seeds}
@@ -233,12 +203,12 @@ class RunFolder:
             if record.get("config") == key or (attested and not record):
                 problem = _csv_problem(folder, seed, record)
                 if problem is None:
-                    state.done.add(seed)
+                    done.add(seed)
                 else:
-                    state.damaged[seed] = problem
+                    damaged[seed] = problem
             else:
                 foreign.append(seed)
-        records_pq, damaged_pq = parquet.stored(folder, state.lost)
+        records_pq, damaged_pq = parquet.stored(folder, lost)
         foreign += sorted({s for r in records_pq if r.key != key for s in r.seeds})
         if foreign:
             raise OutputConflict(_conflict(folder, foreign, recorded, self.settings))
@@ -247,11 +217,15 @@ class RunFolder:
         if damaged_pq and layout.format != "parquet":
             stored.add(Layout("parquet", layout.every))
         _refuse_other_layout(folder, stored, layout)
-        state.done.update(seed for r in records_pq for seed in r.seeds)
-        state.damaged_files = {str(p.relative_to(folder)): why for p, why in damaged_pq.items()}
-        if state.done:
+        done.update(seed for r in records_pq for seed in r.seeds)
+        if done:
             _refuse_other_files(folder, self.data)
-        return state
+        for seed, problem in damaged.items():  # in the order of the seeds
+            log.warning("%s: seed=%d.csv %s; simulating it again", self.path, seed, problem)
+        files = {str(path.relative_to(folder)): why for path, why in damaged_pq.items()}
+        for name, problem in sorted(files.items()):
+            log.warning("%s: %s is %s; simulating its seeds again", self.path, name, problem)
+        return done, lost
 
     def _restore_records(self) -> None:
         """Rewrite ``config.yaml`` and ``data.json`` of a folder whose seeds are of this

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from nslb_cli.store.folder import OutputConflict, read_config
-from nslb_cli.store.results import CSV
+from nslb_cli.store.results import Layout
 from nslb_cli.store.run_folder import RunFolder
 from tests.helpers.results_tree import write_run
 
@@ -23,7 +23,7 @@ def test_a_seed_whose_record_names_no_config_is_never_adopted(tmp_path: Path) ->
     record = json.loads((folder / "seed=1.json").read_text())
     del record["config"]
     (folder / "seed=1.json").write_text(json.dumps(record))
-    run = RunFolder(folder, config, None, CSV, batch_size=100)
+    run = RunFolder(folder, config, None, Layout(), batch_size=100)
     with run, pytest.raises(OutputConflict, match="seed=1 record another key"):
         run.missing([0, 1])
 
@@ -39,7 +39,7 @@ def test_a_seed_whose_record_lost_its_integrity_is_simulated_again(
     record = json.loads((folder / "seed=1.json").read_text())
     del record["csv"]
     (folder / "seed=1.json").write_text(json.dumps(record))
-    run = RunFolder(folder, config, None, CSV, batch_size=100)
+    run = RunFolder(folder, config, None, Layout(), batch_size=100)
     with caplog.at_level(logging.WARNING, "nslb"), run:
         assert run.missing([0, 1]).tolist() == [1] and run.done == {0}
     (line,) = caplog.messages
