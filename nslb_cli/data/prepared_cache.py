@@ -9,9 +9,10 @@ The cache heals itself; no file of it ever has to be deleted by hand:
 * Every file is *sealed*: its zip comment is ``nslb-crc32:`` and the CRC-32 of every byte
   before it (:func:`write_sealed`, checked by :func:`check_seal` before numpy reads a byte
   of the archive), and a manifest inside it records each array's dtype and shape. Any
-  file that cannot be read back whole and consistent — truncated, a flipped byte anywhere, a damaged header, empty,
-  random bytes, a field missing or of another dtype or shape — counts as absent: one
-  warning line names it and the cause, and the caller rebuilds and overwrites it.
+  file that cannot be read back whole and consistent — truncated, a flipped byte
+  anywhere, a damaged header, empty, random bytes, a field missing or of another dtype or
+  shape — counts as absent: one warning line names it and the cause, and the caller
+  rebuilds and overwrites it.
 """
 
 from __future__ import annotations

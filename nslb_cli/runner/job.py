@@ -180,8 +180,7 @@ def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> float:
 
 
 def _report(config: RunConfig, store: RunFolder, pending: np.ndarray, seconds: float) -> None:
-    """The line that ends a job that added ``pending`` in ``seconds``: the folder's final
-    ``cum_regret`` over all its seeds."""
+    """The line of a job that added ``pending`` in ``seconds``, over all the folder's seeds."""
     everything = sorted(store.done | set(pending.tolist()))
     regret = store.final_values(everything, "cum_regret")
     spread = (

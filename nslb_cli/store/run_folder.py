@@ -1,9 +1,7 @@
-"""A run folder as one job writes it: the order of the steps that keep its promises
-(docs/design.md §6), owned by one object, :class:`RunFolder`.
-
-A folder belongs to one *result key* (:func:`~nslb_cli.store.folder.result_key`): every
-``seed=K.json`` records the key of its seed and the size and CRC-32 of its CSV, so every
-seed knows its config, even when ``config.yaml`` is lost or edited:
+"""A run folder as one job writes it (docs/design.md §6): :class:`RunFolder` owns the order of
+the steps that keep its promises. Every ``seed=K.json`` records its seed's result key
+(:func:`~nslb_cli.store.folder.result_key`) and its CSV's size and CRC-32: every seed knows
+its config, even when ``config.yaml`` is lost or edited:
 
 * a seed of this key whose CSV matches its record is *done*;
 * a seed of this key whose CSV does not match (cut short, edited, flipped bits) is
