@@ -9,7 +9,8 @@
   per-cluster Gaussian priors;
 * :mod:`~nslb_cli.data.prepare` — filter, split, choose the ALS penalty, factorise, cluster,
   and cache the result;
-* :mod:`~nslb_cli.data.prepared_cache` — the cache of prepared arrays, keyed by a hash.
+* :mod:`~nslb_cli.data.prepared_cache` — the cache of prepared arrays, keyed by a hash and
+  sealed with a CRC-32.
 
 The command line over it, ``nslb data prepare|path``, is :mod:`nslb_cli.cli.data`. May
 import: :mod:`nslb_cli.store` and :mod:`nslb_cli.common`; it knows nothing of agents,

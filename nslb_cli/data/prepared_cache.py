@@ -6,11 +6,13 @@ The cache heals itself; no file of it ever has to be deleted by hand:
   folder, fsynced, given the umask's permissions, then renamed), so a file under its final
   name is always complete. A write that fails (a full disk, a quota, a read-only cache
   folder) says so in one warning line and the caller goes on with the data in memory.
-* Every file is *sealed*: its zip comment holds the CRC-32 of every byte before it, and a
-  manifest inside it records each array's dtype and shape. Any file that cannot be read
-  back whole and consistent — truncated, a flipped byte anywhere, a damaged header, empty,
-  random bytes, a field missing or of another dtype or shape — counts as absent: one
-  warning line names it and the cause, and the caller rebuilds and overwrites it.
+* Every file is *sealed*: its zip comment is ``nslb-crc32:`` and the CRC-32 of every byte
+  before it (:func:`write_sealed`, checked by :func:`check_seal` before numpy reads a byte
+  of the archive), and a manifest inside it records each array's dtype and shape. Any
+  file that cannot be read back whole and consistent — truncated, a flipped byte
+  anywhere, a damaged header, empty, random bytes, a field missing or of another dtype or
+  shape — counts as absent: one warning line names it and the cause, and the caller
+  rebuilds and overwrites it.
 """
 
 from __future__ import annotations
@@ -18,20 +20,58 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import struct
 import sys
+import zlib
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
 from nslb_cli.store.atomic import atomic_write
-from nslb_cli.store.sealed import DamagedCache, cause, check_seal, write_sealed
 
 KEY_FIELD = "_cache_key"
 MANIFEST_FIELD = "_manifest"  # {name: [dtype.str, shape]} of every array stored
 AGAIN = "preparing the data again"
 UNCACHED = "it is prepared again next time"
+SEAL = b"nslb-crc32:"  # the zip comment: this, then the CRC-32 (8 hex digits) of all before
+SEAL_SIZE = len(SEAL) + 8
+_END = b"PK\x05\x06"  # zip's end of central directory record (22 bytes, then the comment)
+_END_SIZE = 22
+
+
+class DamagedCache(ValueError):
+    """A cache file that cannot be used as it is."""
+
+
+def write_sealed(handle: BinaryIO, archive: memoryview) -> None:
+    """Write the zip ``archive`` (which has no comment) with its seal as the comment."""
+    if len(archive) < _END_SIZE or archive[-_END_SIZE : -_END_SIZE + 4] != _END:
+        raise ValueError("not a zip archive without a comment")
+    body, tail = archive[:-2], struct.pack("<H", SEAL_SIZE) + SEAL
+    handle.write(body)
+    handle.write(tail)
+    handle.write(b"%08x" % zlib.crc32(tail, zlib.crc32(body)))
+
+
+def check_seal(raw: bytes) -> None:
+    """Raise :class:`DamagedCache` unless ``raw`` carries its seal, and the seal matches."""
+    if len(raw) < _END_SIZE + SEAL_SIZE or raw[-SEAL_SIZE:-8] != SEAL:
+        raise DamagedCache("truncated or not an nslb cache file" if raw else "empty file")
+    try:
+        stored = int(raw[-8:], 16)
+    except ValueError:
+        stored = -1
+    if stored != zlib.crc32(memoryview(raw)[:-8]):
+        raise DamagedCache("checksum mismatch")
+
+
+def cause(err: BaseException) -> str:
+    """One line saying what ``err`` was (its type when it says nothing more)."""
+    text = (err.strerror if isinstance(err, OSError) else None) or str(err)
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line[:200] or type(err).__name__
 
 
 def digest(settings: dict[str, Any]) -> str:

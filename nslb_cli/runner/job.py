@@ -1,18 +1,16 @@
 """One Hydra job: validate, pick the seeds not yet done, simulate them in batches, write.
 
-The job writes its run folder under the folder's lock (:mod:`nslb_cli.store.lock`), only
-after checking that the folder holds nothing but nslb's results of its own config
-(:mod:`nslb_cli.store.folder`); with ``run.overwrite`` the new results replace the old ones
-only once all are written (:mod:`nslb_cli.store.staging`).
+The job's run folder (:class:`~nslb_cli.store.run_folder.RunFolder`) says which seeds are
+missing and writes each batch in the order that keeps its promises: under its lock, only
+into a folder of nslb's results of this config, and with ``run.overwrite`` replacing the
+old results only once all are written.
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import time
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -30,20 +28,9 @@ from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner.config import RunConfig, container
 from nslb_cli.runner.inputs import recorded
 from nslb_cli.runner.owner import check_owner, in_worker
-from nslb_cli.store import output, parquet, provenance, staging
-from nslb_cli.store.atomic import remove_stale_temporaries
-from nslb_cli.store.folder import (
-    OutputConflict,
-    claim,
-    refuse_foreign_files,
-    refuse_other_versions,
-    restore_records,
-    result_key,
-    scan,
-    written_under_lock,
-)
-from nslb_cli.store.lock import FolderLock
-from nslb_cli.store.results import Layout, counted, seed_ranges
+from nslb_cli.store.folder import OutputConflict
+from nslb_cli.store.results import Layout, check_summary, counted
+from nslb_cli.store.run_folder import RunFolder
 
 log = logging.getLogger("nslb")
 
@@ -94,39 +81,64 @@ def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> float:
     """Simulate the seeds of ``config`` missing from ``folder``; return the job's objective:
     the mean over its seeds (those written now and those done before) of the final value
     of ``run.objective`` (``cum_regret`` by default), what a sweeper such as Optuna's
-    minimises.
-
-    Under the folder's lock: a swap of overwritten results that a killed process left is
-    finished, temporaries of killed writers are removed, a folder holding files nslb did
-    not write or results of another config is refused, damaged seeds are recomputed. The
-    folder is claimed (its ``config.yaml`` written) only with the first results: a job
-    that fails before leaves nothing that blocks the next one.
+    minimises. Each batch is checked before anything of it is written, and a worker whose
+    command is gone, or a job asked to stop, writes nothing more (a finished batch is
+    simulated again next time).
     """
-    settings = recorded(container(resolved), config.env)
-    data = data_record(config)
-    key = result_key(settings, data["fingerprint"] if data is not None else None, config.engine.key)
-    with FolderLock(folder, key, provenance.command()):
-        staging.recover(folder)
-        remove_stale_temporaries(folder, held=written_under_lock)
-        remove_stale_temporaries(folder / parquet.PARTS, held=lambda name: True)
-        refuse_foreign_files(folder)
-        if not config.run.overwrite:
-            _simulate_missing(config, settings, data, key, folder, folder)
+    label = f"{config.agent.name} on {config.env.name}"
+    store = RunFolder(
+        folder,
+        recorded(container(resolved), config.env),
+        data_record(config),
+        Layout(config.run.format, config.run.every),
+        batch_size=config.run.batch_size,
+        engine=config.engine.key,
+        numbers=_numbers(config),
+        overwrite=config.run.overwrite,
+    )
+    with store:
+        pending = store.missing(config.seeds)
+        if len(pending) == 0:
+            store.seal()  # a stopped job's parts
+            done = len(config.seeds)
+            shown = "its 1 seed" if done == 1 else f"all {done} seeds"
+            log.info("%s: %s already in %s", label, shown, folder)
         else:
-            try:
-                _simulate_missing(config, settings, data, key, staging.begin(folder), folder)
-            except BaseException:
-                staging.abandon(folder)
-                raise
-            removed = staging.commit(folder)
-            if removed:
-                log.warning(
-                    "%s: run.overwrite removed %d old seeds this run did not simulate (%s)",
-                    folder,
-                    len(removed),
-                    seed_ranges(removed),
-                )
-        return float(final_values(folder, config.seeds, config.run.objective, config).mean())
+            start = time.perf_counter()
+            for first in range(0, len(pending), config.run.batch_size):
+                batch = pending[first : first + config.run.batch_size]
+                trace = simulate_seeds(config, batch)
+                check_summary(trace)  # before the folder is claimed
+                finite.check_finite(trace, config.env)  # nothing of a batch that overflowed
+                check_owner()  # a worker whose command was killed writes nothing more
+                check_stop()  # nor one asked to stop
+                store.write(batch, trace)
+            check_owner()
+            store.seal()
+            _report(config, store, pending, time.perf_counter() - start)
+        return float(store.final_values(config.seeds, config.run.objective).mean())
+
+
+def _report(config: RunConfig, store: RunFolder, pending: np.ndarray, seconds: float) -> None:
+    """The line of a job that added ``pending`` in ``seconds``, over all the folder's seeds."""
+    everything = sorted(store.done | set(pending.tolist()))
+    regret = store.final_values(everything, "cum_regret")
+    spread = (
+        f"± {regret.std(ddof=1) / np.sqrt(len(regret)):.2f} (mean ± SE)"
+        if len(regret) > 1
+        else "(one seed: no standard error)"
+    )
+    log.info(
+        "%s: %s added (%d already done) in %.1f s -> %s; final cum_regret over its %s %.2f %s",
+        f"{config.agent.name} on {config.env.name}",
+        counted(len(pending), "seed"),
+        len(store.done & set(config.seeds.tolist())),
+        seconds,
+        store.path,
+        counted(len(regret), "seed"),
+        regret.mean(),
+        spread,
+    )
 
 
 def run_job_guarded(config: RunConfig, resolved: DictConfig, folder: Path) -> float:
@@ -170,97 +182,6 @@ def _traceback_into_log(err: BaseException) -> str:
         if files
         else " (no log file keeps its traceback)"
     )
-
-
-def layout(config: RunConfig) -> Layout:
-    """How ``config``'s job stores its results (``run.format``, ``run.every``)."""
-    return Layout(config.run.format, config.run.every)
-
-
-def final_values(folder: Path, seeds: Iterable[int], column: str, config: RunConfig) -> np.ndarray:
-    """The final value of ``column`` for each of ``seeds`` in ``folder``."""
-    return output.final_values(folder, seeds, column, layout(config))
-
-
-def _simulate_missing(
-    config: RunConfig,
-    settings: dict[str, Any],
-    data: dict[str, Any] | None,
-    key: str,
-    folder: Path,
-    shown: Path,
-) -> None:
-    """Simulate into ``folder`` the seeds of ``config`` it lacks (its damaged ones again);
-    the lines logged name ``shown``, the run folder (``folder`` is its staging folder when
-    overwriting)."""
-    state = scan(folder, key, settings, _data_text(data), layout(config))
-    for seed, problem in sorted(state.damaged.items()):
-        log.warning("%s: seed=%d.csv %s; simulating it again", shown, seed, problem)
-    for name, problem in sorted(state.damaged_files.items()):
-        log.warning("%s: %s is %s; simulating its seeds again", shown, name, problem)
-    left = sorted(state.lost - state.done - set(config.seeds.tolist()))
-    if left:  # the file goes when this run's results are sealed
-        log.warning(
-            "%s: seeds %s of the damaged file are lost: this run does not simulate them "
-            "(run.seed and run.n_seeds choose the seeds)",
-            shown,
-            seed_ranges(left),
-        )
-    if state.done:  # its seeds know their config: a lost or damaged record is rewritten
-        restore_records(folder, settings, _data_text(data))
-    pending = np.array([s for s in config.seeds if s not in state.done], dtype=np.int64)
-    label = f"{config.agent.name} on {config.env.name}"
-    if len(pending) == 0:
-        output.finish(folder, layout(config), config.run.batch_size)  # a stopped job's parts
-        done = len(config.seeds)
-        log.info(
-            "%s: %s already in %s", label, "its 1 seed" if done == 1 else f"all {done} seeds", shown
-        )
-        return
-    numbers = _numbers(config)
-    if state.done:
-        refuse_other_versions(folder, numbers, frozenset(state.done))
-    start = time.perf_counter()
-    for first in range(0, len(pending), config.run.batch_size):
-        batch = pending[first : first + config.run.batch_size]
-        trace = simulate_seeds(config, batch)
-        output.check_summary(trace)  # before the folder is claimed
-        finite.check_finite(trace, config.env)  # nothing of a batch that overflowed
-        check_owner()  # a worker whose command was killed writes nothing more
-        check_stop()  # nor one asked to stop (a finished batch is simulated again next time)
-        if first == 0:
-            claim(folder, settings)  # this invocation's run section
-            restore_records(folder, settings, _data_text(data))
-        if numbers is not None:  # first: a seed a stopped writer left has its line
-            provenance.record(folder, batch.tolist(), numbers)
-        output.write_batch(folder, trace, key, layout(config))
-        if numbers is None:
-            provenance.record(folder, batch.tolist())
-    check_owner()
-    output.finish(folder, layout(config), config.run.batch_size)
-    seconds = time.perf_counter() - start
-    everything = sorted(state.done | set(pending.tolist()))
-    regret = final_values(folder, everything, "cum_regret", config)
-    spread = (
-        f"± {regret.std(ddof=1) / np.sqrt(len(regret)):.2f} (mean ± SE)"
-        if len(regret) > 1
-        else "(one seed: no standard error)"
-    )
-    log.info(
-        "%s: %s added (%d already done) in %.1f s -> %s; final cum_regret over its %s %.2f %s",
-        label,
-        counted(len(pending), "seed"),
-        len(state.done & set(config.seeds.tolist())),
-        seconds,
-        shown,
-        counted(len(regret), "seed"),
-        regret.mean(),
-        spread,
-    )
-
-
-def _data_text(data: dict[str, Any] | None) -> str | None:
-    return None if data is None else json.dumps(data, indent=1, sort_keys=True) + "\n"
 
 
 def data_record(config: RunConfig) -> dict[str, Any] | None:

@@ -1,21 +1,6 @@
-"""What a run folder holds, and whether a run may add its seeds to it.
-
-A folder belongs to one *result key*: a hash of the resolved config that determines the
-results (everything but the ``run`` section) and of the data they were simulated on (the
-ratings file's fingerprint, for environments built from data). ``config.yaml`` records the
-config; every ``seed=K.json`` records the key of its seed and the size and CRC-32 of its
-CSV. So every seed knows its config, even when ``config.yaml`` is lost or edited:
-
-* a seed of this key whose CSV matches its record is *done*;
-* a seed of this key whose CSV does not match (cut short, edited, flipped bits) is
-  *damaged*: it is recomputed, with one line saying so; so is a seed whose record is lost,
-  in a folder that is this config's (``config.yaml`` says so, or another seed's record
-  does: a folder never holds two keys);
-* a seed of another key, or of no known key, is *foreign*: the folder holds results of
-  another config, and the run is refused in one line — they are never adopted or relabelled.
-
-nslb never replaces a file it did not write: a folder holding files that are not nslb's
-(:func:`foreign_files`) is refused.
+"""The files of a run folder: their names, the *result key* they record (a hash of the
+resolved config but its ``run`` section, and of the data's fingerprint), and the files nslb
+did not write, which it never replaces (:func:`foreign_files`).
 """
 
 from __future__ import annotations
@@ -27,7 +12,6 @@ import json
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,17 +19,7 @@ import yaml
 
 from nslb_cli.store import parquet, provenance
 from nslb_cli.store.atomic import atomic_write_text, temporary
-from nslb_cli.store.results import (
-    CONFIG_FILE,
-    CSV,
-    EVERY,
-    SEED_FILE,
-    SEED_STATS,
-    Layout,
-    flatten,
-    integrity_problem,
-    seed_csv,
-)
+from nslb_cli.store.results import CONFIG_FILE, SEED_FILE, SEED_STATS, flatten
 
 CONFIG_HEADER = "# nslb: the resolved config of the results in this folder\n"
 DATA_FILE = "data.json"
@@ -87,17 +61,6 @@ def result_key(
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-@dataclass
-class FolderState:
-    """The seeds of a folder for one result key: done, and damaged (to recompute); and its
-    damaged Parquet files (their seeds unknown: the seeds asked for are recomputed)."""
-
-    done: set[int] = field(default_factory=set)
-    damaged: dict[int, str] = field(default_factory=dict)
-    damaged_files: dict[str, str] = field(default_factory=dict)
-    lost: set[int] = field(default_factory=set)  # the seeds damaged Parquet files name
-
-
 def read_config(folder: Path) -> dict[str, Any] | None:
     """The config recorded in ``folder/config.yaml``; ``None`` when absent or unreadable
     (not UTF-8, not YAML, not a mapping)."""
@@ -117,187 +80,9 @@ def read_seed_record(folder: Path, seed: int) -> dict[str, Any] | None:
     return record if isinstance(record, dict) else None
 
 
-def scan(
-    folder: Path,
-    key: str,
-    config: dict[str, Any],
-    data: str | None = None,
-    layout: Layout = CSV,
-) -> FolderState:
-    """The done and damaged seeds of result key ``key`` in ``folder``, whose data record
-    (``data.json``) will be ``data``, to be stored as ``layout`` says.
-
-    Raises:
-        OutputConflict: the folder holds seeds of another key (or of none known), of other
-            input files than ``data`` names, or stored otherwise than ``layout`` (another
-            ``run.format`` or ``run.every``), in one line saying how they differ.
-    """
-    seeds = sorted(int(m.group(1)) for m in _matches(folder, SEED_FILE))
-    state = FolderState()
-    recorded = read_config(folder)
-    same_config = recorded is not None and _differences(recorded, config) == []
-    records = {seed: read_seed_record(folder, seed) or {} for seed in seeds}
-    # A folder holds one config's seeds: one whose record is lost is of the key the others
-    # record, even when config.yaml is damaged too.
-    attested = same_config or any(r.get("config") == key for r in records.values())
-    foreign = []
-    for seed, record in records.items():
-        if record.get("config") == key or (attested and not record):
-            problem = _csv_problem(folder, seed, record)
-            if problem is None:
-                state.done.add(seed)
-            else:
-                state.damaged[seed] = problem
-        else:
-            foreign.append(seed)
-    records_pq, damaged_pq = parquet.stored(folder, state.lost)
-    foreign += sorted({s for r in records_pq if r.key != key for s in r.seeds})
-    if foreign:
-        raise OutputConflict(_conflict(folder, foreign, recorded, config))
-    stored = {Layout("csv", int(r.get(EVERY, 1))) for r in records.values()}
-    stored |= {Layout("parquet", r.every) for r in records_pq}
-    stored |= {Layout("parquet", layout.every) for _ in damaged_pq if layout.format != "parquet"}
-    _refuse_other_layout(folder, stored, layout)
-    state.done.update(seed for r in records_pq for seed in r.seeds)
-    state.damaged_files = {str(p.relative_to(folder)): why for p, why in damaged_pq.items()}
-    if state.done:
-        _refuse_other_files(folder, data)
-    return state
-
-
-def _refuse_other_layout(folder: Path, stored: set[Layout], layout: Layout) -> None:
-    """Refuse to add results stored as ``layout`` to a folder of results stored otherwise."""
-    if not stored - {layout}:
-        return
-    shown = " and ".join(sorted(map(str, stored)))
-    if layout in stored:  # the folder mixes layouts: nslb never does
-        raise OutputConflict(
-            f"{folder} holds results stored with {shown} (one config's seeds, in two "
-            "forms: copied in?); a folder holds one: move one form away, pass "
-            "run.overwrite=true to replace them all, or hydra.run.dir=… to write elsewhere"
-        )
-    raise OutputConflict(
-        f"{folder} holds results stored with {shown}, and this run asks for {layout}: "
-        "pass the same run.format and run.every to add seeds to them, run.overwrite=true "
-        "to replace them, or hydra.run.dir=… to write elsewhere"
-    )
-
-
-def _refuse_other_files(folder: Path, data: str | None) -> None:
-    """Refuse a folder whose ``data.json`` records other contents of the files read than
-    ``data`` (the new record's text) does. The key holds the ratings' fingerprint; this
-    covers the other files of a release (items, genres) in folders written before."""
-    try:
-        old, new = (_files(text) for text in ((folder / DATA_FILE).read_text("utf-8"), data))
-    except (OSError, UnicodeDecodeError):
-        return
-    changed = sorted(k for k in old.keys() & new.keys() if old[k] != new[k])
-    if changed:
-        raise OutputConflict(
-            f"{folder} holds results of other data ({', '.join(changed)} changed since: "
-            f"{DATA_FILE} records another SHA-256); pass hydra.run.dir=… to write elsewhere, "
-            "run.overwrite=true to replace them, or move that folder away"
-        )
-
-
-def _files(text: str | None) -> dict[str, Any]:
-    """The SHA-256 of each file read that a data record names (empty if none)."""
-    try:
-        files = json.loads(text or "{}")["diagnostics"]["source"]["files"]
-    except (ValueError, KeyError, TypeError):
-        return {}
-    return files if isinstance(files, dict) else {}
-
-
-def _csv_problem(folder: Path, seed: int, record: dict[str, Any]) -> str | None:
-    """Why ``seed=K.csv`` is not the file nslb wrote (its record), as a predicate ("is
-    damaged: …"), or ``None``."""
-    try:
-        data = seed_csv(folder, seed).read_bytes()
-    except OSError as err:
-        return f"is unreadable ({err.strerror or err})"
-    if "csv" not in record:
-        return None if record else f"has no readable record (seed={seed}.json)"
-    problem = integrity_problem(record["csv"], data)
-    return None if problem is None else f"is {problem}"
-
-
-def _conflict(
-    folder: Path, foreign: list[int], recorded: dict[str, Any] | None, config: dict[str, Any]
-) -> str:
-    listed = _listed(foreign)
-    if recorded is None:
-        what = f"seeds of an unknown config ({listed}; its {CONFIG_FILE} is missing or unreadable)"
-    elif changed := _differences(recorded, config):
-        what = f"results of a different config (differs in: {', '.join(changed)})"
-    else:
-        what = f"results of other data or another config ({listed} record another key)"
-    return (
-        f"{folder} holds {what}; pass hydra.run.dir=… (or hydra.sweep.dir=…) to write "
-        "elsewhere, run.overwrite=true to replace them, or move that folder away"
-    )
-
-
-def _listed(seeds: list[int]) -> str:
-    """The first three of ``seeds`` as ``seed=K`` names (an ellipsis for the others)."""
-    return ", ".join(f"seed={s}" for s in seeds[:3]) + (", …" if len(seeds) > 3 else "")
-
-
-def refuse_other_versions(
-    folder: Path, numbers: str | None = None, seeds: frozenset[int] = frozenset()
-) -> None:
-    """Raise :class:`OutputConflict` if another nslb version wrote results into ``folder``
-    (its ``provenance.jsonl``), or, given ``numbers`` (what decides an engine's numbers
-    besides that version: :func:`nslb_cli.jax_engine.coverage.numbers`), unless the entries
-    record these for every one of ``seeds`` (the folder's): seeds added now would join a
-    curve whose code differs."""
-    this = provenance.environment()["nslb"]
-    others = sorted(provenance.versions(folder) - {this})
-    if others:
-        raise OutputConflict(
-            f"{folder} holds seeds of nslb {', '.join(others)}, and this is nslb {this}, "
-            "whose numbers may differ: pass run.overwrite=true to simulate them all again "
-            "with this version, or hydra.run.dir=… to write elsewhere"
-        )
-    if numbers is None:
-        return
-    found, recorded = provenance.numbers(folder)
-    unknown = sorted(found - {numbers})
-    if unlisted := sorted(seeds - recorded):
-        unknown.append(f"{_listed(unlisted)} in no provenance.jsonl line")
-    if unknown:
-        raise OutputConflict(
-            f"{folder} holds seeds whose numbers may have been made otherwise than this "
-            f"run's, which are made by {numbers}: theirs by {'; '.join(unknown)}; pass "
-            "run.overwrite=true to simulate them all again, or hydra.run.dir=… to write "
-            "elsewhere"
-        )
-
-
-def _differences(recorded: dict[str, Any], config: dict[str, Any]) -> list[str]:
-    old = flatten({k: v for k, v in recorded.items() if k != "run"})
-    new = flatten({k: v for k, v in config.items() if k != "run"})
-    return sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
-
-
 def claim(folder: Path, config: dict[str, Any]) -> None:
     """Record ``config`` as the config of the results in ``folder`` (``config.yaml``)."""
     atomic_write_text(folder / CONFIG_FILE, CONFIG_HEADER + yaml.safe_dump(config, sort_keys=False))
-
-
-def restore_records(folder: Path, config: dict[str, Any], data: str | None) -> None:
-    """Rewrite ``config.yaml`` and ``data.json`` (text ``data``; ``None``: no data) of a
-    folder whose seeds are of this config, where they are lost, damaged or out of date."""
-    recorded = read_config(folder)
-    if recorded is None or _differences(recorded, config):
-        claim(folder, config)
-    if data is not None:
-        try:
-            current = (folder / DATA_FILE).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            current = None
-        if current != data:
-            atomic_write_text(folder / DATA_FILE, data)
 
 
 def foreign_files(folder: Path) -> list[str]:
@@ -406,10 +191,3 @@ def claim_plotted(folder: Path, names: list[str]) -> None:
             )
         files = sorted(known | set(names))
         atomic_write_text(folder / PLOT_MANIFEST, json.dumps({"files": files}, indent=1) + "\n")
-
-
-def _matches(folder: Path, pattern: re.Pattern[str]) -> list[re.Match[str]]:
-    try:
-        return [m for p in folder.iterdir() if (m := pattern.match(p.name))]
-    except (FileNotFoundError, NotADirectoryError):
-        return []

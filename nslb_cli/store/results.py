@@ -33,7 +33,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pa_csv
 
-from nslb_cli.bandit.trace import NO_BELIEF, Trace, kept_rounds
+from nslb_cli.bandit.trace import NO_BELIEF, BrokenContract, Trace, kept_rounds
 from nslb_cli.store.atomic import atomic_write_bytes, fsync_folder
 
 COLUMNS = (
@@ -79,9 +79,6 @@ class Layout:
 
     def __str__(self) -> str:
         return f"run.format={self.format} run.every={self.every}"
-
-
-CSV = Layout()  # the default: a CSV per seed, every round
 
 
 def seed_csv(folder: Path, seed: int) -> Path:
@@ -228,6 +225,17 @@ def _write_run(folder: Path, trace: Trace, key: str, run: int, every: int) -> No
     stats["csv"] = csv_integrity(csv)
     atomic_write_bytes(folder / f"seed={seed}.json", (json.dumps(stats, indent=1) + "\n").encode())
     atomic_write_bytes(seed_csv(folder, seed), csv)
+
+
+def check_summary(trace: Trace) -> None:
+    """Refuse (:class:`BrokenContract`) a statistic of the agent's summary named as a field
+    of the seed's record, which it would overwrite or lose."""
+    taken = sorted(set(trace.summary) & STATS_KEYS)
+    if taken:
+        raise BrokenContract(
+            f"its summary names a statistic {taken[0]!r}, which the seed's record holds: "
+            "it must be called otherwise"
+        )
 
 
 def _plain(value: Any) -> Any:

@@ -21,7 +21,6 @@ from nslb_cli.common.stopping import held
 from nslb_cli.store import parquet, provenance
 from nslb_cli.store.atomic import atomic_write_text, fsync_folder
 from nslb_cli.store.folder import CONFIG_FILE, DATA_FILE
-from nslb_cli.store.output import stored_seeds
 from nslb_cli.store.results import SEED_FILE, SEED_STATS
 
 STAGING = ".nslb-overwrite"
@@ -44,11 +43,11 @@ def commit(folder: Path) -> list[int]:
     half-way, and the next run of the folder then finishes it."""
     staging = folder / STAGING
     names = sorted(p.name for p in staging.iterdir() if not p.name.startswith("."))
-    before = stored_seeds(folder)
+    before = _stored_seeds(folder)
     with held():
         atomic_write_text(staging / COMPLETE, json.dumps(names) + "\n")
         _replay(folder)
-    return sorted(before - stored_seeds(folder))
+    return sorted(before - _stored_seeds(folder))
 
 
 def abandon(folder: Path) -> None:
@@ -82,3 +81,9 @@ def _replay(folder: Path) -> None:
 
 def _is_result(name: str) -> bool:
     return bool(SEED_FILE.match(name) or SEED_STATS.match(name) or name in RESULT_FILES)
+
+
+def _stored_seeds(folder: Path) -> set[int]:
+    """The seeds of ``folder``'s results that can be read, in either format."""
+    found = {int(m.group(1)) for p in folder.iterdir() if (m := SEED_FILE.match(p.name))}
+    return found | set(parquet.owners(parquet.stored(folder)[0]))

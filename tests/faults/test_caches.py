@@ -41,7 +41,7 @@ from nslb_cli.agents import linear_kernels
 from nslb_cli.compiled import jit as compiled
 from nslb_cli.data import prepared_cache
 from nslb_cli.data.prepare import Loaded, load_or_prepare
-from nslb_cli.store.sealed import check_seal, write_sealed
+from nslb_cli.data.prepared_cache import check_seal, write_sealed
 from tests.helpers.cli import NSLB, said
 from tests.helpers.faults import file_size_limit
 from tests.helpers.movielens import (

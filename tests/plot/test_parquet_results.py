@@ -9,15 +9,17 @@ import warnings
 from dataclasses import asdict
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
 from nslb_cli.bandit.trace import kept_rounds
 from nslb_cli.plot import tidy
 from nslb_cli.plot.notebook import load_results, summarise
-from nslb_cli.store import output, parquet
-from nslb_cli.store.folder import claim, read_config, result_key
+from nslb_cli.store import parquet
+from nslb_cli.store.folder import read_config, result_key
 from nslb_cli.store.results import Layout
+from nslb_cli.store.run_folder import RunFolder
 from tests.helpers.agents import agent_params, run_agent
 from tests.helpers.results_tree import SMALL
 
@@ -29,10 +31,9 @@ def write(folder: Path, agent: str, seeds: list[int], layout: Layout) -> Path:
     config = {"env": asdict(SMALL), "agent": asdict(agent_params(agent)), "name": "exp",
               "run": {"seed": min(seeds), "n_seeds": len(seeds), "format": layout.format,
                       "every": layout.every}}  # fmt: skip
-    folder.mkdir(parents=True, exist_ok=True)
-    claim(folder, config)
-    output.write_batch(folder, run_agent(agent, seeds, SMALL), result_key(config), layout)
-    output.finish(folder, layout, batch_size=100)
+    with RunFolder(folder, config, None, layout, batch_size=100) as run:
+        run.write(np.array(seeds), run_agent(agent, seeds, SMALL))
+        run.seal()
     return folder
 
 
@@ -68,7 +69,7 @@ def test_a_folder_sealed_while_it_is_read_is_read_whole(when: int, tmp_path, mon
     key = result_key(read_config(folder))
     (folder / parquet.FILE).unlink()
     for seeds in ([0, 1], [2]):  # a stopped job's two parts, not sealed
-        output.write_batch(folder, run_agent("cd_ucb", seeds, SMALL), key, Layout("parquet"))
+        parquet.write_part(folder, run_agent("cd_ucb", seeds, SMALL), key, every=1)
     read_columns, calls = parquet.read_columns, []
 
     def sealing_meanwhile(record, columns):
@@ -192,7 +193,7 @@ def test_a_parquet_file_of_another_config_is_skipped(tmp_path: Path) -> None:
 def test_a_part_of_another_config_beside_the_folders_file_is_named(tmp_path: Path) -> None:
     """Seeds of the folder's key are kept; the file of another key is named in one line."""
     folder = write(tmp_path / "r", "mts", [0, 1], Layout("parquet"))
-    output.write_batch(folder, run_agent("mts", [2], SMALL), "another key", Layout("parquet"))
+    parquet.write_part(folder, run_agent("mts", [2], SMALL), "another key", every=1)
     loaded = tidy.load(tmp_path, ["cum_regret"])
     assert sorted(loaded.frame["seed"].unique()) == [0, 1]
     (line,) = loaded.skipped

@@ -15,10 +15,9 @@ import pytest
 from nslb_cli.bandit.trace import NO_BELIEF, Trace
 from nslb_cli.plot.csvread import read_run
 from nslb_cli.plot.parquetread import read_run as read_parquet
-from nslb_cli.store import output, parquet
+from nslb_cli.store import parquet
 from nslb_cli.store.results import (
     COLUMNS,
-    Layout,
     kept_rounds,
     seed_columns,
     seed_csv_bytes,
@@ -96,8 +95,8 @@ def test_a_parquet_file_holds_the_csvs_rows_and_the_seed(tmp_path: Path, traces)
 
 
 def check_parquet_file(folder: Path, trace, every: int) -> None:  # noqa: ANN001
-    output.write_batch(folder, trace, KEY, Layout("parquet", every))
-    output.finish(folder, Layout("parquet", every), batch_size=100)
+    parquet.write_part(folder, trace, KEY, every)
+    parquet.seal(folder, batch_size=100)
     assert sorted(p.name for p in folder.iterdir()) == [parquet.FILE]
     table = pq.read_table(folder / parquet.FILE).to_pandas()
     assert list(table.columns) == ["seed", *COLUMNS]
@@ -116,7 +115,7 @@ def check_parquet_file(folder: Path, trace, every: int) -> None:  # noqa: ANN001
 
 def test_the_sealed_file_does_not_depend_on_how_its_batches_came(tmp_path: Path, traces) -> None:
     """Batches of any size, in any order, sealed once or after a stop: the same bytes."""
-    trace, layout = traces["umts"], Layout("parquet", 3)
+    trace = traces["umts"]
     histories = {
         "whole": [[(0, 2), (2, 4), (4, 5)]],
         "stopped": [[(0, 1), (1, 3)], [(3, 5)]],  # sealed, then resumed with more seeds
@@ -125,8 +124,8 @@ def test_the_sealed_file_does_not_depend_on_how_its_batches_came(tmp_path: Path,
     for name, invocations in histories.items():
         for batches in invocations:
             for first, stop in batches:
-                output.write_batch(tmp_path / name, runs(trace, first, stop), KEY, layout)
-            output.finish(tmp_path / name, layout, batch_size=2)
+                parquet.write_part(tmp_path / name, runs(trace, first, stop), KEY, every=3)
+            parquet.seal(tmp_path / name, batch_size=2)
     whole = (tmp_path / "whole" / parquet.FILE).read_bytes()
     for name in histories:
         assert (tmp_path / name / parquet.FILE).read_bytes() == whole, name
@@ -136,16 +135,16 @@ def test_the_sealed_file_does_not_depend_on_how_its_batches_came(tmp_path: Path,
 
 def test_a_seed_in_a_part_and_the_sealed_file_is_read_once(tmp_path: Path, traces) -> None:
     """A stop between the seal's rename and the parts' removal leaves both."""
-    trace, layout = traces["umts"], Layout("parquet", 1)
-    output.write_batch(tmp_path, runs(trace, 0, 3), KEY, layout)
+    trace = traces["umts"]
+    parquet.write_part(tmp_path, runs(trace, 0, 3), KEY, every=1)
     part = next((tmp_path / parquet.PARTS).iterdir())
     kept = part.read_bytes()
-    output.finish(tmp_path, layout, batch_size=100)
+    parquet.seal(tmp_path, batch_size=100)
     (tmp_path / parquet.PARTS).mkdir()
     part.write_bytes(kept)
     found, skipped = read_parquet(tmp_path, ["cum_regret"], H, KEY)
     assert sorted(found) == [0, 1, 2] and skipped == []
-    np.testing.assert_array_equal(output.final_values(tmp_path, [2, 0], "cum_regret", layout),
+    np.testing.assert_array_equal(parquet.final_values(tmp_path, [2, 0], "cum_regret"),
                                   np.cumsum(trace.regret[[2, 0]], axis=1)[:, -1])  # fmt: skip
 
 
@@ -156,8 +155,8 @@ def fuzz_positions(size: int) -> list[int]:
 
 
 def test_a_file_changed_anywhere_or_cut_is_never_read(tmp_path: Path, traces) -> None:
-    output.write_batch(tmp_path, traces["umts"], KEY, Layout("parquet", 1))
-    output.finish(tmp_path, Layout("parquet", 1), batch_size=100)
+    parquet.write_part(tmp_path, traces["umts"], KEY, 1)
+    parquet.seal(tmp_path, batch_size=100)
     path = tmp_path / parquet.FILE
     whole = path.read_bytes()
     changed = [
@@ -181,7 +180,7 @@ def test_a_parquet_file_nslb_did_not_write_is_not_read(tmp_path: Path, traces) -
 def test_a_failed_part_leaves_no_file(tmp_path: Path, traces) -> None:
     (tmp_path / parquet.PARTS / "seeds=0-4.parquet").mkdir(parents=True)  # rename onto a folder
     with pytest.raises(OSError):
-        output.write_batch(tmp_path, traces["umts"], KEY, Layout("parquet", 1))
+        parquet.write_part(tmp_path, traces["umts"], KEY, 1)
     assert [p.name for p in (tmp_path / parquet.PARTS).iterdir()] == ["seeds=0-4.parquet"]
 
 

@@ -1,0 +1,353 @@
+"""A run folder as one job writes it (docs/design.md §6): :class:`RunFolder` owns the order of
+the steps that keep its promises. Every ``seed=K.json`` records its seed's result key
+(:func:`~nslb_cli.store.folder.result_key`) and its CSV's size and CRC-32: every seed knows
+its config, even when ``config.yaml`` is lost or edited:
+
+* a seed of this key whose CSV matches its record is *done*;
+* a seed of this key whose CSV does not match (cut short, edited, flipped bits) is
+  *damaged*: it is recomputed, with one line saying so; so is a seed whose record is lost,
+  in a folder that is this config's (``config.yaml`` says so, or another seed's record
+  does: a folder never holds two keys);
+* a seed of another key, or of no known key, is *foreign*: the folder holds results of
+  another config, and the run is refused in one line — they are never adopted or relabelled.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nslb_cli.bandit.trace import Trace
+from nslb_cli.store import parquet, provenance, staging
+from nslb_cli.store.atomic import atomic_write_text, remove_stale_temporaries
+from nslb_cli.store.folder import (
+    DATA_FILE,
+    OutputConflict,
+    claim,
+    read_config,
+    read_seed_record,
+    refuse_foreign_files,
+    result_key,
+    written_under_lock,
+)
+from nslb_cli.store.lock import FolderLock
+from nslb_cli.store.results import (
+    CONFIG_FILE,
+    EVERY,
+    SEED_FILE,
+    Layout,
+    final_value,
+    flatten,
+    integrity_problem,
+    seed_csv,
+    seed_ranges,
+    write_trace,
+)
+
+log = logging.getLogger("nslb")
+
+
+class RunFolder:
+    """The run folder ``path`` as the job of resolved ``settings`` (its ``run`` section this
+    invocation's) writes it: on data recorded as ``data`` (``None``: none), stored as
+    ``layout`` says in row groups of ``batch_size`` seeds, by an engine that adds ``engine``
+    to the result key and whose ``numbers`` (besides nslb's version) the provenance records.
+
+    A context manager: it holds the folder's lock, finishes a swap of overwritten results
+    that a killed process left, removes killed writers' temporaries and refuses files nslb
+    did not write; with ``overwrite`` the results go to a staging folder, swapped in on a
+    clean exit, dropped otherwise. The folder is claimed with the first batch only: a job
+    that fails before leaves nothing that blocks the next one.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        settings: dict[str, Any],
+        data: dict[str, Any] | None,
+        layout: Layout,
+        *,
+        batch_size: int,
+        engine: str | None = None,
+        numbers: str | None = None,
+        overwrite: bool = False,
+    ) -> None:
+        self.path, self.settings, self.layout = path, settings, layout
+        self.batch_size, self.numbers, self.overwrite = batch_size, numbers, overwrite
+        self.key = result_key(settings, None if data is None else data["fingerprint"], engine)
+        self.data = None if data is None else json.dumps(data, indent=1, sort_keys=True) + "\n"
+        self.done: set[int] = set()  # the seeds done before this job (:meth:`missing`)
+        self._target = path  # where the results go: the staging folder when overwriting
+        self._claimed = False
+
+    def __enter__(self) -> RunFolder:
+        self._opened = self._open()
+        return self._opened.__enter__()
+
+    def __exit__(self, *raised: Any) -> None:
+        self._opened.__exit__(*raised)
+
+    @contextlib.contextmanager
+    def _open(self) -> Iterator[RunFolder]:
+        with FolderLock(self.path, self.key, provenance.command()):
+            staging.recover(self.path)
+            remove_stale_temporaries(self.path, held=written_under_lock)
+            remove_stale_temporaries(self.path / parquet.PARTS, held=lambda name: True)
+            refuse_foreign_files(self.path)
+            if not self.overwrite:
+                yield self
+                return
+            try:
+                self._target = staging.begin(self.path)
+                yield self
+            except BaseException:
+                staging.abandon(self.path)
+                raise
+            removed = staging.commit(self.path)
+            if removed:
+                log.warning(
+                    "%s: run.overwrite removed %d old seeds this run did not simulate (%s)",
+                    self.path,
+                    len(removed),
+                    seed_ranges(removed),
+                )
+
+    def missing(self, seeds: Iterable[int]) -> np.ndarray:
+        """The seeds of ``seeds`` not done in the folder (:attr:`done`), damaged ones again
+        (one line each, and one for the seeds of a damaged file this run leaves lost); a
+        lost or damaged record of done seeds is rewritten.
+
+        Raises:
+            OutputConflict: seeds of another key, data or layout (:meth:`_scan`), or seeds
+                whose numbers may differ (another nslb version, other :attr:`numbers`).
+        """
+        seeds = [int(seed) for seed in seeds]
+        self.done, lost = self._scan()
+        if left := sorted(lost - self.done - set(seeds)):  # gone when the results are sealed
+            log.warning(
+                "%s: seeds %s of the damaged file are lost: this run does not simulate them "
+                "(run.seed and run.n_seeds choose the seeds)",
+                self.path,
+                seed_ranges(left),
+            )
+        if self.done:  # its seeds know their config: a lost or damaged record is rewritten
+            self._restore_records()
+        pending = np.array([s for s in seeds if s not in self.done], dtype=np.int64)
+        if len(pending) and self.done:
+            _refuse_other_versions(self._target, self.numbers, frozenset(self.done))
+        return pending
+
+    def write(self, seeds: np.ndarray, trace: Trace) -> None:
+        """Write the batch of ``seeds`` played as ``trace``, whole, and its provenance; the
+        first batch claims the folder (its ``config.yaml``, this invocation's ``run``
+        section). With :attr:`numbers` the provenance line goes first (a seed that a
+        stopped writer left has its line), else last."""
+        if not self._claimed:
+            claim(self._target, self.settings)
+            self._restore_records()
+            self._claimed = True
+        if self.numbers is not None:
+            provenance.record(self._target, seeds.tolist(), self.numbers)
+        if self.layout.format == "parquet":
+            parquet.write_part(self._target, trace, self.key, self.layout.every)
+        else:
+            write_trace(self._target, trace, self.key, every=self.layout.every)
+        if self.numbers is None:
+            provenance.record(self._target, seeds.tolist())
+
+    def seal(self) -> None:
+        """End the job's writing: the Parquet parts sealed into one file (nothing for CSVs)."""
+        if self.layout.format == "parquet":
+            parquet.seal(self._target, self.batch_size)
+
+    def final_values(self, seeds: Iterable[int], column: str) -> np.ndarray:
+        """The final value of ``column`` for each of ``seeds`` as written."""
+        if self.layout.format == "parquet":
+            return parquet.final_values(self._target, seeds, column)
+        return np.array([final_value(self._target, seed, column) for seed in seeds])
+
+    def _scan(self) -> tuple[set[int], set[int]]:
+        """The done seeds of the folder's result key, and the seeds its damaged Parquet
+        files name; each damaged seed (to simulate again) and file named in one line.
+
+        Raises:
+            OutputConflict: the folder holds seeds of another key (or of none known), of
+                other input files than :attr:`data` names, or stored otherwise than
+                :attr:`layout` (another ``run.format`` or ``run.every``), in one line.
+        """
+        folder, key, layout = self._target, self.key, self.layout
+        try:
+            names = [path.name for path in folder.iterdir()]
+        except (FileNotFoundError, NotADirectoryError):
+            names = []
+        seeds = sorted(int(m.group(1)) for name in names if (m := SEED_FILE.match(name)))
+        done: set[int] = set()
+        lost: set[int] = set()  # the seeds that damaged Parquet files name
+        damaged: dict[int, str] = {}
+        recorded = read_config(folder)
+        same_config = recorded is not None and _differences(recorded, self.settings) == []
+        records = {seed: read_seed_record(folder, seed) or {} for seed in seeds}
+        # A folder holds one config's seeds: one whose record is lost is of the key the
+        # others record, even when config.yaml is damaged too.
+        attested = same_config or any(r.get("config") == key for r in records.values())
+        foreign = []
+        for seed, record in records.items():
+            if record.get("config") == key or (attested and not record):
+                problem = _csv_problem(folder, seed, record)
+                if problem is None:
+                    done.add(seed)
+                else:
+                    damaged[seed] = problem
+            else:
+                foreign.append(seed)
+        records_pq, damaged_pq = parquet.stored(folder, lost)
+        foreign += sorted({s for r in records_pq if r.key != key for s in r.seeds})
+        if foreign:
+            raise OutputConflict(_conflict(folder, foreign, recorded, self.settings))
+        stored = {Layout("csv", int(r.get(EVERY, 1))) for r in records.values()}
+        stored |= {Layout("parquet", r.every) for r in records_pq}
+        if damaged_pq and layout.format != "parquet":
+            stored.add(Layout("parquet", layout.every))
+        _refuse_other_layout(folder, stored, layout)
+        done.update(seed for r in records_pq for seed in r.seeds)
+        if done:
+            _refuse_other_files(folder, self.data)
+        for seed, problem in damaged.items():  # in the order of the seeds
+            log.warning("%s: seed=%d.csv %s; simulating it again", self.path, seed, problem)
+        files = {str(path.relative_to(folder)): why for path, why in damaged_pq.items()}
+        for name, problem in sorted(files.items()):
+            log.warning("%s: %s is %s; simulating its seeds again", self.path, name, problem)
+        return done, lost
+
+    def _restore_records(self) -> None:
+        """Rewrite ``config.yaml`` and ``data.json`` of a folder whose seeds are of this
+        config, where they are lost, damaged or out of date."""
+        recorded = read_config(self._target)
+        if recorded is None or _differences(recorded, self.settings):
+            claim(self._target, self.settings)
+        if self.data is not None:
+            try:
+                current = (self._target / DATA_FILE).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                current = None
+            if current != self.data:
+                atomic_write_text(self._target / DATA_FILE, self.data)
+
+
+def _refuse_other_layout(folder: Path, stored: set[Layout], layout: Layout) -> None:
+    """Refuse to add results stored as ``layout`` to a folder of results stored otherwise."""
+    if not stored - {layout}:
+        return
+    shown = " and ".join(sorted(map(str, stored)))
+    if layout in stored:  # the folder mixes layouts: nslb never does
+        raise OutputConflict(
+            f"{folder} holds results stored with {shown} (one config's seeds, in two "
+            "forms: copied in?); a folder holds one: move one form away, pass "
+            "run.overwrite=true to replace them all, or hydra.run.dir=… to write elsewhere"
+        )
+    raise OutputConflict(
+        f"{folder} holds results stored with {shown}, and this run asks for {layout}: "
+        "pass the same run.format and run.every to add seeds to them, run.overwrite=true "
+        "to replace them, or hydra.run.dir=… to write elsewhere"
+    )
+
+
+def _refuse_other_files(folder: Path, data: str | None) -> None:
+    """Refuse a folder whose ``data.json`` records other contents of the files read than
+    ``data`` (the new record's text) does. The key holds the ratings' fingerprint; this
+    covers the other files of a release (items, genres)."""
+    try:
+        old, new = (_files(text) for text in ((folder / DATA_FILE).read_text("utf-8"), data))
+    except (OSError, UnicodeDecodeError):
+        return
+    changed = sorted(k for k in old.keys() & new.keys() if old[k] != new[k])
+    if changed:
+        raise OutputConflict(
+            f"{folder} holds results of other data ({', '.join(changed)} changed since: "
+            f"{DATA_FILE} records another SHA-256); pass hydra.run.dir=… to write elsewhere, "
+            "run.overwrite=true to replace them, or move that folder away"
+        )
+
+
+def _files(text: str | None) -> dict[str, Any]:
+    """The SHA-256 of each file read that a data record names (empty if none)."""
+    try:
+        files = json.loads(text or "{}")["diagnostics"]["source"]["files"]
+    except (ValueError, KeyError, TypeError):
+        return {}
+    return files if isinstance(files, dict) else {}
+
+
+def _csv_problem(folder: Path, seed: int, record: dict[str, Any]) -> str | None:
+    """Why ``seed=K.csv`` is not the file nslb wrote (its record), as a predicate ("is
+    damaged: …"), or ``None``."""
+    try:
+        data = seed_csv(folder, seed).read_bytes()
+    except OSError as err:
+        return f"is unreadable ({err.strerror or err})"
+    if not record:
+        return f"has no readable record (seed={seed}.json)"
+    problem = integrity_problem(record.get("csv"), data)
+    return None if problem is None else f"is {problem}"
+
+
+def _conflict(
+    folder: Path, foreign: list[int], recorded: dict[str, Any] | None, config: dict[str, Any]
+) -> str:
+    listed = _listed(foreign)
+    if recorded is None:
+        what = f"seeds of an unknown config ({listed}; its {CONFIG_FILE} is missing or unreadable)"
+    elif changed := _differences(recorded, config):
+        what = f"results of a different config (differs in: {', '.join(changed)})"
+    else:
+        what = f"results of other data or another config ({listed} record another key)"
+    return (
+        f"{folder} holds {what}; pass hydra.run.dir=… (or hydra.sweep.dir=…) to write "
+        "elsewhere, run.overwrite=true to replace them, or move that folder away"
+    )
+
+
+def _listed(seeds: list[int]) -> str:
+    """The first three of ``seeds`` as ``seed=K`` names (an ellipsis for the others)."""
+    return ", ".join(f"seed={s}" for s in seeds[:3]) + (", …" if len(seeds) > 3 else "")
+
+
+def _refuse_other_versions(folder: Path, numbers: str | None, seeds: frozenset[int]) -> None:
+    """Raise :class:`OutputConflict` if another nslb version wrote results into ``folder``
+    (its ``provenance.jsonl``), or, given ``numbers`` (what decides an engine's numbers
+    besides that version: :func:`nslb_cli.jax_engine.coverage.numbers`), unless the entries
+    record these for every one of ``seeds`` (the folder's): seeds added now would join a
+    curve whose code differs."""
+    this = provenance.environment()["nslb"]
+    others = sorted(provenance.versions(folder) - {this})
+    if others:
+        raise OutputConflict(
+            f"{folder} holds seeds of nslb {', '.join(others)}, and this is nslb {this}, "
+            "whose numbers may differ: pass run.overwrite=true to simulate them all again "
+            "with this version, or hydra.run.dir=… to write elsewhere"
+        )
+    if numbers is None:
+        return
+    found, recorded = provenance.numbers(folder)
+    unknown = sorted(found - {numbers})
+    if unlisted := sorted(seeds - recorded):
+        unknown.append(f"{_listed(unlisted)} in no provenance.jsonl line")
+    if unknown:
+        raise OutputConflict(
+            f"{folder} holds seeds whose numbers may have been made otherwise than this "
+            f"run's, which are made by {numbers}: theirs by {'; '.join(unknown)}; pass "
+            "run.overwrite=true to simulate them all again, or hydra.run.dir=… to write "
+            "elsewhere"
+        )
+
+
+def _differences(recorded: dict[str, Any], config: dict[str, Any]) -> list[str]:
+    old = flatten({k: v for k, v in recorded.items() if k != "run"})
+    new = flatten({k: v for k, v in config.items() if k != "run"})
+    return sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))

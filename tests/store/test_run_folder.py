@@ -1,0 +1,46 @@
+"""What a run folder holds for a result key (:class:`nslb_cli.store.run_folder.RunFolder`)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import pytest
+
+from nslb_cli.store.folder import OutputConflict, read_config
+from nslb_cli.store.results import Layout
+from nslb_cli.store.run_folder import RunFolder
+from tests.helpers.results_tree import write_run
+
+
+def test_a_seed_whose_record_names_no_config_is_never_adopted(tmp_path: Path) -> None:
+    """Every record nslb writes names its result key: one without it is of no known config,
+    foreign even where ``config.yaml`` is this config, and the folder is refused."""
+    folder = write_run(tmp_path / "r", "random", [0, 1])
+    config = read_config(folder)
+    assert config is not None
+    record = json.loads((folder / "seed=1.json").read_text())
+    del record["config"]
+    (folder / "seed=1.json").write_text(json.dumps(record))
+    run = RunFolder(folder, config, None, Layout(), batch_size=100)
+    with run, pytest.raises(OutputConflict, match="seed=1 record another key"):
+        run.missing([0, 1])
+
+
+def test_a_seed_whose_record_lost_its_integrity_is_simulated_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Every record nslb writes holds its CSV's size and CRC-32: one of this key without
+    them no longer vouches for its CSV, which is simulated again (one line)."""
+    folder = write_run(tmp_path / "r", "random", [0, 1])
+    config = read_config(folder)
+    assert config is not None
+    record = json.loads((folder / "seed=1.json").read_text())
+    del record["csv"]
+    (folder / "seed=1.json").write_text(json.dumps(record))
+    run = RunFolder(folder, config, None, Layout(), batch_size=100)
+    with caplog.at_level(logging.WARNING, "nslb"), run:
+        assert run.missing([0, 1]).tolist() == [1] and run.done == {0}
+    (line,) = caplog.messages
+    assert "seed=1.csv is damaged" in line and "simulating it again" in line, line
