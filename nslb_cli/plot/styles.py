@@ -11,8 +11,8 @@ its lines read as one family and each matches its legend entry by shade. The hue
 agent's own colour for its first family, else the next free colour. Every other label (an
 agent without a style, a label with settings outside a family) gets the next colour that no
 plain agent or family of the report uses, in natural order of the labels, and the next line
-style and marker: the free colours are :data:`EXTRA_COLORS`, then :data:`SPARE_COLORS`
-(those of nslb's agents), so with up to 27 labels in a report every colour is distinct, each
+style and marker: the free colours are :data:`EXTRA_COLORS`, then those of nslb's agents'
+styles in legend order, so with up to 27 labels in a report every colour is distinct, each
 far from the others, and the (colour, line style) pairs stay distinct far beyond that.
 """
 
@@ -30,10 +30,9 @@ from nslb_cli.agents.base import LineStyle, Style
 from nslb_cli.plot.labels import agent_class, legend_key
 
 # The colours of labels without a style of their own come first from EXTRA_COLORS, then from
-# SPARE_COLORS: those of nslb's agents' own styles (Agent.style), in the order they have always
-# been taken, each skipped where a plain agent of the report has it. Every colour here is at
-# least 18 CIELAB units (Delta E 1976) from every other, so that up to 27 agents in one figure
-# are told apart.
+# nslb's agents' own styles (Agent.style), each skipped where a plain agent of the report has
+# it. Every colour here and in the agents' styles is at least 18 CIELAB units (Delta E 1976)
+# from every other, so that up to 27 agents in one figure are told apart.
 EXTRA_COLORS = (
     "#FB9A99",
     "#CAB2D6",
@@ -43,11 +42,6 @@ EXTRA_COLORS = (
     "#C49C94",
     "#7570B3",
     "#F0E442",
-)
-SPARE_COLORS = (
-    *("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#117733", "#AA4499", "#E69F00", "#882255"),
-    *("#999933", "#44AA99", "#000000", "#7F7F7F", "#332288", "#88CCEE", "#8C564B", "#DDCC77"),
-    *("#EE3377", "#800000", "#B2DF8A"),
 )
 LINESTYLES: tuple[LineStyle, ...] = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)))
 MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*")
@@ -86,7 +80,8 @@ def style_map(
         label: style for label in labels if label in plain and (style := own_style(plain[label]))
     }
     taken = {style.color for style in styles.values()}
-    free = [c for c in (*EXTRA_COLORS, *SPARE_COLORS) if c not in taken]
+    spare = (style.color for style in built_in_styles().values())
+    free = [c for c in (*EXTRA_COLORS, *spare) if c not in taken]
     ramps: list[tuple[list[str], Style]] = []
     own_hue_used: set[str] = set()
     for family in families:

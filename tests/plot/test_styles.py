@@ -12,7 +12,6 @@ from nslb_cli.plot.styles import (
     EXTRA_COLORS,
     LINESTYLES,
     MARKERS,
-    SPARE_COLORS,
     built_in_styles,
     own_style,
     style_map,
@@ -47,7 +46,3 @@ def test_an_agent_that_declares_no_style_gets_the_next_free_colour() -> None:
     styles = style_map(["mTS", "eps_greedy"], {"mTS": "mts", "eps_greedy": "eps_greedy"})
     assert styles["mTS"] == own_style("mts")
     assert styles["eps_greedy"] == Style(EXTRA_COLORS[0], LINESTYLES[0], MARKERS[0])
-
-
-def test_the_spare_colours_are_those_of_nslbs_agents() -> None:
-    assert sorted(SPARE_COLORS) == sorted(style.color for style in built_in_styles().values())
