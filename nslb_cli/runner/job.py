@@ -116,7 +116,8 @@ def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> float:
             check_owner()
             store.seal()
             _report(config, store, pending, time.perf_counter() - start)
-        return float(store.final_values(config.seeds, config.run.objective).mean())
+    # after the swap: an interrupted read leaves the new results in place
+    return float(store.final_values(config.seeds, config.run.objective).mean())
 
 
 def _report(config: RunConfig, store: RunFolder, pending: np.ndarray, seconds: float) -> None:

@@ -110,6 +110,7 @@ class RunFolder:
                 staging.abandon(self.path)
                 raise
             removed = staging.commit(self.path)
+            self._target = self.path  # what the folder now holds, for final_values
             if removed:
                 log.warning(
                     "%s: run.overwrite removed %d old seeds this run did not simulate (%s)",
