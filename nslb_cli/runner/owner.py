@@ -1,15 +1,9 @@
 """Jobs whose command has gone stop instead of writing.
 
-Jobs may run in other processes (Hydra's launchers). Each knows the process that started
-the command (:data:`OWNER`, inherited through the environment) and checks, before it writes,
-that its owner is still there: a worker orphaned by a killed command raises
-:class:`~nslb_cli.common.stopping.Terminated` instead of writing (:func:`check_owner`).
-The owner is named by machine and pid: a job on another machine (a SLURM node, a Ray
-worker) cannot see the command's process and does not check.
-
-A worker process of a parallel sweep on this machine also ends itself once its command has
-gone (:func:`end_with_owner`): a command killed with SIGKILL cannot stop its workers, which
-would otherwise simulate to the end of their batch and then idle for minutes.
+Each job knows the command that owns it (:data:`OWNER`, inherited through the environment)
+and checks, before it writes, that it is still there (:func:`check_owner`); a job on another
+machine cannot see it and does not check. A worker on this machine also ends itself once
+its command has gone (:func:`end_with_owner`: a command killed with SIGKILL cannot stop it).
 """
 
 from __future__ import annotations
@@ -28,8 +22,7 @@ OWNER = "NSLB_OWNER_PID"
 
 
 def claim_ownership() -> None:
-    """Make this process the owner of the jobs it starts: a command, even one started by
-    another command or by a process that ran one in-process (whose owner it inherits)."""
+    """Make this process the owner of the jobs it starts (even under another command)."""
     os.environ[OWNER] = f"{socket.gethostname()}:{os.getpid()}"
 
 
@@ -60,9 +53,8 @@ _watched: list[threading.Thread] = []
 
 
 def end_with_owner() -> None:
-    """In a process other than the command that owns its jobs (a worker on this machine):
-    end it, without writing anything more (status 143, as SIGTERM would), within
-    :data:`WATCH_SECONDS` of its command's end. Started once per process."""
+    """In a worker on this machine: end it (status 143, as SIGTERM would), writing nothing
+    more, within :data:`WATCH_SECONDS` of its command's end. Started once per process."""
     owner = os.environ.get(OWNER)
     if _watched or owner is None or is_command():
         return  # the command itself (every process that runs one claims its jobs)
