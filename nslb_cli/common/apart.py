@@ -1,15 +1,12 @@
 """Code that may hang or end its process (a plugin's, a job's) run in a process of its own.
 
 :func:`run_apart` forks (POSIX), runs a function in the child and hands back its value, or
-raises its exception again. What would otherwise hang or silence nslb ends the child only,
-and raises :class:`Ended`, one line that names the step the child was in: a step that
-outlasts its time limit (the child is killed), the child's end without an answer
-(``os._exit``, a kill by the out-of-memory killer or ``kill -9``), or a ``SystemExit`` (or
-another ``BaseException`` that is not a request to stop) raised in it.
-
-The child names its steps with :func:`step`; each starts its own time limit. A request to
-stop (Ctrl-C, SIGTERM) that reaches the parent is passed on to the child, which unwinds as
-nslb does (results written whole or not at all); the parent raises it once the child ended.
+raises its exception again. A step that outlasts its time limit (the child is killed), the
+child's end without an answer (``os._exit``, ``kill -9``), or a ``SystemExit`` (or another
+``BaseException`` that is not a request to stop) raised in it ends the child only, and
+raises :class:`Ended`, one line that names the child's step (:func:`step`). A request to
+stop that reaches the parent is passed on to the child; the parent raises it once the
+child ended.
 """
 
 from __future__ import annotations
@@ -89,8 +86,7 @@ def run_apart(function: Callable[[], T], name: str, seconds: float | None = None
 
 def _run_child(function: Callable[[], Any], name: str, writer: Connection) -> NoReturn:
     """In the child: run ``function`` and send its value or exception; end then, whatever
-    happens (never return into the parent's code), or as soon as the parent has gone (a
-    worker killed, a command killed with SIGKILL), as a worker ends with its command."""
+    happens (never return into the parent's code), or as soon as the parent has gone."""
     status = 1
     try:
         _child[:] = [writer, name]
@@ -135,8 +131,7 @@ def _portable(err: BaseException, describe: Callable[[BaseException], str]) -> t
 
 def _rebuilt(*sent: Any) -> Any:
     """The exception :func:`_portable` sent; one sent as its class, ``args`` and attributes
-    is made without its ``__init__``, whose signature need not match its ``args``
-    (``ConfigError(key, message)``)."""
+    is made without its ``__init__`` (``ConfigError(key, message)``'s is not its ``args``)."""
     if len(sent) == 1:
         return sent[0]
     kind, args, state = sent
