@@ -116,9 +116,8 @@ class NumpyEngine(Engine):
     def batch_terms(
         self, env: Any, agent: type[Agent], sizes: Sizes, statistics: dict[str, int], every: int
     ) -> Terms:
-        """The world's arrays: every arm's means ``R n K``, the latent path, the noise and
-        the optimal rewards ``3 R n``, with contexts the items behind the arms ``R n K``;
-        the whole trace; the agent's statistics."""
+        """Every arm's means ``R n K``, the latent path, the noise and the optimal rewards
+        ``3 R n``, with contexts the items behind the arms ``R n K``; the whole trace."""
         R, n, K = sizes.n_runs, sizes.horizon, sizes.n_arms
         items = K if env.contextual else 0
         world = R * n * (K + items + self.WORLD_ARRAYS) * FLOAT
