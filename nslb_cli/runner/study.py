@@ -240,11 +240,8 @@ def record_trial(
     are the keys of the sweeper's ``params`` (those of the command line are in the study's
     ``study.yaml``), ``value`` is ``None`` for a failed trial."""
     tuned = tuned | set(_about(sweep_dir / NEXT).get("tuned", []))
-    params = {}
-    for item in overrides:
-        key, _, text = item.partition("=")
-        if key.lstrip("+") in tuned:
-            params[key.lstrip("+")] = yaml.safe_load(text)
+    pairs = (item.partition("=") for item in overrides)
+    params = {k.lstrip("+"): yaml.safe_load(v) for k, _, v in pairs if k.lstrip("+") in tuned}
     record = {
         "trial": number,
         "overrides": overrides,
