@@ -29,7 +29,7 @@ from nslb_cli.common.stopping import stopped_by
 
 T = TypeVar("T")
 WATCH_SECONDS = 1.0
-"""How often a child looks for its parent."""
+"""How often a process that ends with another looks for it (:func:`end_when`)."""
 
 
 class Ended(RuntimeError):
@@ -90,8 +90,8 @@ def _run_child(function: Callable[[], Any], name: str, writer: Connection) -> No
     status = 1
     try:
         _child[:] = [writer, name]
-        watch = threading.Thread(target=_end_with, args=(os.getppid(),), daemon=True)
-        watch.start()
+        parent = os.getppid()
+        end_when(lambda: os.getppid() != parent, "nslb-apart")
         answer = _outcome(function)
         sys.stdout.flush()
         sys.stderr.flush()
@@ -112,11 +112,16 @@ def _outcome(function: Callable[[], Any]) -> tuple[str, Any, str]:
         return ("error", _portable(err, describe_error), where)
 
 
-def _end_with(parent: int) -> None:
-    """End this child (status 143, as SIGTERM would) once ``parent`` is no longer its parent."""
-    while os.getppid() == parent:
-        time.sleep(WATCH_SECONDS)
-    os._exit(143)
+def end_when(gone: Callable[[], bool], name: str) -> None:
+    """End this process (status 143, as SIGTERM would), writing nothing more, within
+    :data:`WATCH_SECONDS` of ``gone()`` answering true: a thread ``name`` asks it."""
+
+    def watch() -> None:
+        while not gone():
+            time.sleep(WATCH_SECONDS)
+        os._exit(143)
+
+    threading.Thread(target=watch, name=name, daemon=True).start()
 
 
 def _portable(err: BaseException, describe: Callable[[BaseException], str]) -> tuple[Any, ...]:

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import os
 import socket
-import threading
-import time
 
+from nslb_cli.common.apart import end_when
 from nslb_cli.common.stopping import Terminated
 from nslb_cli.store.atomic import process_alive
 
@@ -47,26 +46,17 @@ def in_worker() -> bool:
     return OWNER in os.environ and not is_command()
 
 
-WATCH_SECONDS = 1.0
-"""How often a worker looks for its command (:func:`end_with_owner`)."""
-_watched: list[threading.Thread] = []
+_watched: list[str] = []  # the owner a thread of end_with_owner watches, once per process
 
 
 def end_with_owner() -> None:
-    """In a worker on this machine: end it (status 143, as SIGTERM would), writing nothing
-    more, within :data:`WATCH_SECONDS` of its command's end. Started once per process."""
+    """In a worker on this machine: end it, writing nothing more, once its command has gone
+    (:func:`~nslb_cli.common.apart.end_when`). Started once per process."""
     owner = os.environ.get(OWNER)
     if _watched or owner is None or is_command():
         return  # the command itself (every process that runs one claims its jobs)
-    watch = threading.Thread(target=_watch, args=(owner,), name="nslb-owner", daemon=True)
-    _watched.append(watch)
-    watch.start()
-
-
-def _watch(owner: str) -> None:
-    while owner_alive(owner):
-        time.sleep(WATCH_SECONDS)
-    os._exit(143)
+    _watched.append(owner)
+    end_when(lambda: not owner_alive(owner), "nslb-owner")
 
 
 def check_owner() -> None:
