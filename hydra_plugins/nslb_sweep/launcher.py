@@ -1,13 +1,8 @@
-"""nslb's launcher: Hydra's basic launch (each job in turn, in this process) in the order
-that lets the JAX engine run a group of jobs sharing one program one after another, what
-they share held while the batch runs (:func:`nslb_cli.runner.sweep.plan_sweep`); each job
-keeps its number.
-
-Hydra's basic launcher runs a batch's jobs in their order, numbering them as it goes, and
-composes each job; this one runs the config nslb's sweeper composed for each job's check
-(:attr:`NslbLauncher.composed`) and composes only a job it was not given. Nothing else
-differs. ``conf/hydra/launcher/nslb.yaml`` is its option, which
-``conf/launching.yaml`` chooses; ``hydra/launcher=joblib`` (or submitit, Ray) replaces it.
+"""nslb's launcher: Hydra's basic launch (each job in turn, in this process, keeping its
+number) in the order of :func:`nslb_cli.runner.sweep.plan_sweep`, inside its block, of the
+configs nslb's sweeper composed for each job's check (:attr:`NslbLauncher.composed`; a job
+it was not given is composed here). ``conf/hydra/launcher/nslb.yaml`` is its option
+(docs/design.md §8).
 """
 
 from __future__ import annotations

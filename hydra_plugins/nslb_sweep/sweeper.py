@@ -1,19 +1,11 @@
 """nslb's sweeper: Hydra's basic sweeper, every job of the sweep checked before any runs.
 
-Hydra's basic sweeper composes the jobs of a batch just before launching it
-(``validate_batch_is_legal``), so a bad value in the last batch would be found only after
-the first batches ran. This sweeper checks every job of the sweep first
-(:func:`nslb_cli.runner.sweep.check_sweep`: one line naming the first bad job and its
-value, before any runs), then sweeps as the basic sweeper does. nslb's launcher runs each
-job's config as the check composed it: a job is composed once, not twice (Hydra's basic
-launcher composes each job again), which would take the most of a short job's time.
-
-It subclasses ``BasicSweeper``, which Hydra keeps in ``hydra._internal.core_plugins``: Hydra
-exposes the ``Sweeper`` interface publicly but not its basic sweep, and this is the one
-class nslb takes from there (``tests/test_hydra_public.py`` allows it alone). Hydra finds
-plugins in the ``hydra_plugins`` namespace package; ``conf/hydra/sweeper/nslb.yaml`` is its
-option, which ``conf/launching.yaml`` chooses, and a study (``hparams_search=…``) chooses
-Optuna's sweeper instead.
+Hydra's basic sweeper composes a batch's jobs just before launching it, so a bad value in
+the last batch would be found only after the first ran; this one checks every job first
+(:func:`nslb_cli.runner.sweep.check_sweep`) and hands their configs to nslb's launcher, so
+each job is composed once. ``BasicSweeper`` is the one class nslb takes from
+``hydra._internal`` (``tests/test_hydra_public.py`` allows it alone);
+``conf/hydra/sweeper/nslb.yaml`` is its option (docs/design.md §8).
 """
 
 from __future__ import annotations

@@ -1,15 +1,12 @@
 """Code that may hang or end its process (a plugin's, a job's) run in a process of its own.
 
 :func:`run_apart` forks (POSIX), runs a function in the child and hands back its value, or
-raises its exception again. What would otherwise hang or silence nslb ends the child only,
-and raises :class:`Ended`, one line that names the step the child was in: a step that
-outlasts its time limit (the child is killed), the child's end without an answer
-(``os._exit``, a kill by the out-of-memory killer or ``kill -9``), or a ``SystemExit`` (or
-another ``BaseException`` that is not a request to stop) raised in it.
-
-The child names its steps with :func:`step`; each starts its own time limit. A request to
-stop (Ctrl-C, SIGTERM) that reaches the parent is passed on to the child, which unwinds as
-nslb does (results written whole or not at all); the parent raises it once the child ended.
+raises its exception again. A step that outlasts its time limit (the child is killed), the
+child's end without an answer (``os._exit``, ``kill -9``), or a ``SystemExit`` (or another
+``BaseException`` that is not a request to stop) raised in it ends the child only, and
+raises :class:`Ended`, one line that names the child's step (:func:`step`). A request to
+stop that reaches the parent is passed on to the child; the parent raises it once the
+child ended.
 """
 
 from __future__ import annotations
@@ -32,7 +29,7 @@ from nslb_cli.common.stopping import stopped_by
 
 T = TypeVar("T")
 WATCH_SECONDS = 1.0
-"""How often a child looks for its parent."""
+"""How often a process that ends with another looks for it (:func:`end_when`)."""
 
 
 class Ended(RuntimeError):
@@ -89,13 +86,12 @@ def run_apart(function: Callable[[], T], name: str, seconds: float | None = None
 
 def _run_child(function: Callable[[], Any], name: str, writer: Connection) -> NoReturn:
     """In the child: run ``function`` and send its value or exception; end then, whatever
-    happens (never return into the parent's code), or as soon as the parent has gone (a
-    worker killed, a command killed with SIGKILL), as a worker ends with its command."""
+    happens (never return into the parent's code), or as soon as the parent has gone."""
     status = 1
     try:
         _child[:] = [writer, name]
-        watch = threading.Thread(target=_end_with, args=(os.getppid(),), daemon=True)
-        watch.start()
+        parent = os.getppid()
+        end_when(lambda: os.getppid() != parent, "nslb-apart")
         answer = _outcome(function)
         sys.stdout.flush()
         sys.stderr.flush()
@@ -116,11 +112,16 @@ def _outcome(function: Callable[[], Any]) -> tuple[str, Any, str]:
         return ("error", _portable(err, describe_error), where)
 
 
-def _end_with(parent: int) -> None:
-    """End this child (status 143, as SIGTERM would) once ``parent`` is no longer its parent."""
-    while os.getppid() == parent:
-        time.sleep(WATCH_SECONDS)
-    os._exit(143)
+def end_when(gone: Callable[[], bool], name: str) -> None:
+    """End this process (status 143, as SIGTERM would), writing nothing more, within
+    :data:`WATCH_SECONDS` of ``gone()`` answering true: a thread ``name`` asks it."""
+
+    def watch() -> None:
+        while not gone():
+            time.sleep(WATCH_SECONDS)
+        os._exit(143)
+
+    threading.Thread(target=watch, name=name, daemon=True).start()
 
 
 def _portable(err: BaseException, describe: Callable[[BaseException], str]) -> tuple[Any, ...]:
@@ -135,8 +136,7 @@ def _portable(err: BaseException, describe: Callable[[BaseException], str]) -> t
 
 def _rebuilt(*sent: Any) -> Any:
     """The exception :func:`_portable` sent; one sent as its class, ``args`` and attributes
-    is made without its ``__init__``, whose signature need not match its ``args``
-    (``ConfigError(key, message)``)."""
+    is made without its ``__init__`` (``ConfigError(key, message)``'s is not its ``args``)."""
     if len(sent) == 1:
         return sent[0]
     kind, args, state = sent

@@ -1,10 +1,5 @@
-"""The errors every package of nslb speaks: a bad configuration value, and any exception
-said in one line.
-
-* :class:`ConfigError` — a value the user chose cannot be used; its text is the one line
-  the command prints (``KEY: what to fix``).
-* :func:`describe_error` — ``Type: message`` of any exception on one line, for the lines
-  that report a plugin's or a job's failure.
+"""The errors every package of nslb speaks: a bad configuration value (:class:`ConfigError`,
+printed as ``KEY: what to fix``), and any exception said in one line (:func:`describe_error`).
 """
 
 from __future__ import annotations

@@ -21,11 +21,9 @@ def user_cache() -> Path:
 
 
 def unwritable(folder: Path) -> str | None:
-    """``None`` if ``folder`` exists as a folder or can be created and written, else why not.
-
-    Tried in the folder's first existing ancestor with a temporary folder, removed at once
-    (as root, permission bits say little: only trying tells, e.g. under ``/proc``).
-    """
+    """``None`` if ``folder`` exists as a folder or can be created and written, else why not
+    (tried with a temporary folder in its first existing ancestor: permission bits say
+    little to root)."""
     existing = folder.expanduser().absolute()
     while not existing.exists():
         existing = existing.parent

@@ -1,25 +1,14 @@
 """Requests to stop: Ctrl-C (``KeyboardInterrupt``) and SIGTERM (:class:`Terminated`).
 
-The ``nslb`` command turns SIGTERM (a cluster's preemption, ``kill``) into
-:class:`Terminated`, raised like Ctrl-C's ``KeyboardInterrupt`` wherever the process is; both
-unwind every job (results are written whole or not at all, so what is on disk resumes
-byte-identically) up to the command, which ends with one line. Code that catches every
-error of a plugin or a job lets them through (:func:`stopped_by`).
-
-A signal that arrives while compiled code is called can surface as another error (numba
-reports it as a ``SystemError`` or a ``TypeError`` of its own, the cause lost): the
-command's handlers therefore record each request (:func:`request`), and once one is
-recorded every error is that request.
-
-Where Python cannot raise a handler's exception (in a ctypes callback: numba's compiler
-notifying its object cache, say) it prints it with a traceback and carries on; within
-:func:`requests_unreported`, a recorded request printed so is left out, as
-:func:`check` raises it at the next step.
-
-A step that must not be cut (the swap of overwritten results) runs :func:`held`: a request
-that comes meanwhile is recorded and raised when the step is done. Blocking the signals
-would not do: the process's other threads (numpy's BLAS workers) still receive them, and
-Python runs the handler in the main thread all the same.
+Both unwind every job up to the command, which ends with one line (results are written
+whole or not at all); code that catches every error of a plugin or a job lets them through
+(:func:`stopped_by`). The command's handlers record each request (:func:`request`), and
+once one is recorded every error is that request: a signal that arrives in compiled code
+can surface as another error (numba's ``SystemError``), or be swallowed by a library, or
+be printed by Python where it cannot raise it (a ctypes callback:
+:func:`requests_unreported`); :func:`check` raises it at the next step. A step that must not
+be cut runs :func:`held` (blocking the signals would not do: other threads still receive
+them).
 """
 
 from __future__ import annotations
@@ -31,11 +20,8 @@ from typing import Any
 
 
 class Terminated(BaseException):
-    """The process was asked to stop (SIGTERM), or its command has gone.
-
-    A ``BaseException``, like ``KeyboardInterrupt``: nothing that catches ``Exception``
-    (a sweep's record of failed jobs, say) swallows it.
-    """
+    """The process was asked to stop (SIGTERM), or its command has gone; a ``BaseException``,
+    like ``KeyboardInterrupt``, so that nothing catching ``Exception`` swallows it."""
 
 
 _requests: list[BaseException] = []
@@ -64,12 +50,9 @@ def held() -> Iterator[None]:
 
 
 def check() -> None:
-    """Raise the request to stop recorded last, if any (outside :func:`held` blocks).
-
-    A handler's exception can be swallowed by the library code it interrupts (a ``try``
-    that catches everything, inside a dependency): the request stays recorded, and the
-    round loop and the job call this at every step, so the command still stops within a
-    round."""
+    """Raise the request to stop recorded last, if any (outside :func:`held` blocks): the
+    round loop and the job call this at every step, so the command stops within a round
+    even when a library swallowed the handler's exception."""
     if _requests and _holds[0] == 0:
         raise _requests[-1]
 

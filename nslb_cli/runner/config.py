@@ -1,10 +1,9 @@
 """The validated config of one job: :class:`RunConfig`, built by :func:`validate`.
 
-Hydra composes ``conf/`` with the user's overrides; :func:`validate` then turns each
-section into its parameter dataclass (``SyntheticParams``, ``UMTSParams``, …, and
-:class:`RunSettings` for ``run``), which rejects unknown keys (``+agent.typo=1`` included),
-wrong types and out-of-range values with one line that names the key. This module is the
-bottom of the runner: it knows the registries and the schemas, not Hydra's composition.
+:func:`validate` turns each section of a composed config into its parameter dataclass
+(:class:`RunSettings` for ``run``), refusing unknown keys, wrong types and out-of-range
+values with one line that names the key. The bottom of the runner: it knows the registries
+and the schemas, not Hydra's composition.
 """
 
 from __future__ import annotations
@@ -159,9 +158,7 @@ def container(cfg: DictConfig) -> dict[str, Any]:
 
 
 def pairing_refusal(env: Any, agent: Any, env_name: str, agent_name: str) -> ConfigError | None:
-    """Why agent class ``agent`` cannot play environment class ``env`` (``None`` if it can):
-    per-arm learning on items that change every round, a latent model of another kind, or
-    outcome laws the environment does not give."""
+    """Why agent class ``agent`` cannot play environment class ``env``; ``None`` if it can."""
     if env.contextual and agent.fixed_arms:
         return ConfigError(
             "agent",

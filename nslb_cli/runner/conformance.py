@@ -2,38 +2,16 @@
 
 The interface they check is :mod:`nslb_cli.api`'s. The agent plays each environment setting
 three times: seeds ``SEEDS`` in one batch, the same again after reseeding the global random
-generators (NumPy's and Python's), and seed ``ALONE`` by itself. Then:
-
-=========================  =================================================================
-``runs``                   the agent is built and plays every round without raising
-``actions``                ``act`` returns an integer array of shape ``(R,)`` with values in
-                           ``[0, K)``, every round
-``determinism``            the two batch runs are identical (so the agent draws only from its
-                           own streams, never from global state)
-``batch invariance``       seed ``ALONE`` gives bit-identical results alone and in the batch
-                           (every CSV column and every ``summary`` value)
-``common random numbers``  every run's latent path, noise and rewards are those of a world
-                           built for its seed without the agent, and the agent changed
-                           nothing it was given (offline model, truth)
-``regret``                 rewards are finite and the regret is ``>= 0`` every round
-``belief``                 ``belief`` is a :class:`~nslb_cli.agents.base.Belief` every round
-                           or never; states are in ``[0, S)``, posteriors ``(R, S)``, ``>= 0``,
-                           rows summing to one
-``summary``                ``summary`` maps names to arrays of shape ``(R,)``
-``memory``                 the agent's (and the environment's) memory declaration,
-                           ``memory(params, sizes)``, maps config keys of its own, of the
-                           environment or ``run.batch_size`` to integers ``>= 0``; the bytes
-                           allocated by building the agent and playing the batch a second
-                           time (``tracemalloc``'s peak, NumPy's arrays included; compiled
-                           code's own arrays are not seen) are at most ``MEMORY_FACTOR``
-                           times the declaration and the trace, plus ``MEMORY_SLACK``
-=========================  =================================================================
+generators (NumPy's and Python's), and seed ``ALONE`` by itself; :data:`CHECKS` then reads
+the plays (each check's meaning is its line of ``nslb check``, docs/guide/plugins.md). The
+memory check compares ``tracemalloc``'s peak of the second play (building the agent
+included; compiled code's own arrays are not seen) with ``MEMORY_FACTOR`` times the
+declarations and the trace, plus ``MEMORY_SLACK``.
 
 Each check gives one :class:`Outcome`: passed, failed (with the first failure found and the
 setting it was found in), or skipped (when the agent raised, so there is nothing to check).
 The agent raising anything, ``SystemExit`` included, is a failure of ``runs``. Run apart
-(:mod:`nslb_cli.common.apart`, as ``nslb check`` runs them), the checks name their steps: the
-plays of each setting (``runs``), then each check; a step that takes longer than
+(:mod:`nslb_cli.common.apart`), the checks name their steps; a step that takes longer than
 :data:`STEP_SECONDS` is ended, and reported as hanging.
 """
 
@@ -356,16 +334,13 @@ def _common_random_numbers(r: _Runs) -> str | None:
             return f"the {what} differs from that of a world built for the same seeds"
     if not np.allclose(trace.reward, fresh.realised(trace.action), rtol=0, atol=1e-12):
         return "the reward noise differs from that of a world built for the same seeds"
-    given = {f"offline model's {f.name}": f.name for f in fields(fresh.offline_model)}
-    for what, name in given.items():
-        got, expected = (
-            getattr(r.batch.world.offline_model, name),
-            getattr(fresh.offline_model, name),
-        )
+    for field in fields(fresh.offline_model):
+        got = getattr(r.batch.world.offline_model, field.name)
+        expected = getattr(fresh.offline_model, field.name)
         if (got is None) != (expected is None) or (
             got is not None and not _same(got, expected).all()
         ):
-            return f"the agent modified the {what}"
+            return f"the agent modified the offline model's {field.name}"
     return None
 
 

@@ -1,19 +1,13 @@
 """The engines of ``run.engine``, one object each: what simulates a job's batches.
 
 ``run.engine`` is resolved once, into :data:`ENGINES`' object (``RunConfig.engine``), and the
-runner asks that object, never the name: whether it runs a job (:meth:`Engine.refusal`,
-one line), a batch's trace (:meth:`Engine.simulate`), a batch's arrays for the memory
-estimate (:meth:`Engine.batch_terms`), what its numbers depend on (:attr:`Engine.key`,
-part of the result key, and :meth:`Engine.numbers`, recorded in the folder's provenance),
-what a sweep's jobs share while the sweep runs (:meth:`Engine.sharing`), and how
-``nslb warmup`` compiles its code in advance (:meth:`Engine.warm_up`).
+runner asks that object (:class:`Engine`), never the name (docs/design.md §8, step 2).
 
 * :class:`NumpyEngine`, the default: the round loop of numpy and numba kernels
   (:mod:`nslb_cli.runner.simulate`), in parts for a concurrent agent
   (:mod:`nslb_cli.runner.parts`);
 * :class:`JaxEngine`: JAX's compiled scan (:mod:`nslb_cli.jax_engine`, docs/design.md §9),
-  imported only when a job chooses it: JAX is an optional extra, and only its coverage
-  table (:mod:`nslb_cli.jax_engine.coverage`, readable without JAX) is read before.
+  imported only when a job chooses it (its coverage table reads without JAX).
 """
 
 from __future__ import annotations
@@ -122,9 +116,8 @@ class NumpyEngine(Engine):
     def batch_terms(
         self, env: Any, agent: type[Agent], sizes: Sizes, statistics: dict[str, int], every: int
     ) -> Terms:
-        """The world's arrays: every arm's means ``R n K``, the latent path, the noise and
-        the optimal rewards ``3 R n``, with contexts the items behind the arms ``R n K``;
-        the whole trace; the agent's statistics."""
+        """Every arm's means ``R n K``, the latent path, the noise and the optimal rewards
+        ``3 R n``, with contexts the items behind the arms ``R n K``; the whole trace."""
         R, n, K = sizes.n_runs, sizes.horizon, sizes.n_arms
         items = K if env.contextual else 0
         world = R * n * (K + items + self.WORLD_ARRAYS) * FLOAT
@@ -174,12 +167,10 @@ class JaxEngine(Engine):
     def batch_terms(
         self, env: Any, agent: type[Agent], sizes: Sizes, statistics: dict[str, int], every: int
     ) -> Terms:
-        """The world is drawn round by round inside the program, and only the rounds
-        ``every`` keeps are made: none of the world's ``(R, n)`` arrays, the kept rounds'
-        trace (``ceil(n / every)`` of them), and for an agent that detects changes the
-        latent path and alarms of every round ``9 R n`` (its alarms are scored on the whole
-        path). These and the agent's statistics count :data:`COPIES` times: the program
-        holds its state and the next round's, and its rows are copied to the host."""
+        """No world arrays (drawn round by round); the trace of the ``ceil(n / every)`` kept
+        rounds, and for a detector the latent path and alarms of every round ``9 R n``;
+        these and the agent's statistics :data:`COPIES` times (the program's state and the
+        next round's; its rows and the host's copy)."""
         R, n = sizes.n_runs, sizes.horizon
         trace = trace_bytes(replace(sizes, horizon=-(-n // every)))  # kept_rounds' count
         detects = agent.detection_counts is not Agent.detection_counts

@@ -1,13 +1,10 @@
 """Keep-going sweeps: a job that fails is recorded, the others still run, and the sweep
 ends with one short summary of what failed.
 
-Jobs may run in other processes (launcher plugins), so failures are files in the sweep
-folder: ``.nslb-failures/<sweep>/<job number>.json``, where ``<sweep>`` names one ``nslb
-run`` command (:data:`SWEEP`, set by the command and inherited by its workers). Two sweeps
-into one folder therefore keep separate records and never stop each other: with
-``run.fail_fast=true`` the first failure leaves a ``stop`` mark in its own sweep's records
-only, and that sweep's later jobs skip their work. A new command removes the records of
-sweeps whose command has ended.
+Failures are files in the sweep folder, ``.nslb-failures/<sweep>/<job number>.json``, where
+``<sweep>`` names one ``nslb run`` command (:data:`SWEEP`, inherited by its workers): two
+sweeps into one folder keep separate records, and ``run.fail_fast=true``'s ``stop`` mark
+stops only its own sweep's later jobs. A new command removes the records of ended sweeps.
 """
 
 from __future__ import annotations
@@ -67,10 +64,8 @@ class Failures:
 
     def record(self, job: int, overrides: list[str], error: str, stop: bool) -> None:
         """Record that job number ``job`` failed with the one line ``error``; ``stop``: ask
-        later jobs to skip. Where the record cannot be written (the disk that failed the
-        job is full), a job run by the command itself (the basic launcher) keeps it in
-        memory, and the command's summary still names the job; a worker's job fails, as
-        the launcher then reports."""
+        later jobs to skip. A record that cannot be written (a full disk) is kept in memory
+        by the command itself; a worker raises, for its launcher to report."""
         entry = {"overrides": overrides, "error": error}
         try:
             atomic_write_text(self.folder / f"{job}.json", json.dumps(entry))

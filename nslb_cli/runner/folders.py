@@ -1,9 +1,5 @@
-"""Run folders' names: a job's overrides as a folder name, and where a sweep job writes.
-
-``conf/config.yaml`` names each run folder through the resolvers ``nslb_folder`` and
-``nslb_job_folder`` (registered by :mod:`nslb_cli.runner.compose`) from Hydra's
-``hydra.job.override_dirname``.
-"""
+"""Run folders' names: a job's overrides as a folder name, and where a sweep job writes
+(the resolvers ``nslb_folder`` and ``nslb_job_folder`` of ``conf/config.yaml``)."""
 
 from __future__ import annotations
 
@@ -21,10 +17,9 @@ BLOCKED = ".nslb-blocked"
 
 def folder_name(override_dirname: str) -> str:
     """Hydra's ``key=value,…`` override list as a folder name: ``+``/``++`` prefixes dropped
-    and items re-sorted (``++agent.tau=5`` and ``agent.tau=5`` share a folder), a path value
-    shown as its last part and a hash of the whole path (``env.data_dir=ml-100k-3f2a9c1e``:
-    sweeping over folders gives a folder each), and a name longer than :data:`MAX_NAME`
-    bytes cut to a prefix and a hash of the whole name (config.yaml keeps every value)."""
+    and items sorted, a path value as its last part and a hash of the whole path
+    (``env.data_dir=ml-100k-3f2a9c1e``), and a name longer than :data:`MAX_NAME` bytes cut to
+    a prefix and a hash of the whole."""
     items = re.split(r",(?=[^,=]+=)", override_dirname) if override_dirname else []
     name = ",".join(sorted(_shown(item.lstrip("+")) for item in items))
     if len(name.encode()) <= MAX_NAME:
@@ -52,7 +47,8 @@ def job_folder(sweep_dir: str, env: str, agent: str, override_dirname: str) -> s
     file stands where that folder must go, a hidden folder of :data:`BLOCKED` where the job
     starts only to record that it failed (Hydra would otherwise stop the whole sweep)."""
     relative = f"{env}/{agent}/{folder_name(override_dirname)}"
-    if _blocked(Path(sweep_dir) / relative):
+    blocked = Path(sweep_dir) / relative
+    if any(p.exists() and not p.is_dir() for p in (blocked, *blocked.parents)):
         return f"{BLOCKED}/{_digest(relative, 12)}"
     return relative
 
@@ -60,8 +56,3 @@ def job_folder(sweep_dir: str, env: str, agent: str, override_dirname: str) -> s
 def intended_folder(sweep_dir: str, env: str, agent: str, override_dirname: str) -> Path:
     """Where a sweep job's results belong (what :func:`job_folder` gives when unblocked)."""
     return Path(sweep_dir) / env / agent / folder_name(override_dirname)
-
-
-def _blocked(folder: Path) -> bool:
-    """Whether ``folder`` or one of its parents exists and is not a folder."""
-    return any(p.exists() and not p.is_dir() for p in (folder, *folder.parents))

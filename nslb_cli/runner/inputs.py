@@ -1,13 +1,10 @@
 """The inputs that shape a world, as a run folder records them (docs/design.md §6).
 
-A run's identity is its resolved config (:func:`nslb_cli.store.folder.result_key`). Paths
-in it are one spelling (``./a.csv`` is ``a.csv``, ``data/`` is ``data``), and a path names
-a file, not what it holds: so an environment declares the ``Params`` fields that name its
-input files (``files``, :mod:`nslb_cli.api`), and for each one that names a file the config
-records the SHA-256 of its content, in a section :data:`FILES` (``files: {env.table: …}``),
-with the environment's validated parameters (what it read from the file, such as
-piecewise's means). An edited file is then another config: refused in the folder of the
-old one, in one line naming what differs. Configs without an input file keep their keys.
+A run's identity is its resolved config, with paths in one spelling; for each declared
+input file (an environment's ``files``, :mod:`nslb_cli.api`) the config also records the
+SHA-256 of its content in a section :data:`FILES` and the environment's validated
+parameters, so an edited file is another config. Configs without an input file keep their
+keys.
 """
 
 from __future__ import annotations

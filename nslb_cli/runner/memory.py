@@ -2,34 +2,22 @@
 
 Agents and environments state their own needs (the plugin contract of :mod:`nslb_cli.api`);
 this module knows none of their parameters. For a batch of ``R = min(run.batch_size,
-run.n_seeds)`` runs whose environment gives the :class:`~nslb_cli.bandit.problem.Sizes` ``n``
-rounds, ``K`` arms, ``S`` states and contexts of dimension ``d`` (its ``sizes(params,
-n_runs)``; without one, its ``horizon``, ``n_arms`` and ``n_states``, no contexts), it adds up
-these terms, in bytes (8 per float or index), each keyed by the config key whose value makes
-it grow (or the keys, joined by ``", "``, when it grows with each):
+run.n_seeds)`` runs of the environment's :class:`~nslb_cli.bandit.problem.Sizes` (its
+``sizes(params, n_runs)``, else its ``horizon``, ``n_arms`` and ``n_states``), it adds up, in
+bytes and keyed by the config key whose value makes each grow (several joined by ``", "``),
+the engine's arrays (:meth:`~nslb_cli.runner.engines.Engine.batch_terms`: the world's and
+the trace's), the agent's declaration ``Agent.memory(params, sizes)`` and the environment's
+``memory(params, sizes)``, if it has one (docs/design.md §8, *Memory*).
 
-* the engine's arrays (:meth:`~nslb_cli.runner.engines.Engine.batch_terms`): on the default
-  engine the world's arrays, which every environment's
-  :class:`~nslb_cli.bandit.world.World` has (the mean rewards of every arm ``R n K``, the
-  latent path, the noise and the optimal rewards ``3 R n``, and with contexts the items
-  behind the arms ``R n K``; keyed ``env.horizon, env.n_arms``), and the trace, about ten
-  ``R n`` arrays (the simulator's record and the CSV columns; keyed ``env.horizon``); the
-  JAX engine draws the world round by round and makes only the rounds ``run.every`` keeps;
-* the agent's declaration, ``Agent.memory(params, sizes)``: its statistics, keyed by the
-  agent's own parameter or the environment's size that makes them grow (counted by the
-  engine with its arrays);
-* the environment's declaration ``memory(params, sizes)``, if it has one: what its batch
-  needs beyond the world's arrays.
-
-Terms keyed alike are added. The estimate is a lower bound of the peak (temporaries come on
-top); a job whose batch cannot fit in the machine's memory is refused naming the key of the
-largest term. A declaration that raises or breaks the contract refuses the job as well, in
-one line naming the plugin.
+The estimate is a lower bound of the peak; a batch that cannot fit in the machine's memory
+is refused naming the key of the largest term, and a declaration that raises or breaks the
+contract in one line naming the plugin.
 """
 
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import fields
 from typing import Any, Protocol
@@ -143,18 +131,17 @@ def batch_bytes(
     env_params: Any, agent_params: Any, batch: int, engine: Engine, every: int = 1
 ) -> dict[str, int]:
     """The estimated bytes of one batch of ``batch`` runs on ``engine`` keeping every
-    ``every``-th round, by the config key whose value makes each term grow (see the module
-    docstring); :class:`Malformed` if a declaration is."""
+    ``every``-th round, by config key (module docstring); :class:`Malformed` if a
+    declaration is."""
     env, agent = ENVIRONMENTS[env_params.name], AGENTS[agent_params.name]
     sizes = sizes_of(env, env_params, batch)
     statistics = agent_memory(agent, agent_params, env_params, sizes)
     terms = engine.batch_terms(env, agent, sizes, statistics, every)
     terms.append(env_memory(env, env_params, sizes))
-    total: dict[str, int] = {}
+    total: Counter[str] = Counter()
     for term in terms:
-        for key, value in term.items():
-            total[key] = total.get(key, 0) + value
-    return total
+        total.update(term)  # terms keyed alike are added (zeros kept)
+    return dict(total)
 
 
 def trace_bytes(sizes: Sizes) -> int:

@@ -1,10 +1,9 @@
 """A command line's overrides: parsed with Hydra's parser, and nslb's own checks of them.
 
-Hydra refuses some mistakes with advice that leads to another refusal (``agent.taux=3``:
-"to append to your config use +agent.taux=3", which nslb's schema refuses in turn). nslb
-checks those overrides itself before Hydra composes them, against the registries and the
-composed defaults (:func:`refuse_unknown_keys`), and says what to write; any other problem
-is Hydra's own message, on one line (:func:`one_line`).
+Where Hydra's advice would lead to another refusal (``agent.taux=3``: "use +agent.taux=3",
+which nslb's schema refuses in turn), nslb checks the overrides itself before Hydra
+composes them and says what to write; any other problem is Hydra's own message, on one
+line (:func:`one_line`).
 """
 
 from __future__ import annotations
@@ -39,8 +38,7 @@ def expand_home(overrides: list[str]) -> list[str]:
 
 def one_line(err: BaseException) -> str:
     """Hydra's (or OmegaConf's) message of ``err`` on one line: a missing option with the
-    options there are; any other message with its lines joined and the reason it was
-    raised from (a value of the wrong type, say)."""
+    options there are, else its lines joined and the reason it was raised from."""
     if isinstance(err, MissingConfigException) and err.missing_cfg_file:
         there = f" (available: {', '.join(err.options)})" if err.options else ""
         return f"Could not find '{err.missing_cfg_file}'{there}"
@@ -70,10 +68,9 @@ def parse_overrides(overrides: list[str]) -> list[Override]:
 
 
 def refuse_group_mistakes(parsed: list[Override]) -> None:
-    """Refuse what Hydra cannot compose in a config group choice, in nslb's words: several
-    options for one run (``agent=[mts,umts]``), a folder of options given as a group
-    (``experiment/paper=fixed``: nslb's defaults list chooses ``experiment`` alone), and an
-    agent that a package declares for the JAX engine only."""
+    """Refuse, in nslb's words, several options for one run (``agent=[mts,umts]``), a folder
+    of options given as a group (``experiment/paper=fixed``), and an agent a package
+    declares for the JAX engine only."""
     for override in parsed:
         key, value, line = override.get_key_element(), override.value(), override.input_line or ""
         if key in GROUPS and isinstance(value, list):
@@ -107,8 +104,7 @@ def _refuse_jax_only(name: str) -> None:
 
 
 def refuse_deletions(parsed: list[Override]) -> None:
-    """Refuse ``~env.horizon`` and the like: a run records every value it used (in
-    ``config.yaml`` and its folder's name), and a deleted one would be missing there."""
+    """Refuse ``~env.horizon`` and the like: a run records every value it used."""
     for override in parsed:
         if override.is_delete() and not override.key_or_group.startswith("hydra"):
             raise ConfigError(
@@ -121,7 +117,7 @@ def refuse_deletions(parsed: list[Override]) -> None:
 
 def chooses(override: Override, groups: Collection[str]) -> bool:
     """Whether ``override`` chooses a config group's option (``agent=umts``,
-    ``hydra/launcher=joblib``) rather than setting a value; ``groups``: the top-level ones."""
+    ``hydra/launcher=joblib``); ``groups``: the top-level ones."""
     key = override.key_or_group
     return key in groups or "/" in key
 
@@ -130,12 +126,10 @@ def refuse_unknown_keys(
     parsed: list[Override], defaults: DictConfig, groups: Collection[str], swept: Collection[str]
 ) -> None:
     """Refuse a value override that ``defaults`` (the config of the command line's group
-    choices, before any value is set) has no key for, before Hydra advises to add it:
-    ``engine=jax`` (a section's key given without its section: write ``run.engine=jax``),
-    ``agent.taux=3`` (the agent's valid keys and the closest), and ``agent.gamma=0.1``
-    beside a sweep over ``agent`` (Hydra sets it in the default agent first: write
-    ``++agent.gamma=0.1``). ``groups``: the top-level config groups (:func:`chooses`);
-    ``swept``: the keys the sweep gives several values."""
+    choices) has no key for, before Hydra advises to add it: ``engine=jax`` (write
+    ``run.engine=jax``), ``agent.taux=3`` (the valid keys and the closest), ``agent.gamma=0.1``
+    beside a sweep over ``agent`` (write ``++agent.gamma=0.1``). ``groups``: the top-level
+    config groups (:func:`chooses`); ``swept``: the keys the sweep gives several values."""
     for override in parsed:
         added = override.is_add() or override.is_force_add()
         if added or override.is_hydra_override() or chooses(override, groups):

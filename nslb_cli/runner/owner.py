@@ -1,24 +1,17 @@
 """Jobs whose command has gone stop instead of writing.
 
-Jobs may run in other processes (Hydra's launchers). Each knows the process that started
-the command (:data:`OWNER`, inherited through the environment) and checks, before it writes,
-that its owner is still there: a worker orphaned by a killed command raises
-:class:`~nslb_cli.common.stopping.Terminated` instead of writing (:func:`check_owner`).
-The owner is named by machine and pid: a job on another machine (a SLURM node, a Ray
-worker) cannot see the command's process and does not check.
-
-A worker process of a parallel sweep on this machine also ends itself once its command has
-gone (:func:`end_with_owner`): a command killed with SIGKILL cannot stop its workers, which
-would otherwise simulate to the end of their batch and then idle for minutes.
+Each job knows the command that owns it (:data:`OWNER`, inherited through the environment)
+and checks, before it writes, that it is still there (:func:`check_owner`); a job on another
+machine cannot see it and does not check. A worker on this machine also ends itself once
+its command has gone (:func:`end_with_owner`: a command killed with SIGKILL cannot stop it).
 """
 
 from __future__ import annotations
 
 import os
 import socket
-import threading
-import time
 
+from nslb_cli.common.apart import end_when
 from nslb_cli.common.stopping import Terminated
 from nslb_cli.store.atomic import process_alive
 
@@ -28,8 +21,7 @@ OWNER = "NSLB_OWNER_PID"
 
 
 def claim_ownership() -> None:
-    """Make this process the owner of the jobs it starts: a command, even one started by
-    another command or by a process that ran one in-process (whose owner it inherits)."""
+    """Make this process the owner of the jobs it starts (even under another command)."""
     os.environ[OWNER] = f"{socket.gethostname()}:{os.getpid()}"
 
 
@@ -54,27 +46,17 @@ def in_worker() -> bool:
     return OWNER in os.environ and not is_command()
 
 
-WATCH_SECONDS = 1.0
-"""How often a worker looks for its command (:func:`end_with_owner`)."""
-_watched: list[threading.Thread] = []
+_watched: list[str] = []  # the owner a thread of end_with_owner watches, once per process
 
 
 def end_with_owner() -> None:
-    """In a process other than the command that owns its jobs (a worker on this machine):
-    end it, without writing anything more (status 143, as SIGTERM would), within
-    :data:`WATCH_SECONDS` of its command's end. Started once per process."""
+    """In a worker on this machine: end it, writing nothing more, once its command has gone
+    (:func:`~nslb_cli.common.apart.end_when`). Started once per process."""
     owner = os.environ.get(OWNER)
     if _watched or owner is None or is_command():
         return  # the command itself (every process that runs one claims its jobs)
-    watch = threading.Thread(target=_watch, args=(owner,), name="nslb-owner", daemon=True)
-    _watched.append(watch)
-    watch.start()
-
-
-def _watch(owner: str) -> None:
-    while owner_alive(owner):
-        time.sleep(WATCH_SECONDS)
-    os._exit(143)
+    _watched.append(owner)
+    end_when(lambda: not owner_alive(owner), "nslb-owner")
 
 
 def check_owner() -> None:

@@ -1,13 +1,9 @@
 """A batch of runs cut into parts that threads simulate at once.
 
-A batch can be cut anywhere: nothing about a seed depends on the batch it is in (its
-world, its agent's streams and its arithmetic are its own, docs/design.md §2), so the parts'
-traces joined are the whole batch's trace, byte for byte, whatever the number of threads.
-For an agent whose rounds are spent in compiled code that releases the GIL
-(``Agent.concurrent``: umTS), parts played in threads use several cores. Each part plays
-its own rounds at its own pace, with no synchronisation between parts: unlike a parallel
-loop inside each round's kernel, which waits for its slowest thread twice a round, parts
-only share the machine.
+Nothing about a seed depends on the batch it is in (docs/design.md §2), so the parts' traces
+joined are the whole batch's trace, byte for byte, whatever the number of threads. For an
+agent whose rounds are spent in compiled code that releases the GIL (``Agent.concurrent``:
+umTS), the parts use several cores, each at its own pace, with no synchronisation.
 """
 
 from __future__ import annotations
@@ -47,11 +43,10 @@ def simulate_parts(
     """Play an agent of class ``agent`` with ``params`` in ``world``, its runs cut into
     ``parts`` parts of nearly equal size; the parts' traces joined, in the order of the runs.
 
-    The caller's thread and ``parts - 1`` threads started here take waiting parts until none
-    is left; the caller's shows the progress of the parts it plays. A part that fails, or a
-    request to stop, makes the others give up within a round, and its error is raised, once
-    every thread has ended. A thread the system refuses to start (a limit on processes or
-    memory) is done without: the threads started, and the caller's, play its part.
+    The caller's thread (showing its parts' progress) and ``parts - 1`` threads take waiting
+    parts. A part that fails, or a request to stop, makes the others give up within a round,
+    and its error is raised once every thread has ended; a thread the system refuses to
+    start is done without.
     """
     bounds = np.linspace(0, len(world.seeds), parts + 1).round().astype(int)
     waiting: queue.SimpleQueue[int] = queue.SimpleQueue()

@@ -38,12 +38,10 @@ def simulate(
 ) -> Trace:
     """Play ``agent`` in ``world`` for the whole horizon.
 
-    ``progress``: show a progress bar (``None``: only on a terminal), named ``label``.
-    ``abandoned``: asked every round; once it answers true the loop raises
-    :class:`Abandoned`.
-    An agent that counts detections (:meth:`~nslb_cli.agents.base.Agent.detection_counts`)
-    has its counters read after every update; the trace's summary adds when each run
-    detected and how that matches the true changes (:meth:`AlarmLog.summary`).
+    ``progress``: show a progress bar (``None``: only on a terminal), named ``label``;
+    ``abandoned``: asked every round, raising :class:`Abandoned` once true. An agent that
+    counts detections has its alarms scored against the true changes in the summary
+    (:meth:`AlarmLog.summary`).
     """
     R, n = world.states.shape
     action = np.empty((R, n), dtype=np.int64)

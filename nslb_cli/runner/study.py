@@ -1,25 +1,17 @@
 """Hyperparameter studies: ``nslb run hparams_search=<agent>`` tunes an agent with Optuna.
 
-Hydra's Optuna sweeper asks for a trial, launches it as an ordinary job, and reads the
-job's return value: the mean final ``run.objective`` over the job's seeds
-(:func:`nslb_cli.runner.job.run_job`). Each trial is recorded in the sweep folder as
-``.nslb-study/<trial number>.json``::
+Hydra's Optuna sweeper launches each trial as an ordinary job and reads its return value,
+the mean final ``run.objective`` over its seeds. Each trial is recorded in the sweep folder
+as ``.nslb-study/<trial number>.json``, which ``nslb plot`` draws::
 
     {"trial": 7, "overrides": ["agent.tau=124"], "params": {"agent.tau": 124},
      "objective": 92.8, "metric": "final cum_regret", "direction": "minimize"}
 
-which ``nslb plot`` draws; ``.nslb-study/study.yaml`` names the study's world (its
-environment, the agent's settings it does not tune, its objective) and tuned keys. Beside
-them, ``best.yaml`` holds the overrides of the best trial, the tuning seeds left out
-(``nslb run <folder>/best.yaml run.n_seeds=100`` reruns it on the evaluation seeds:
-:func:`expand_best`), and ``optimization_results.yaml`` the same trial in Optuna's form.
-
-A study is a writer like a run: it holds the folder's lock, records its trials in
-``.nslb-study-next/``, and only when it ends (finished, failed, interrupted) with finished
-trials do they replace the previous study's record: trials, ``best.yaml`` and the results
-file, written from the same best trial (:func:`finish`; the next study's start finishes what
-a kill cut short). A study of another world is refused in that folder, and so is one in a
-``hydra.sweeper.storage`` study of another world, whose trials Optuna's sampler learns from.
+beside ``.nslb-study/study.yaml`` (the study's world and tuned keys), ``best.yaml`` (the best
+trial's overrides, rerun by :func:`expand_best`) and ``optimization_results.yaml``. A study
+holds the folder's lock, records into ``.nslb-study-next/``, and replaces the previous
+record only when it ends with finished trials (:func:`finish`); a study of another world is
+refused there and in a ``hydra.sweeper.storage`` (docs/design.md §5.1).
 """
 
 from __future__ import annotations
@@ -248,11 +240,8 @@ def record_trial(
     are the keys of the sweeper's ``params`` (those of the command line are in the study's
     ``study.yaml``), ``value`` is ``None`` for a failed trial."""
     tuned = tuned | set(_about(sweep_dir / NEXT).get("tuned", []))
-    params = {}
-    for item in overrides:
-        key, _, text = item.partition("=")
-        if key.lstrip("+") in tuned:
-            params[key.lstrip("+")] = yaml.safe_load(text)
+    pairs = (item.partition("=") for item in overrides)
+    params = {k.lstrip("+"): yaml.safe_load(v) for k, _, v in pairs if k.lstrip("+") in tuned}
     record = {
         "trial": number,
         "overrides": overrides,
@@ -357,14 +346,10 @@ def _not_replayed(override: str) -> bool:
 
 
 def expand_best(arguments: list[str]) -> list[str]:
-    """Replace each argument naming a ``best.yaml`` (:func:`_names_a_file`: a YAML file with
-    an ``overrides`` list) by its overrides, but for those whose key a later argument sets
-    (which wins).
-
-    Beside other agents: when a later ``agent=…`` lists several and the tuned agent among
-    them (``agent=cd_ucb,mts,umts``), the tuned values become an agent option of their own
-    (:func:`_tuned_option`) chosen in its place, so each agent of the sweep runs with its
-    own settings, in one group with the others."""
+    """Replace each argument naming a ``best.yaml`` (:func:`_names_a_file`) by its overrides,
+    but for those whose key a later argument sets (which wins); beside a later sweep of
+    agents that lists the tuned one, the tuned values become an option of their own
+    (:func:`_beside`)."""
     arguments, expanded = list(arguments), []
     for where, argument in enumerate(arguments):
         if not _names_a_file(argument):

@@ -1,12 +1,9 @@
-"""A sweep's jobs, each checked before any runs.
+"""A sweep's jobs, each checked before any runs, and the order nslb's launcher runs them in.
 
-nslb's Hydra sweeper (``hydra_plugins/nslb_sweep``, Hydra's basic sweeper) calls
-:func:`check_sweep` with every job of the sweep before it launches the first batch: each
-job's config is composed by Hydra, validated and its batch's memory estimated, and the
-first bad job is refused in one line that names it and its value. A study (Optuna's
-sweeper) is checked at the corners of its search space (:func:`study_points`) by
-:func:`nslb_cli.runner.compose.check_command_line`. nslb's launcher then runs the jobs in
-the order of :func:`plan_sweep`, inside the block in which the engine holds what they share.
+nslb's Hydra sweeper (``hydra_plugins/nslb_sweep``) calls :func:`check_sweep` with every job
+of the sweep before it launches the first batch: the first bad job is refused in one line
+that names it and its value. A study is checked at the corners of its search space
+(:func:`study_points`) by :func:`nslb_cli.runner.compose.check_command_line`.
 """
 
 from __future__ import annotations
@@ -41,10 +38,8 @@ def check_sweep(jobs: Sequence[list[str]], composed: Compose) -> list[DictConfig
 def check_job(composed: Compose, job: list[str], jobs: Sequence[list[str]]) -> DictConfig:
     """Validate the config ``composed(job)`` of one job of ``jobs`` and check that a batch
     of its seeds fits in memory; return the config, or raise :class:`ConfigError` naming
-    the job.
-
-    A plugin's code runs here (its ``Params``, its memory declaration), and may end the
-    process: a job of a plugin is checked in a child process first (:func:`run_apart`)."""
+    the job. A plugin's job is checked in a child process first (its code may end the
+    process: :func:`run_apart`)."""
     try:
         config = composed(job)
         if _of_plugin(config):
@@ -71,17 +66,13 @@ def _check_values(composed: DictConfig) -> None:
 
 
 def plan_sweep(configs: Sequence[DictConfig]) -> tuple[list[int], AbstractContextManager[None]]:
-    """The order to run the jobs of a sweep that this process runs in (indices into
-    ``configs``), and the block to run them in, while which the engine that shares
-    batches (the JAX engine) holds what they share (:meth:`Engine.sharing`): the jobs on it
-    that differ only in traced parameters share one program and its batches
-    (:mod:`nslb_cli.jax_engine.sweep`) and run one after another, from the first one's turn
-    (:func:`grouped_order`); the other jobs and the groups run in the order of their first
-    jobs. With ``run.fail_fast=true`` the jobs keep Hydra's order, so that the jobs a failure
-    skips are those numbered after it. Jobs on the default engine, and jobs whose config is
-    refused (each says why in its turn), share nothing. Without ``run.fail_fast``, the jobs
-    of plugins run first: each runs in a child process, forked from this one, which cannot
-    fork once it has run the JAX engine."""
+    """The order to run the jobs of a sweep in (indices into ``configs``), and the block to
+    run them in, while which the engine that shares batches holds what they share
+    (:meth:`Engine.sharing`): its jobs that differ only in traced parameters run one after
+    another, from the first one's turn (:func:`grouped_order`), and the jobs of plugins
+    first (each runs in a child forked from this process, which cannot fork once it has run
+    the JAX engine). With ``run.fail_fast=true`` the jobs keep Hydra's order, so that the
+    jobs a failure skips are those numbered after it; refused configs share nothing."""
     order = list(range(len(configs)))
     planned, jobs = [], []
     for at, config in enumerate(configs):
@@ -114,10 +105,9 @@ def plan_sweep(configs: Sequence[DictConfig]) -> tuple[list[int], AbstractContex
 
 def grouped_order(labels: Sequence[object]) -> list[int]:
     """The order in which to run jobs labelled ``labels``, a group's label each: each
-    group's jobs one after another, from its first job's turn, in their order. Hydra varies
-    the last key of a sweep fastest, so a sweep whose traced keys come first on the command
-    line alternates between groups; a job whose group's lanes do not wait in the batch
-    simulates its seeds alone, in a program of their size, compiled for it."""
+    group's jobs one after another, from its first job's turn, in their order (Hydra varies
+    the last key fastest, so a sweep whose traced keys come first alternates between
+    groups, and a job whose group's lanes do not wait would be compiled alone)."""
     first: dict[object, int] = {}
     for at, label in enumerate(labels):
         first.setdefault(label, at)

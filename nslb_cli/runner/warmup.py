@@ -1,13 +1,10 @@
 """``nslb warmup``: compile every agent's kernels in advance, so no real run waits for them.
 
 numba compiles a kernel for the argument types of its first call and caches it on disk
-(:mod:`nslb_cli.compiled.jit`); the types depend on the reward model (Gaussian or clicks)
-and on whether the model is known or a prior, not on the sizes. Each registered agent
-therefore plays a few rounds of two seeds in each of :data:`SETTINGS`, and those that take
-contextual worlds (umTS's linear posterior, the linear agents) on :data:`MOVIELENS`: a small
-ratings file of its own (:func:`write_ratings`) through MovieLens's pipeline, so no release
-is needed. Each engine of ``run.engine`` warms up its own code into its cache, checked
-first (:meth:`nslb_cli.runner.engines.Engine.warm_up`).
+(:mod:`nslb_cli.compiled.jit`); the types depend on the reward model and on whether the
+model is known or a prior, not on the sizes. Each agent therefore plays a few rounds of
+two seeds in each of :data:`SETTINGS`, and on :data:`MOVIELENS` (a small ratings file of its
+own, :func:`write_ratings`, so no release is needed).
 """
 
 from __future__ import annotations
@@ -92,7 +89,7 @@ PRESETS = (("fixed", "known"), ("markov", "known"), ("markov", "prior"))
 """The paper presets' synthetic worlds (dynamics, model), whose JAX programs are compiled."""
 
 
-def warm_up_jax(report: Callable[[str], None], names: Iterable[str] | None = None) -> int:
+def warm_up_jax(report: Callable[[str], None]) -> int:
     """Compile the JAX engine's programs of the paper presets (their worlds, each agent the
     engine covers, batches of ``run.batch_size`` seeds) into the cache, when JAX is
     installed; returns how many."""
@@ -104,7 +101,7 @@ def warm_up_jax(report: Callable[[str], None], names: Iterable[str] | None = Non
     from nslb_cli.jax_engine.scan import compile_program
 
     compiled = 0
-    for name in own() if names is None else [n for n in names if n in own()]:
+    for name in own():
         start = time.perf_counter()
         for dynamics, model in PRESETS:
             world = world_of(
