@@ -45,7 +45,9 @@ class Abstract(UniformRandom.__mro__[1]):
 
 @pytest.fixture
 def registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Registry:
-    """A fresh agent registry that also sees two fake packages in ``tmp_path``."""
+    """A fresh agent registry that also sees two fake packages in ``tmp_path``; the global
+    one has read its entry points before they appear, so later tests never see them."""
+    list(AGENTS)
     (tmp_path / "fake_plugin.py").write_text(PLUGIN)
     agents = {
         "good": "fake_plugin:Good",
