@@ -13,8 +13,6 @@ import gc
 import multiprocessing
 import os
 import sys
-import threading
-import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -23,10 +21,10 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
+from nslb_cli.common.apart import end_when
 from nslb_cli.plot.figures import Theme, drawing_with, save, theme
 
 PARALLEL_ROWS = 200_000  # below this many result rows a report draws faster than pools start
-WATCH_SECONDS = 1.0  # how often a drawing worker looks for the command that forked it
 
 
 @dataclass(frozen=True)
@@ -74,16 +72,9 @@ def run(
 
 
 def _end_with_parent(parent: int) -> None:
-    """In a drawing worker: end it (status 143, as SIGTERM would) within
-    :data:`WATCH_SECONDS` of the end of the plot command that forked it, which cannot stop
+    """In a drawing worker: end it with the plot command that forked it, which cannot stop
     its workers when it is killed with SIGKILL (they would wait for work forever)."""
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(WATCH_SECONDS)
-        os._exit(143)
-
-    threading.Thread(target=watch, name="nslb-plot-parent", daemon=True).start()
+    end_when(lambda: os.getppid() != parent, "nslb-plot-parent")
 
 
 def _render(task: tuple[Job, tuple[str, ...], int, Theme]) -> list[Path]:
