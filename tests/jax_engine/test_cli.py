@@ -145,15 +145,17 @@ PRIOR, FOUR_STATES = (
     SyntheticParams(model="prior", horizon=60),
     SyntheticParams(n_states=4, horizon=60),
 )
-ON_THE_PRIOR = ("umts", "mts")  # umTS learns from the prior; mTS acts on its means
+FAMILIES = ("mts", "sw_mucb", "cd_ucb", "exp4s", "random")  # one agent of each in CI
+ON_THE_PRIOR = ("umts",)  # umTS learns from the prior (mTS acts on its means: make test-full)
 
 
 @pytest.mark.parametrize(
     ("name", "env"),
-    [*((name, FOUR_STATES) for name in own()),
+    [*(pytest.param(name, FOUR_STATES, marks=() if name in FAMILIES else pytest.mark.slow)
+       for name in own()),
      *(pytest.param(name, PRIOR, marks=() if name in ON_THE_PRIOR else pytest.mark.slow)
        for name in own())],
-)  # fmt: skip  # slow: two programs of their own each, with make test-full
+)  # fmt: skip  # slow: five programs of their own each, with make test-full
 def test_a_seed_plays_the_same_rounds_alone_and_in_any_batch(
     name: str, env: SyntheticParams
 ) -> None:
@@ -174,9 +176,10 @@ def test_a_seed_plays_the_same_rounds_alone_and_in_any_batch(
 
 
 @pytest.mark.parametrize(
-    ("name", "env"),
-    [("mts", SyntheticParams(horizon=100)), ("umts", SyntheticParams(model="prior", horizon=100))],
-)
+    ("name", "env"),  # slow: umTS's program, a thousand lanes of 100 particles each
+    [("mts", SyntheticParams(horizon=100)),
+     pytest.param("umts", SyntheticParams(model="prior", horizon=100), marks=pytest.mark.slow)],
+)  # fmt: skip
 def test_a_seed_plays_the_same_rounds_in_a_batch_of_a_thousand(
     name: str, env: SyntheticParams
 ) -> None:
@@ -273,6 +276,7 @@ def test_after_the_jax_engine_a_process_refuses_to_fork_in_one_line() -> None:
     assert said_there.startswith("a plugin's job cannot run in a process of its own after the JAX")
 
 
+@pytest.mark.slow  # test_thinning.py holds the kept rows and detections to the whole run's
 def test_rounds_thinned_on_the_device_are_the_rows_a_full_run_writes(tmp_path: Path) -> None:
     """run.every=7 keeps rounds 7, 14, …, 98 and 100 on the device, with the cumulative
     columns summed there over every round: the lines are those of run.every=1, byte for
