@@ -206,6 +206,8 @@ def test_a_sweep_over_the_worlds_rates_and_an_agents_parameter_is_one_program(
     assert not np.array_equal(grouped[0].expected_reward, grouped[2].expected_reward)
 
 
+@pytest.mark.slow  # in CI: the world's rates as one program (above), a window sweep writing
+# each job's files alone (first test), a bad sweep value refused whole (tests/cli/test_run.py)
 def test_an_env_sweep_from_the_command_line_is_one_program_and_refused_whole_for_a_bad_value(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
