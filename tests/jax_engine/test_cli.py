@@ -4,6 +4,7 @@ seeds independent of their batch, and one line for what the engine does not cove
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -92,16 +93,25 @@ DAMAGES = {  # how provenance.jsonl is changed -> what the refusal names
 }  # fmt: skip
 
 
+@pytest.fixture(scope="module")
+def jax_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run folder of three seeds the JAX engine wrote (copied by each test that damages it)."""
+    root = tmp_path_factory.mktemp("jax")
+    done = nslb("run", f"hydra.run.dir={root / 'old'}", "run.engine=jax", *SMALL, cwd=root)
+    assert done.returncode == 0, done.stderr
+    return root / "old"
+
+
 @pytest.mark.parametrize("damage", DAMAGES)
 def test_seeds_whose_jax_engine_numbers_are_not_known_to_be_these_are_not_added_to(
-    tmp_path: Path, damage: str
+    tmp_path: Path, damage: str, jax_folder: Path
 ) -> None:
     """A folder whose seeds another revision of the engine's numbers (or of JAX) wrote, a
     build that did not record them, or whose record is damaged or lost: more seeds are
     refused in one line, the folder is left as it was, and run.overwrite=true simulates
     them all again."""
+    shutil.copytree(jax_folder, tmp_path / "old")
     folder = f"hydra.run.dir={tmp_path / 'old'}"
-    assert nslb("run", folder, "run.engine=jax", *SMALL, cwd=tmp_path).returncode == 0
     provenance = tmp_path / "old/provenance.jsonl"
     entry = json.loads(provenance.read_text())
     assert entry["numbers"] == coverage.numbers()
