@@ -221,9 +221,9 @@ IMPURE = """
 
 
 @pytest.mark.parametrize(
-    ("body", "said"),  # slow: the broken arm, which a run finds as the check does (above)
-    [pytest.param(ACT.format("action=jnp.where(t == 5, 7, d.action)"),
-                  "breaks the agent contract: its arm in round 6", marks=pytest.mark.slow),
+    ("body", "said"),
+    [(ACT.format("action=jnp.where(t == 5, 7, d.action)"),
+      "breaks the agent contract: its arm in round 6"),
      (IMPURE, "plays seeds otherwise in a batch of 7 than of 400")],
     ids=["arm", "impure"],
 )  # fmt: skip

@@ -286,7 +286,6 @@ def test_after_the_jax_engine_a_process_refuses_to_fork_in_one_line() -> None:
     assert said_there.startswith("a plugin's job cannot run in a process of its own after the JAX")
 
 
-@pytest.mark.slow  # test_thinning.py holds the kept rows and detections to the whole run's
 def test_rounds_thinned_on_the_device_are_the_rows_a_full_run_writes(tmp_path: Path) -> None:
     """run.every=7 keeps rounds 7, 14, …, 98 and 100 on the device, with the cumulative
     columns summed there over every round: the lines are those of run.every=1, byte for
