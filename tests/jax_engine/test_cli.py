@@ -155,7 +155,7 @@ PRIOR, FOUR_STATES = (
     SyntheticParams(model="prior", horizon=60),
     SyntheticParams(n_states=4, horizon=60),
 )
-FAMILIES = ("mts", "sw_mucb", "cd_ucb", "exp4s", "random")  # one agent of each in CI
+FAMILIES = ("mts", "umts", "sw_mucb", "cd_ucb", "exp4s", "random")  # one of each in CI
 ON_THE_PRIOR = ("umts",)  # umTS learns from the prior (mTS acts on its means: make test-full)
 
 
