@@ -131,27 +131,29 @@ def test_a_broken_agent_is_one_line_naming_its_plugin_and_writes_nothing(tmp_pat
             assert "ValueError: no arm today" in (folder / "nslb.log").read_text()
 
 
+@pytest.mark.parametrize(
+    "engine",  # slow: the JAX engine's, whose numbers join the plugin's version as numpy's do
+    ["numpy", pytest.param("jax", marks=pytest.mark.slow)],
+)
 def test_seeds_are_added_only_under_the_plugins_version_that_wrote_the_others(
-    tmp_path: Path,
+    tmp_path: Path, engine: str
 ) -> None:
-    for engine in ("numpy", "jax"):
-        here = tmp_path / engine
-        path = install(here / "site", engine, "")
-        out = [f"run.engine={engine}", "env.horizon=30", f"hydra.run.dir={here / 'out'}"]
-        first = nslb_with(path, "run", "agent=hostile", "run.n_seeds=2", *out, cwd=here)
-        assert first.returncode == 0, first.stderr
-        written = {p.name: p.read_bytes() for p in (here / "out").glob("seed=*")}
-        info = next((here / "site").glob("*.dist-info"))
-        (info / "METADATA").write_text(
-            (info / "METADATA").read_text().replace("Version: 1.0", "Version: 2.0")
-        )
-        info.rename(info.with_name("hostile_plugin-2.0.dist-info"))
-        more = nslb_with(path, "run", "agent=hostile", "run.n_seeds=4", *out, cwd=here)
-        assert more.returncode == 2, engine
-        (line,) = more.stderr.strip().splitlines()[-1:]
-        assert "hostile-plugin 1.0" in line and "hostile-plugin 2.0" in line, line
-        assert "overwrite" in line, line
-        assert {p.name: p.read_bytes() for p in (here / "out").glob("seed=*")} == written
+    path = install(tmp_path / "site", engine, "")
+    out = [f"run.engine={engine}", "env.horizon=30", f"hydra.run.dir={tmp_path / 'out'}"]
+    first = nslb_with(path, "run", "agent=hostile", "run.n_seeds=2", *out, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    written = {p.name: p.read_bytes() for p in (tmp_path / "out").glob("seed=*")}
+    info = next((tmp_path / "site").glob("*.dist-info"))
+    (info / "METADATA").write_text(
+        (info / "METADATA").read_text().replace("Version: 1.0", "Version: 2.0")
+    )
+    info.rename(info.with_name("hostile_plugin-2.0.dist-info"))
+    more = nslb_with(path, "run", "agent=hostile", "run.n_seeds=4", *out, cwd=tmp_path)
+    assert more.returncode == 2, engine
+    (line,) = more.stderr.strip().splitlines()[-1:]
+    assert "hostile-plugin 1.0" in line and "hostile-plugin 2.0" in line, line
+    assert "overwrite" in line, line
+    assert {p.name: p.read_bytes() for p in (tmp_path / "out").glob("seed=*")} == written
 
 
 ENTRY_POINTS = {
