@@ -170,6 +170,7 @@ def _grouped_and_alone(jobs: list[tuple[object, object]]) -> tuple[int, list[Any
 
 CD_UCB = ("cd_ucb", "tau", (4, 8))
 SLOW = pytest.mark.slow  # a program of its own to compile (seconds in CI): with make test-full
+# (CI: a switching rate, a prior's spread and the noise; the prior's concentrations are slow)
 UMTS = ("umts", "resample_threshold", (0.2, 0.9))  # reads the prior's spread
 
 
@@ -177,7 +178,7 @@ UMTS = ("umts", "resample_threshold", (0.2, 0.9))  # reads the prior's spread
     ("name", "values", "fixed", "agent"),
     [("switch_prob", (0.02, 0.3), {}, CD_UCB),
      pytest.param("period", (7, 30), {"dynamics": "fixed"}, CD_UCB, marks=SLOW),
-     ("stay_concentration", (5.0, 796.0), {"model": "prior"}, CD_UCB),
+     pytest.param("stay_concentration", (5.0, 796.0), {"model": "prior"}, CD_UCB, marks=SLOW),
      pytest.param("move_concentration", (0.5, 20.0), {"model": "prior"}, CD_UCB, marks=SLOW),
      ("prior_sd", (0.05, 0.5), {"model": "prior"}, UMTS),
      pytest.param("prior_strength", (1.0, 30.0), {"model": "prior", "reward": "bernoulli"},
