@@ -13,6 +13,7 @@ from tests.helpers.paths import REPO
 from tests.helpers.plugins import fake_distribution, nslb_with
 
 
+@pytest.mark.slow  # tests/test_api.py holds the guide's whole output; the next test a label
 def test_check_prints_one_line_per_check(capsys: pytest.CaptureFixture[str]) -> None:
     main(["check", "agent=umts", "agent.num_particles=20", "env.horizon=80"])
     lines = capsys.readouterr().out.splitlines()

@@ -176,7 +176,8 @@ def test_the_agents_of_switching_latent_pass_nslb_check(
     done = nslb(
         "check", f"agent={agent}", "env=movielens_genres", f"env.data_dir={tiny.data_dir}",
         "env.n_states=2", "env.n_arms=3", "env.min_user_ratings=1", f"env.cache_dir={tmp_path}",
+        "env.horizon=120", *(["agent.num_particles=10"] if agent == "umts" else []),
         cwd=tmp_path,
-    )  # fmt: skip
+    )  # fmt: skip  # the checks' own horizon, not the environment's 10,000 rounds
     assert done.returncode == 0, done.stdout + done.stderr
     assert "checks passed" in done.stdout.splitlines()[-1]

@@ -131,27 +131,29 @@ def test_a_broken_agent_is_one_line_naming_its_plugin_and_writes_nothing(tmp_pat
             assert "ValueError: no arm today" in (folder / "nslb.log").read_text()
 
 
+@pytest.mark.parametrize(
+    "engine",  # slow: the JAX engine's, whose numbers join the plugin's version as numpy's do
+    ["numpy", pytest.param("jax", marks=pytest.mark.slow)],
+)
 def test_seeds_are_added_only_under_the_plugins_version_that_wrote_the_others(
-    tmp_path: Path,
+    tmp_path: Path, engine: str
 ) -> None:
-    for engine in ("numpy", "jax"):
-        here = tmp_path / engine
-        path = install(here / "site", engine, "")
-        out = [f"run.engine={engine}", "env.horizon=30", f"hydra.run.dir={here / 'out'}"]
-        first = nslb_with(path, "run", "agent=hostile", "run.n_seeds=2", *out, cwd=here)
-        assert first.returncode == 0, first.stderr
-        written = {p.name: p.read_bytes() for p in (here / "out").glob("seed=*")}
-        info = next((here / "site").glob("*.dist-info"))
-        (info / "METADATA").write_text(
-            (info / "METADATA").read_text().replace("Version: 1.0", "Version: 2.0")
-        )
-        info.rename(info.with_name("hostile_plugin-2.0.dist-info"))
-        more = nslb_with(path, "run", "agent=hostile", "run.n_seeds=4", *out, cwd=here)
-        assert more.returncode == 2, engine
-        (line,) = more.stderr.strip().splitlines()[-1:]
-        assert "hostile-plugin 1.0" in line and "hostile-plugin 2.0" in line, line
-        assert "overwrite" in line, line
-        assert {p.name: p.read_bytes() for p in (here / "out").glob("seed=*")} == written
+    path = install(tmp_path / "site", engine, "")
+    out = [f"run.engine={engine}", "env.horizon=30", f"hydra.run.dir={tmp_path / 'out'}"]
+    first = nslb_with(path, "run", "agent=hostile", "run.n_seeds=2", *out, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    written = {p.name: p.read_bytes() for p in (tmp_path / "out").glob("seed=*")}
+    info = next((tmp_path / "site").glob("*.dist-info"))
+    (info / "METADATA").write_text(
+        (info / "METADATA").read_text().replace("Version: 1.0", "Version: 2.0")
+    )
+    info.rename(info.with_name("hostile_plugin-2.0.dist-info"))
+    more = nslb_with(path, "run", "agent=hostile", "run.n_seeds=4", *out, cwd=tmp_path)
+    assert more.returncode == 2, engine
+    (line,) = more.stderr.strip().splitlines()[-1:]
+    assert "hostile-plugin 1.0" in line and "hostile-plugin 2.0" in line, line
+    assert "overwrite" in line, line
+    assert {p.name: p.read_bytes() for p in (tmp_path / "out").glob("seed=*")} == written
 
 
 ENTRY_POINTS = {
@@ -162,20 +164,28 @@ ENTRY_POINTS = {
 }
 
 
-def test_a_broken_jax_entry_point_is_one_line_in_run_and_a_failed_check(tmp_path: Path) -> None:
-    for case, (value, said) in ENTRY_POINTS.items():
+def broken_entry_point(here: Path, case: str) -> str:
+    """The hostile plugin whose JAX entry point is broken as ``ENTRY_POINTS[case]`` says."""
+    path = install(here / "site", "jax", "\nNOT_A_CLASS = 42\n")
+    info = next((here / "site").glob("*.dist-info"))
+    text = (info / "entry_points.txt").read_text()
+    (info / "entry_points.txt").write_text(
+        text.replace("hostile_plugin:Jax", ENTRY_POINTS[case][0])
+    )
+    if case == "declared-twice":
+        fake_distribution(
+            here / "site",
+            "twin-plugin",
+            "1.0",
+            {"nslb.jax_agents": {"hostile": "hostile_plugin:Jax"}},
+        )
+    return path
+
+
+def test_a_broken_jax_entry_point_is_one_line_in_run(tmp_path: Path) -> None:
+    for case, (_, said) in ENTRY_POINTS.items():
         here = tmp_path / case
-        path = install(here / "site", "jax", "\nNOT_A_CLASS = 42\n")
-        info = next((here / "site").glob("*.dist-info"))
-        text = (info / "entry_points.txt").read_text()
-        (info / "entry_points.txt").write_text(text.replace("hostile_plugin:Jax", value))
-        if case == "declared-twice":
-            fake_distribution(
-                here / "site",
-                "twin-plugin",
-                "1.0",
-                {"nslb.jax_agents": {"hostile": "hostile_plugin:Jax"}},
-            )
+        path = broken_entry_point(here, case)
         run = nslb_with(
             path,
             "run",
@@ -188,10 +198,18 @@ def test_a_broken_jax_entry_point_is_one_line_in_run_and_a_failed_check(tmp_path
         assert run.returncode == 2 and "Traceback" not in run.stderr, (case, run.stderr)
         (line,) = run.stderr.strip().splitlines()
         assert "JAX agent 'hostile' (" in line and said in line, line
-        checked = nslb_with(path, "check", "agent=hostile", cwd=here)
-        assert checked.returncode == 1 and "Traceback" not in checked.stderr, checked.stderr
-        (engines,) = [x for x in checked.stdout.splitlines() if x.split()[1:2] == ["engines"]]
-        assert engines.startswith("FAIL") and said in engines, engines
+
+
+@pytest.mark.parametrize(
+    "case",  # slow: the check reads the entry point as the run does (all four cases above)
+    [pytest.param(c, marks=() if c == "no-contract" else pytest.mark.slow) for c in ENTRY_POINTS],
+)
+def test_a_broken_jax_entry_point_is_a_failed_check(tmp_path: Path, case: str) -> None:
+    path = broken_entry_point(tmp_path, case)
+    checked = nslb_with(path, "check", "agent=hostile", cwd=tmp_path)
+    assert checked.returncode == 1 and "Traceback" not in checked.stderr, checked.stderr
+    (engines,) = [x for x in checked.stdout.splitlines() if x.split()[1:2] == ["engines"]]
+    assert engines.startswith("FAIL") and ENTRY_POINTS[case][1] in engines, engines
 
 
 IMPURE = """
@@ -204,17 +222,21 @@ IMPURE = """
 """
 
 
-def test_check_fails_a_jax_class_that_breaks_the_contract_or_its_seeds(tmp_path: Path) -> None:
-    for case, body, said in (
-        ("arm", ACT.format("action=jnp.where(t == 5, 7, d.action)"),
-         "breaks the agent contract: its arm in round 6"),
-        ("impure", IMPURE, "plays seeds otherwise in a batch of 7 than of 400"),
-    ):  # fmt: skip
-        path = install(tmp_path / case, "jax", body)
-        checked = nslb_with(path, "check", "agent=hostile", cwd=tmp_path)
-        assert checked.returncode == 1, checked.stdout
-        (engines,) = [x for x in checked.stdout.splitlines() if x.split()[1:2] == ["engines"]]
-        assert engines.startswith("FAIL") and said in engines, engines
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [(ACT.format("action=jnp.where(t == 5, 7, d.action)"),
+      "breaks the agent contract: its arm in round 6"),
+     (IMPURE, "plays seeds otherwise in a batch of 7 than of 400")],
+    ids=["arm", "impure"],
+)  # fmt: skip
+def test_check_fails_a_jax_class_that_breaks_the_contract_or_its_seeds(
+    tmp_path: Path, body: str, said: str
+) -> None:
+    path = install(tmp_path / "site", "jax", body)
+    checked = nslb_with(path, "check", "agent=hostile", cwd=tmp_path)
+    assert checked.returncode == 1, checked.stdout
+    (engines,) = [x for x in checked.stdout.splitlines() if x.split()[1:2] == ["engines"]]
+    assert engines.startswith("FAIL") and said in engines, engines
 
 
 def test_a_jax_sweep_runs_a_plugins_job_after_one_of_nslbs_own(tmp_path: Path) -> None:

@@ -1,7 +1,9 @@
 """The engines agree: for every agent the JAX engine covers, in the paper's three synthetic
 scenarios and with Bernoulli rewards, the mean final regret of 1,000 seeds of each engine is
 within 3 combined standard errors (the engines draw different numbers: independent samples
-of the same law). Horizons are shortened to keep the suite fast; umTS runs 10 particles.
+of the same law). Horizons are shortened to keep the suite fast; umTS runs 10 particles. The
+fast suite runs each agent in one scenario (every scenario by some agent) and one agent on
+the piecewise problem, a program each; ``make test-full`` runs every agent in every one.
 JAX runs in a child process (``run_apart``): a process that has compiled with JAX cannot
 fork a working child, which other tests of the same worker need."""
 
@@ -63,15 +65,31 @@ def assert_agree(jax_regret: np.ndarray, numpy_regret: np.ndarray) -> None:
 
 
 LABELS = [*(a for a in own() if a != "oracle"), "umts/sample"]
+IN_CI = {  # an agent's scenario in the fast suite: umTS learns a Gaussian prior, its sampler a
+    # Bernoulli one (the batch test of test_cli.py runs umTS on a known model)
+    "mts": "markov/known", "umts": "markov/prior", "umts/sample": "bernoulli/prior",
+    "sw_mucb": "bernoulli/known", "cd_ucb": "bernoulli/prior", "cd_ts": "markov/known",
+    "exp4s": "markov/prior", "random": "fixed/known",
+}  # fmt: skip
 
 
-@pytest.mark.parametrize("scenario", list(SCENARIOS))
-@pytest.mark.parametrize("label", LABELS)
+def _in_ci(label: str, scenario: str) -> tuple[pytest.MarkDecorator, ...]:
+    return () if IN_CI.get(label) == scenario else (pytest.mark.slow,)
+
+
+@pytest.mark.parametrize(
+    ("label", "scenario"),
+    [pytest.param(label, s, marks=_in_ci(label, s)) for label in LABELS for s in SCENARIOS],
+)
 def test_engines_agree_on_synthetic(label: str, scenario: str) -> None:
     assert_agree(*final_regrets(SyntheticParams(**SCENARIOS[scenario]), agent_params(label)))
 
 
-@pytest.mark.parametrize("label", ["mts", "cd_ucb", "cd_ts", "sw_mucb", "exp4s"])
+@pytest.mark.parametrize(
+    "label",  # a detector in the fast suite: the others with make test-full
+    [pytest.param(a, marks=() if a == "cd_ucb" else pytest.mark.slow)
+     for a in ("mts", "cd_ucb", "cd_ts", "sw_mucb", "exp4s")],
+)  # fmt: skip
 def test_engines_agree_on_piecewise(label: str) -> None:
     env = PiecewiseParams(horizon=1000, change_points=[0, 200, 400, 600, 800])
     assert_agree(*final_regrets(env, agent_params(label)))

@@ -4,6 +4,7 @@ seeds independent of their batch, and one line for what the engine does not cove
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -92,16 +93,25 @@ DAMAGES = {  # how provenance.jsonl is changed -> what the refusal names
 }  # fmt: skip
 
 
+@pytest.fixture(scope="module")
+def jax_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run folder of three seeds the JAX engine wrote (copied by each test that damages it)."""
+    root = tmp_path_factory.mktemp("jax")
+    done = nslb("run", f"hydra.run.dir={root / 'old'}", "run.engine=jax", *SMALL, cwd=root)
+    assert done.returncode == 0, done.stderr
+    return root / "old"
+
+
 @pytest.mark.parametrize("damage", DAMAGES)
 def test_seeds_whose_jax_engine_numbers_are_not_known_to_be_these_are_not_added_to(
-    tmp_path: Path, damage: str
+    tmp_path: Path, damage: str, jax_folder: Path
 ) -> None:
     """A folder whose seeds another revision of the engine's numbers (or of JAX) wrote, a
     build that did not record them, or whose record is damaged or lost: more seeds are
     refused in one line, the folder is left as it was, and run.overwrite=true simulates
     them all again."""
+    shutil.copytree(jax_folder, tmp_path / "old")
     folder = f"hydra.run.dir={tmp_path / 'old'}"
-    assert nslb("run", folder, "run.engine=jax", *SMALL, cwd=tmp_path).returncode == 0
     provenance = tmp_path / "old/provenance.jsonl"
     entry = json.loads(provenance.read_text())
     assert entry["numbers"] == coverage.numbers()
@@ -145,15 +155,17 @@ PRIOR, FOUR_STATES = (
     SyntheticParams(model="prior", horizon=60),
     SyntheticParams(n_states=4, horizon=60),
 )
-ON_THE_PRIOR = ("umts", "mts")  # umTS learns from the prior; mTS acts on its means
+FAMILIES = ("mts", "umts", "sw_mucb", "cd_ucb", "exp4s", "random")  # one of each in CI
+ON_THE_PRIOR = ("umts",)  # umTS learns from the prior (mTS acts on its means: make test-full)
 
 
 @pytest.mark.parametrize(
     ("name", "env"),
-    [*((name, FOUR_STATES) for name in own()),
+    [*(pytest.param(name, FOUR_STATES, marks=() if name in FAMILIES else pytest.mark.slow)
+       for name in own()),
      *(pytest.param(name, PRIOR, marks=() if name in ON_THE_PRIOR else pytest.mark.slow)
        for name in own())],
-)  # fmt: skip  # slow: two programs of their own each, with make test-full
+)  # fmt: skip  # slow: five programs of their own each, with make test-full
 def test_a_seed_plays_the_same_rounds_alone_and_in_any_batch(
     name: str, env: SyntheticParams
 ) -> None:
@@ -174,9 +186,10 @@ def test_a_seed_plays_the_same_rounds_alone_and_in_any_batch(
 
 
 @pytest.mark.parametrize(
-    ("name", "env"),
-    [("mts", SyntheticParams(horizon=100)), ("umts", SyntheticParams(model="prior", horizon=100))],
-)
+    ("name", "env"),  # slow: umTS's program, a thousand lanes of 100 particles each
+    [("mts", SyntheticParams(horizon=100)),
+     pytest.param("umts", SyntheticParams(model="prior", horizon=100), marks=pytest.mark.slow)],
+)  # fmt: skip
 def test_a_seed_plays_the_same_rounds_in_a_batch_of_a_thousand(
     name: str, env: SyntheticParams
 ) -> None:

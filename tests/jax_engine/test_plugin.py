@@ -1,6 +1,6 @@
 """A plugin's JAX agent (entry-point group ``nslb.jax_agents``): the example plugin's
-epsilon-greedy runs on the JAX engine under its own name, and ``nslb check`` finds it in
-agreement with its numpy class."""
+epsilon-greedy runs on the JAX engine under its own name, and ``nslb check`` passes it, its
+JAX class in agreement with its numpy class."""
 
 from __future__ import annotations
 
@@ -19,9 +19,14 @@ def test_the_example_plugin_runs_on_the_jax_engine_and_agrees_with_itself(tmp_pa
                     "run.n_seeds=3", f"hydra.run.dir={tmp_path / 'out'}", cwd=tmp_path)  # fmt: skip
     assert run.returncode == 0, run.stderr
     assert '"explorations"' in (tmp_path / "out/seed=2.json").read_text()
-    checked = nslb_with(path, "check", "agent=epsilon_greedy", cwd=tmp_path)
-    assert checked.returncode == 0, checked.stdout
-    assert any(line.startswith("pass  engines") for line in checked.stdout.splitlines())
+    checked = nslb_with(path, "check", "agent=epsilon_greedy", "agent.epsilon=0.2", cwd=tmp_path)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    lines = checked.stdout.splitlines()
+    assert lines[0].startswith("nslb check: agent 'epsilon_greedy' (nslb-epsilon-greedy 0.1.0)")
+    results = [line.split()[0] for line in lines if line.split()[0] in ("pass", "FAIL", "skip")]
+    assert results == ["pass"] * 10, "9 and the engines' (its JAX agent)"
+    assert any(line.startswith("pass  engines") for line in lines)
+    assert lines[-1] == "all 10 checks passed"
 
 
 def test_a_plugin_without_a_jax_agent_is_refused_by_the_jax_engine_in_one_line(

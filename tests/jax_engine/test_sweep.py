@@ -187,6 +187,7 @@ def _grouped_and_alone(jobs: list[tuple[object, object]]) -> tuple[int, list[Any
 
 CD_UCB = ("cd_ucb", "tau", (4, 8))
 SLOW = pytest.mark.slow  # a program of its own to compile (seconds in CI): with make test-full
+# (CI: a switching rate, a prior's spread and the noise; the prior's concentrations are slow)
 UMTS = ("umts", "resample_threshold", (0.2, 0.9))  # reads the prior's spread
 
 
@@ -194,7 +195,7 @@ UMTS = ("umts", "resample_threshold", (0.2, 0.9))  # reads the prior's spread
     ("name", "values", "fixed", "agent"),
     [("switch_prob", (0.02, 0.3), {}, CD_UCB),
      pytest.param("period", (7, 30), {"dynamics": "fixed"}, CD_UCB, marks=SLOW),
-     ("stay_concentration", (5.0, 796.0), {"model": "prior"}, CD_UCB),
+     pytest.param("stay_concentration", (5.0, 796.0), {"model": "prior"}, CD_UCB, marks=SLOW),
      pytest.param("move_concentration", (0.5, 20.0), {"model": "prior"}, CD_UCB, marks=SLOW),
      ("prior_sd", (0.05, 0.5), {"model": "prior"}, UMTS),
      pytest.param("prior_strength", (1.0, 30.0), {"model": "prior", "reward": "bernoulli"},
@@ -223,6 +224,8 @@ def test_a_sweep_over_the_worlds_rates_and_an_agents_parameter_is_one_program(
     assert not np.array_equal(grouped[0].expected_reward, grouped[2].expected_reward)
 
 
+@pytest.mark.slow  # in CI: the world's rates as one program (above), a window sweep writing
+# each job's files alone (first test), a bad sweep value refused whole (tests/cli/test_run.py)
 def test_an_env_sweep_from_the_command_line_is_one_program_and_refused_whole_for_a_bad_value(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

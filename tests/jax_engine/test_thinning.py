@@ -34,9 +34,10 @@ def traces(agent: str, everies: tuple[int, ...], **options: Any) -> dict[int, An
 
 
 @pytest.mark.parametrize(
-    ("agent", "options"),
-    [("mts", {}), ("umts", {"num_particles": 10}), ("sw_mucb", {"tau": 9}), ("cd_ucb", {})],
-)
+    ("agent", "options"),  # slow: four programs each; a filter and a detector show it in CI
+    [("mts", {}), pytest.param("umts", {"num_particles": 10}, marks=pytest.mark.slow),
+     pytest.param("sw_mucb", {"tau": 9}, marks=pytest.mark.slow), ("cd_ucb", {})],
+)  # fmt: skip
 def test_kept_rows_are_the_whole_runs_rows(agent: str, options: dict[str, Any]) -> None:
     """every = 7 (a short last span), 103 (the horizon) and 500 (beyond it: the last round
     alone); the cumulative columns summed over every round; CD-UCB's alarms the same."""
