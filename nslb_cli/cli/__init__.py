@@ -97,6 +97,7 @@ def _warmup(arguments: Sequence[str]) -> None:
     """``nslb warmup``: see :mod:`nslb_cli.runner.warmup`."""
     import time
 
+    from nslb_cli.runner import warmup
     from nslb_cli.runner.engines import Unwritable
 
     engines = _warmup_engines(arguments)
@@ -106,7 +107,7 @@ def _warmup(arguments: Sequence[str]) -> None:
         fail(str(err))
     start = time.perf_counter()
     report = lambda line: print(f"  {line}", file=sys.stderr)  # noqa: E731
-    done = [engine.warm_up(report) for engine in engines]
+    done = [warmup.warm(engine, report) for engine in engines]
     for _, lost in done:
         if lost is not None:
             fail(lost)

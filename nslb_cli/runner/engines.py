@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib.util
 import tempfile
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import replace
 from pathlib import Path
@@ -88,14 +88,8 @@ class Engine(ABC):
 
     @abstractmethod
     def warm_cache(self, alone: bool) -> list[Path]:
-        """The cache folders :meth:`warm_up` fills, checked writable now rather than after
+        """The cache folders ``nslb warmup`` fills, checked writable now rather than after
         minutes of compiling (else :class:`Unwritable`); ``alone``: the only engine warmed."""
-
-    @abstractmethod
-    def warm_up(self, report: Callable[[str], None]) -> tuple[str | None, str | None]:
-        """Compile the engine's code of every agent now (``report`` gets a line per agent):
-        what was compiled, in words (``None``: nothing), and why it was not kept (``None``:
-        it was)."""
 
 
 class NumpyEngine(Engine):
@@ -134,15 +128,6 @@ class NumpyEngine(Engine):
             raise Unwritable(f"cannot write the compiled-code cache {CACHE} ({why}): set "
                              "NSLB_CACHE to a writable folder") from None  # fmt: skip
         return [CACHE]
-
-    def warm_up(self, report: Callable[[str], None]) -> tuple[str | None, str | None]:
-        """numba's kernels, every agent on every setting (:mod:`nslb_cli.runner.warmup`)."""
-        from nslb_cli.compiled.jit import CACHE, cache_kept
-        from nslb_cli.runner.warmup import warm_up
-
-        played = warm_up(report)
-        lost = f"the compiled code could not be kept in {CACHE}: later runs compile it again"
-        return f"{played} agent settings", None if cache_kept() else lost
 
 
 class JaxEngine(Engine):
@@ -195,13 +180,6 @@ class JaxEngine(Engine):
             raise Unwritable(f"cannot write the JAX programs' cache {user_cache() / 'jax'}: "
                              "set NSLB_CACHE to a writable folder")  # fmt: skip
         return [path]
-
-    def warm_up(self, report: Callable[[str], None]) -> tuple[str | None, str | None]:
-        """The programs of the paper presets, when JAX is installed."""
-        from nslb_cli.runner.warmup import warm_up_jax
-
-        programs = warm_up_jax(report)
-        return (f"{programs} JAX programs" if programs else None), None
 
     def group_keys(self, jobs: Sequence[SweepJob]) -> list[str | None]:
         from nslb_cli.jax_engine.engine import group_keys

@@ -25,6 +25,7 @@ from nslb_cli.common.errors import ConfigError
 from nslb_cli.compiled.jit import compile_quietly
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner.config import RunConfig, RunSettings, pairing_refusal
+from nslb_cli.runner.engines import Engine, JaxEngine
 
 SETTINGS = tuple(
     {"model": model, "reward": reward, "horizon": 12, "n_arms": 3, "n_states": 2}
@@ -122,3 +123,17 @@ def _worlds(scratch: Path) -> list[Any]:
     data = write_ratings(scratch)
     cache = str(scratch / "cache")
     return [*worlds, replace(movielens.Params(), data_dir=str(data), cache_dir=cache, **MOVIELENS)]
+
+
+def warm(engine: Engine, report: Callable[[str], None]) -> tuple[str | None, str | None]:
+    """Compile ``engine``'s code of every agent now (``report`` gets a line per agent): what
+    was compiled, in words (``None``: nothing), and why it was not kept (``None``: it was).
+    The JAX engine's are the programs of the paper presets, when JAX is installed."""
+    if isinstance(engine, JaxEngine):
+        programs = warm_up_jax(report)
+        return (f"{programs} JAX programs" if programs else None), None
+    from nslb_cli.compiled.jit import CACHE, cache_kept
+
+    played = warm_up(report)
+    lost = f"the compiled code could not be kept in {CACHE}: later runs compile it again"
+    return f"{played} agent settings", None if cache_kept() else lost
