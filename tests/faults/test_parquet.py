@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -96,19 +97,22 @@ def flip(path: Path) -> None:
     path.write_bytes(bytes(data))
 
 
-def test_a_damaged_file_is_simulated_again_in_one_line(tmp_path: Path, reference) -> None:
-    """Cut short, or a byte changed."""
+@pytest.mark.parametrize("damage", [flip, pytest.param(truncate, marks=pytest.mark.slow)])
+def test_a_damaged_file_is_simulated_again_in_one_line(
+    damage: Callable[[Path], None], tmp_path: Path, reference
+) -> None:
+    """A byte changed, or (with ``-m slow``) cut short: ``tests/store/test_parquet.py``
+    shows that neither is read."""
     folder = tmp_path / "ref"
-    for damage in (truncate, flip):
-        damage(folder / parquet.FILE)
-        plotted = nslb("plot", str(folder), "--out", "figures", cwd=tmp_path)
-        assert plotted.returncode == 2 and "results.parquet: damaged" in plotted.stderr
-        assert "every result file below it was skipped" in plotted.stderr.splitlines()[-1]
-        again = run_into(folder, *PARQUET, cwd=tmp_path)
-        assert again.returncode == 0, again.stderr
-        said = [line for line in again.stdout.splitlines() if "simulating its seeds again" in line]
-        assert len(said) == 1 and "results.parquet is damaged" in said[0], again.stdout
-        assert results(folder) == reference, damage.__name__
+    damage(folder / parquet.FILE)
+    plotted = nslb("plot", str(folder), "--out", "figures", cwd=tmp_path)
+    assert plotted.returncode == 2 and "results.parquet: damaged" in plotted.stderr
+    assert "every result file below it was skipped" in plotted.stderr.splitlines()[-1]
+    again = run_into(folder, *PARQUET, cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    said = [line for line in again.stdout.splitlines() if "simulating its seeds again" in line]
+    assert len(said) == 1 and "results.parquet is damaged" in said[0], again.stdout
+    assert results(folder) == reference
 
 
 def test_a_finished_file_is_kept_when_a_part_is_damaged(tmp_path: Path, reference) -> None:
@@ -176,31 +180,35 @@ def test_the_seeds_a_damaged_file_loses_beyond_the_run_are_named(tmp_path: Path,
     assert len(lost) == 1 and "seeds 2–5 of the damaged file are lost" in lost[0], fewer.stdout
 
 
+SLOW = pytest.mark.slow
 CHANGED_LAYOUTS = [
-    (PARQUET, ["run.every=7"]),
-    ([], PARQUET),
-    (PARQUET, ["run.format=parquet"]),
-    (["run.every=7"], []),
+    pytest.param(PARQUET, ["run.every=7"], id="parquet then csv"),
+    pytest.param([], PARQUET, id="csv then parquet", marks=SLOW),
+    pytest.param(PARQUET, ["run.format=parquet"], id="another every in parquet", marks=SLOW),
+    pytest.param(["run.every=7"], [], id="another every in csv"),
 ]
-"""Parquet then CSV, CSV then Parquet, and another run.every in either format."""
+"""Parquet then CSV, CSV then Parquet, and another run.every in either format: one change
+of format and one of run.every in the fast suite, the other two with ``-m slow``."""
 
 
-def test_another_format_or_every_is_refused_in_one_line(tmp_path: Path) -> None:
-    for n, (first, then) in enumerate(CHANGED_LAYOUTS):
-        folder = tmp_path / f"r{n}"
-        assert run_into(folder, *first, cwd=tmp_path).returncode == 0
-        before = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
-        refused = run_into(folder, *then, cwd=tmp_path)
-        assert refused.returncode == 2, (first, then)
-        line = one_error_line(refused.stderr)
-        assert str(folder) in line and "run.overwrite=true" in line and "run.every" in line
-        assert {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()} == before
-        replaced = run_into(folder, *then, "run.overwrite=true", cwd=tmp_path)
-        assert replaced.returncode == 0, replaced.stderr
-        assert "removed" not in replaced.stdout, "every seed is in the new results"
-        kept = {p.name for p in folder.iterdir()}
-        assert ("results.parquet" in kept) == ("run.format=parquet" in then)
-        assert any(n.startswith("seed=") for n in kept) == ("run.format=parquet" not in then)
+@pytest.mark.parametrize(("first", "then"), CHANGED_LAYOUTS)
+def test_another_format_or_every_is_refused_in_one_line(
+    first: list[str], then: list[str], tmp_path: Path
+) -> None:
+    folder = tmp_path / "r"
+    assert run_into(folder, *first, cwd=tmp_path).returncode == 0
+    before = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+    refused = run_into(folder, *then, cwd=tmp_path)
+    assert refused.returncode == 2, (first, then)
+    line = one_error_line(refused.stderr)
+    assert str(folder) in line and "run.overwrite=true" in line and "run.every" in line
+    assert {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()} == before
+    replaced = run_into(folder, *then, "run.overwrite=true", cwd=tmp_path)
+    assert replaced.returncode == 0, replaced.stderr
+    assert "removed" not in replaced.stdout, "every seed is in the new results"
+    kept = {p.name for p in folder.iterdir()}
+    assert ("results.parquet" in kept) == ("run.format=parquet" in then)
+    assert any(n.startswith("seed=") for n in kept) == ("run.format=parquet" not in then)
 
 
 def test_an_every_past_the_horizon_keeps_the_last_round(tmp_path: Path) -> None:
