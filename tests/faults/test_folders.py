@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from nslb_cli.store.folder import foreign_files, read_config
 from tests.helpers.cli import QUICK, nslb
 from tests.helpers.faults import snapshot, stop_after, temporaries
 from tests.helpers.movielens import tiny_release, write_csv
@@ -37,17 +38,28 @@ def test_an_empty_run_dir_is_refused_and_the_current_folder_untouched(tmp_path: 
     assert not list(tmp_path.glob("seed=*"))
 
 
-def test_a_folder_with_files_nslb_did_not_write_is_refused(tmp_path: Path) -> None:
-    """Any file, one named as nslb names its own, or like a seed's."""
-    for n, foreign in enumerate(("notes.txt", "config.yaml", "seed=0.csv.bak")):
-        folder = tmp_path / f"mine{n}"
+FOREIGN = ("notes.txt", "config.yaml", "seed=0.csv.bak")
+"""Any file, one named as nslb names its own, or like a seed's."""
+
+
+def test_files_nslb_did_not_write_are_told_from_its_own(tmp_path: Path) -> None:
+    for foreign in FOREIGN:
+        folder = tmp_path / foreign
         folder.mkdir()
         (folder / foreign).write_text("the user's own\n")
-        done = run_into(folder, cwd=tmp_path)
-        line = one_error_line(done.stderr)
-        assert done.returncode == 2 and foreign in line and "did not write" in line
-        assert (folder / foreign).read_text() == "the user's own\n"
-        assert not list(folder.glob("seed=*.csv"))
+        assert foreign_files(folder) == [foreign]
+
+
+def test_a_folder_with_files_nslb_did_not_write_is_refused(tmp_path: Path) -> None:
+    """One line naming the file, which stays as it was; no seed is written."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "config.yaml").write_text("the user's own\n")
+    done = run_into(folder, cwd=tmp_path)
+    line = one_error_line(done.stderr)
+    assert done.returncode == 2 and "config.yaml" in line and "did not write" in line
+    assert (folder / "config.yaml").read_text() == "the user's own\n"
+    assert not list(folder.glob("seed=*.csv"))
 
 
 def test_results_and_plots_are_nslbs_own_files(tmp_path: Path) -> None:
@@ -76,16 +88,25 @@ def test_seeds_without_their_config_are_never_adopted(tmp_path: Path) -> None:
     assert snapshot(folder) == before, "config.yaml restored, seeds untouched"
 
 
+DAMAGED_CONFIGS = (b"- a\n- yaml list\n", b"\xff\xfe not utf-8 \x00", b"env: {name: synth")
+"""A YAML list, bytes that are not UTF-8, a file cut short."""
+
+
+def test_a_damaged_config_yaml_is_read_as_none(tmp_path: Path) -> None:
+    for damage in DAMAGED_CONFIGS:
+        (tmp_path / "config.yaml").write_bytes(damage)
+        assert read_config(tmp_path) is None, damage
+
+
 def test_a_damaged_config_yaml_heals_from_its_seeds(tmp_path: Path) -> None:
-    """A YAML list, bytes that are not UTF-8, a file cut short."""
+    """A file cut short is restored from the seeds' records, which are left as they were."""
     folder = tmp_path / "r"
     assert run_into(folder, cwd=tmp_path).returncode == 0
     before = snapshot(folder)
-    for damage in (b"- a\n- yaml list\n", b"\xff\xfe not utf-8 \x00", b"env: {name: synth"):
-        (folder / "config.yaml").write_bytes(damage)
-        again = run_into(folder, cwd=tmp_path)
-        assert again.returncode == 0 and "Traceback" not in again.stderr, again.stderr
-        assert snapshot(folder) == before, damage
+    (folder / "config.yaml").write_bytes(DAMAGED_CONFIGS[-1])
+    again = run_into(folder, cwd=tmp_path)
+    assert again.returncode == 0 and "Traceback" not in again.stderr, again.stderr
+    assert snapshot(folder) == before
 
 
 def test_an_overwrite_with_fewer_seeds_says_which_old_ones_it_removed(tmp_path: Path) -> None:
