@@ -82,20 +82,24 @@ FILLS: dict[str, Callable[[list[str], Path], subprocess.CompletedProcess[str]]] 
     "File too large": lambda args, cwd: limited(args, cwd, 5_000),
     "No space left on device": lambda args, cwd: on_small_disk(args, cwd, 50_000),
 }
-"""Two ways the disk fills during an overwrite: by file size, and for all files together."""
+"""Two ways the disk fills during an overwrite: by file size, and (with ``-m slow``) for
+all files together, which :func:`test_a_full_disk_keeps_the_finished_batches_and_resumes`
+tries on a run."""
 
 
-def test_an_overwrite_on_a_full_disk_gives_its_space_back(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "why", ["File too large", pytest.param("No space left on device", marks=pytest.mark.slow)]
+)
+def test_an_overwrite_on_a_full_disk_gives_its_space_back(why: str, tmp_path: Path) -> None:
     """The staged new results of a failed overwrite are removed at once (they would hold
     the disk full until the folder's next run); the old results stay whole."""
     assert nslb(*RUN, "env.horizon=300", "hydra.run.dir=r", cwd=tmp_path).returncode == 0
     before = snapshot(tmp_path / "r")
-    for why, fill in FILLS.items():
-        full = fill([*RUN, "env.horizon=300", "run.overwrite=true", "hydra.run.dir=r"], tmp_path)
-        assert full.returncode == 2, why
-        assert f"cannot write results in {tmp_path / 'r'}: {why}" in the_one_line(full.stderr)
-        assert not (tmp_path / "r/.nslb-overwrite").exists() and not temporaries(tmp_path / "r")
-        assert snapshot(tmp_path / "r") == before, why
+    full = FILLS[why]([*RUN, "env.horizon=300", "run.overwrite=true", "hydra.run.dir=r"], tmp_path)
+    assert full.returncode == 2, why
+    assert f"cannot write results in {tmp_path / 'r'}: {why}" in the_one_line(full.stderr)
+    assert not (tmp_path / "r/.nslb-overwrite").exists() and not temporaries(tmp_path / "r")
+    assert snapshot(tmp_path / "r") == before, why
 
 
 def test_plot_on_a_full_disk_says_where(tmp_path: Path) -> None:
