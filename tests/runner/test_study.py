@@ -345,7 +345,7 @@ def test_the_rerun_command_of_best_yaml_quotes_its_path(tmp_path: Path) -> None:
 
 
 def test_a_study_of_ones_own_space_composes_and_its_best_evaluates_without_tuning(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``study=tpe`` with a search space on the command line: no ``+`` needed, the study in
     ``outputs/tune/<agent>``, and its ``best.yaml`` holds nothing that would start another
@@ -357,10 +357,13 @@ def test_a_study_of_ones_own_space_composes_and_its_best_evaluates_without_tunin
     best = tmp_path / "outputs/tune/sw_ts" / BEST_FILE
     overrides = yaml.safe_load(best.read_text())["overrides"]
     assert not any(o.split("=")[0].lstrip("+") == "study" for o in overrides)
-    rerun = nslb("run", str(best), "run.n_seeds=2", cwd=tmp_path)
-    assert rerun.returncode == 0, rerun.stderr
-    assert len(list((tmp_path / "outputs/default").rglob("seed=*.csv"))) == 2
-    assert [p.parent.name for p in tmp_path.rglob(BEST_FILE)] == ["sw_ts"], "no second study"
+    from nslb_cli.runner.compose import check_command_line
+
+    monkeypatch.chdir(tmp_path)
+    rerun = check_command_line(study.expand_best([str(best), "run.n_seeds=2"]), multirun=False)
+    assert rerun.study is None and not rerun.multirun and rerun.jobs == 1, "no second study"
+    assert rerun.output.parts[:4] == ("outputs", "default", "synthetic", "sw_ts")
+    assert rerun.seeds == (0, 1), "the evaluation seeds, not the tuning seeds"
 
 
 def test_a_best_file_records_its_tuning_seeds_and_is_not_evaluated_on_them(
