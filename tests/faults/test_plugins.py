@@ -385,13 +385,14 @@ def test_a_plugin_that_ends_its_process_fails_its_job_and_nothing_else(
         path = hostile(cwd / "site", "ends", action)
         run = nslb_with(path, "run", "agent=ends", *QUICK, cwd=cwd)
         assert run.returncode == 2 and said(run.stderr) == [f"nslb: error: the job {reason}"]
-        sweep = nslb_with(path, "run", "-m", "agent=ends,mts", *QUICK, cwd=cwd)
-        assert sweep.returncode == 1
-        assert sweep.stderr.splitlines()[-2:] == [
-            "nslb: 1 of 2 sweep jobs failed:",
-            f"  agent=ends env.horizon=60 run.n_seeds=1 run.progress=False: the job {reason}",
-        ]
-        assert (cwd / "outputs/default/synthetic/mts/env.horizon=60/seed=0.csv").is_file()
+        if ending == "calls os._exit":  # a sweep sees either ending as the job's one line
+            sweep = nslb_with(path, "run", "-m", "agent=ends,mts", *QUICK, cwd=cwd)
+            assert sweep.returncode == 1
+            assert sweep.stderr.splitlines()[-2:] == [
+                "nslb: 1 of 2 sweep jobs failed:",
+                f"  agent=ends env.horizon=60 run.n_seeds=1 run.progress=False: the job {reason}",
+            ]
+            assert (cwd / "outputs/default/synthetic/mts/env.horizon=60/seed=0.csv").is_file()
         checked = nslb_with(path, "check", "agent=ends", cwd=cwd)
         assert checked.returncode == 1
         if ending == "raises SystemExit":  # a verdict: the checks that need complete runs skipped
