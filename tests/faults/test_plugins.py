@@ -63,6 +63,8 @@ BROKEN = {
         "class Odd(BaseException):\n    pass\n\nraise Odd('an odd failure')\n",
         "Odd: an odd failure",
     ),
+    "ends": ("import os\nos._exit(3)\n",
+             "its import ended its process with status 3 before it finished"),
     "generator_exit": ("raise GeneratorExit('closed')\n", "GeneratorExit: closed"),
     "runtime": ("raise RuntimeError('broken at import\\nsecond line')\n",
                 "RuntimeError: broken at import"),
@@ -360,15 +362,6 @@ def test_a_plugin_that_blocks_at_import_blocks_nothing_else(tmp_path: Path) -> N
     assert chosen.stderr.splitlines()[-1] == (
         f"nslb: error: agent.name: {warning.removeprefix('nslb: warning: ')}"
     )
-
-
-def test_a_plugin_that_ends_the_process_at_import_is_left_out(tmp_path: Path) -> None:
-    path = install(tmp_path / "site", "ends", "import os\nos._exit(3)\n")
-    listed = nslb_with(path, "list", cwd=tmp_path)
-    assert listed.returncode == 0 and listed.stderr.splitlines() == [
-        "nslb: warning: agent 'ends' (broken-ends 1.0): cannot use plugin_ends:Agent: its "
-        "import ended its process with status 3 before it finished"
-    ]
 
 
 ENDINGS = {
