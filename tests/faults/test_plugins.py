@@ -1,10 +1,10 @@
 """Plugins that fail in any way are disabled with one warning line; nslb goes on.
 
-A plugin module that calls ``sys.exit()`` at import, raises ``SystemExit`` or its own
-``BaseException`` subclass, raises an ordinary exception (one whose message cannot even be
-printed, too), a ``Params`` whose default construction raises, a class whose attribute
-access raises: ``nslb list`` still works and prints exactly one warning line naming the
-plugin, ``nslb run agent=mts`` does not import it (no line); choosing it is one error line.
+A plugin module that calls ``sys.exit()`` or ``os._exit()`` at import, raises ``SystemExit``
+or its own ``BaseException`` subclass, raises an ordinary exception (one whose message
+cannot even be printed, too), a ``Params`` whose default construction raises, a class whose
+attribute access raises: ``nslb list`` still works and prints exactly one warning line naming
+the plugin, ``nslb run agent=mts`` does not import it (no line); choosing it is one error line.
 A ``KeyboardInterrupt`` (or nslb's own SIGTERM exception) during a plugin's import still
 stops nslb. Fake distributions are dist-info folders on ``PYTHONPATH``
 (:mod:`tests.helpers.plugins`).
