@@ -137,6 +137,7 @@ def test_a_stopped_study_leaves_the_best_of_the_trials_it_finished(tmp_path: Pat
     _agree(tmp_path / TUNED)
 
 
+@pytest.mark.slow
 def test_a_study_of_another_world_into_the_same_folder_is_one_line(tmp_path: Path) -> None:
     assert nslb("run", *STUDY, "hydra.sweeper.n_trials=2", cwd=tmp_path).returncode == 0
     before = _record(tmp_path / TUNED)
@@ -146,8 +147,20 @@ def test_a_study_of_another_world_into_the_same_folder_is_one_line(tmp_path: Pat
     assert _record(tmp_path / TUNED) == before
 
 
-def test_a_storage_shared_with_another_world_is_refused(tmp_path: Path) -> None:
+def test_a_storage_holding_a_study_of_another_world_refuses_it(tmp_path: Path) -> None:
     """Optuna's sampler would learn from the other world's trials."""
+    url = f"sqlite:///{tmp_path / 'study.db'}"
+    study.start(tmp_path / "a", plan_of(storage=url, name="cd_ucb"))
+    other = plan_of(storage=url, name="cd_ucb", world={**WORLD, "env.sigma": 0.5})
+    with pytest.raises(ConfigError, match="study 'cd_ucb' in sqlite:///.* another world"):
+        study.start(tmp_path / "b", other)
+    assert not (tmp_path / "b").exists()
+    study.start(tmp_path / "c", plan_of(storage=url, name="cd_ucb"))  # the same world
+
+
+@pytest.mark.slow
+def test_a_storage_shared_with_another_world_is_refused(tmp_path: Path) -> None:
+    """The refusal above, through ``nslb run``: one line, and no trial of the other runs."""
     url = f"sqlite:///{tmp_path / 'study.db'}"
     first = nslb("run", *STUDY, "hydra.sweeper.n_trials=2", f"hydra.sweeper.storage={url}",
                  cwd=tmp_path)  # fmt: skip

@@ -3,6 +3,7 @@ damaged cache costs a compilation, never a result."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -18,24 +19,39 @@ def announced(stderr: str) -> bool:
     return "nslb: compiling the JAX program of cd_ts on synthetic" in stderr
 
 
-def test_a_program_is_announced_once_then_read_from_the_cache(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A run folder ``a`` beside the cache its run compiled into, and what the run printed
+    (copied, never changed, by the tests)."""
+    root = tmp_path_factory.mktemp("compiled")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("NSLB_CACHE", str(root / "cache"))
+        first = nslb(*RUN, f"hydra.run.dir={root / 'a'}", cwd=root)
+    assert first.returncode == 0, first.stderr
+    return root, first.stderr
+
+
+def _copy(compiled: tuple[Path, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``compiled``'s folder and cache in ``tmp_path``, the cache nslb's."""
+    shutil.copytree(compiled[0], tmp_path, dirs_exist_ok=True)
     monkeypatch.setenv("NSLB_CACHE", str(tmp_path / "cache"))
-    first = nslb(*RUN, f"hydra.run.dir={tmp_path / 'a'}", cwd=tmp_path)
-    assert first.returncode == 0 and announced(first.stderr)
-    assert any((tmp_path / "cache/jax").rglob("*-cache"))
+    return tmp_path / "cache/jax"
+
+
+def test_a_program_is_announced_once_then_read_from_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, compiled: tuple[Path, str]
+) -> None:
+    assert announced(compiled[1])
+    assert any(_copy(compiled, tmp_path, monkeypatch).rglob("*-cache"))
     second = nslb(*RUN, f"hydra.run.dir={tmp_path / 'b'}", cwd=tmp_path)
     assert second.returncode == 0 and not announced(second.stderr)
     assert (tmp_path / "a/seed=1.csv").read_bytes() == (tmp_path / "b/seed=1.csv").read_bytes()
 
 
 def test_a_damaged_cache_is_compiled_again_with_the_same_results(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, compiled: tuple[Path, str]
 ) -> None:
-    monkeypatch.setenv("NSLB_CACHE", str(tmp_path / "cache"))
-    assert nslb(*RUN, f"hydra.run.dir={tmp_path / 'a'}", cwd=tmp_path).returncode == 0
-    entries = [p for p in (tmp_path / "cache/jax").rglob("*") if p.is_file()]
+    entries = [p for p in _copy(compiled, tmp_path, monkeypatch).rglob("*") if p.is_file()]
     assert entries
     for entry in entries:
         entry.write_bytes(b"\x00garbage" * 3)

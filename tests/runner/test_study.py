@@ -109,14 +109,22 @@ def test_a_bad_best_file_is_one_error_naming_it(
     assert "\n" not in str(caught.value)
 
 
-def test_a_study_records_each_trial_s_mean_final_regret_and_reruns_its_best(
-    tmp_path: Path,
-) -> None:
-    done = nslb("run", *STUDY, cwd=tmp_path)
+@pytest.fixture(scope="module")
+def tuned(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A folder where ``nslb run STUDY…`` ran, and what it printed (read, never changed)."""
+    folder = tmp_path_factory.mktemp("tuned")
+    done = nslb("run", *STUDY, cwd=folder)
     assert done.returncode == 0, done.stderr
-    assert "\x1b[" not in done.stdout + done.stderr, "no colour codes in a piped log"
-    assert "A new study created" in done.stdout + done.stderr, "Optuna's lines, in nslb's log"
-    sweep = tmp_path / "outputs/tune/cd_ucb"
+    return folder, done.stdout + done.stderr
+
+
+def test_a_study_records_each_trial_s_mean_final_regret_and_reruns_its_best(
+    tmp_path: Path, tuned: tuple[Path, str]
+) -> None:
+    where, printed = tuned
+    assert "\x1b[" not in printed, "no colour codes in a piped log"
+    assert "A new study created" in printed, "Optuna's lines, in nslb's log"
+    sweep = where / "outputs/tune/cd_ucb"
     space = yaml.safe_load((CONF / "hparams_search/cd_ucb.yaml").read_text())
     low, high = map(int, re.findall(r"\d+", space["hydra"]["sweeper"]["params"]["agent.tau"])[:2])
     trials = [json.loads(p.read_text()) for p in sorted((sweep / ".nslb-study").glob("*.json"))]
@@ -150,12 +158,12 @@ def test_a_study_records_each_trial_s_mean_final_regret_and_reruns_its_best(
         assert (tmp_path / "again" / name).read_bytes() == (original / name).read_bytes()
 
 
-def test_a_seeded_study_proposes_the_same_trials_again(tmp_path: Path) -> None:
+def test_a_seeded_study_proposes_the_same_trials_again(
+    tmp_path: Path, tuned: tuple[Path, str]
+) -> None:
+    assert nslb("run", *STUDY, cwd=tmp_path).returncode == 0
     runs = []
-    for where in ("a", "b"):
-        folder = tmp_path / where
-        folder.mkdir()
-        assert nslb("run", *STUDY, "env.horizon=40", cwd=folder).returncode == 0
+    for folder in (tuned[0], tmp_path):
         records = sorted((folder / "outputs/tune/cd_ucb/.nslb-study").glob("*.json"))
         runs.append([json.loads(p.read_text())["params"] for p in records])
     assert runs[0] == runs[1] and len({str(p) for p in runs[0]}) > 1
@@ -232,10 +240,11 @@ def test_a_study_kept_in_a_database_runs_and_its_trials_are_in_it(tmp_path: Path
     import optuna
 
     url = f"sqlite:///{tmp_path / 'study.db'}"
-    done = nslb("run", *STUDY, f"hydra.sweeper.storage={url}", cwd=tmp_path)
+    done = nslb("run", *STUDY, f"hydra.sweeper.storage={url}", "hydra.sweeper.n_trials=2",
+                "run.n_seeds=1", cwd=tmp_path)  # fmt: skip
     assert done.returncode == 0, done.stderr
     kept = optuna.load_study(study_name="cd_ucb", storage=url)
-    assert len(kept.trials) == 4
+    assert len(kept.trials) == 2
     folder = next(p.parent.parent for p in tmp_path.rglob(f"{study.FOLDER}/0.json"))
     recorded = {t["trial"]: t["objective"] for t in study.finished_trials(folder / study.FOLDER)}
     assert {t.number: t.value for t in kept.trials} == recorded
@@ -299,6 +308,7 @@ def test_a_finite_search_space_caps_the_trials_at_its_size(tmp_path: Path) -> No
     assert _checked(tmp_path, "agent.gamma=interval(0.0,0.5)").note == "", "real numbers"
 
 
+@pytest.mark.slow
 def test_a_study_of_a_finite_space_ends_with_its_size(tmp_path: Path) -> None:
     """Optuna's sampler draws the same points again: 10^20 trials would never end."""
     done = nslb("run", *STUDY, "env.horizon=40", "agent.tau=choice(10,20)",
@@ -335,7 +345,7 @@ def test_the_rerun_command_of_best_yaml_quotes_its_path(tmp_path: Path) -> None:
 
 
 def test_a_study_of_ones_own_space_composes_and_its_best_evaluates_without_tuning(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``study=tpe`` with a search space on the command line: no ``+`` needed, the study in
     ``outputs/tune/<agent>``, and its ``best.yaml`` holds nothing that would start another
@@ -347,10 +357,13 @@ def test_a_study_of_ones_own_space_composes_and_its_best_evaluates_without_tunin
     best = tmp_path / "outputs/tune/sw_ts" / BEST_FILE
     overrides = yaml.safe_load(best.read_text())["overrides"]
     assert not any(o.split("=")[0].lstrip("+") == "study" for o in overrides)
-    rerun = nslb("run", str(best), "run.n_seeds=2", cwd=tmp_path)
-    assert rerun.returncode == 0, rerun.stderr
-    assert len(list((tmp_path / "outputs/default").rglob("seed=*.csv"))) == 2
-    assert [p.parent.name for p in tmp_path.rglob(BEST_FILE)] == ["sw_ts"], "no second study"
+    from nslb_cli.runner.compose import check_command_line
+
+    monkeypatch.chdir(tmp_path)
+    rerun = check_command_line(study.expand_best([str(best), "run.n_seeds=2"]), multirun=False)
+    assert rerun.study is None and not rerun.multirun and rerun.jobs == 1, "no second study"
+    assert rerun.output.parts[:4] == ("outputs", "default", "synthetic", "sw_ts")
+    assert rerun.seeds == (0, 1), "the evaluation seeds, not the tuning seeds"
 
 
 def test_a_best_file_records_its_tuning_seeds_and_is_not_evaluated_on_them(
