@@ -14,16 +14,21 @@ from nslb_cli.store.run_folder import RunFolder
 from tests.helpers.results_tree import write_run
 
 
-def test_a_seed_whose_record_names_no_config_is_never_adopted(tmp_path: Path) -> None:
-    """Every record nslb writes names its result key: one without it is of no known config,
-    foreign even where ``config.yaml`` is this config, and the folder is refused."""
+def _without(tmp_path: Path, entry: str) -> RunFolder:
+    """The run folder of two seeds whose seed 1's record has lost ``entry``."""
     folder = write_run(tmp_path / "r", "random", [0, 1])
     config = read_config(folder)
     assert config is not None
     record = json.loads((folder / "seed=1.json").read_text())
-    del record["config"]
+    del record[entry]
     (folder / "seed=1.json").write_text(json.dumps(record))
-    run = RunFolder(folder, config, None, Layout(), batch_size=100)
+    return RunFolder(folder, config, None, Layout(), batch_size=100)
+
+
+def test_a_seed_whose_record_names_no_config_is_never_adopted(tmp_path: Path) -> None:
+    """Every record nslb writes names its result key: one without it is of no known config,
+    foreign even where ``config.yaml`` is this config, and the folder is refused."""
+    run = _without(tmp_path, "config")
     with run, pytest.raises(OutputConflict, match="seed=1 record another key"):
         run.missing([0, 1])
 
@@ -33,13 +38,7 @@ def test_a_seed_whose_record_lost_its_integrity_is_simulated_again(
 ) -> None:
     """Every record nslb writes holds its CSV's size and CRC-32: one of this key without
     them no longer vouches for its CSV, which is simulated again (one line)."""
-    folder = write_run(tmp_path / "r", "random", [0, 1])
-    config = read_config(folder)
-    assert config is not None
-    record = json.loads((folder / "seed=1.json").read_text())
-    del record["csv"]
-    (folder / "seed=1.json").write_text(json.dumps(record))
-    run = RunFolder(folder, config, None, Layout(), batch_size=100)
+    run = _without(tmp_path, "csv")
     with caplog.at_level(logging.WARNING, "nslb"), run:
         assert run.missing([0, 1]).tolist() == [1] and run.done == {0}
     (line,) = caplog.messages
