@@ -74,13 +74,10 @@ PLOT_CASES = [
     (["--agents", ""], "--agents: empty"),
     (["--agents", "nobody"], "--agents: no results for nobody"),
     (["--rounds", ":99999"], "--rounds: END 99999 is past the last round of the results (50)"),
-    (["--rounds", "x:y"], "--rounds: expected START:END"),
     (
         ["--reference", "nonexistent"],
         "--reference: 'nonexistent' names no agent in group 'default' (there: mTS, Random)",
     ),
-    (["--metric", "speed"], "--metric: unknown"),
-    (["--format", "doc"], "--format: unsupported"),
 ]
 
 
