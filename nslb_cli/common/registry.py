@@ -32,6 +32,8 @@ from functools import cached_property
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
+from omegaconf import OmegaConf
+
 from nslb_cli.common.apart import Ended, run_apart
 from nslb_cli.common.errors import ConfigError, describe_error
 from nslb_cli.common.stopping import stopped_by
@@ -60,6 +62,14 @@ def read_attributes(cls: type) -> None:
 def _label(point: EntryPoint) -> str:
     """``nslb-cli 0.1.0``: the package that declares an entry point."""
     return f"{point.dist.name} {point.dist.version}" if point.dist is not None else point.value
+
+
+def params_defaults(schema: type) -> dict[str, Any]:
+    """A ``Params`` dataclass's defaults as a config holds them: plain values (lists, not
+    tuples; mappings, not dataclasses), in field order. OmegaConf's errors pass through."""
+    values = OmegaConf.to_container(OmegaConf.structured(schema), resolve=True)
+    assert isinstance(values, dict)
+    return {str(key): value for key, value in values.items()}
 
 
 def require_params(name: str, cls: type) -> None:

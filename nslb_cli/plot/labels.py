@@ -19,16 +19,16 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import MISSING, fields
 from functools import cache
 from typing import Any
 
 import pandas as pd
 import yaml
 from natsort import natsort_keygen
+from omegaconf.errors import OmegaConfBaseException
 
 from nslb_cli.agents import AGENTS, Agent
-from nslb_cli.common.registry import PluginError
+from nslb_cli.common.registry import PluginError, params_defaults
 from nslb_cli.plot.identity import DATA, DATA_SOURCE, dataset
 from nslb_cli.store.results import flatten
 
@@ -84,10 +84,10 @@ def agent_defaults(agent: str) -> dict[str, Any] | None:
     cls = agent_class(agent)
     if cls is None:
         return None
-    tree = {
-        f.name: f.default if f.default_factory is MISSING else f.default_factory()
-        for f in fields(cls.Params)
-    }
+    try:
+        tree = params_defaults(cls.Params)  # as its option, and so config.yaml, holds them
+    except OmegaConfBaseException:  # a plugin's Params that no config can hold
+        return None
     return {key: config_value(value) for key, value in flatten({"agent": tree}).items()}
 
 

@@ -41,10 +41,10 @@ from omegaconf.errors import OmegaConfBaseException
 from nslb_cli.agents import AGENTS
 from nslb_cli.common.errors import ConfigError
 from nslb_cli.common.paths import unwritable
-from nslb_cli.common.registry import PluginError, Registry
+from nslb_cli.common.registry import PluginError, Registry, params_defaults
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner import folders, study, sweep
-from nslb_cli.runner.config import RunConfig, container, validate
+from nslb_cli.runner.config import RunConfig, validate
 from nslb_cli.runner.overrides import (
     COMPOSING,
     chooses,
@@ -70,10 +70,9 @@ def _option(registry: Registry, name: str) -> dict[str, Any]:
     """The config group option of ``name``: its ``Params`` defaults (``{name}`` alone if it
     cannot be loaded, so that choosing it reports why in :func:`validate`)."""
     try:
-        schema = OmegaConf.structured(registry[name].Params)
+        return params_defaults(registry[name].Params)  # untyped: validate() checks them
     except (PluginError, OmegaConfBaseException):
         return {"name": name}
-    return dict(container(schema))  # untyped: validate() checks, as for YAML options
 
 
 class BuiltInAgents(ConfigSource):
