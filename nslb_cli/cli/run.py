@@ -42,7 +42,7 @@ from nslb_cli.runner.overrides import expand_home
 from nslb_cli.runner.owner import end_with_owner
 from nslb_cli.store import provenance
 from nslb_cli.store.folder import OutputConflict
-from nslb_cli.store.lock import FolderLock
+from nslb_cli.store.lock import folder_lock
 
 MULTIRUN_FLAGS = ("-m", "--multirun")
 USER_ERRORS = (ConfigError, OutputConflict, OSError, MemoryError, Ended)
@@ -170,7 +170,9 @@ def _one_study(folder: Path, plan: study.Plan, arguments: Sequence[str]) -> Iter
     previous one (:func:`~nslb_cli.runner.study.finish`), interrupted or not."""
     held = contextlib.ExitStack()
     try:
-        held.enter_context(FolderLock(folder, f"study {' '.join(arguments)}", provenance.command()))
+        held.enter_context(
+            folder_lock(folder, f"study {' '.join(arguments)}", provenance.command())
+        )
     except OutputConflict as err:
         fail(str(err))
     with held:

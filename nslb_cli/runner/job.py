@@ -96,7 +96,7 @@ def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> float:
         numbers=_numbers(config),
         overwrite=config.run.overwrite,
     )
-    with store:
+    with store.open():
         pending = store.missing(config.seeds)
         if len(pending) == 0:
             store.seal()  # a stopped job's parts

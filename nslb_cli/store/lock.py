@@ -1,25 +1,16 @@
-"""One writer per run folder.
-
-Every process that writes a run folder holds its lock (``.nslb.lock``, an ``flock`` taken
-through :mod:`filelock`: the operating system releases it when the process ends, however it
-ends) and leaves a note of who it is beside it (``.nslb-writer.json``: pid, host, result key
-and command). A second process that finds the folder locked reads the note:
-
-* another result key (another config, or other data): refused at once, in one line that
-  names the folder and the process writing it;
-* the same key: it waits for the first to finish, then finds its seeds done (a seed is
-  never written twice, and the seeds of two configs never mix).
-"""
+"""One writer per run folder (docs/design.md §6): an ``flock`` on ``.nslb.lock``, taken
+through :mod:`filelock`, and a note of its holder beside it (``.nslb-writer.json``)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import socket
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from filelock import FileLock, Timeout
@@ -35,75 +26,52 @@ POLL = 0.2  # seconds between attempts while waiting
 log = logging.getLogger("nslb")
 
 
-class FolderLock:
-    """The writing lock of ``folder`` for results of ``key`` (a context manager).
-
-    Args:
-        folder: the run folder (created if missing).
-        key: the result key of what this process writes
-            (:func:`nslb_cli.store.folder.result_key`).
-        command: how this process was started, for the note.
-    """
-
-    def __init__(self, folder: Path, key: str, command: str) -> None:
-        self.folder = folder
-        self.key = key
-        self.note = {
-            "pid": os.getpid(),
-            "host": socket.gethostname(),
-            "key": key,
-            "command": command,
-        }
-        self._lock = FileLock(str(folder / LOCK_FILE))
-
-    def __enter__(self) -> FolderLock:
-        self.folder.mkdir(parents=True, exist_ok=True)
-        try:
-            self._lock.acquire(timeout=0)
-        except Timeout:
-            self._wait_for_holder()
-        atomic_write_text(self.folder / WRITER_FILE, json.dumps(self.note) + "\n")
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
-        (self.folder / WRITER_FILE).unlink(missing_ok=True)
-        self._lock.release()
-
-    def _wait_for_holder(self) -> None:
-        """The folder is locked: refuse if its writer writes another key, else wait."""
-        holder = self._holder()
-        if holder is None or holder.get("key") != self.key:
-            who = _describe(holder)
+@contextlib.contextmanager
+def folder_lock(folder: Path, key: str, command: str) -> Iterator[None]:
+    """Hold the writing lock of ``folder`` (created if missing) for results of ``key``
+    (:func:`nslb_cli.store.folder.result_key`), noting ``command`` as this process's: a
+    holder of another key is refused at once, one of the same key waited for."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(folder / LOCK_FILE))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        holder = _holder(folder, lock, key)
+        if holder is None or holder.get("key") != key:
             raise OutputConflict(
-                f"{self.folder} is being written by {who} with another config; wait for it "
-                "to finish, or pass hydra.run.dir=… (or hydra.sweep.dir=…) to write elsewhere"
-            )
-        log.info("%s: waiting for %s, which writes the same config", self.folder, _describe(holder))
-        self._lock.acquire(poll_interval=POLL)
+                f"{folder} is being written by {_describe(holder)} with another config; wait "
+                "for it to finish, or pass hydra.run.dir=… (or hydra.sweep.dir=…) to write "
+                "elsewhere"
+            ) from None
+        log.info("%s: waiting for %s, which writes the same config", folder, _describe(holder))
+        lock.acquire(poll_interval=POLL)
+    note = {"pid": os.getpid(), "host": socket.gethostname(), "key": key, "command": command}
+    atomic_write_text(folder / WRITER_FILE, json.dumps(note) + "\n")
+    try:
+        yield
+    finally:
+        (folder / WRITER_FILE).unlink(missing_ok=True)
+        lock.release()
 
-    def _holder(self) -> dict[str, Any] | None:
-        """The note of the process holding the lock (``None`` if it leaves none in time)."""
-        deadline = time.monotonic() + NOTE_WAIT
-        while True:
-            try:
-                note = json.loads((self.folder / WRITER_FILE).read_text(encoding="utf-8"))
-                if isinstance(note, dict):
-                    return note
-            except (OSError, UnicodeDecodeError, ValueError):
-                pass
-            if time.monotonic() > deadline:
-                return None
-            try:  # the holder may have finished meanwhile
-                self._lock.acquire(timeout=POLL)
-            except Timeout:
-                continue
-            self._lock.release()
-            return {"key": self.key}  # free now: wait (that is, take it) below
+
+def _holder(folder: Path, lock: FileLock, key: str) -> dict[str, Any] | None:
+    """The note of the process holding the lock (``None`` if it leaves none in time)."""
+    deadline = time.monotonic() + NOTE_WAIT
+    while True:
+        try:
+            note = json.loads((folder / WRITER_FILE).read_text(encoding="utf-8"))
+            if isinstance(note, dict):
+                return note
+        except (OSError, UnicodeDecodeError, ValueError):
+            pass
+        if time.monotonic() > deadline:
+            return None
+        try:  # the holder may have finished meanwhile
+            lock.acquire(timeout=POLL)
+        except Timeout:
+            continue
+        lock.release()
+        return {"key": key}  # free now: wait (that is, take it) in folder_lock
 
 
 def _describe(note: dict[str, Any] | None) -> str:

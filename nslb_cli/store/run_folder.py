@@ -1,16 +1,5 @@
-"""A run folder as one job writes it (docs/design.md §6): :class:`RunFolder` owns the order of
-the steps that keep its promises. Every ``seed=K.json`` records its seed's result key
-(:func:`~nslb_cli.store.folder.result_key`) and its CSV's size and CRC-32: every seed knows
-its config, even when ``config.yaml`` is lost or edited:
-
-* a seed of this key whose CSV matches its record is *done*;
-* a seed of this key whose CSV does not match (cut short, edited, flipped bits) is
-  *damaged*: it is recomputed, with one line saying so; so is a seed whose record is lost,
-  in a folder that is this config's (``config.yaml`` says so, or another seed's record
-  does: a folder never holds two keys);
-* a seed of another key, or of no known key, is *foreign*: the folder holds results of
-  another config, and the run is refused in one line — they are never adopted or relabelled.
-"""
+"""A run folder as one job writes it: :class:`RunFolder` owns the order of the steps that
+keep its promises (docs/design.md §6, *Resuming, and what a folder may hold*)."""
 
 from __future__ import annotations
 
@@ -36,7 +25,7 @@ from nslb_cli.store.folder import (
     result_key,
     written_under_lock,
 )
-from nslb_cli.store.lock import FolderLock
+from nslb_cli.store.lock import folder_lock
 from nslb_cli.store.results import (
     CONFIG_FILE,
     EVERY,
@@ -58,13 +47,8 @@ class RunFolder:
     invocation's) writes it: on data recorded as ``data`` (``None``: none), stored as
     ``layout`` says in row groups of ``batch_size`` seeds, by an engine that adds ``engine``
     to the result key and whose ``numbers`` (besides nslb's version) the provenance records.
-
-    A context manager: it holds the folder's lock, finishes a swap of overwritten results
-    that a killed process left, removes killed writers' temporaries and refuses files nslb
-    did not write; with ``overwrite`` the results go to a staging folder, swapped in on a
-    clean exit, dropped otherwise. The folder is claimed with the first batch only: a job
-    that fails before leaves nothing that blocks the next one.
-    """
+    The folder is claimed with the first batch only: a job that fails before leaves nothing
+    that blocks the next one."""
 
     def __init__(
         self,
@@ -86,16 +70,12 @@ class RunFolder:
         self._target = path  # where the results go: the staging folder when overwriting
         self._claimed = False
 
-    def __enter__(self) -> RunFolder:
-        self._opened = self._open()
-        return self._opened.__enter__()
-
-    def __exit__(self, *raised: Any) -> None:
-        self._opened.__exit__(*raised)
-
     @contextlib.contextmanager
-    def _open(self) -> Iterator[RunFolder]:
-        with FolderLock(self.path, self.key, provenance.command()):
+    def open(self) -> Iterator[RunFolder]:
+        """Hold the folder's lock, finish a swap a killed process left, remove killed
+        writers' temporaries and refuse files nslb did not write; with :attr:`overwrite`
+        the results go to a staging folder, swapped in on a clean exit, dropped otherwise."""
+        with folder_lock(self.path, self.key, provenance.command()):
             staging.recover(self.path)
             remove_stale_temporaries(self.path, held=written_under_lock)
             remove_stale_temporaries(self.path / parquet.PARTS, held=lambda name: True)

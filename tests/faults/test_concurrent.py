@@ -112,13 +112,13 @@ def test_a_second_study_into_a_folder_being_tuned_is_refused_and_its_trials_kept
     tmp_path: Path,
 ) -> None:
     """Two Optuna studies into one folder would overwrite each other's trial records."""
-    from nslb_cli.store.lock import FolderLock
+    from nslb_cli.store.lock import folder_lock
 
     folder = tmp_path / "outputs/tune/cd_ucb"
     records = folder / ".nslb-study"
     records.mkdir(parents=True)
     (records / "0.json").write_text('{"trial": 0, "objective": 1.0}\n')
-    with FolderLock(folder, "study of another command", "nslb run hparams_search=cd_ucb …"):
+    with folder_lock(folder, "study of another command", "nslb run hparams_search=cd_ucb …"):
         second = nslb("run", "hparams_search=cd_ucb", "env.horizon=60", "run.n_seeds=2",
                       "hydra.sweeper.n_trials=2", cwd=tmp_path)  # fmt: skip
     assert second.returncode == 2

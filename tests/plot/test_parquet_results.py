@@ -31,7 +31,7 @@ def write(folder: Path, agent: str, seeds: list[int], layout: Layout) -> Path:
     config = {"env": asdict(SMALL), "agent": asdict(agent_params(agent)), "name": "exp",
               "run": {"seed": min(seeds), "n_seeds": len(seeds), "format": layout.format,
                       "every": layout.every}}  # fmt: skip
-    with RunFolder(folder, config, None, layout, batch_size=100) as run:
+    with RunFolder(folder, config, None, layout, batch_size=100).open() as run:
         run.write(np.array(seeds), run_agent(agent, seeds, SMALL))
         run.seal()
     return folder

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from nslb_cli.store.lock import FolderLock
+from nslb_cli.store.lock import folder_lock
 from tests.helpers.cli import NSLB
 
 pytestmark = pytest.mark.slow
@@ -127,7 +127,7 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> Reference:
 @contextmanager
 def held(folder: Path) -> Iterator[None]:
     """``folder`` locked by this process, as by an nslb command writing another config."""
-    with FolderLock(folder, key="another config", command="nslb run (another config)"):
+    with folder_lock(folder, key="another config", command="nslb run (another config)"):
         yield
 
 

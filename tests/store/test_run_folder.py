@@ -29,7 +29,7 @@ def test_a_seed_whose_record_names_no_config_is_never_adopted(tmp_path: Path) ->
     """Every record nslb writes names its result key: one without it is of no known config,
     foreign even where ``config.yaml`` is this config, and the folder is refused."""
     run = _without(tmp_path, "config")
-    with run, pytest.raises(OutputConflict, match="seed=1 record another key"):
+    with run.open(), pytest.raises(OutputConflict, match="seed=1 record another key"):
         run.missing([0, 1])
 
 
@@ -39,7 +39,7 @@ def test_a_seed_whose_record_lost_its_integrity_is_simulated_again(
     """Every record nslb writes holds its CSV's size and CRC-32: one of this key without
     them no longer vouches for its CSV, which is simulated again (one line)."""
     run = _without(tmp_path, "csv")
-    with caplog.at_level(logging.WARNING, "nslb"), run:
+    with caplog.at_level(logging.WARNING, "nslb"), run.open():
         assert run.missing([0, 1]).tolist() == [1] and run.done == {0}
     (line,) = caplog.messages
     assert "seed=1.csv is damaged" in line and "simulating it again" in line, line
