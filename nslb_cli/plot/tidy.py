@@ -33,7 +33,7 @@ from nslb_cli.plot.csvread import Columns, MalformedResult, Skipped
 from nslb_cli.plot.identity import FINGERPRINT, identity, with_data
 from nslb_cli.plot.labels import ENGINE, config_value
 from nslb_cli.store import parquet, provenance
-from nslb_cli.store.folder import read_seed_record, result_key
+from nslb_cli.store.folder import result_key
 from nslb_cli.store.results import (
     COLUMNS,
     CONFIG_FILE,
@@ -42,7 +42,9 @@ from nslb_cli.store.results import (
     STATS_KEYS,
     counted,
     flatten,
+    seed_csv,
     seed_ranges,
+    seed_record,
 )
 
 SKIPPED_SECTIONS = ("run.",)
@@ -267,7 +269,7 @@ def _attested(folder: Path, found: dict[int, Columns], key: str, in_parquet: boo
     and none this one, ``config.yaml`` is what is wrong, and no seed can be grouped by it.
     (Seeds found in Parquet files are of files recording ``key``.)"""
     return (in_parquet and bool(found)) or any(
-        (read_seed_record(folder, seed) or {}).get("config") == key for seed in found
+        seed_record(seed_csv(folder, seed)).get("config") == key for seed in found
     )
 
 

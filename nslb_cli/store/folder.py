@@ -1,6 +1,6 @@
 """The files of a run folder: their names, the *result key* they record (a hash of the
 resolved config but its ``run`` section, and of the data's fingerprint), and the files nslb
-did not write, which it never replaces (:func:`foreign_files`).
+did not write, which it never replaces (:func:`refuse_foreign_files`).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def written_under_lock(name: str) -> bool:
     """Whether only a holder of the folder's lock writes the file ``name`` of a run folder:
     the results, the config, the data's record and the provenance (the plots and Hydra's
     log are written without it)."""
-    return _seed_file(name) or name in LOCKED_NAMES
+    return bool(SEED_FILE.match(name) or SEED_STATS.match(name)) or name in LOCKED_NAMES
 
 
 class OutputConflict(RuntimeError):
@@ -71,36 +71,24 @@ def read_config(folder: Path) -> dict[str, Any] | None:
     return tree if isinstance(tree, dict) else None
 
 
-def read_seed_record(folder: Path, seed: int) -> dict[str, Any] | None:
-    """``seed=K.json`` of ``seed``; ``None`` when absent or unreadable."""
-    try:
-        record = json.loads((folder / f"seed={seed}.json").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return None
-    return record if isinstance(record, dict) else None
-
-
 def claim(folder: Path, config: dict[str, Any]) -> None:
     """Record ``config`` as the config of the results in ``folder`` (``config.yaml``)."""
     atomic_write_text(folder / CONFIG_FILE, CONFIG_HEADER + yaml.safe_dump(config, sort_keys=False))
 
 
-def foreign_files(folder: Path) -> list[str]:
-    """The files of ``folder`` that nslb did not write (sorted names; folders are never
-    counted): anything but seed files, ``results.parquet`` (with nslb's record),
-    ``config.yaml`` (with nslb's
-    header, or beside results), ``data.json``, ``provenance.jsonl``, Hydra's ``nslb.log``,
-    ``multirun.yaml`` and ``optimization_results.yaml``, a study's ``best.yaml`` (with
-    nslb's header), nslb's hidden files and temporaries, and the files ``nslb plot``
-    recorded writing."""
+def refuse_foreign_files(folder: Path, key: str = "hydra.run.dir") -> None:
+    """Raise :class:`OutputConflict` if ``folder`` holds files nslb did not write (folders
+    are never counted, but one named as a file nslb writes is): anything but its results
+    and records (docs/design.md §6), a study's ``best.yaml`` with nslb's header, and the
+    files ``nslb plot`` recorded writing."""
     try:
         listed = list(folder.iterdir())
     except (FileNotFoundError, NotADirectoryError):
-        return []
+        return
     entries = [p for p in listed if not p.is_dir()]
     names = {p.name for p in entries}
     # a folder where nslb writes a file of that name (results.parquet/) stands in its way
-    blocking = [f"{p.name}/" for p in listed if p.is_dir() and _nslb_file_name(p.name)]
+    blocking = [f"{p.name}/" for p in listed if p.is_dir() and _nslb_file(p.name)]
     plotted = _plotted(folder)
     if parquet.FILE in names and parquet.foreign(folder / parquet.FILE):
         names.discard(parquet.FILE)  # a Parquet file without nslb's record: somebody else's
@@ -120,28 +108,17 @@ def foreign_files(folder: Path) -> list[str]:
         foreign.append(CONFIG_FILE)  # a config.yaml of somebody else's, not a claim of nslb's
     if BEST_FILE in names and not _has_header(folder / BEST_FILE, BEST_HEADER):
         foreign.append(BEST_FILE)
-    return sorted(foreign + blocking)
-
-
-def _nslb_file_name(name: str) -> bool:
-    """Whether nslb writes a file called ``name`` into a run folder."""
-    return _seed_file(name) or name in NSLB_NAMES
-
-
-def _seed_file(name: str) -> bool:
-    """Whether ``name`` is a seed's CSV or record."""
-    return bool(SEED_FILE.match(name) or SEED_STATS.match(name))
-
-
-def refuse_foreign_files(folder: Path, key: str = "hydra.run.dir") -> None:
-    """Raise :class:`OutputConflict` if ``folder`` holds files nslb did not write."""
-    foreign = foreign_files(folder)
-    if foreign:
+    if foreign := sorted(foreign + blocking):
         shown = ", ".join(foreign[:3]) + (", …" if len(foreign) > 3 else "")
         raise OutputConflict(
             f"{key}: {folder} holds files nslb did not write ({shown}), which it never "
             "replaces; choose an empty folder or one of nslb's results"
         )
+
+
+def _nslb_file(name: str) -> bool:
+    """Whether nslb writes a file called ``name`` into a run folder."""
+    return bool(SEED_FILE.match(name) or SEED_STATS.match(name)) or name in NSLB_NAMES
 
 
 def _has_header(path: Path, header: str = CONFIG_HEADER) -> bool:

@@ -261,12 +261,20 @@ def integrity_problem(record: Any, data: bytes) -> str | None:
     )
 
 
+def seed_record(csv_path: Path) -> dict[str, Any]:
+    """The ``seed=K.json`` beside ``csv_path`` (empty when absent or unreadable)."""
+    try:
+        record = json.loads(csv_path.with_suffix(".json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
 def recorded_every(csv_path: Path) -> int:
     """The ``run.every`` that ``seed=K.json`` records for ``csv_path`` (1: none recorded)."""
     try:
-        record = json.loads(csv_path.with_suffix(".json").read_text())
-        return int(record.get(EVERY, 1)) if isinstance(record, dict) else 1
-    except (OSError, ValueError, TypeError):
+        return int(seed_record(csv_path).get(EVERY, 1))
+    except (ValueError, TypeError):
         return 1
 
 
@@ -280,14 +288,9 @@ def damaged(csv_path: Path, data: bytes, key: str | None = None) -> str | None:
 
     Checked against ``seed=K.json``: its integrity record, and (when ``key`` is given and
     the record names one) the key of the config it was written for. A CSV without a
-    record (written by an older nslb, or by hand) is taken as it is.
+    record (written by hand) is taken as it is.
     """
-    try:
-        record = json.loads(csv_path.with_suffix(".json").read_text())
-    except (OSError, ValueError):
-        return None
-    if not isinstance(record, dict):
-        return None
+    record = seed_record(csv_path)
     if key is not None and record.get("config", key) != key:
         return f"{OTHER_KEY} (result key {record.get('config')}, the folder's config.yaml is {key})"
     return integrity_problem(record["csv"], data) if "csv" in record else None

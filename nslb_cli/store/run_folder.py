@@ -20,7 +20,6 @@ from nslb_cli.store.folder import (
     OutputConflict,
     claim,
     read_config,
-    read_seed_record,
     refuse_foreign_files,
     result_key,
     written_under_lock,
@@ -36,6 +35,7 @@ from nslb_cli.store.results import (
     integrity_problem,
     seed_csv,
     seed_ranges,
+    seed_record,
     write_trace,
 )
 
@@ -173,7 +173,7 @@ class RunFolder:
         damaged: dict[int, str] = {}
         recorded = read_config(folder)
         same_config = recorded is not None and _differences(recorded, self.settings) == []
-        records = {seed: read_seed_record(folder, seed) or {} for seed in seeds}
+        records = {seed: seed_record(seed_csv(folder, seed)) for seed in seeds}
         # A folder holds one config's seeds: one whose record is lost is of the key the
         # others record, even when config.yaml is damaged too.
         attested = same_config or any(r.get("config") == key for r in records.values())

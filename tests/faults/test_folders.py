@@ -5,6 +5,7 @@ is all or nothing."""
 from __future__ import annotations
 
 import json
+import re
 import signal
 from collections.abc import Callable
 from pathlib import Path
@@ -12,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nslb_cli.store.folder import foreign_files, read_config
+from nslb_cli.store.folder import OutputConflict, read_config, refuse_foreign_files
 from tests.helpers.cli import QUICK, nslb
 from tests.helpers.faults import snapshot, stop_after, temporaries
 from tests.helpers.movielens import tiny_release, write_csv
@@ -47,7 +48,8 @@ def test_files_nslb_did_not_write_are_told_from_its_own(tmp_path: Path) -> None:
         folder = tmp_path / foreign
         folder.mkdir()
         (folder / foreign).write_text("the user's own\n")
-        assert foreign_files(folder) == [foreign]
+        with pytest.raises(OutputConflict, match=rf"did not write \({re.escape(foreign)}\)"):
+            refuse_foreign_files(folder)
 
 
 def test_a_folder_with_files_nslb_did_not_write_is_refused(tmp_path: Path) -> None:
