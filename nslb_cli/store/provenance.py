@@ -1,10 +1,5 @@
-"""Provenance: which code, libraries and command produced a run folder's results.
-
-Every invocation that writes results into a run folder appends one JSON line to its
-``provenance.jsonl``: the time, the nslb version, the git commit (and whether the checkout
-had uncommitted changes) when nslb runs from a checkout, the Python, numpy and Hydra
-versions, the exact command line and the seeds written.
-"""
+"""Provenance: which code, libraries and command produced a run folder's results, one
+``provenance.jsonl`` line per invocation (docs/design.md §6)."""
 
 from __future__ import annotations
 
@@ -48,19 +43,15 @@ def environment() -> dict[str, Any]:
 
 def _git_commit() -> str | None:
     """``<sha>`` (``+dirty`` with uncommitted changes) of the checkout nslb runs from."""
+    describe = ["git", "describe", "--always", "--dirty=+dirty", "--abbrev=40", "--exclude=*"]
     source = Path(__file__).resolve().parent
     try:
-        sha = subprocess.run(
-            ["git", "-C", str(source), "rev-parse", "HEAD"],
-            capture_output=True, text=True, timeout=5, check=True,
-        ).stdout.strip()  # fmt: skip
-        dirty = subprocess.run(
-            ["git", "-C", str(source), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True, text=True, timeout=5, check=True,
-        ).stdout.strip()  # fmt: skip
+        done = subprocess.run(
+            describe, cwd=source, capture_output=True, text=True, timeout=5, check=True
+        )
     except (OSError, subprocess.SubprocessError):
         return None
-    return f"{sha}+dirty" if dirty else sha
+    return done.stdout.strip()
 
 
 def command() -> str:
