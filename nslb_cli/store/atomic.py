@@ -1,17 +1,6 @@
-"""Files written whole or not at all, and the temporaries a killed writer leaves behind.
-
-A file is written to a temporary name in its own folder (``.<name>.<pid>.<random>.tmp``,
-created only if new, and removed again if anything interrupts the write, a signal between
-the file's creation and the first line that knows it included), flushed and fsynced, then
-renamed over its final name: a reader sees the old file or the
-new one, never half of one, and two writers of one file each leave it whole (the last
-rename wins). A process killed before the rename leaves its temporary, which
-:func:`remove_stale_temporaries` deletes once its writer is gone; a
-write that fails (a full disk, say) removes its temporary and raises.
-
-Files get the permissions the user's umask allows (``0666 & ~umask``: 0644 under umask 022),
-as files written by ``open`` would: a temporary file alone would be private (0600).
-"""
+"""Files written whole or not at all (docs/design.md §6, *Atomic writes*): a temporary
+``.<name>.<pid>.<random>.tmp`` in the same folder, fsynced, given the umask's permissions
+(``0666 & ~umask``, as ``open`` gives) and renamed; and the temporaries killed writers left."""
 
 from __future__ import annotations
 
@@ -26,23 +15,14 @@ TMP = ".tmp"
 TEMPORARY = re.compile(r"^\.(.+)\.(\d+)\.[^.]+\.tmp$")  # .<name>.<pid>.<random>.tmp
 
 
-def _file_mode() -> int:
-    """``0666`` less the process's umask (read without changing it for good)."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
-FILE_MODE = _file_mode()  # read once, at import: os.umask is process-wide
+_UMASK = os.umask(0o022)  # read once, at import (os.umask is process-wide), and set back
+os.umask(_UMASK)
+FILE_MODE = 0o666 & ~_UMASK
 
 
 def atomic_write(path: Path, write: Callable[[BinaryIO], object]) -> None:
-    """Write ``path`` whole or not at all: ``write(handle)`` fills a temporary file in the same
-    folder, which is fsynced, given the umask's permissions and renamed into place.
-
-    The rename itself becomes durable when the folder is fsynced (:func:`fsync_folder`);
-    until then a crash may lose the file, never leave half of it.
-    """
+    """Write ``path`` whole or not at all, ``write(handle)`` filling its temporary; the
+    rename is durable once the folder is fsynced (:func:`fsync_folder`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(6)}{TMP}"
     created = False
@@ -72,7 +52,7 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 
 def fsync_folder(folder: Path) -> None:
-    """Make the renames into ``folder`` durable (POSIX: fsync the directory itself)."""
+    """Make the renames into ``folder`` durable."""
     fd = os.open(folder, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -81,8 +61,8 @@ def fsync_folder(folder: Path) -> None:
 
 
 def temporary(name: str) -> tuple[str, int] | None:
-    """The file that the temporary named ``name`` was to become, and its writer's pid;
-    ``None`` if ``name`` is no temporary of nslb's (``.my-notes.tmp``)."""
+    """The file the temporary ``name`` was to become and its writer's pid (``None``: no
+    temporary of nslb's)."""
     match = TEMPORARY.match(name)
     return (match.group(1), int(match.group(2))) if match else None
 
@@ -90,12 +70,9 @@ def temporary(name: str) -> tuple[str, int] | None:
 def remove_stale_temporaries(
     folder: Path, held: Callable[[str], bool] = lambda name: False
 ) -> list[Path]:
-    """Remove the temporary files of :func:`atomic_write` in ``folder`` whose writer is gone:
-    its pid names no process, or the file it writes is one that ``held`` says only a holder
-    of the folder's lock writes (:mod:`nslb_cli.store.lock`), and this process holds it.
-    Then every other writer of that file is gone, whatever its pid names now (a pid reused
-    by another process, a pid of another host sharing the folder). Hidden ``.tmp`` files
-    that nslb does not name so (:func:`temporary`) are left alone."""
+    """Remove the temporaries of :func:`atomic_write` in ``folder`` whose writer is gone: its
+    pid names no process, or it writes a file that ``held`` says only the lock's holder,
+    this process, writes (whatever its pid names now)."""
     if not folder.is_dir():
         return []
     removed = []
@@ -112,8 +89,7 @@ def remove_stale_temporaries(
 
 
 def process_alive(pid: int | str) -> bool:
-    """Whether process ``pid`` (a number or its text; text that is no number: ``False``) runs
-    on this machine; ``True`` where it runs as another user, who may not signal it."""
+    """Whether process ``pid`` (a number or its text) runs on this machine (of any user)."""
     try:
         if int(pid) == os.getpid():
             return True

@@ -1,23 +1,6 @@
-"""A job's results in one Parquet file (``run.format=parquet``), written whole and resumably.
-
-``results.parquet`` holds the rows of every seed of its run folder: ``seed`` and the columns
-of :data:`~nslb_cli.store.results.COLUMNS`, in the rounds ``run.every`` keeps, seeds
-ascending, one row group per ``run.batch_size`` seeds. Its footer carries nslb's record
-(key ``nslb``): the result key, ``every``, the seeds in row order, each seed's statistics
-(the agent's ``summary()``) and, last, the CRC-32 of the whole file computed with that
-field's digits as ``00000000`` (written into place once the file is whole). A file cut
-short, extended or changed anywhere, footer included, no longer matches it, and is never
-read as results.
-
-Resuming: each batch is written as it is simulated to a *part* of the same layout,
-``.nslb-parts/seeds=<first>-<last>.parquet``. The job ends by *sealing* (:func:`seal`):
-the parts and the folder's ``results.parquet`` become a new ``results.parquet`` (its rows
-in the order above, so the file does not depend on where a run was stopped), then the
-parts are removed. A job stopped before leaves its parts, whose seeds are done: the next
-run of the folder seals them in. Every file is written whole or not at all
-(:mod:`~nslb_cli.store.atomic`): a reader sees whole parts and a whole ``results.parquet``,
-and a seed found in both is the same result (the parts are removed only after the seal).
-"""
+"""A job's results in one Parquet file (``run.format=parquet``), written whole and resumably
+(docs/design.md §6): parts of each batch in ``.nslb-parts/``, sealed into ``results.parquet``,
+whose footer's record ends with the CRC-32 of the whole file."""
 
 from __future__ import annotations
 
@@ -50,8 +33,7 @@ CHUNK = 1 << 23  # bytes read at a time to check a file's CRC-32
 
 
 class Damaged(ValueError):
-    """A Parquet file that is not whole results of nslb's; the message is one line, and
-    ``seeds`` those its record names, where it could be read."""
+    """A Parquet file that is not whole results of nslb's (``seeds``: those its record names)."""
 
     def __init__(self, message: str, seeds: Iterable[int] = ()) -> None:
         super().__init__(message)
@@ -59,8 +41,7 @@ class Damaged(ValueError):
 
 
 class Changed(Damaged):
-    """A file replaced between the reading of its record and of its rows (a job sealed
-    the folder meanwhile): to be read again, not skipped."""
+    """A file replaced between the reading of its record and of its rows: to read again."""
 
 
 @dataclass(frozen=True)
@@ -76,8 +57,7 @@ class Record:
 
 
 class _Checksummed:
-    """A binary file that checksums what is written through it, and keeps what is written
-    after :meth:`keep` (the footer)."""
+    """A binary file that checksums what is written, keeping what follows :meth:`keep`."""
 
     def __init__(self, handle: BinaryIO) -> None:
         self.handle, self.size, self.crc, self.closed = handle, 0, 0, False
@@ -106,8 +86,7 @@ class _Checksummed:
 
 
 def batch_table(trace: Trace, every: int = 1) -> pa.Table:
-    """The rows of every run of ``trace``: ``seed``, then :func:`trace_columns` of the
-    rounds ``every`` keeps, run after run."""
+    """The rows of every run of ``trace``: ``seed``, then :func:`trace_columns`."""
     columns = trace_columns(trace, slice(None), every)
     runs, rounds = columns["reward"].shape
     rows = {"seed": np.repeat(np.asarray(trace.seeds, np.int64), rounds)}
@@ -128,8 +107,7 @@ def write_part(folder: Path, trace: Trace, key: str, every: int) -> None:
 
 
 def _write(path: Path, tables: Iterable[pa.Table], record: dict[str, Any]) -> None:
-    """Write ``tables`` (one row group each) and ``record`` sealed with the file's CRC-32
-    (:func:`_sealed`) to ``path``, atomically."""
+    """Write ``tables`` (a row group each) and ``record``, sealed, to ``path`` atomically."""
 
     def write(handle: BinaryIO) -> None:
         import pyarrow.parquet as pq  # here: a run writing CSVs never loads it (16 ms)
@@ -155,14 +133,13 @@ def _write(path: Path, tables: Iterable[pa.Table], record: dict[str, Any]) -> No
 
 
 def _seal(crc: str) -> str:
-    """The record's last field: the CRC-32 of the whole file, its own digits read as
-    :data:`UNSEALED`."""
+    """The record's last field: the whole file's CRC-32."""
     return f', "{SEAL}": "{crc}"'
 
 
 def read_record(handle: BinaryIO, path: Path) -> Record:
-    """The record of the Parquet file open as ``handle`` (named ``path``), checked against
-    its bytes; raises :class:`Damaged` saying what is wrong, in one line."""
+    """The record of the Parquet file open as ``handle`` (``path``), checked against its bytes
+    (:class:`Damaged` if wrong)."""
     import pyarrow.parquet as pq
 
     size = os.fstat(handle.fileno()).st_size
@@ -193,9 +170,8 @@ def read_record(handle: BinaryIO, path: Path) -> Record:
 
 
 def foreign(path: Path) -> bool:
-    """Whether ``path`` is a readable Parquet file that holds no record of nslb's (written
-    by another program, or rewritten by one): not nslb's to replace. A file whose footer
-    cannot be read is not called foreign (it may be nslb's, damaged)."""
+    """Whether ``path`` is a readable Parquet file without nslb's record (an unreadable footer
+    may be nslb's, damaged)."""
     import pyarrow.parquet as pq
 
     try:
@@ -205,20 +181,13 @@ def foreign(path: Path) -> bool:
     return RECORD not in (meta.metadata or {})
 
 
-def files(folder: Path) -> list[Path]:
-    """The Parquet files of results in ``folder``: ``results.parquet``, then the parts."""
-    sealed = [folder / FILE] if (folder / FILE).is_file() else []
-    return sealed + sorted((folder / PARTS).glob("*.parquet"))
-
-
 def stored(folder: Path, lost: set[int] | None = None) -> tuple[list[Record], dict[Path, str]]:
-    """The checked records of ``folder``'s Parquet files (:func:`files`), and the files
-    that are damaged, each with its one-line reason; the seeds that damaged files name
-    (where their records can be read) are added to ``lost``. A file that vanishes once
-    listed raises :class:`FileNotFoundError`: a job sealed its parts meanwhile (readers
-    do not take the folder's lock), and the folder is to be read again."""
+    """The checked records of ``folder``'s Parquet files (``results.parquet``, then the
+    parts), and the damaged ones with their reason, their seeds added to ``lost``. A file
+    gone once listed raises :class:`FileNotFoundError`: a job sealed meanwhile, read again."""
     records, damaged = [], {}
-    for path in files(folder):
+    sealed = [folder / FILE] if (folder / FILE).is_file() else []
+    for path in sealed + sorted((folder / PARTS).glob("*.parquet")):
         try:
             with path.open("rb") as handle:
                 records.append(read_record(handle, path))
@@ -243,9 +212,8 @@ def owners(records: list[Record]) -> dict[int, tuple[Record, int]]:
 
 
 def seal(folder: Path, batch_size: int) -> None:
-    """Make ``folder``'s parts and ``results.parquet`` one ``results.parquet`` (seeds
-    ascending, one row group per ``batch_size`` seeds), then remove the parts. Damaged
-    files are left out (their seeds were simulated again). Nothing to do without parts."""
+    """Seal ``folder``'s parts and ``results.parquet`` into one ``results.parquet`` (a row
+    group per ``batch_size`` seeds, damaged files left out), then remove the parts."""
     parts = folder / PARTS
     if not parts.is_dir():
         return
@@ -310,8 +278,7 @@ class _Rows:
 
 
 def read_columns(record: Record, columns: list[str]) -> dict[str, np.ndarray]:
-    """``columns`` of the file of ``record``, checked again against its bytes as it is read
-    (the file open once: a file replaced meanwhile is not mixed in); nulls as NaN."""
+    """``columns`` of the file of ``record``, checked again as it is read; nulls as NaN."""
     import pyarrow.parquet as pq
 
     with record.path.open("rb") as handle:

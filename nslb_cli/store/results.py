@@ -1,22 +1,6 @@
-"""Per-seed results on disk: one CSV per seed, written atomically, the resolved config beside.
-
-Layout of one run folder (``outputs/<name>/<env>/<agent>/<overrides>/``)::
-
-    config.yaml      the resolved config (its ``run`` section is the last invocation's)
-    seed=K.csv       one row per round (COLUMNS), complete or absent
-    seed=K.json      per-seed agent statistics (e.g. resamples, detected changes), the
-                     result key of the seed's config and data, and the CSV's size and CRC-32
-    data.json        the data's fingerprint and diagnostics (environments built from data)
-    provenance.jsonl which code and command wrote which seeds
-
-A CSV is renamed into place only once fully written and fsynced, so an existing
-``seed=K.csv`` is whole; its record tells whether it is still the file nslb wrote, and of
-which config (:mod:`nslb_cli.store.folder`).
-
-Floats are written in their shortest form that parses back to the same double (e.g. ``0.1``,
-``1e-7``, ``0.30000000000000004``): exact, and 10-20x faster than pandas' ``to_csv``.
-Integers as integers; ``belief`` and ``p_true_state`` are empty for agents without a belief.
-"""
+"""Per-seed results on disk (docs/design.md §6): ``seed=K.csv``, written atomically (floats
+in their shortest round-trip form, by Arrow: exact, and 10-20x faster than pandas'
+``to_csv``), and ``seed=K.json``, its statistics, result key and integrity record."""
 
 from __future__ import annotations
 
@@ -96,13 +80,9 @@ def final_value(folder: Path, seed: int, column: str) -> float:
 
 
 def trace_columns(trace: Trace, runs: slice = slice(None), every: int = 1) -> dict[str, np.ndarray]:
-    """The columns (docs/design.md §1) of ``runs`` of a trace, in :data:`COLUMNS` order, each
-    ``(runs, rounds kept)``, ``t`` ``(rounds kept,)``: the cumulative sums are taken over
-    every round, then the rounds that ``every`` keeps (:func:`kept_rounds`) are kept.
-
-    ``belief`` holds ``NO_BELIEF`` and ``p_true_state`` NaN where the agent has no belief.
-    A trace that holds the kept rounds only (:attr:`Trace.rounds`) brings its sums.
-    """
+    """The columns of ``runs`` of a trace, each ``(runs, rounds kept)``, ``t`` ``(rounds
+    kept,)``: summed over every round, then thinned to the rounds ``every`` keeps (a trace
+    of the kept rounds only, :attr:`Trace.rounds`, brings its sums)."""
     regret = trace.optimal_reward[runs] - trace.expected_reward[runs]  # trace.regret's rows
     if trace.rounds is not None:
         assert np.array_equal(trace.rounds, kept_rounds(int(trace.rounds[-1]), every))
@@ -122,7 +102,6 @@ def trace_columns(trace: Trace, runs: slice = slice(None), every: int = 1) -> di
 def _columns(
     trace: Trace, runs: slice, rounds: np.ndarray, regret: np.ndarray, sums: dict[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
-    """The columns of :func:`trace_columns`, in :data:`COLUMNS` order."""
     return {
         "t": rounds,
         "action": trace.action[runs],
@@ -145,15 +124,12 @@ def seed_columns(trace: Trace, run: int, every: int = 1) -> dict[str, np.ndarray
 
 
 def seed_csv_bytes(trace: Trace, run: int, every: int = 1) -> bytes:
-    """The ``seed=K.csv`` text of one run: :data:`HEADER`, then one line per round kept
-    (:func:`arrow_text`)."""
+    """The ``seed=K.csv`` text of one run."""
     return arrow_text(seed_columns(trace, run, every))
 
 
 def arrow_text(columns: dict[str, np.ndarray]) -> bytes:
-    """The CSV text of :func:`seed_columns` ``columns``, by Arrow's CSV writer: each float
-    in the shortest form that parses back to the same double, a missing value as an empty
-    field (``belief`` where it is ``NO_BELIEF``, ``p_true_state`` where NaN)."""
+    """The CSV text of :func:`seed_columns` ``columns``, by Arrow's CSV writer."""
     table = arrow_table(columns)
     stream = pa.BufferOutputStream()
     stream.write(HEADER)
@@ -162,8 +138,7 @@ def arrow_text(columns: dict[str, np.ndarray]) -> bytes:
 
 
 def arrow_table(columns: dict[str, np.ndarray]) -> pa.Table:
-    """``columns`` (one-dimensional, of :data:`COLUMNS` and others) as an Arrow table, null
-    where nothing is known: ``belief`` where it is ``NO_BELIEF``, ``p_true_state`` where NaN."""
+    """One-dimensional ``columns`` as an Arrow table, null where :data:`NULLS` are unknown."""
     nulls = {
         name: columns[name] == NO_BELIEF if name in INTEGERS else np.isnan(columns[name])
         for name in NULLS
@@ -172,12 +147,8 @@ def arrow_table(columns: dict[str, np.ndarray]) -> pa.Table:
 
 
 def _arrow(values: np.ndarray, null: np.ndarray | None = None) -> pa.Array:
-    """A numeric numpy column as an Arrow array over the same memory, null where ``null``.
-
-    Built from buffers because ``pyarrow.array`` imports pandas on its first call (0.3 s a
-    process), which a run never needs otherwise. Values in a foreign byte order are
-    converted first; columns other than numbers (booleans) go through ``pyarrow.array``.
-    """
+    """A numeric numpy column as an Arrow array over the same memory, null where ``null``:
+    from buffers, as ``pyarrow.array`` imports pandas on its first call (0.3 s a process)."""
     values = np.ascontiguousarray(values, dtype=values.dtype.newbyteorder("="))
     if values.dtype.kind not in "iuf":
         return pa.array(values, mask=null)
@@ -191,19 +162,10 @@ def _arrow(values: np.ndarray, null: np.ndarray | None = None) -> pa.Array:
 def write_trace(
     folder: Path, trace: Trace, key: str, threads: int = WRITE_THREADS, every: int = 1
 ) -> None:
-    """Write every run of ``trace``: ``seed=K.json`` (recording result key ``key``, and
-    ``every`` unless 1) first, then ``seed=K.csv`` of the rounds ``every`` keeps
-    (:func:`kept_rounds`), each atomically (written, fsynced, renamed), then fsync the
-    folder once for the renames.
-
-    ``threads`` threads each format a run's CSV and write its two files: Arrow formats
-    without holding the GIL, and an fsync mostly waits for the disk, so runs overlap.
-    Measured for 100 seeds x 2,000 rounds (26 MB) on the shared 2-core machine:
-    formatting ~0.2 s of CPU; the 200 fsyncs one after another 0.05 s on an idle disk but
-    1.1-1.5 s while other jobs write, against 0.1-0.2 s in 4 threads. Every file still has
-    its own fsync before its rename: a ``seed=K.csv`` that exists is complete even after a
-    crash.
-    """
+    """Write every run of ``trace`` for result key ``key``, its JSON then its CSV, each
+    atomically, then fsync the folder once. ``threads`` threads overlap the runs (Arrow
+    formats without the GIL, an fsync waits for the disk): 100 seeds x 2,000 rounds' 200
+    fsyncs took 1.1-1.5 s one after another while other jobs wrote, 0.1-0.2 s in 4 threads."""
     folder.mkdir(parents=True, exist_ok=True)
     with ThreadPoolExecutor(threads, thread_name_prefix="nslb-write") as pool:
         runs = range(len(trace.seeds))
@@ -214,8 +176,7 @@ def write_trace(
 
 
 def _write_run(folder: Path, trace: Trace, key: str, run: int, every: int) -> None:
-    """``seed=K.json`` (the statistics, the result key, ``every`` unless 1, the CSV's size
-    and CRC-32), then ``seed=K.csv``, of one run."""
+    """``seed=K.json``, then ``seed=K.csv``, of one run."""
     seed = int(trace.seeds[run])
     stats = {"seed": seed, **{k: _plain(v[run]) for k, v in trace.summary.items()}}
     csv = seed_csv_bytes(trace, run, every)
@@ -228,8 +189,7 @@ def _write_run(folder: Path, trace: Trace, key: str, run: int, every: int) -> No
 
 
 def check_summary(trace: Trace) -> None:
-    """Refuse (:class:`BrokenContract`) a statistic of the agent's summary named as a field
-    of the seed's record, which it would overwrite or lose."""
+    """Refuse (:class:`BrokenContract`) a statistic named as a field of the seed's record."""
     taken = sorted(set(trace.summary) & STATS_KEYS)
     if taken:
         raise BrokenContract(
@@ -239,14 +199,12 @@ def check_summary(trace: Trace) -> None:
 
 
 def _plain(value: Any) -> Any:
-    """A statistic as JSON takes it: a numpy scalar as its Python number; a Python value (an
-    object array's list of rounds, or ``None``) as it is."""
+    """A statistic as JSON takes it (a numpy scalar as its Python number)."""
     return value.item() if isinstance(value, np.generic) else value
 
 
 def csv_integrity(data: bytes) -> dict[str, Any]:
-    """What ``seed=K.json`` records of its CSV: size and CRC-32, checked by the plot loader
-    (a file cut or changed after writing, even inside its last field, no longer matches)."""
+    """What ``seed=K.json`` records of its CSV: size and CRC-32."""
     return {"bytes": len(data), "crc32": f"{zlib.crc32(data):08x}"}
 
 
@@ -283,13 +241,8 @@ OTHER_KEY = "written for another config or data"
 
 
 def damaged(csv_path: Path, data: bytes, key: str | None = None) -> str | None:
-    """Why ``data`` (the bytes of ``csv_path``) is not what nslb wrote for result key
-    ``key``, or ``None``.
-
-    Checked against ``seed=K.json``: its integrity record, and (when ``key`` is given and
-    the record names one) the key of the config it was written for. A CSV without a
-    record (written by hand) is taken as it is.
-    """
+    """Why ``data`` (the bytes of ``csv_path``) is not what ``seed=K.json`` says nslb wrote
+    (for result key ``key``, when given), or ``None``; a CSV without a record is taken as it is."""
     record = seed_record(csv_path)
     if key is not None and record.get("config", key) != key:
         return f"{OTHER_KEY} (result key {record.get('config')}, the folder's config.yaml is {key})"

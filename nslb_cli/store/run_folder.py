@@ -72,9 +72,8 @@ class RunFolder:
 
     @contextlib.contextmanager
     def open(self) -> Iterator[RunFolder]:
-        """Hold the folder's lock, finish a swap a killed process left, remove killed
-        writers' temporaries and refuse files nslb did not write; with :attr:`overwrite`
-        the results go to a staging folder, swapped in on a clean exit, dropped otherwise."""
+        """Hold the folder's lock and tidy the folder; with :attr:`overwrite` stage the results,
+        swapped in on a clean exit, dropped otherwise."""
         with folder_lock(self.path, self.key, provenance.command()):
             staging.recover(self.path)
             remove_stale_temporaries(self.path, held=written_under_lock)
@@ -100,14 +99,9 @@ class RunFolder:
                 )
 
     def missing(self, seeds: Iterable[int]) -> np.ndarray:
-        """The seeds of ``seeds`` not done in the folder (:attr:`done`), damaged ones again
-        (one line each, and one for the seeds of a damaged file this run leaves lost); a
-        lost or damaged record of done seeds is rewritten.
-
-        Raises:
-            OutputConflict: seeds of another key, data or layout (:meth:`_scan`), or seeds
-                whose numbers may differ (another nslb version, other :attr:`numbers`).
-        """
+        """The seeds of ``seeds`` not done in the folder (:attr:`done`), damaged ones again;
+        rewrites a lost or damaged record of done seeds. Raises :class:`OutputConflict` for
+        seeds of another key, data, layout, nslb version or :attr:`numbers`."""
         seeds = [int(seed) for seed in seeds]
         self.done, lost = self._scan()
         if left := sorted(lost - self.done - set(seeds)):  # gone when the results are sealed
@@ -125,10 +119,9 @@ class RunFolder:
         return pending
 
     def write(self, seeds: np.ndarray, trace: Trace) -> None:
-        """Write the batch of ``seeds`` played as ``trace``, whole, and its provenance; the
-        first batch claims the folder (its ``config.yaml``, this invocation's ``run``
-        section). With :attr:`numbers` the provenance line goes first (a seed that a
-        stopped writer left has its line), else last."""
+        """Write the batch of ``seeds`` played as ``trace`` and its provenance line (first with
+        :attr:`numbers`: a seed a stopped writer left has its line), the first claiming the
+        folder."""
         if not self._claimed:
             claim(self._target, self.settings)
             self._restore_records()
@@ -155,13 +148,8 @@ class RunFolder:
 
     def _scan(self) -> tuple[set[int], set[int]]:
         """The done seeds of the folder's result key, and the seeds its damaged Parquet
-        files name; each damaged seed (to simulate again) and file named in one line.
-
-        Raises:
-            OutputConflict: the folder holds seeds of another key (or of none known), of
-                other input files than :attr:`data` names, or stored otherwise than
-                :attr:`layout` (another ``run.format`` or ``run.every``), in one line.
-        """
+        files name, each damaged seed and file in one line; refuses seeds of another key,
+        other data or another :attr:`layout` (:class:`OutputConflict`)."""
         folder, key, layout = self._target, self.key, self.layout
         try:
             names = [path.name for path in folder.iterdir()]
@@ -207,8 +195,7 @@ class RunFolder:
         return done, lost
 
     def _restore_records(self) -> None:
-        """Rewrite ``config.yaml`` and ``data.json`` of a folder whose seeds are of this
-        config, where they are lost, damaged or out of date."""
+        """Rewrite ``config.yaml`` and ``data.json`` where lost, damaged or out of date."""
         recorded = read_config(self._target)
         if recorded is None or _differences(recorded, self.settings):
             claim(self._target, self.settings)
@@ -240,9 +227,8 @@ def _refuse_other_layout(folder: Path, stored: set[Layout], layout: Layout) -> N
 
 
 def _refuse_other_files(folder: Path, data: str | None) -> None:
-    """Refuse a folder whose ``data.json`` records other contents of the files read than
-    ``data`` (the new record's text) does. The key holds the ratings' fingerprint; this
-    covers the other files of a release (items, genres)."""
+    """Refuse a folder whose ``data.json`` records other SHA-256s of the files read than
+    ``data`` (the new record's text): the key covers the ratings only."""
     try:
         old, new = (_files(text) for text in ((folder / DATA_FILE).read_text("utf-8"), data))
     except (OSError, UnicodeDecodeError):
@@ -266,8 +252,7 @@ def _files(text: str | None) -> dict[str, Any]:
 
 
 def _csv_problem(folder: Path, seed: int, record: dict[str, Any]) -> str | None:
-    """Why ``seed=K.csv`` is not the file nslb wrote (its record), as a predicate ("is
-    damaged: …"), or ``None``."""
+    """Why ``seed=K.csv`` is not the file its record says nslb wrote ("is …"), or ``None``."""
     try:
         data = seed_csv(folder, seed).read_bytes()
     except OSError as err:
@@ -300,11 +285,8 @@ def _listed(seeds: list[int]) -> str:
 
 
 def _refuse_other_versions(folder: Path, numbers: str | None, seeds: frozenset[int]) -> None:
-    """Raise :class:`OutputConflict` if another nslb version wrote results into ``folder``
-    (its ``provenance.jsonl``), or, given ``numbers`` (what decides an engine's numbers
-    besides that version: :func:`nslb_cli.jax_engine.coverage.numbers`), unless the entries
-    record these for every one of ``seeds`` (the folder's): seeds added now would join a
-    curve whose code differs."""
+    """Raise :class:`OutputConflict` if another nslb version wrote ``folder``'s results, or,
+    given ``numbers``, unless its provenance records these for every one of ``seeds``."""
     this = provenance.environment()["nslb"]
     others = sorted(provenance.versions(folder) - {this})
     if others:

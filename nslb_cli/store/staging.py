@@ -1,14 +1,6 @@
-"""Overwriting a run folder's results atomically (``run.overwrite=true``).
-
-The new results are written beside the old ones, in ``<folder>/.nslb-overwrite/``, and swap
-in only when the job has finished: a crash, Ctrl-C or kill before leaves the old results
-whole (the next run of the folder removes the unfinished staging). The swap is a journal
-replayed until it is done: the staging folder first gets ``COMPLETE``, the list of its
-files; then each is renamed over its old namesake, the old results it does not list are
-removed, and the staging folder goes. A process killed during the swap leaves ``COMPLETE``
-behind, and the next run of the folder finishes the swap before anything else. All of it
-happens under the folder's lock (:mod:`nslb_cli.store.lock`).
-"""
+"""Overwriting a run folder's results atomically (``run.overwrite=true``; docs/design.md §6):
+the new results are staged in ``.nslb-overwrite/``, then swapped in through a journal
+(``COMPLETE``, the list of their files) that a later run replays if a kill stopped it."""
 
 from __future__ import annotations
 
@@ -37,10 +29,8 @@ def begin(folder: Path) -> Path:
 
 
 def commit(folder: Path) -> list[int]:
-    """Swap the staged results in (the module docstring's journal); return the seeds of the
-    old results that the new ones do not have, now removed. Ctrl-C and SIGTERM wait until
-    the swap is done (:func:`~nslb_cli.common.stopping.held`): only a kill can stop it
-    half-way, and the next run of the folder then finishes it."""
+    """Swap the staged results in, Ctrl-C and SIGTERM held till it is done; return the seeds
+    of the old results that the new ones do not have, now removed."""
     staging = folder / STAGING
     names = sorted(p.name for p in staging.iterdir() if not p.name.startswith("."))
     before = _stored_seeds(folder)
@@ -51,8 +41,7 @@ def commit(folder: Path) -> list[int]:
 
 
 def abandon(folder: Path) -> None:
-    """Remove a staging folder that will never be swapped in (its job failed: on a full
-    disk, its space is given back at once); the old results were never touched."""
+    """Remove a staging folder that will never be swapped in."""
     shutil.rmtree(folder / STAGING, ignore_errors=True)
 
 
