@@ -1,17 +1,13 @@
-"""The files of a run folder: their names, the *result key* they record (a hash of the
-resolved config but its ``run`` section, and of the data's fingerprint), and the files nslb
-did not write, which it never replaces (:func:`refuse_foreign_files`).
-"""
+"""The files of a run folder (docs/design.md §6): their names, the *result key* they record,
+and the files nslb did not write, which it never replaces."""
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import hashlib
 import json
 import os
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,9 +32,7 @@ HIDDEN = re.compile(r"^\.nslb")
 
 
 def written_under_lock(name: str) -> bool:
-    """Whether only a holder of the folder's lock writes the file ``name`` of a run folder:
-    the results, the config, the data's record and the provenance (the plots and Hydra's
-    log are written without it)."""
+    """Whether only a holder of the folder's lock writes the file ``name`` of a run folder."""
     return bool(SEED_FILE.match(name) or SEED_STATS.match(name)) or name in LOCKED_NAMES
 
 
@@ -49,10 +43,8 @@ class OutputConflict(RuntimeError):
 def result_key(
     config: dict[str, Any], fingerprint: str | None = None, engine: str | None = None
 ) -> str:
-    """The key of results simulated with resolved ``config`` (its ``run`` section left out)
-    on data of ``fingerprint`` by an engine that adds ``engine`` to its keys (the engines
-    draw different numbers, so their seeds never mix in one folder; the default engine
-    adds nothing): 16 hex digits of a SHA-256."""
+    """The key of results of resolved ``config`` (but its ``run`` section) on data of
+    ``fingerprint`` by an engine adding ``engine`` (the default adds none): 16 hex digits."""
     settings = flatten({k: v for k, v in config.items() if k != "run"})
     record: dict[str, Any] = {"config": settings, "data": fingerprint}
     if engine is not None:
@@ -138,27 +130,13 @@ def _plotted(folder: Path) -> set[str]:
     return {str(name) for name in files} if isinstance(files, list) else set()
 
 
-@contextlib.contextmanager
-def _locked(folder: Path) -> Iterator[None]:
-    """Hold an ``flock`` on ``folder`` itself: no lock file is left among the figures, and
-    the operating system releases it when the process ends, however it ends."""
-    handle = os.open(folder, os.O_RDONLY)
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(handle)
-
-
 def claim_plotted(folder: Path, names: list[str]) -> None:
-    """Record that ``nslb plot`` is about to write ``names`` into ``folder`` (before it
-    writes them: a plot killed half-way leaves nothing unaccounted for).
-
-    Raises:
-        OutputConflict: one of ``names`` is a file there that nslb did not write.
-    """
+    """Record that ``nslb plot`` is about to write ``names`` into ``folder`` (before: a plot
+    killed half-way leaves nothing unaccounted for); refuse a file there nslb did not write."""
     folder.mkdir(parents=True, exist_ok=True)
-    with _locked(folder):  # concurrent plots: no record lost
+    handle = os.open(folder, os.O_RDONLY)  # an flock on the folder: no lock file among figures
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # concurrent plots: no record lost
         known = _plotted(folder)
         taken = [n for n in names if n not in known and (folder / n).exists()]
         if taken:
@@ -168,3 +146,5 @@ def claim_plotted(folder: Path, names: list[str]) -> None:
             )
         files = sorted(known | set(names))
         atomic_write_text(folder / PLOT_MANIFEST, json.dumps({"files": files}, indent=1) + "\n")
+    finally:
+        os.close(handle)

@@ -60,10 +60,8 @@ def command() -> str:
 
 
 def record(folder: Path, seeds: list[int], numbers: str | None = None) -> None:
-    """Add this invocation's provenance to ``folder/provenance.jsonl`` (with ``numbers``,
-    what decides an engine's numbers besides nslb's version, when given): the file is
-    written anew with one more line (atomically, under the folder's lock), never appended
-    to in place, so a killed writer cannot leave half a line."""
+    """Add this invocation's line (with ``numbers`` when given) to ``folder``'s provenance,
+    the file written anew atomically: a killed writer cannot leave half a line."""
     entry = {
         "time": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         **environment(),
@@ -83,8 +81,7 @@ def record(folder: Path, seeds: list[int], numbers: str | None = None) -> None:
 
 
 def entries(folder: Path) -> list[dict[str, Any] | None]:
-    """The entries of ``folder``'s provenance, in order, ``None`` for a line that is not
-    a JSON object (damaged: cut short, not UTF-8); empty if there is none."""
+    """The entries of ``folder``'s provenance, in order, ``None`` for a damaged line."""
     try:
         lines = (folder / FILE).read_bytes().splitlines()
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
@@ -105,9 +102,8 @@ def versions(folder: Path) -> set[str]:
 
 
 def numbers(folder: Path) -> tuple[set[str], set[int]]:
-    """What decided the numbers of ``folder``'s seeds (each entry's ``numbers``, or what
-    leaves them unknown: an entry without it, an earlier build's; a damaged line), and the
-    seeds the entries record."""
+    """What decided the numbers of ``folder``'s seeds (each entry's ``numbers``, or why they
+    are unknown), and the seeds the entries record."""
     found, recorded = set(), set()
     for entry in entries(folder):
         if entry is None:

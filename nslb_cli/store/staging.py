@@ -10,14 +10,13 @@ import shutil
 from pathlib import Path
 
 from nslb_cli.common.stopping import held
-from nslb_cli.store import parquet, provenance
+from nslb_cli.store import parquet
 from nslb_cli.store.atomic import atomic_write_text, fsync_folder
-from nslb_cli.store.folder import CONFIG_FILE, DATA_FILE
-from nslb_cli.store.results import SEED_FILE, SEED_STATS
+from nslb_cli.store.folder import written_under_lock
+from nslb_cli.store.results import SEED_FILE
 
 STAGING = ".nslb-overwrite"
 COMPLETE = "COMPLETE"
-RESULT_FILES = frozenset({CONFIG_FILE, DATA_FILE, provenance.FILE, parquet.FILE})
 
 
 def begin(folder: Path) -> Path:
@@ -61,15 +60,11 @@ def _replay(folder: Path) -> None:
         if (staging / name).exists():
             os.replace(staging / name, folder / name)
     for path in folder.iterdir():
-        if path.name not in names and _is_result(path.name):
+        if path.name not in names and written_under_lock(path.name):
             path.unlink()
     shutil.rmtree(folder / parquet.PARTS, ignore_errors=True)  # the old results' last batches
     fsync_folder(folder)
     shutil.rmtree(staging)
-
-
-def _is_result(name: str) -> bool:
-    return bool(SEED_FILE.match(name) or SEED_STATS.match(name) or name in RESULT_FILES)
 
 
 def _stored_seeds(folder: Path) -> set[int]:
