@@ -28,30 +28,26 @@ def remember_command(arguments: list[str]) -> None:
 
 @cache
 def environment() -> dict[str, Any]:
-    """Versions of nslb and the libraries that decide its numbers, and the git commit."""
+    """Versions of nslb and the libraries that decide its numbers, and the git commit of the
+    checkout nslb runs from (``+dirty`` with uncommitted changes; ``None`` outside one)."""
     import hydra
     import numpy
 
+    describe = ["git", "describe", "--always", "--dirty=+dirty", "--abbrev=40", "--exclude=*"]
+    source = Path(__file__).resolve().parent
+    try:
+        git = subprocess.run(
+            describe, cwd=source, capture_output=True, text=True, timeout=5, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        git = None
     return {
         "nslb": metadata.version("nslb-cli"),
-        "git": _git_commit(),
+        "git": git,
         "python": platform.python_version(),
         "numpy": numpy.__version__,
         "hydra": hydra.__version__,
     }
-
-
-def _git_commit() -> str | None:
-    """``<sha>`` (``+dirty`` with uncommitted changes) of the checkout nslb runs from."""
-    describe = ["git", "describe", "--always", "--dirty=+dirty", "--abbrev=40", "--exclude=*"]
-    source = Path(__file__).resolve().parent
-    try:
-        done = subprocess.run(
-            describe, cwd=source, capture_output=True, text=True, timeout=5, check=True
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout.strip()
 
 
 def command() -> str:
