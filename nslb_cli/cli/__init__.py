@@ -87,10 +87,7 @@ def _completion(arguments: Sequence[str]) -> None:
     """``nslb completion bash|zsh``: see :mod:`nslb_cli.cli.completion`."""
     from nslb_cli.cli.completion import main as completion_main
 
-    try:
-        completion_main(arguments, COMMANDS)
-    except ConfigError as err:
-        fail(str(err))
+    completion_main(arguments, COMMANDS)
 
 
 def _warmup(arguments: Sequence[str]) -> None:
@@ -149,10 +146,7 @@ def _data(arguments: Sequence[str]) -> None:
     """``nslb data``: MovieLens preparation."""
     from nslb_cli.cli.data import main as data_main
 
-    try:
-        data_main(arguments)
-    except ConfigError as err:
-        fail(str(err))
+    data_main(arguments)
 
 
 def _list(arguments: Sequence[str]) -> None:
@@ -225,6 +219,8 @@ def _dispatch(arguments: list[str]) -> None:
         check_stop()  # a request whose exception a library swallowed: the command stops
     except SystemExit:
         raise
+    except ConfigError as err:  # a command's bad input, in one line
+        fail(str(err))
     except BaseException as err:
         stop = stopped_by(err)
         if stop is None:
