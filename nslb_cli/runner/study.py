@@ -1,17 +1,11 @@
 """Hyperparameter studies: ``nslb run hparams_search=<agent>`` tunes an agent with Optuna.
 
-Hydra's Optuna sweeper launches each trial as an ordinary job and reads its return value,
-the mean final ``run.objective`` over its seeds. Each trial is recorded in the sweep folder
-as ``.nslb-study/<trial number>.json``, which ``nslb plot`` draws::
+Each trial is recorded as ``.nslb-study/<trial number>.json``::
 
     {"trial": 7, "overrides": ["agent.tau=124"], "params": {"agent.tau": 124},
      "objective": 92.8, "metric": "final cum_regret", "direction": "minimize"}
 
-beside ``.nslb-study/study.yaml`` (the study's world and tuned keys), ``best.yaml`` (the best
-trial's overrides, rerun by :func:`expand_best`) and ``optimization_results.yaml``. A study
-holds the folder's lock, records into ``.nslb-study-next/``, and replaces the previous
-record only when it ends with finished trials (:func:`finish`); a study of another world is
-refused there and in a ``hydra.sweeper.storage`` (docs/design.md §5.1).
+beside ``study.yaml``, ``best.yaml`` and ``optimization_results.yaml`` (docs/design.md §5.1).
 """
 
 from __future__ import annotations
