@@ -1,9 +1,6 @@
-"""nslb's launcher: Hydra's basic launch (each job in turn, in this process, keeping its
-number) in the order of :func:`nslb_cli.runner.sweep.plan_sweep`, inside its block, of the
-configs nslb's sweeper composed for each job's check (:attr:`NslbLauncher.composed`; a job
-it was not given is composed here). ``conf/hydra/launcher/nslb.yaml`` is its option
-(docs/design.md §8).
-"""
+"""nslb's launcher: Hydra's basic launch in the order of
+:func:`nslb_cli.runner.sweep.plan_sweep`, of the configs nslb's sweeper composed
+(docs/design.md §8)."""
 
 from __future__ import annotations
 
@@ -26,14 +23,11 @@ class NslbLauncher(Launcher):
         self.config: DictConfig | None = None
         self.task_function: TaskFunction | None = None
         self.hydra_context: HydraContext | None = None
-        self.composed: dict[int, DictConfig] = {}
-        """The configs of the sweep's jobs by number, as the sweeper's check composed them;
-        each is dropped when its job runs."""
+        self.composed: dict[int, DictConfig] = {}  # the sweeper's configs by job number
 
     def setup(
         self, *, hydra_context: HydraContext, task_function: TaskFunction, config: DictConfig
     ) -> None:
-        """Keep the sweep's config, the task and the loader's context."""
         self.config = config
         self.hydra_context = hydra_context
         self.task_function = task_function

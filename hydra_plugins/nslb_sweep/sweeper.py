@@ -1,12 +1,5 @@
-"""nslb's sweeper: Hydra's basic sweeper, every job of the sweep checked before any runs.
-
-Hydra's basic sweeper composes a batch's jobs just before launching it, so a bad value in
-the last batch would be found only after the first ran; this one checks every job first
-(:func:`nslb_cli.runner.sweep.check_sweep`) and hands their configs to nslb's launcher, so
-each job is composed once. ``BasicSweeper`` is the one class nslb takes from
-``hydra._internal`` (``tests/test_hydra_public.py`` allows it alone);
-``conf/hydra/sweeper/nslb.yaml`` is its option (docs/design.md §8).
-"""
+"""nslb's sweeper: Hydra's basic sweeper, every job of the sweep checked before any runs
+(docs/design.md §8). ``BasicSweeper`` is the one class nslb takes from ``hydra._internal``."""
 
 from __future__ import annotations
 
@@ -25,9 +18,7 @@ class NslbSweeper(BasicSweeper):
     def sweep(self, arguments: list[str]) -> Any:
         """Check every job of ``hydra.sweeper.params`` and ``arguments`` (the command line's
         overrides but Hydra's own), then sweep them as the basic sweeper does."""
-        # Imported here: Hydra imports every plugin module whenever any Hydra application of
-        # this environment starts, and nslb's runner takes most of a second to import.
-        from nslb_cli.runner.sweep import check_sweep
+        from nslb_cli.runner.sweep import check_sweep  # here: Hydra imports every plugin
 
         assert self.hydra_context is not None and self.config is not None
         loader, config = self.hydra_context.config_loader, self.config

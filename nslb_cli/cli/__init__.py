@@ -7,8 +7,9 @@ name. The top layer: may import every other package; nothing imports it.
 
 from __future__ import annotations
 
+import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from nslb_cli.cli import process
@@ -87,10 +88,7 @@ def _completion(arguments: Sequence[str]) -> None:
     """``nslb completion bash|zsh``: see :mod:`nslb_cli.cli.completion`."""
     from nslb_cli.cli.completion import main as completion_main
 
-    try:
-        completion_main(arguments, COMMANDS)
-    except ConfigError as err:
-        fail(str(err))
+    completion_main(arguments, COMMANDS)
 
 
 def _warmup(arguments: Sequence[str]) -> None:
@@ -145,16 +143,6 @@ def _plot(arguments: Sequence[str]) -> None:
         fail(str(err))
 
 
-def _data(arguments: Sequence[str]) -> None:
-    """``nslb data``: MovieLens preparation."""
-    from nslb_cli.cli.data import main as data_main
-
-    try:
-        data_main(arguments)
-    except ConfigError as err:
-        fail(str(err))
-
-
 def _list(arguments: Sequence[str]) -> None:
     """``nslb list``: see :mod:`nslb_cli.cli.listing`."""
     from nslb_cli.cli.listing import main as list_main
@@ -164,11 +152,10 @@ def _list(arguments: Sequence[str]) -> None:
     list_main()
 
 
-def _check(arguments: Sequence[str]) -> None:
-    """``nslb check``: see :mod:`nslb_cli.cli.check`."""
-    from nslb_cli.cli.check import main as check_main
-
-    check_main(arguments)
+def _main_of(module: str) -> Callable[[Sequence[str]], None]:
+    """The ``main(arguments)`` of the subcommand module ``nslb_cli.cli.<module>``, imported
+    when the command runs."""
+    return lambda arguments: importlib.import_module(f"nslb_cli.cli.{module}").main(arguments)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -210,8 +197,8 @@ def _dispatch(arguments: list[str]) -> None:
         "run": _run,
         "plot": _plot,
         "list": _list,
-        "check": _check,
-        "data": _data,
+        "check": _main_of("check"),
+        "data": _main_of("data"),
         "warmup": _warmup,
         "completion": _completion,
     }
@@ -225,6 +212,8 @@ def _dispatch(arguments: list[str]) -> None:
         check_stop()  # a request whose exception a library swallowed: the command stops
     except SystemExit:
         raise
+    except ConfigError as err:  # a command's bad input, in one line
+        fail(str(err))
     except BaseException as err:
         stop = stopped_by(err)
         if stop is None:

@@ -19,7 +19,6 @@ from hydra.errors import HydraException
 from nslb_cli.agents import AGENTS
 from nslb_cli.cli.errors import fail, warn
 from nslb_cli.common.apart import Ended, run_apart
-from nslb_cli.common.errors import ConfigError
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner.compose import load, register_options
 from nslb_cli.runner.conformance import (
@@ -59,10 +58,7 @@ def main(arguments: Sequence[str]) -> None:
         warn(problem)
     user = list(arguments)
     runs = [user] if "env" in keys else [_as_overrides(env) + user for env in DEFAULT_ENVS]
-    try:
-        configs = [load(overrides) for overrides in runs]
-    except ConfigError as err:
-        fail(str(err))
+    configs = [load(overrides) for overrides in runs]  # a ConfigError: the dispatcher's line
     name = configs[0].agent.name
     settings = [Setting(ENVIRONMENTS[c.env.name], c.env) for c in configs]
     seeds = ", ".join(map(str, SEEDS))
@@ -74,8 +70,6 @@ def main(arguments: Sequence[str]) -> None:
         outcomes = run_apart(
             lambda: run_checks(agent, configs[0].agent, settings), "the checks", STEP_SECONDS
         )
-    except ConfigError as err:  # a world built from data files that cannot be read
-        fail(str(err))
     except Ended as err:
         print(f"nslb: {AGENTS.describe(name)}: {err}", file=sys.stderr)
         raise SystemExit(1) from None

@@ -13,14 +13,11 @@ import json
 import time
 from collections.abc import Sequence
 
-from hydra import compose, initialize_config_module
-
 from nslb_cli.common.errors import ConfigError
 from nslb_cli.data import releases
 from nslb_cli.envs.movielens import MovieLensParams, describe, load
-from nslb_cli.runner.compose import CONFIG_MODULE, CONFIG_NAME
-from nslb_cli.runner.config import validate
-from nslb_cli.runner.overrides import COMPOSING, expand_home, one_line, parse_overrides
+from nslb_cli.runner import compose
+from nslb_cli.runner.overrides import expand_home
 
 USAGE = """usage: nslb data <command> [--json] [env.key=value ...]
 
@@ -58,13 +55,7 @@ def settings(overrides: list[str]) -> MovieLensParams:
     for item in overrides:
         if not item.startswith("env.") or "=" not in item:
             raise ConfigError("data", f"'{item}': expected env.key=value settings of env=movielens")
-    parse_overrides(overrides)
-    with initialize_config_module(CONFIG_MODULE, version_base="1.3"):
-        try:
-            cfg = compose(CONFIG_NAME, overrides=["env=movielens", *overrides])
-        except COMPOSING as err:
-            raise ConfigError("overrides", one_line(err)) from None
-    return validate(cfg).env
+    return compose.load(["env=movielens", *overrides]).env
 
 
 def prepare(params: MovieLensParams) -> dict:

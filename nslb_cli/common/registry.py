@@ -1,25 +1,12 @@
-"""Registries from a config name (``agent=umts``, ``env=synthetic``) to the class behind it.
+"""Registries from a config name (``agent=umts``, ``env=synthetic``) to the class behind it:
+entry points found on first use, each class imported when chosen (docs/design.md §8).
 
-Every agent and environment, nslb's own included, is a Python *entry point*: nslb's
-``pyproject.toml`` declares its built-ins under ``[project.entry-points."nslb.agents"]`` and
-``"nslb.envs"``, and a separately installed package adds its own the same way (see
-:mod:`nslb_cli.api`). A :class:`Registry` finds them all when it is first asked for a name,
-and imports an entry's class only on first use, so a run on the synthetic environment never
-imports MovieLens' dependencies, and ``nslb plot`` imports only the agents of its results.
-
-What can go wrong with a plugin is reported in one line and confined to that plugin: a name
-declared by two installed packages is refused (neither is used); an entry point that cannot
-be imported, or that names something other than a valid class, fails when it is used, with a
-:class:`PluginError` that names the plugin, its package and the error.
-
-"Cannot be imported" means *any* exception at import or while checking the class: not only
-``Exception`` but ``SystemExit`` (a module that calls ``sys.exit()`` at import), the
-plugin's own ``BaseException`` subclasses, a ``Params`` whose default construction raises,
-and a class whose attribute access raises. Only a request to stop propagates
-(:func:`~nslb_cli.common.stopping.stopped_by`): the user's Ctrl-C, or SIGTERM, must still
-stop nslb. A plugin (an entry outside ``nslb_cli``) is first imported in a process of its
-own (:mod:`nslb_cli.common.apart`), so that one whose import blocks (for
-:data:`IMPORT_SECONDS`) or ends the process (``os._exit``) is refused the same way.
+"Cannot be imported" means *any* exception at import or while checking the class, not only
+``Exception`` (``SystemExit`` at import, a ``Params`` whose default construction raises);
+only a request to stop propagates (:func:`~nslb_cli.common.stopping.stopped_by`). A plugin
+(an entry outside ``nslb_cli``) is first imported in a process of its own
+(:mod:`nslb_cli.common.apart`), so that one whose import blocks (for :data:`IMPORT_SECONDS`)
+or ends the process is refused the same way, with a :class:`PluginError` in one line.
 """
 
 from __future__ import annotations

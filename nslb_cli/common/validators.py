@@ -29,18 +29,7 @@ def require(condition: bool, key: str, message: str) -> None:
         raise ConfigError(key, message)
 
 
-INT64_MAX = 2**63 - 1
-"""numpy's integers are 64-bit: a count, size or window beyond it overflows their arithmetic
-(``np.empty(10**400)``, ``counts >= 10**400``, a memory estimate as a float)."""
-
-
-def int64(value: int, key: str) -> None:
-    """An integer setting that numpy can hold: ``|value| <= 2^63 - 1``."""
-    if -INT64_MAX <= value <= INT64_MAX:
-        return
-    digits = len(str(abs(value)))
-    got = str(value) if digits <= 30 else f"an integer of {digits} digits"
-    raise ConfigError(key, f"must be a 64-bit integer (at most 2^63 - 1 in magnitude), got {got}")
+INT64_MAX = 2**63 - 1  # numpy's integers: a count beyond it overflows their arithmetic
 
 
 def number(value: Any, key: str) -> None:
@@ -48,8 +37,12 @@ def number(value: Any, key: str) -> None:
     finite, and so is every entry of a list, tuple or mapping."""
     if isinstance(value, bool | str) or value is None:
         return
-    if isinstance(value, int):
-        int64(value, key)
+    if isinstance(value, int) and not -INT64_MAX <= value <= INT64_MAX:
+        digits = len(str(abs(value)))
+        got = str(value) if digits <= 30 else f"an integer of {digits} digits"
+        raise ConfigError(
+            key, f"must be a 64-bit integer (at most 2^63 - 1 in magnitude), got {got}"
+        )
     elif isinstance(value, float):
         require(math.isfinite(value), key, f"must be a finite number, got {value}")
     elif isinstance(value, list | tuple):
@@ -68,8 +61,7 @@ def section(params: Any) -> None:
 
 @dataclass
 class Section:
-    """The base of a section's parameters (``env``, ``agent``): construction applies
-    :func:`section`, then :meth:`validate`."""
+    """The base of a section's parameters (``env``, ``agent``)."""
 
     scales: ClassVar[tuple[str, ...]] = ()
     """The parameters whose size scales the section's numbers (an environment's rewards):
@@ -80,7 +72,7 @@ class Section:
         self.validate()
 
     def validate(self) -> None:
-        """Refuse what the parameters cannot mean (a subclass's own checks; none here)."""
+        """A subclass's own checks of what its parameters mean."""
 
 
 def positive(value: float, key: str) -> None:

@@ -1,17 +1,10 @@
-"""Compose ``conf/`` with Hydra: one job's validated config, and the check of a command line.
+"""Compose ``conf/`` with Hydra: one job's validated config (:func:`load`), and the check of a
+command line (:func:`check_command_line`).
 
-:func:`check_command_line` checks ``nslb run [-m] overrides`` before Hydra starts: the
-overrides (:mod:`nslb_cli.runner.overrides`), a single run's config and memory, a study's
-search space, and the output folder; nslb's sweeper checks every job of a sweep
-(:mod:`nslb_cli.runner.sweep`) before the first runs. :func:`load` is one job's config.
-
-Config group options: ``env=NAME`` and ``agent=NAME`` exist for every registered
-environment and agent (:mod:`nslb_cli.common.registry`), each its ``Params`` defaults, except
-nslb's own environments: YAML files in ``conf/``, which document each parameter and must
-equal the ``Params`` defaults (the tests check it). nslb's own agents' options are made when
-Hydra loads one (:class:`BuiltInAgents`); a plugin's are stored in Hydra's ConfigStore by
-:func:`register_options`. Either way the values go, untyped, through the same ``Params``
-dataclass in :func:`~nslb_cli.runner.config.validate`.
+``env=NAME`` and ``agent=NAME`` exist for every registered environment and agent, each its
+``Params`` defaults: nslb's own environments are YAML files in ``conf/``, nslb's own agents
+are made when Hydra loads one (:class:`BuiltInAgents`), a plugin's are stored by
+:func:`register_options`.
 """
 
 from __future__ import annotations

@@ -23,13 +23,14 @@ from nslb_cli.common.errors import ConfigError, describe_error
 from nslb_cli.common.registry import PluginError, Registry
 from nslb_cli.common.stopping import stopped_by
 from nslb_cli.envs import ENVIRONMENTS
-from nslb_cli.runner import study
 from nslb_cli.runner.engines import ENGINES, Engine
 from nslb_cli.store.results import FORMATS
 
 NAME = re.compile(r"^[\w.-]+(/[\w.-]+)*$")
 SECTIONS = ("name", "env", "agent", "run")
 MAX_SEED = 2**63 - 1
+DIRECTIONS = {"cum_regret": "minimize", "cum_reward": "maximize"}
+"""What a job can return to a sweeper (``run.objective``), and whether lower is better."""
 
 
 @dataclass
@@ -51,7 +52,7 @@ class RunSettings(check.Section):
     def validate(self) -> None:
         check.non_negative(self.seed, "seed")
         check.one_of(self.engine, tuple(ENGINES), "engine")
-        check.one_of(self.objective, study.DIRECTIONS, "objective")
+        check.one_of(self.objective, DIRECTIONS, "objective")
         check.one_of(self.format, FORMATS, "format")
         check.positive(self.every, "every")
         check.positive(self.n_seeds, "n_seeds")

@@ -1,14 +1,5 @@
-"""The engines of ``run.engine``, one object each: what simulates a job's batches.
-
-``run.engine`` is resolved once, into :data:`ENGINES`' object (``RunConfig.engine``), and the
-runner asks that object (:class:`Engine`), never the name (docs/design.md §8, step 2).
-
-* :class:`NumpyEngine`, the default: the round loop of numpy and numba kernels
-  (:mod:`nslb_cli.runner.simulate`), in parts for a concurrent agent
-  (:mod:`nslb_cli.runner.parts`);
-* :class:`JaxEngine`: JAX's compiled scan (:mod:`nslb_cli.jax_engine`, docs/design.md §9),
-  imported only when a job chooses it (its coverage table reads without JAX).
-"""
+"""The engines of ``run.engine``, one object each (:class:`Engine`): what simulates a job's
+batches; the runner asks the object, never the name (docs/design.md §8, step 2)."""
 
 from __future__ import annotations
 

@@ -1,17 +1,6 @@
-"""How much memory one batch of a job needs, estimated before anything is simulated.
-
-Agents and environments state their own needs (the plugin contract of :mod:`nslb_cli.api`);
-this module knows none of their parameters. For a batch of ``R = min(run.batch_size,
-run.n_seeds)`` runs of the environment's :class:`~nslb_cli.bandit.problem.Sizes` (its
-``sizes(params, n_runs)``, else its ``horizon``, ``n_arms`` and ``n_states``), it adds up, in
-bytes and keyed by the config key whose value makes each grow (several joined by ``", "``),
-the engine's arrays (:meth:`~nslb_cli.runner.engines.Engine.batch_terms`: the world's and
-the trace's), the agent's declaration ``Agent.memory(params, sizes)`` and the environment's
-``memory(params, sizes)``, if it has one (docs/design.md §8, *Memory*).
-
-The estimate is a lower bound of the peak; a batch that cannot fit in the machine's memory
-is refused naming the key of the largest term, and a declaration that raises or breaks the
-contract in one line naming the plugin.
+"""How much memory one batch of a job needs, estimated before anything is simulated, from
+the engine's arrays and the agent's and environment's declarations (docs/design.md §8,
+*Memory*): a lower bound of the peak, each term keyed by the config key that makes it grow.
 """
 
 from __future__ import annotations

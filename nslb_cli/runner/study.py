@@ -1,17 +1,11 @@
 """Hyperparameter studies: ``nslb run hparams_search=<agent>`` tunes an agent with Optuna.
 
-Hydra's Optuna sweeper launches each trial as an ordinary job and reads its return value,
-the mean final ``run.objective`` over its seeds. Each trial is recorded in the sweep folder
-as ``.nslb-study/<trial number>.json``, which ``nslb plot`` draws::
+Each trial is recorded as ``.nslb-study/<trial number>.json``::
 
     {"trial": 7, "overrides": ["agent.tau=124"], "params": {"agent.tau": 124},
      "objective": 92.8, "metric": "final cum_regret", "direction": "minimize"}
 
-beside ``.nslb-study/study.yaml`` (the study's world and tuned keys), ``best.yaml`` (the best
-trial's overrides, rerun by :func:`expand_best`) and ``optimization_results.yaml``. A study
-holds the folder's lock, records into ``.nslb-study-next/``, and replaces the previous
-record only when it ends with finished trials (:func:`finish`); a study of another world is
-refused there and in a ``hydra.sweeper.storage`` (docs/design.md §5.1).
+beside ``study.yaml``, ``best.yaml`` and ``optimization_results.yaml`` (docs/design.md §5.1).
 """
 
 from __future__ import annotations
@@ -36,6 +30,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from nslb_cli.common.errors import ConfigError
 from nslb_cli.common.stopping import held
+from nslb_cli.runner.config import DIRECTIONS
 from nslb_cli.store.atomic import atomic_write_text
 from nslb_cli.store.folder import BEST_FILE, BEST_HEADER, STUDY_FILE, OutputConflict
 from nslb_cli.store.results import flatten
@@ -45,8 +40,6 @@ NEXT = ".nslb-study-next"  # the trials of the study running, until it ends
 ABOUT = "study.yaml"  # in either: the study's agent, tuned keys and world
 WORLD = "nslb_world"  # the user attribute of a study in a storage: its world's key
 OPTUNA = "hydra_plugins.hydra_optuna_sweeper.optuna_sweeper.OptunaSweeper"
-DIRECTIONS = {"cum_regret": "minimize", "cum_reward": "maximize"}
-"""What a job can return to a sweeper (``run.objective``), and whether lower is better."""
 NOT_REPLAYED = (
     "hparams_search", "study", "name", "run.seed", "run.n_seeds", "run.overwrite", "run.fail_fast",
     "run.progress", "run.batch_size", "run.threads",
@@ -355,7 +348,7 @@ def expand_best(arguments: list[str]) -> list[str]:
         if not _names_a_file(argument):
             expanded.append(arguments[where])  # (a sweep of agents may have been rewritten)
             continue
-        overrides = _beside(_read_best(argument), arguments, where)
+        overrides = _beside(_read_best(argument)["overrides"], arguments, where)
         later = {_key(a) for a in arguments[where + 1 :] if "=" in a}
         expanded.extend(o for o in overrides if _key(o) not in later)
     return expanded
@@ -394,10 +387,7 @@ def refuse_tuning_seeds(arguments: list[str], first: int, last: int) -> None:
     that overlap the seeds it was tuned on (its ``tuning_seeds``): the minimum of noisy
     trials is biased low on them. :class:`ConfigError` in one line."""
     for argument in filter(_names_a_file, arguments):
-        try:
-            tuned = yaml.safe_load(Path(argument).read_text()).get("tuning_seeds")
-        except (OSError, UnicodeDecodeError, yaml.YAMLError, AttributeError):
-            continue
+        tuned = _read_best(argument).get("tuning_seeds")
         if isinstance(tuned, list) and len(tuned) == 2 and first <= tuned[1] and tuned[0] <= last:
             raise ConfigError(
                 "run.seed",
@@ -417,8 +407,8 @@ def _names_a_file(argument: str) -> bool:
         return False
 
 
-def _read_best(argument: str) -> list[str]:
-    """The ``overrides`` list of the YAML file ``argument``; :class:`ConfigError` if none."""
+def _read_best(argument: str) -> dict[str, Any]:
+    """The YAML file ``argument``, with its ``overrides`` list; :class:`ConfigError` if none."""
     try:
         content = yaml.safe_load(Path(argument).read_text())
     except FileNotFoundError:
@@ -432,4 +422,4 @@ def _read_best(argument: str) -> list[str]:
             argument,
             "has no 'overrides' list of key=value strings; give a study's best.yaml",
         )
-    return overrides
+    return content

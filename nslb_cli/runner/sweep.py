@@ -1,10 +1,5 @@
-"""A sweep's jobs, each checked before any runs, and the order nslb's launcher runs them in.
-
-nslb's Hydra sweeper (``hydra_plugins/nslb_sweep``) calls :func:`check_sweep` with every job
-of the sweep before it launches the first batch: the first bad job is refused in one line
-that names it and its value. A study is checked at the corners of its search space
-(:func:`study_points`) by :func:`nslb_cli.runner.compose.check_command_line`.
-"""
+"""A sweep's jobs, each checked before any runs (:func:`check_sweep`, called by nslb's
+sweeper), and the order nslb's launcher runs them in."""
 
 from __future__ import annotations
 

@@ -100,7 +100,7 @@ def test_data_errors_are_one_line(tmp_path: Path, capsys) -> None:
         (["prepare", f"env.data_dir={tmp_path}"], "no ratings file found"),
         (["prepare", "agent=umts"], "expected env.key=value settings"),
         (["prepare", "env.release=ml-20m"], "no pinned checksum for release 'ml-20m'"),
-        (["prepare", "env.rnk=3"], "Could not override 'env.rnk'"),
+        (["prepare", "env.rnk=3"], "env.rnk: unknown key for env 'movielens'"),
         (["frobnicate"], "unknown command 'frobnicate'"),
     ):
         with pytest.raises(SystemExit) as caught:
