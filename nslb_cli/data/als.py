@@ -25,9 +25,7 @@ from nslb_cli.data import DataError
 from nslb_cli.data.ratings import MAX_RATING
 
 CHUNK = 1 << 20  # predictions are computed this many at a time (bounded memory)
-BLOCK_BYTES = 4 << 20  # the Gram product reads the other side's outer products in blocks
-# of columns of about this size, which stay in the CPU cache (ML-25M's 33,000 users ×
-# 210 entries × 4 bytes = 28 MB do not: a block of 4 MB makes the movies' Grams 2.5x faster)
+BLOCK_BYTES = 4 << 20  # the Gram product reads outer products in blocks that stay in cache
 FLOAT32_MAX = float(np.finfo(np.float32).max)  # 3.4e38: ALS' Grams and penalty are float32
 
 
