@@ -1,20 +1,9 @@
 """The one agent interface every agent implements.
 
-An agent is built from ``(params, problem, offline_model, rng)``: its parameters, the
-:class:`~nslb_cli.bandit.problem.Problem`, the :class:`~nslb_cli.bandit.problem.OfflineModel`
-(model-free agents ignore it) and its own random streams. Nothing else about the environment
-reaches an agent, except for reference agents that declare ``sees_truth`` (the oracle): they
-also get a :class:`~nslb_cli.bandit.problem.Truth` (see
-:func:`nslb_cli.runner.simulate.build_agent`).
-
-Each round the simulator calls ``act`` then ``update``; ``belief`` reports what the agent
-believes about the latent state, where it has such a belief.
-
-All arrays have a leading runs axis: one agent object plays a batch of independent runs.
-
-Before a batch is built, :meth:`Agent.memory` says how many bytes the agent will keep for it
-(the plugin contract: :mod:`nslb_cli.api`). How reports show an agent (its display name, its
-place in legends, its :class:`Style`) is declared on its class too.
+An agent is built from ``(params, problem, offline_model, rng)``; one that declares
+``sees_truth`` (the oracle) also gets a :class:`~nslb_cli.bandit.problem.Truth`. Each round the
+simulator calls ``act`` then ``update``. All arrays have a leading runs axis (the plugin
+contract: :mod:`nslb_cli.api`).
 """
 
 from __future__ import annotations
@@ -79,17 +68,10 @@ class Agent(ABC):
         """The bytes this agent keeps for a batch of ``sizes.n_runs`` runs, as
         ``{config key: bytes}``: each term keyed by the key whose value makes it grow (one of
         the agent's own, ``agent.KEY``, or of the environment, ``env.KEY``; several joined by
-        ``", "`` when it grows with each), so that a batch too large for the machine is
-        refused naming what to lower. A lower bound: count the arrays that grow with the
-        problem and your parameters, not temporaries.
+        ``", "`` when it grows with each). A lower bound: arrays, not temporaries.
 
-        The default is that of an agent with statistics per state, in float64 (``R`` runs,
-        ``K`` arms, ``S`` states, contexts of dimension ``d``): without contexts two sums per
-        arm and state plus transition counts, ``8 R S (2K + S)`` bytes keyed ``env.n_states,
-        env.n_arms``; with contexts a Bayesian linear regression per state,
-        ``8 R S (d^2 + d)`` bytes keyed by ``sizes.features_key`` (MovieLens: ``env.rank``).
-        Override it when your memory grows with your own parameters (umTS:
-        ``agent.num_particles``).
+        The default, statistics per state: ``8 R S (2K + S)`` bytes keyed ``env.n_states,
+        env.n_arms`` without contexts, ``8 R S (d^2 + d)`` keyed ``sizes.features_key`` with.
         """
         R, K, S, d = sizes.n_runs, sizes.n_arms, sizes.n_states, sizes.n_features
         if d:

@@ -1,76 +1,29 @@
 """BOCD-TS: Thompson sampling with Bayesian online change-point detection.
 
-Mellor & Shapiro (2013), "Thompson Sampling in Switching Environments with Bayesian Online
-Change Detection" (AISTATS), global switching model: at unknown change points every arm's
-mean is redrawn from its prior at once, and the agent tracks the posterior of the *run
-length* with the recursion of Adams & MacKay (2007), "Bayesian Online Changepoint Detection".
+Mellor & Shapiro (2013, AISTATS), global switching model, with the run-length recursion of
+Adams & MacKay (2007) (docs/design.md §4.8). The run length ``l_t`` counts the past rounds of
+the current segment; hazard ``h``: ``l_{t+1} = l_t + 1`` w.p. ``1 - h``, ``0`` w.p. ``h``.
+Hypothesis ``l`` carries per arm the conjugate posterior ``pi_l(a)`` of the segment's rewards
+under the default Thompson prior (D25).
 
-**Model.** Before round ``t`` (0-based) the run length ``l_t`` is the number of past rounds in
-the current segment: the segment is rounds ``t - l_t … t - 1``, ``l_0 = 0``. Between rounds a
-change happens with constant hazard ``h``: ``l_{t+1} = l_t + 1`` with probability ``1 - h``,
-``0`` with probability ``h``. Within a segment each arm's mean has the reward model's default
-Thompson prior (``N(0, sigma^2)``, or ``Beta(1, 1)`` for clicks: the prior of CD-TS, D25), and
-the segment's rewards update it by the conjugate rule
-(:meth:`~nslb_cli.bandit.rewards.RewardModel.update`). Hypothesis ``l`` thus carries, per arm,
-the conjugate posterior ``pi_l(a)`` of the arm's mean given its rewards in rounds
-``t - l … t - 1``.
+**Acting**: draw ``l ~ P(l_t | H_t)`` by inverse CDF, then ``theta_a ~ pi_l(a)``, and pull
+``argmax_a theta_a`` (lowest index on ties); ``1 + K`` draws per run and round.
 
-**Acting** (Thompson sampling from the joint posterior of run length and means, the paper's
-rule): draw ``l ~ P(l_t | H_t)`` by inverse CDF with one uniform, then each arm's mean
-``theta_a ~ pi_l(a)`` (:meth:`~nslb_cli.bandit.rewards.RewardModel.sample`), and pull
-``A_t = argmax_a theta_a`` (lowest index on ties). ``l = 0`` draws from the prior: a change
-just before round ``t``. Each run draws ``1 + K`` numbers per round from its own generator.
-
-**Update** after ``(A_t, R_t)``, in log space with the conjugate posterior predictive
-(:meth:`~nslb_cli.bandit.rewards.RewardModel.predictive_log_likelihood`: ``N(R_t; m, v + sigma^2)``
-or ``m^R (1 - m)^(1 - R)``) of the pulled arm under each hypothesis::
+**Update** after ``(A_t, R_t)``, with the conjugate posterior predictive::
 
     log q(l)   = log P(l_t = l | H_t) + log p(R_t | pi_l(A_t))
     Q(l)       = exp(log q(l) - max log q) / sum_l' exp(log q(l') - max log q)
     P(l_{t+1} = l + 1 | H_{t+1}) = (1 - h) Q(l)          (growth)
     P(l_{t+1} = 0     | H_{t+1}) = h                     (change point)
 
-and ``pi_{l+1}(A_t) = update(pi_l(A_t), R_t)`` (the other arms' posteriors move along
-unchanged), ``pi_0`` the prior. The compiled twin of the predictive gives it as
-``c_l exp(e_l)`` (:func:`nslb_cli.bandit.reward_kernels.predictive`); the weights are computed as
-``P(l) c_l exp(e_l - max e)``, the shift taken over the hypotheses of positive mass: the same
-normalised ``Q``, one exponential per hypothesis, and never all weights zero. ``Q`` is the
-filtered posterior of the segment containing round ``t``. With ``h = 0`` a single hypothesis
-remains: stationary Thompson sampling.
+and ``pi_{l+1}(A_t) = update(pi_l(A_t), R_t)``, ``pi_0`` the prior.
 
-**Pruning** (bounded work, deterministic: no random draws). After each update the hypotheses
-whose filtered mass ``Q(l)`` is below ``min_mass`` are discarded, as Adams & MacKay suggest for
-run lengths of negligible probability; if more than ``max_hypotheses - 1`` remain (room is
-kept for the new change point), the least probable are discarded down to that number. The
-most probable hypothesis is always kept, and the rest are renormalised. The mass discarded
-in a round is below ``min_mass`` times the number of hypotheses discarded, unless the cap
-binds; the total per run is reported (``dropped_mass``).
+**Pruning** (deterministic): hypotheses with ``Q(l) < min_mass`` are discarded, then all but
+the ``max_hypotheses - 1`` most probable; the MAP is always kept, the rest renormalised.
 
-**Defaults.** ``hazard: null``: ``h = Upsilon / n``, the expected number of changes of the
-offline model (:func:`~nslb_cli.agents.tuning.expected_changes`) over the horizon, i.e. the
-model's own switch probability ``1 - min_s phi(s, s)`` (0.005 in the synthetic presets).
-``max_hypotheses = 100`` and ``min_mass = 1e-3`` keep the work bounded (100 seeds × 2,000
-rounds in well under a second): on the paper's fixed scenario about 25 run lengths are live on
-average with Gaussian rewards and 57 with clicks, and the cap binds in almost no round
-with Gaussian rewards and in 6 % of the rounds with clicks. Pruning makes the
-posterior approximate; against a nearly exact one (``max_hypotheses = 3000``, ``min_mass =
-1e-7``: 380 and 300 live) the final regret differs by ``-2.9 ± 3.0`` (Gaussian) and
-``-6.9 ± 1.8`` (clicks) over 100 paired seeds: the pruned agent forgets long run lengths
-sooner, which here helps a little.
-
-**Statistics** (``summary()``, per run): ``hazard``; ``detections``, the rounds in which the
-most probable segment (the MAP of ``Q``) starts later than every earlier one did (a change
-detected: 11.7 per run for the 10 changes of the fixed scenario, Gaussian rewards);
-``mean_run_length``, the posterior mean of the current segment's length (rounds, the current
-one included) averaged over rounds; ``mean_hypotheses``, the run lengths held after each
-round (the new change point included) on average; ``dropped_mass``, the total posterior
-mass discarded by pruning.
-
-**Implementation.** One compiled loop per round over runs (:mod:`nslb_cli.compiled.jit`);
-hypotheses are kept oldest first in arrays of capacity ``max_hypotheses`` (capped at
-``n + 1``), their statistics in the reward model's own parameterisation, updated and sampled
-through the model's compiled twins (:mod:`nslb_cli.bandit.reward_kernels`): no formula of a
-likelihood here, and no question which model runs, except :func:`default_prior`.
+**Statistics** (``summary()``, per run): ``hazard``; ``detections``, rounds whose MAP segment
+starts later than every earlier one; ``mean_run_length`` and ``mean_hypotheses`` averaged over
+rounds; ``dropped_mass``, the total mass discarded by pruning.
 """
 
 from __future__ import annotations
@@ -118,11 +71,8 @@ class BOCDThompsonSamplingParams(check.Section):
 
 
 def default_prior(model: RewardModel) -> tuple[float, float]:
-    """The statistics of the reward model's default Thompson prior, the prior behind
-    :meth:`~nslb_cli.bandit.rewards.RewardModel.sample_given_sums`: ``(0, sigma^2)`` for
-    ``N(0, sigma^2)``, ``(1/2, 2)`` (mean, strength) for ``Beta(1, 1)``. A stand-in until the
-    reward models expose it (``RewardModel.default_prior``); selected by the family code that
-    compiled code uses (:attr:`~nslb_cli.bandit.rewards.RewardModel.kernel`)."""
+    """The statistics of the default Thompson prior: ``(0, sigma^2)`` for ``N(0, sigma^2)``,
+    ``(1/2, 2)`` (mean, strength) for ``Beta(1, 1)``."""
     family, parameter = model.kernel
     if family == GAUSSIAN_KERNEL:
         return 0.0, float(parameter)
@@ -138,8 +88,7 @@ def bocd_arms(
     count: np.ndarray,
     generators: Any,
 ) -> np.ndarray:
-    """Each run's arm: a run length drawn from ``mass[r, :count[r]]`` (inverse CDF, one
-    uniform: the first hypothesis whose cumulative mass exceeds ``u`` times the total), then
+    """Each run's arm: a run length drawn from ``mass[r, :count[r]]`` by inverse CDF, then
     ``argmax_a`` of one draw per arm from that hypothesis' posteriors."""
     R, _, K = first.shape
     arms = np.zeros(R, dtype=np.int64)
@@ -182,10 +131,8 @@ def filtered_posterior(
     weight: np.ndarray,
     exponents: np.ndarray,
 ) -> int:
-    """Run ``r``'s filtered posterior ``Q(l) ∝ P(l) p(x | pi_l(a))`` of its ``live``
-    hypotheses, into ``weight[:live]``; returns the MAP (the first on ties). The
-    predictive's exponent is shifted by its largest value among hypotheses of positive mass
-    before exponentiating."""
+    """Run ``r``'s filtered posterior ``Q(l) ∝ P(l) p(x | pi_l(a))`` into ``weight[:live]``;
+    returns the MAP (the first on ties)."""
     top = -np.inf
     for j in range(live):
         exponent, scale = reward_kernels.predictive(
@@ -245,11 +192,9 @@ def grow(
     keep: np.ndarray,
     live: int,
 ) -> tuple[int, float, float, float]:
-    """Growth: run ``r``'s kept hypotheses (``keep[:live]``) move to the front, oldest first;
-    each absorbs ``(a, x)`` and gets mass ``(1 - h) Q(l)``, renormalised over the kept mass;
-    then, if ``h > 0``, the change point with the prior and mass ``h``. Returns the hypotheses
-    held, the mass dropped, the mass kept and the kept mass' sum of run lengths (rounds, round
-    ``t`` included)."""
+    """Growth: run ``r``'s kept hypotheses move to the front, oldest first, absorb ``(a, x)``
+    and get mass ``(1 - h) Q(l)`` renormalised; then, if ``h > 0``, the change point. Returns
+    the hypotheses held, the mass dropped, the mass kept and its sum of run lengths."""
     _, _, K = first.shape
     dropped = kept_mass = mean_length = 0.0
     for j in range(live):
@@ -299,12 +244,10 @@ def bocd_update(
     count: np.ndarray,
     record: np.ndarray,
 ) -> None:
-    """One round of the run-length recursion for every run, in place (module docstring):
-    :func:`filtered_posterior`, pruning (:func:`choose_kept`), then :func:`grow`.
+    """One round of the run-length recursion for every run, in place.
 
-    ``record[r]`` accumulates the run's statistics: ``[0]`` detections, ``[1]`` the sum of
-    posterior mean run lengths, ``[2]`` the sum of hypotheses held after each round, ``[3]``
-    the mass dropped, ``[4]`` the latest start of a MAP segment so far.
+    ``record[r]``: ``[0]`` detections, ``[1]`` the sum of posterior mean run lengths, ``[2]``
+    the sum of hypotheses held, ``[3]`` the mass dropped, ``[4]`` the latest MAP start.
     """
     R, capacity, _ = first.shape
     weight = np.empty(capacity)
@@ -332,13 +275,7 @@ def bocd_update(
 
 
 class BOCDThompsonSampling(Agent):
-    """BOCD-TS: Thompson sampling with Bayesian online change detection (Mellor & Shapiro, 2013).
-
-    A posterior over the run length since the last global change point (Adams & MacKay's
-    recursion, constant hazard) with per-run-length conjugate posteriors of every arm's
-    mean; Thompson sampling draws a run length, then each arm's mean. See the module
-    docstring.
-    """
+    """BOCD-TS: Thompson sampling with Bayesian online change detection (Mellor & Shapiro, 2013)."""
 
     display_name = "BOCD-TS"
     legend_rank = 150
@@ -349,8 +286,7 @@ class BOCDThompsonSampling(Agent):
 
     @classmethod
     def memory(cls, params: BOCDThompsonSamplingParams, sizes: Sizes) -> dict[str, int]:
-        """Each run's hypotheses, at most ``max_hypotheses`` (and ``n + 1``): two statistics
-        per arm, a mass and a start each, ``8 R H (2K + 2)`` bytes."""
+        """Each run's hypotheses: ``8 R H (2K + 2)`` bytes."""
         capacity = min(params.max_hypotheses, sizes.horizon + 1)
         return {"agent.max_hypotheses": 8 * sizes.n_runs * capacity * (2 * sizes.n_arms + 2)}
 

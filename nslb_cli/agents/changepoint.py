@@ -10,45 +10,20 @@ The structure is Cao et al. (2019)'s M-UCB. Per run the agent keeps, since its l
 2. observe ``R_t``; if the detector fires, restart globally, as M-UCB does: every arm's
    statistics and every arm's detector window are cleared and ``r = t + 1``.
 
-Base algorithms, with ``sigma`` the sub-Gaussian scale of the rewards (the noise standard
-deviation of Gaussian rewards, ``1/2`` for Bernoulli ones: ``Problem.sigma``) and
-``m = t - r + 1`` the rounds since the restart:
+Base algorithms, with ``sigma = Problem.sigma`` and ``m = t - r + 1`` (docs/design.md §4.5):
 
 * ``cd_ucb``: UCB1, ``A_t = argmax_a Y_a / n_a + sigma sqrt(8 log m / n_a)`` (unpulled arms
-  first, lowest index first). For ``sigma = 1/2``, the sub-Gaussian constant of a reward in
-  ``[0, 1]``, this is UCB1's ``sqrt(2 log m / n_a)``.
-* ``cd_ts``: Thompson sampling, ``theta_a`` drawn from each mean's posterior given its
-  ``n_a`` rewards summing to ``Y_a`` under the reward model's default prior
-  (:meth:`~nslb_cli.bandit.rewards.RewardModel.sample_given_sums`), ``A_t = argmax_a theta_a``:
-  Gaussian rewards, ``theta_a ~ N(Y_a / (n_a + 1), sigma^2 / (n_a + 1))`` (a ``N(0,
-  sigma^2)`` prior, known noise); Bernoulli rewards, ``theta_a ~ Beta(1 + Y_a, 1 + n_a -
-  Y_a)`` (a uniform prior); both from Agrawal & Goyal.
+  first, lowest index first).
+* ``cd_ts``: Thompson sampling from the default prior
+  (:meth:`~nslb_cli.bandit.rewards.RewardModel.sample_given_sums`), ``A_t = argmax_a theta_a``.
 
-Defaults: ``tau = 100`` and ``threshold = sigma sqrt(tau log(2 K n^2) / 2)`` (the paper's,
-:func:`~nslb_cli.agents.detectors.cao_threshold`, when ``null``; for Bernoulli rewards
-``sigma = 1/2``). ``gamma = 0``: no forced
-exploration. The paper's description of these baselines has none, and at the paper's
-scale it cannot help: Cao et al.'s ``gamma = sqrt(K L log n / n)`` is about 0.46 for n = 2000
-and 10 changes (``null`` computes it, :func:`~nslb_cli.agents.tuning.cao_exploration`),
-spending 46 % of the rounds on uniform play, while an arm explored at rate ``gamma / K``
-collects ``gamma / K · 200 < tau / 2`` rewards in a 200-round segment, too few for its
-detector to see a change of that arm.
+Defaults: ``tau = 100``, ``threshold = sigma sqrt(tau log(2 K n^2) / 2)``
+(:func:`~nslb_cli.agents.detectors.cao_threshold`), ``gamma = 0``.
 
-Implementation. Each round is two compiled calls that loop over the runs
-(:mod:`nslb_cli.compiled.jit`): the choice, :func:`ucb_choice` or :func:`thompson_choice`
-(step 1 and the base algorithm), and :func:`restarted_update` (step 2: the pulled arm's
-``n_a`` and ``Y_a``, its detector window and test, the global restart, ``r`` and the
-detections). They do the arithmetic of their numpy statements (``reference_act``,
-``reference_update`` and ``mean_shift_update`` in ``tests/helpers/reference_kernels.py``), in
-the same order, so both give the same arms and statistics bit for bit (tests hold them to it):
-
-* each half of the detector window is summed in numpy's pairwise order (:func:`plan_sum`),
-  from the oldest reward of that half;
-* UCB's ``8 log m`` is read from a table numpy computes once per batch (numpy's ``log``
-  differs from the C library's in the last bit for a few ``m``);
-* CD-TS's run ``r`` draws ``K`` numbers per round from its own generator, in arm order, also
-  in rounds of forced exploration: the numbers ``sample_given_sums`` draws
-  (:func:`~nslb_cli.agents.switching_ts.thompson_arms`, tested to draw them).
+The compiled calls do the arithmetic of their numpy statements in ``tests/helpers/
+reference_kernels.py`` in the same order: window halves summed in numpy's pairwise order
+(:func:`plan_sum`), ``8 log m`` read from a table numpy computes, and CD-TS drawing ``K``
+numbers per run and round, also in rounds of forced exploration.
 """
 
 from __future__ import annotations
@@ -132,11 +107,9 @@ def block_sum(values: np.ndarray, start: int, n: int) -> float:
 
 @inline
 def plan_sum(values: np.ndarray, start: int, plan: np.ndarray, partial: np.ndarray) -> float:
-    """``values[start], ..., values[start + n - 1]`` summed in the order of numpy's
-    ``add.reduce`` on float64 (its ``pairwise_sum``), so the sum is ``np.sum``'s bit for bit:
-    the postfix program ``plan`` (:func:`~nslb_cli.bandit.numerics.pairwise_plan` of ``n``)
-    run with :func:`block_sum` for its blocks; ``partial`` (``len(plan)``) holds the sums in
-    progress."""
+    """``values[start : start + n]`` summed as ``np.sum`` sums it: the postfix program ``plan``
+    (:func:`~nslb_cli.bandit.numerics.pairwise_plan`) run with :func:`block_sum` for its
+    blocks; ``partial`` (``len(plan)``) holds the sums in progress."""
     top = 0
     for k in range(len(plan)):
         if plan[k, 0] >= 0:
@@ -152,11 +125,9 @@ def plan_sum(values: np.ndarray, start: int, plan: np.ndarray, partial: np.ndarr
 def window_shift(
     ring: np.ndarray, count: int, ordered: np.ndarray, plan: np.ndarray, partial: np.ndarray
 ) -> float:
-    """The mean-shift statistic of a full window: with ``Y_1 .. Y_tau`` the last ``tau``
-    rewards in ``ring`` (``count`` written so far, the next slot ``count mod tau`` holding the
-    oldest), ``sum_{i > tau/2} Y_i - sum_{i <= tau/2} Y_i``, each half summed by
-    :func:`plan_sum` (``plan`` of ``tau / 2`` numbers); ``ordered`` (``tau``) receives the
-    window, oldest first."""
+    """``sum_{i > tau/2} Y_i - sum_{i <= tau/2} Y_i`` of the last ``tau`` rewards in ``ring``
+    (slot ``count mod tau`` the oldest), each half by :func:`plan_sum`; ``ordered`` receives
+    the window, oldest first."""
     tau = len(ring)
     oldest = count % tau
     ordered[: tau - oldest] = ring[oldest:]
@@ -179,13 +150,9 @@ def restarted_update(
     restart: np.ndarray,
     detections: np.ndarray,
 ) -> None:
-    """:meth:`DetectorRestarted.update`, compiled, in place (module docstring, step 2). Per
-    run ``r`` with ``a = actions[r]``: ``n_a += 1``, ``Y_a += R_t``; the reward enters ``a``'s
-    ring buffer ``window[r, a]`` (``tau`` slots, ``counts[r, a]`` rewards since the reset);
-    once ``counts[r, a] >= tau``, if ``|`` :func:`window_shift` ``| > threshold`` (its
-    halves summed by ``plan``) the run
-    restarts: all its ``n``, ``Y`` and ``counts`` are 0, ``restart[r] = t + 1`` and
-    ``detections[r] += 1``."""
+    """:meth:`DetectorRestarted.update`, compiled, in place (step 2): the pulled arm's ``n_a``,
+    ``Y_a`` and ring buffer; once it holds ``tau`` rewards, ``|`` :func:`window_shift` ``| >
+    threshold`` restarts the run (``restart[r] = t + 1``, ``detections[r] += 1``)."""
     tau = window.shape[2]
     ordered = np.empty(tau)
     partial = np.empty(len(plan))
@@ -228,9 +195,8 @@ def ucb_choice(
     sigma: float,
     log_rounds: np.ndarray,
 ) -> np.ndarray:
-    """:meth:`CDUCB.act`, compiled: per run the :func:`forced_arm`, else the first arm of
-    largest ``Y_a / n_a + sigma sqrt(8 log m / n_a)`` (``+inf`` for ``n_a = 0``), with
-    ``8 log m = log_rounds[m - 1]``, ``m = t - restart + 1``; ``(R,)``."""
+    """:meth:`CDUCB.act`, compiled: the :func:`forced_arm`, else the first arm of largest
+    UCB index, ``8 log m = log_rounds[m - 1]``; ``(R,)``."""
     R, K = pulls.shape
     arms = np.zeros(R, dtype=np.int64)
     for r in range(R):
@@ -276,11 +242,7 @@ def thompson_choice(
 
 
 class DetectorRestarted(Restarting):
-    """A per-arm bandit algorithm with forced exploration, restarted by a change detector.
-
-    Compiled: each subclass's ``act`` and :meth:`update` (module docstring,
-    "Implementation"); ``reference_act`` and ``reference_update`` in
-    ``tests/helpers/reference_kernels.py`` state the same rounds in numpy."""
+    """A per-arm bandit algorithm with forced exploration, restarted by a change detector."""
 
     fixed_arms = True
     detector: MeanShiftDetector
@@ -324,10 +286,7 @@ class DetectorRestarted(Restarting):
 
 
 class CDUCB(DetectorRestarted):
-    """CD-UCB: UCB1 restarted by the mean-shift detector of Cao et al. (2019).
-
-    See the module docstring; ``log_rounds[m - 1] = 8 log m`` for ``m = 1 .. n``, every
-    ``m = t - r + 1`` of the horizon's rounds ``t < n``."""
+    """CD-UCB: UCB1 restarted by the mean-shift detector of Cao et al. (2019)."""
 
     display_name = "CD-UCB"
     legend_rank = 10
@@ -355,9 +314,7 @@ class CDUCB(DetectorRestarted):
 
 
 class CDTS(DetectorRestarted):
-    """CD-TS: Thompson sampling restarted by the mean-shift detector of Cao et al. (2019).
-
-    See the module docstring."""
+    """CD-TS: Thompson sampling restarted by the mean-shift detector of Cao et al. (2019)."""
 
     display_name = "CD-TS"
     legend_rank = 20

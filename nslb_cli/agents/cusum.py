@@ -1,10 +1,6 @@
 """CUSUM-UCB (Liu, Lee & Shroff, AAAI 2018): UCB restarted per arm by a two-sided CUSUM test.
 
-The change-detection framework of Liu et al. ("A Change-Detection Based Framework for
-Piecewise-Stationary Multi-Armed Bandit Problems"): UCB on the rewards each arm has given
-since its own last restart, uniform exploration with probability ``alpha``, and one
-change detector per arm whose alarm restarts *only that arm* (local restarts). Round ``t``
-(``t = 1 .. n``), per run:
+Round ``t`` (``t = 1 .. n``), per run (docs/design.md §4.8):
 
 1. with probability ``alpha`` pull an arm uniformly at random (each arm with probability
    ``alpha / K``); otherwise the UCB arm (the paper's equations (1)-(3))::
@@ -12,11 +8,7 @@ change detector per arm whose alarm restarts *only that arm* (local restarts). R
        A_t = argmax_a  Y_a / N_a + 2 sigma sqrt(2 log(n_t) / N_a),   n_t = sum_a N_a
 
    where ``N_a`` and ``Y_a`` are arm ``a``'s pulls and reward sum since its last restart,
-   unpulled arms first (index ``+inf``), ties broken uniformly at random. ``n_t`` counts the
-   pulls since each arm's restart, not the rounds (the paper's ``n_t``; SMPyBandits' CUSUM
-   policy sets its UCB's ``t`` to the same sum). ``sigma`` is the rewards' sub-Gaussian
-   scale (``Problem.sigma``): for rewards in ``[0, 1]``, ``sigma = 1/2`` and the bonus is
-   UCB1's ``sqrt(2 log(n_t) / N_a)``.
+   unpulled arms first, ties broken uniformly at random; ``sigma = Problem.sigma``.
 2. observe ``y_k``, the ``k``-th reward of ``A_t`` since its restart, and feed the arm's
    two-sided CUSUM (the paper's Algorithm 2, equations (5)-(6)):
 
@@ -24,40 +16,17 @@ change detector per arm whose alarm restarts *only that arm* (local restarts). R
        s+_k = (y_k - u_0 - eps) 1{k > M},   s-_k = (u_0 - y_k - eps) 1{k > M}
        g+_k = max(0, g+_{k-1} + s+_k),      g-_k = max(0, g-_{k-1} + s-_k),   g_0 = 0
 
-   An alarm when ``g+_k >= h`` or ``g-_k >= h`` restarts the arm: ``N_a = Y_a = 0`` and its
-   CUSUM starts afresh (the paper's ``tau_a = t + 1``: the reward that raised the alarm is
-   not kept). The other arms keep everything.
+   An alarm when ``g+_k >= h`` or ``g-_k >= h`` restarts only that arm (the alarm's reward
+   is not kept).
 
-Scale. ``eps`` and ``h`` are given, as in the paper, for rewards in ``[0, 1]`` (whose
-sub-Gaussian scale is 1/2); the test runs on rewards divided by ``2 sigma``, i.e. with drift
-``2 sigma eps`` and threshold ``2 sigma h`` in reward units. For Bernoulli rewards and for
-Gaussian rewards with ``sigma = 1/2`` (the paper's synthetic scenario) this is the paper's
-test as written; other noise levels keep the test's false-alarm rate.
+``eps`` and ``h`` are for rewards in ``[0, 1]``; the test runs with drift ``2 sigma eps`` and
+threshold ``2 sigma h``. Defaults (``null``), with ``Upsilon`` the offline model's expected
+changes (:func:`~nslb_cli.agents.tuning.expected_changes`, at least 1): ``h = log(n /
+Upsilon)``, ``alpha = sqrt(Upsilon / n · log(n / Upsilon))``, ``epsilon = 0.05``, ``M = 100``
+(SMPyBandits' ``CUSUM_IndexPolicy``).
 
-Defaults (``null``), from the horizon ``n`` and the number of changes ``Upsilon`` (read from
-the offline model: :func:`~nslb_cli.agents.tuning.expected_changes`, at least 1):
-
-* ``threshold`` ``h = log(n / Upsilon)`` and ``alpha = sqrt(Upsilon / n · log(n / Upsilon))``:
-  the paper's tuning for a known horizon and number of changes (its Theorem 2 / Corollary 2
-  set ``h = log(T / Upsilon_T) / C_1`` and ``alpha`` of order ``sqrt(Upsilon_T / T ·
-  log(T / Upsilon_T))``, with constants ``C_1, C_2`` of ``eps`` and ``M``; these are the
-  simplified forms that Besson et al. (2022) and SMPyBandits' ``CUSUM_IndexPolicy`` use).
-  For the synthetic presets (``n = 2000``, ``Upsilon = 10``): ``h = 5.30``,
-  ``alpha = 0.163``.
-* ``epsilon = 0.05`` and ``warmup`` ``M = 100``. The analysis leaves both to prior knowledge
-  of the problem: ``eps`` must stay below the smallest change of an arm's mean that should
-  be detected (about half of it), and ``M`` below the number of pulls an arm gets in a
-  stationary segment, enough to estimate ``u_0``. These are the values of the reference
-  implementation, SMPyBandits 0.9.7 (``CUSUM_IndexPolicy``: ``M = 100``, its base class's
-  ``epsilon = 0.05``); Besson et al. (2022) use ``M = 150`` and ``eps = 0.1`` on their easy
-  problems of 5,000-20,000 rounds.
-
-Randomness: two uniforms per run and round from the agent's stream (exploration, then the
-uniform arm or the tie-break), drawn in blocks (:class:`~nslb_cli.agents.round_draws.RoundDraws`).
-The choice and the update run in compiled per-run loops (:func:`cusum_choice`,
-:func:`cusum_update`); ``cusum_index`` in ``tests/helpers/reference_kernels.py`` and
-:func:`random_argmax` are their numpy statements (tests hold the two to the same arms).
-Per run statistics: ``detections`` (alarms), ``alpha`` and ``threshold`` (the ``h`` used).
+Two uniforms per run and round (exploration, then the uniform arm or the tie-break). Per run
+statistics: ``detections``, ``alpha`` and ``threshold``.
 """
 
 from __future__ import annotations
@@ -206,9 +175,8 @@ def cusum_update(
 class CUSUMUCB(Agent):
     """CUSUM-UCB (Liu, Lee & Shroff, AAAI 2018): UCB with per-arm two-sided CUSUM restarts.
 
-    Module docstring: the equations, defaults and scale. Statistics per run and arm since the
-    arm's last restart: ``pulls`` (``N_a``), ``sums`` (``Y_a``), ``baseline`` (``u_0``, NaN
-    during the first ``M`` rewards), ``g_plus`` and ``g_minus``.
+    Per run and arm since its last restart: ``pulls`` (``N_a``), ``sums`` (``Y_a``),
+    ``baseline`` (``u_0``, NaN during the first ``M`` rewards), ``g_plus`` and ``g_minus``.
     """
 
     display_name = "CUSUM-UCB"

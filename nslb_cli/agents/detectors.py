@@ -1,18 +1,7 @@
 """Change detectors that restart a bandit algorithm, batched over runs.
 
-A detector watches the rewards an agent observes and says, for every run, whether the
-reward distribution just changed. It owns no policy: its owner restarts its own statistics
-when it fires and then calls :meth:`ChangeDetector.reset` for the runs it restarted.
-
-:class:`MeanShiftDetector` is the detector of Cao et al. (2019) used by the paper's CD-UCB
-and CD-TS baselines (section 5.1): per arm, the sum of the arm's last ``tau / 2`` rewards is
-compared with the sum of the ``tau / 2`` rewards before them.
-
-:class:`LinearShiftDetector` is the paper's adaptation to linear bandits (section 5.2), used
-by CD-LinUCB and CD-LinTS: least-squares weights on the last ``tau / 2`` rounds are compared
-with those on the ``tau / 2`` rounds before, in the norm of the window's design matrix. It
-watches feature vectors rather than arms: its ``update`` takes the pulled arm's features
-``X_t[A_t]`` (``(R, d)``).
+A detector's owner restarts its own statistics when it fires and then calls
+:meth:`ChangeDetector.reset` for the runs it restarted.
 """
 
 from __future__ import annotations
@@ -26,9 +15,7 @@ from nslb_cli.common import validators as check
 
 
 class ChangeDetector(Protocol):
-    """What a restarted agent needs from a detector: to forget runs it restarted. The
-    detector's test is its owner's business (:meth:`LinearShiftDetector.update`, or CD-UCB's
-    and CD-TS's compiled update on :class:`MeanShiftDetector`'s arrays)."""
+    """What a restarted agent needs from a detector: to forget runs it restarted."""
 
     def reset(self, mask: np.ndarray) -> None:
         """Forget everything observed in the runs where ``mask`` (``(R,)`` bool) is True."""
@@ -36,17 +23,8 @@ class ChangeDetector(Protocol):
 
 
 def cao_threshold(problem: Problem, tau: int) -> float:
-    """The paper's threshold ``b = sigma * sqrt(tau * log(2 K n^2) / 2)`` (section 5.1).
-
-    Cao et al. (2019) set ``b = sqrt(w log(2 K T^2) / 2)`` for rewards in ``[0, 1]``; the paper
-    scales it by the noise ``sigma``. The statistic below has standard deviation
-    ``sigma * sqrt(tau)`` on a stationary stream, so ``b`` is ``sqrt(log(2 K n^2) / 2)``
-    standard deviations (2.96 for K = 5, n = 2000: a false-alarm probability of 0.3 % per test).
-    ``sigma`` is ``Problem.sigma``, the rewards' sub-Gaussian scale: ``1/2`` for Bernoulli
-    rewards, whose statistic has standard deviation at most ``sqrt(tau) / 2``, so ``b`` is
-    then at least as many standard deviations (half Cao et al.'s value, which is a Hoeffding
-    bound for any rewards in ``[0, 1]``).
-    """
+    """The paper's threshold ``b = sigma * sqrt(tau * log(2 K n^2) / 2)`` (section 5.1): Cao
+    et al.'s (2019) ``sqrt(w log(2 K T^2) / 2)`` scaled by the noise ``sigma``."""
     return problem.sigma * float(np.sqrt(tau * np.log(2 * problem.n_arms * problem.horizon**2) / 2))
 
 
@@ -58,12 +36,8 @@ class MeanShiftDetector:
 
         | sum_{i > tau/2} Y_i  -  sum_{i <= tau/2} Y_i |  >  threshold
 
-    Only the arm pulled in a round is tested in that round.
-
-    ``mean_shift_update`` in ``tests/helpers/reference_kernels.py`` states the test in numpy.
-    CD-UCB and CD-TS run it compiled, on this detector's arrays, in the same order of
-    additions (each half summed as ``np.sum`` sums it), with their own update and restart in
-    the same call (:func:`~nslb_cli.agents.changepoint.restarted_update`).
+    Only the arm pulled in a round is tested, compiled by
+    :func:`~nslb_cli.agents.changepoint.restarted_update` on this detector's arrays.
 
     Args:
         n_runs: ``R``; n_arms: ``K``.
@@ -111,21 +85,9 @@ class LinearShiftDetector:
         Sigma = A + A'
         fire when  ||W - W'||_Sigma = sqrt((W - W')' Sigma (W - W')) >= threshold
 
-    with ``rho`` = ``ridge`` (:data:`DETECTOR_RIDGE`). Nothing is tested until the window is
-    full. Every round with a full window is tested (windows overlap).
-
-    On a stationary stream ``y = x' w + N(0, sigma^2)`` (and ``rho -> 0``) ``W - W'`` is
-    ``N(0, sigma^2 (A^-1 + A'^-1))`` given the features, so the squared statistic is a
-    weighted sum of ``chi^2_1`` variables with mean
-    ``sigma^2 tr((A^-1 + A'^-1)(A + A')) = sigma^2 (2 d + tr(A^-1 A') + tr(A'^-1 A))``; when the
-    halves have similar designs (``A ~ A'``) it is about ``2 sigma chi_d``.
-
-    Computation, per run and round (compiled, run by run:
-    :func:`~nslb_cli.agents.linear_kernels.record_round`): ``A``, ``A'`` and
-    ``sum x_i y_i`` of the newest half are running sums (the round entering added, the round
-    leaving subtracted; rounding drifts by about ``1e-16`` per round, far below ``rho``), ``W``
-    is a Cholesky solve, and ``W'`` is not solved again: the older half is the newest half of
-    ``tau / 2`` rounds ago, whose ``W`` is kept.
+    with ``rho`` = ``ridge`` (:data:`DETECTOR_RIDGE`); every round with a full window is
+    tested. Compiled (:func:`~nslb_cli.agents.linear_kernels.record_round`): running sums of
+    the newest half, ``W`` by Cholesky, ``W'`` the ``W`` kept from ``tau / 2`` rounds ago.
 
     Args:
         n_runs: ``R``; dim: ``d``, the feature dimension.

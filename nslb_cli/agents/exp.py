@@ -19,22 +19,10 @@ normalised weights) and, with one-hot advice, Exp4's. ``alpha = 0`` gives Exp3 /
 Defaults (``null`` in the config): ``gamma`` and ``alpha`` from Auer et al.'s tuning for the
 horizon and the expected number of changes, :func:`~nslb_cli.agents.tuning.exp3s_tuning`.
 
-Rewards are mapped to ``[0, 1]`` as ``x = clip((R_t - low) / (high - low), 0, 1)``. By default
+Rewards are mapped to ``[0, 1]`` as ``x = clip((R_t - low) / (high - low), 0, 1)`` with
 ``low = min_{s,a} mu(a, X_t, s) - 2 sigma`` and ``high = max_{s,a} mu(a, X_t, s) + 2 sigma``
-from the offline model's predicted means in that round, cut to the rewards' support
-(``RewardModel.support``): the range holds all the means and all but about 2 % of the
-rewards of the extreme arms, so the map is an affine rescaling except in the tails. Clipping
-Gaussian rewards of equal variance keeps the order of the arms' expected rewards, so the
-best arm in ``[0, 1]`` units is the best arm. Bernoulli rewards (``sigma = 1/2``) are
-already in ``[0, 1]``: their range is ``[0, 1]`` and ``x = R_t``. ``exp3s`` uses
-the model only for this scale and for the expected number of changes. The predicted means
-(advice and range) are read once for a multi-armed model, at construction (they are the same
-every round), and once per round, in ``act``, for a linear one.
-
-Plain numpy, nothing compiled (a run of these agents does not import numba): each round is
-a fixed handful of numpy calls on ``(R, K)`` and ``(R, N)`` arrays, the arm drawn by
-:func:`~nslb_cli.bandit.rng.categorical` from the agent's stream of one uniform per run and
-round, drawn in blocks (:class:`~nslb_cli.agents.round_draws.RoundDraws`).
+from the offline model's predicted means, cut to ``RewardModel.support`` (docs/design.md §4.4).
+One uniform per run and round draws the arm (:func:`~nslb_cli.bandit.rng.categorical`).
 """
 
 from __future__ import annotations
@@ -99,10 +87,8 @@ class Exp4SParams(ExpParams):
 class ExponentialWeights(Agent):
     """The Exp3.S / Exp4.S core over ``n_experts`` experts; subclasses give the advice.
 
-    The per-run factors of the module docstring's equations (``1 - gamma``, ``gamma / K``,
-    ``e alpha / N``) are computed once, at construction, and so are the advice and the reward
-    range of a multi-armed model, whose predicted means are the same every round
-    (:meth:`observe`); a linear model's are observed in each :meth:`act`.
+    A multi-armed model's advice and reward range are observed once (:meth:`observe`), a
+    linear model's in each :meth:`act`.
     """
 
     def __init__(

@@ -14,18 +14,10 @@ arm's rewards, whose detection restarts that arm (local restarts, the default) o
        f(s) = log(s) + 3 log(max(1, log(s)))   (f(s) = 0 for s <= 1),
 
    with ``N_a``, ``Y_a`` arm ``a``'s pulls and reward sum since its last restart ``tau_a``
-   (the round of the detection, 0 at the start; ``t - 1 - tau_a`` rounds have been played
-   since: the paper's index ``UCB_a(t)`` uses the observations up to round ``t`` and chooses
-   ``A_{t+1}``, as in the authors' code and SMPyBandits), ``d`` the divergence of the reward
-   model
-   (:meth:`~nslb_cli.bandit.rewards.RewardModel.divergence`): the binary relative entropy for
-   Bernoulli rewards, ``(x - y)^2 / (2 sigma^2)`` for Gaussian ones, whose index is then
-   ``Y_a / N_a + sigma sqrt(2 f / N_a)``
-   (:meth:`~nslb_cli.bandit.rewards.RewardModel.upper_confidence`: closed form, or 8 Newton
-   steps for Bernoulli). Unpulled arms come first (index ``+inf``);
-   ties are broken uniformly at random. The paper's exploration function is
-   ``log(s) + 3 log(log(s))``; its ``log log`` is negative for ``s < e`` (``f(2) < 0``, an
-   empty confidence set), so it is clipped at 0 there, as SMPyBandits' ``klUCBloglog`` does.
+   (0 at the start), ``d`` the reward model's divergence
+   (:meth:`~nslb_cli.bandit.rewards.RewardModel.divergence`). Unpulled arms come first;
+   ties are broken uniformly at random. ``log log`` is clipped at 0, as SMPyBandits'
+   ``klUCBloglog`` does.
 2. observe the reward; it is ``Z_k``, the ``k``-th reward of arm ``A_t`` since its restart.
    When ``k`` is a multiple of ``test_every`` (``Delta n``), the GLR test runs over the split
    points ``s = 1, 1 + Delta s, 1 + 2 Delta s, .. <= k - 1`` (``Delta s`` = ``split_every``):
@@ -33,42 +25,20 @@ arm's rewards, whose detection restarts that arm (local restarts, the default) o
        G(s) = s d(mean(Z_1..Z_s), mean(Z_1..Z_k)) + (k - s) d(mean(Z_s+1..Z_k), mean(Z_1..Z_k))
        detect when  max_s G(s) >= beta(k, delta) = log(3 k^(3/2) / delta)
 
-   (the paper's practical threshold, section "Practical considerations"; its Lemma 1 bounds
-   the false-alarm probability of the test over all ``k`` by ``delta`` for the larger
-   ``2 T(log(3 k sqrt(k) / delta) / 2) + 6 log(1 + log(k))``). With the Bernoulli
-   divergence this is the Bernoulli GLR (B-GLRT) of the paper, valid for any rewards in
-   ``[0, 1]``; with the Gaussian divergence, ``G(s) = s (k - s) / k (mean_1 - mean_2)^2 /
-   (2 sigma^2)``, the Gaussian GLR (the statistic of SMPyBandits' Gaussian GLR policies,
-   with the same threshold as its ``OurGaussianGLR``). On a detection the arm is restarted:
-   ``tau_a = t``, ``N_a = Y_a = 0``, its history emptied; with global restarts every arm is.
+   (the paper's practical threshold). On a detection the arm is restarted (``tau_a = t``,
+   ``N_a = Y_a = 0``); with global restarts every arm is.
 
-The subsampling (``Delta n = Delta s = 10``) is the paper's speed-up: it keeps the
-false-alarm guarantee (a test over fewer ``(k, s)`` pairs) and delays a detection by at most
-``Delta n - 1`` rewards of the arm; the paper and SMPyBandits use 10 and 10 for horizons up
-to 20,000. The update and the test run in a compiled per-run loop (:func:`glr_update`),
-which stops a test at the first split point over the threshold; :func:`glr_statistic` in
-``tests/helpers/reference_kernels.py`` is the same statistic in numpy (tests hold the two to
-the same detections).
-
-Defaults (``null``), with ``Upsilon`` the expected number of changes of the offline model
-(:func:`~nslb_cli.agents.tuning.expected_changes`, at least 1), ``n`` the horizon and
-``K`` the arms, as the paper's corollaries and its experiments (SMPyBandits'
-``configuration_nonstationary.py``):
+Defaults (``null``), with ``Upsilon`` the offline model's expected changes
+(:func:`~nslb_cli.agents.tuning.expected_changes`, at least 1):
 
 * local restarts: ``delta = 1 / sqrt(K Upsilon n)``,
   ``alpha = alpha_scale sqrt(K Upsilon log(n) / n)``;
 * global restarts: ``delta = 1 / sqrt(Upsilon n)``,
   ``alpha = alpha_scale sqrt(Upsilon log(n) / n)``;
-* ``alpha_scale = 0.05`` (the paper's ``alpha_0``: the corollaries' ``alpha`` minimises a
-  bound, not the regret, and is too large in practice). For the synthetic presets (``K = 5``,
-  ``n = 2000``, ``Upsilon = 10``), local: ``delta = 0.0032``, ``alpha = 0.0218``, an
-  exploration cycle every 229 rounds.
+* ``alpha_scale = 0.05`` (the paper's ``alpha_0``), ``Delta n = Delta s = 10``.
 
-Memory: the test needs, per run and arm, the sums of the first ``s`` rewards since the
-restart at the split points only (``s = 1, 1 + Delta s, ..``) and the total: ``8 R K n /
-Delta s`` bytes (0.8 MB for 100 seeds × 2,000 rounds × 5 arms; a tenth of the world's mean
-rewards). Randomness: one uniform per run and round (the tie-break), drawn in blocks.
-Per run statistics: ``detections``, ``alpha`` and ``delta``.
+One uniform per run and round (the tie-break). Per run statistics: ``detections``, ``alpha``
+and ``delta``.
 """
 
 from __future__ import annotations
@@ -131,9 +101,7 @@ class GLRklUCBParams(check.Section):
 def glr_defaults(
     problem: Problem, model: OfflineModel, restarts: str, alpha_scale: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(delta, alpha)`` per run, ``(R,)`` (module docstring): ``1 / sqrt(c Upsilon n)`` and
-    ``alpha_scale sqrt(c Upsilon log(n) / n)`` with ``c = K`` (local) or 1 (global), cut to
-    ``[0, 1]``."""
+    """``(delta, alpha)`` per run, ``(R,)``, cut to ``[0, 1]``."""
     n = problem.horizon
     upsilon = np.clip(expected_changes(model, n), 1.0, n)
     c = problem.n_arms if restarts == "local" else 1
@@ -150,10 +118,7 @@ def exploration(s: np.ndarray) -> np.ndarray:
 
 @inline
 def divergence_of(family: int, variance: float, x: float, y: float) -> float:
-    """The compiled twin of :meth:`~nslb_cli.bandit.rewards.RewardModel.divergence` for the
-    model whose :attr:`~nslb_cli.bandit.rewards.RewardModel.kernel` is ``(family, variance)``
-    (same arithmetic): ``(x - y)^2 / (2 sigma^2)``, or the binary relative entropy with both
-    means kept in ``[KL_EPSILON, 1 - KL_EPSILON]``."""
+    """The compiled twin of :meth:`~nslb_cli.bandit.rewards.RewardModel.divergence`."""
     if family == GAUSSIAN_KERNEL:
         return (x - y) ** 2 / (2.0 * variance)
     x = min(max(x, KL_EPSILON), 1.0 - KL_EPSILON)
@@ -179,10 +144,8 @@ def glr_update(
     detections: np.ndarray,
 ) -> None:
     """:meth:`GLRklUCB.update`, compiled, in place: the pulled arm's statistics and split-point
-    sums, its GLR test when due (``max_s G(s) >= beta(k, delta)``, stated in numpy by
-    ``glr_statistic`` and ``glr_threshold`` in ``tests/helpers/reference_kernels.py``; the scan
-    stops at the first split point over the threshold), and the restart on a detection (of
-    the arm, or of every arm with ``restart_all``)."""
+    sums, its GLR test when due (stopping at the first split point over the threshold), and
+    the restart on a detection (of every arm with ``restart_all``)."""
     K = pulls.shape[1]
     for r in range(len(actions)):
         a = actions[r]
@@ -218,10 +181,8 @@ def glr_update(
 class GLRklUCB(Agent):
     """GLR-klUCB (Besson, Kaufmann, Maillard & Seznec, JMLR 2022): kl-UCB with GLR restarts.
 
-    Module docstring: the equations and defaults. Per run and arm since the arm's last
-    restart: ``pulls`` (``N_a``), ``sums`` (``Y_a``), ``restart`` (``tau_a``, a 1-based round,
-    0 at the start) and ``prefix`` ``(R, K, ceil(n / Delta s))``, whose entry ``j`` is the sum
-    of the arm's first ``1 + j Delta s`` rewards (the split points of the test).
+    Per run and arm: ``pulls`` (``N_a``), ``sums`` (``Y_a``), ``restart`` (``tau_a``) and
+    ``prefix`` ``(R, K, ceil(n / Delta s))``, the sums of the first ``1 + j Delta s`` rewards.
     """
 
     display_name = "GLR-klUCB"

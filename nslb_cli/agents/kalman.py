@@ -17,9 +17,7 @@ ties). Then ``R_t`` observes ``z_t`` through the pulled arm: with ``h = beta_{A_
 
     m <- m + g (R_t - mu_{A_t} - beta m_c),     P <- P - beta g (P e_c)'
 
-Elementwise numpy over the runs (``O(R k^2)`` per round); it draws no random numbers and has
-no belief over discrete states. A stationary-state steady filter (the authors' ``lds.py``)
-is the limit of this one; the exact filter is at least as good in every round.
+It draws no random numbers and has no belief over discrete states.
 """
 
 from __future__ import annotations

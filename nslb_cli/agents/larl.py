@@ -16,20 +16,13 @@ and plays, with ``V_a = lambda I + sum_{i: A_i = a} x_i x_i'`` and
 
 (ties to the lowest arm), ``lambda = ridge = 1``, ``alpha = 1`` (the paper's defaults). The
 first ``s`` rounds, which have no features yet, play a uniform arm from the agent's stream.
-LARL's mean is linear in ``x_t`` because the latent AR process is a linear dynamical system:
-its steady-state Kalman filter predicts ``z_t`` linearly from past observations, and each
-past reward observes ``z`` through its own arm's ``(mu_a, beta_a)``.
 
 ``larl_etc`` explores, then commits to a number of lags: it plays the arms in turn
 (``t mod K``) for ``explore = floor(T / 5)`` rounds; then for every ``s = 1 … max_s``
 (``max_s = 15``) it fits the per-arm ridge regressions on the exploration rounds ``t >= s``
-and computes ``BIC(s) = n log(RSS / n) + (2 s K + 1) log n`` (``n = explore - s`` rows, RSS
-the in-sample squared residuals of each row's arm), keeps the ``s`` with the lowest BIC
-(the lowest ``s`` among ties) and its fitted regressions, and runs LARL with them from
-there. The chosen ``s`` is reported per seed (``lags`` in ``seed=K.json``).
-
-Implementation: ``V_a^-1`` is kept and updated by Sherman–Morrison, ``theta_a`` by the
-recursive least-squares step, in compiled per-run loops (:mod:`.larl_kernels`).
+and computes ``BIC(s) = n log(RSS / n) + (2 s K + 1) log n`` (``n = explore - s`` rows),
+keeps the ``s`` with the lowest BIC (the lowest among ties) and its fitted regressions, and
+runs LARL with them; the chosen ``s`` is reported per seed (``lags``).
 """
 
 from __future__ import annotations

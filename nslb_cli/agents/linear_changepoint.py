@@ -1,8 +1,7 @@
 """CD-LinUCB and CD-LinTS: ridge-regression bandits restarted by the linear detector (5.2).
 
-The paper's MovieLens baselines "are given movie vectors from the training set as context,
-and need to only learn the user vector". Per run the agent keeps, since its last restart,
-the ridge statistics of the pulled arms' features ``x_i = X_i[A_i]`` and rewards ``y_i``::
+Per run, since its last restart, the ridge statistics of the pulled arms' features
+``x_i = X_i[A_i]`` and rewards ``y_i`` (docs/design.md §4.6)::
 
     A = lambda I + sum_i x_i x_i',   b = sum_i x_i y_i,   theta_hat = A^-1 b
 
@@ -10,13 +9,11 @@ the ridge statistics of the pulled arms' features ``x_i = X_i[A_i]`` and rewards
 last ``tau`` rounds. After observing ``R_t``, if the detector fires the run restarts: ``A``,
 ``b`` and the detector's window are cleared.
 
-``A`` itself is never formed or inverted: the agent keeps ``A^-1`` (``inverse``), ``lambda^-1 I``
-after a restart, and adds each observation by the Sherman–Morrison rank-one step::
+The agent keeps ``A^-1`` (``inverse``), updated by the Sherman–Morrison step::
 
     u = A^-1 x_t,   A^-1 <- A^-1 - u u' / (1 + x_t' u)
 
-(exactly symmetric, ``O(d^2)`` per run and round instead of an ``O(d^3)`` inverse). The
-per-run loops are compiled (numba, :mod:`nslb_cli.agents.linear_kernels`), with no BLAS.
+in compiled per-run loops (:mod:`nslb_cli.agents.linear_kernels`), with no BLAS.
 
 Base algorithms, with ``X_t[a]`` the features of arm ``a``:
 
@@ -26,21 +23,9 @@ Base algorithms, with ``X_t[a]`` the features of arm ``a``:
   ``A_t = argmax_a X_t[a]' theta``; drawn as ``theta_hat + v L z``, ``z ~ N(0, I_d)`` from the
   agent's stream, ``L`` the Cholesky factor of ``A^-1`` (plus a relative jitter of ``1e-12``).
 
-Defaults. With prior ``theta ~ N(0, sigma^2 / lambda I)`` and known noise ``sigma`` the
-posterior is exactly ``N(theta_hat, sigma^2 A^-1)``, so ``alpha = v = sigma`` (``null``) makes
-LinTS sample from that posterior and LinUCB add one posterior standard deviation of the
-mean. Theory-driven LinUCB radii (``sigma sqrt(d log n)`` and more) over-explore at
-``n = 2000``, ``d = 20``; the paper reports no values. Measured on ML-100K (100/100 filter,
-12 paired seeds, final cumulative regret of cd_linucb): alpha = 0.5 (sigma) 331 ± 18, 1.0
-362 ± 21, 2.0 395 ± 21, 3.0 434 ± 20. Without the log factor of UCB1 the bonus can lock onto
-a near-best arm in a multi-armed world; raise ``alpha`` there. ``lambda = 1``: a unit prior on
-``theta``, of the order of the MovieLens user vectors. ``tau = 100`` and ``threshold = 13``
-are the paper's tuned detector values (section 5.2).
-
-Without context (multi-armed environments) the features are one-hot, ``X_t = I_K``: then
-``A`` is diagonal with ``lambda + n_a``, LinUCB is a UCB with bonus ``alpha / sqrt(lambda +
-n_a)`` and LinTS is Gaussian Thompson sampling per arm, and the detector compares per-arm
-means of the two halves weighted by the pulls.
+Defaults: ``alpha = v = sigma`` (``null``; the exact posterior ``N(theta_hat, sigma^2 A^-1)``
+under the prior ``N(0, sigma^2 / lambda I)``), ``lambda = 1``, and the paper's tuned detector
+``tau = 100``, ``threshold = 13`` (section 5.2). Without context the features are one-hot.
 """
 
 from __future__ import annotations
@@ -158,9 +143,7 @@ class LinearRestarted(Restarting):
 
 class CDLinUCB(LinearRestarted):
     """CD-LinUCB: LinUCB restarted by the paper's linear change detector (Hong et al.,
-    2021, section 5.2).
-
-    See the module docstring."""
+    2021, section 5.2)."""
 
     display_name = "CD-LinUCB"
     legend_rank = 30
@@ -177,9 +160,7 @@ class CDLinUCB(LinearRestarted):
 
 class CDLinTS(LinearRestarted):
     """CD-LinTS: linear Thompson sampling restarted by the paper's linear change detector
-    (Hong et al., 2021, section 5.2).
-
-    See the module docstring."""
+    (Hong et al., 2021, section 5.2)."""
 
     display_name = "CD-LinTS"
     legend_rank = 40

@@ -13,9 +13,7 @@ emissions are the rewards. Each round:
    ``O[s, A_t, o_t]`` for categorical outcomes with a known observation model.
 
 ``P_1`` is the model's initial distribution. The reported belief is the sampled ``B_t`` and
-``p_true_state`` is ``P_t(S_t)``. The predicted means ``mu(·, X_t, ·)`` are computed once per
-round and shared by ``act`` and ``update``; the uniforms behind ``B_t`` are drawn in blocks of
-rounds (:class:`~nslb_cli.agents.round_draws.RoundDraws`, the same numbers).
+``p_true_state`` is ``P_t(S_t)``.
 """
 
 from __future__ import annotations
@@ -47,11 +45,8 @@ def filter_step(
         transitions: ``(S, S, R)`` ``phi(s, s')`` of every run.
 
     Returns:
-        ``(S, R)`` ``P_{t+1}``. Never through BLAS (which would make each run's numbers depend
-        on the batch it is in); the normalising sum is added in numpy's pairwise order
-        (:func:`~nslb_cli.bandit.numerics.pairwise_sum_rows`) and the propagation in the order
-        of ``s``: the numbers of the run-major statement, ``(R, S)`` arrays summed along
-        their last axis and ``(R, S, S)`` along their middle one, to the last bit.
+        ``(S, R)`` ``P_{t+1}``, never through BLAS; the numbers of the run-major statement to
+        the last bit (:func:`~nslb_cli.bandit.numerics.pairwise_sum_rows`).
     """
     filtered = predictive * np.exp(log_likelihood - log_likelihood.max(axis=0))
     filtered /= pairwise_sum_rows(filtered)

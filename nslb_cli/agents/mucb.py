@@ -8,30 +8,17 @@ Both keep, for the last ``tau`` rounds ``l = max(1, t - tau) .. t - 1``, the bel
     C_t    = {s : G_t(s) <= sigma sqrt(6 N_t(s) log n)}          (consistent states)
     (B_t, A_t) = argmax_{s in C_t, a} mu(a, X_t, s)                 (ties: lowest s, then a)
 
-with ``mu`` the offline model's point estimate (the true means when the model is known, the
-prior means otherwise), ``n`` the horizon and ``sigma`` the rewards' sub-Gaussian scale
-(``Problem.sigma``: the noise standard deviation of Gaussian rewards, ``1/2`` for Bernoulli
-rewards, as for any reward in ``[0, 1]``).
+with ``mu`` the offline model's point estimate, ``n`` the horizon and ``sigma = Problem.sigma``
+(docs/design.md §4.3).
 
 * ``sw_mucb``: ``epsilon = 0`` (Algorithm 4).
-* ``sw_umucb``: the slack ``epsilon > 0`` keeps the true state consistent when the prior
-  means over-predict its rewards by less than ``epsilon``. Default (``null``): the largest
-  prior standard deviation of the model's means, one ``sigma_0`` (0 for a known model, where
-  SW-umUCB is SW-mUCB). The appendix's theorem asks for ``|mu_bar - mu| <= epsilon`` for all
-  arms and states with high probability, i.e. ``epsilon`` of 2.5-3 ``sigma_0`` for 25 means,
-  which keeps nearly every state consistent (4.9 of 5 on average with ``epsilon = 0.55``
-  and ``tau = 100`` in the synthetic prior scenario). Linear models need an explicit value.
+* ``sw_umucb``: slack ``epsilon > 0``; default (``null``) the largest prior standard deviation
+  of the model's means (0 for a known model). Linear models need an explicit value.
 
-If no state is consistent, the agent falls back to all states; ``summary()`` counts these
-rounds per run (``fallbacks``). Its belief is ``B_t`` with a "posterior" uniform over the
-consistent set ``C_t`` (not a probability model: ``p_true_state`` is ``1 / |C_t|`` when the
-true state is consistent, 0 otherwise).
-
-The choice and the update run in compiled per-run loops (:func:`sw_mucb_choice`,
-:func:`sw_mucb_update`); ``consistent_states`` in ``tests/helpers/reference_kernels.py`` is
-the numpy statement of ``C_t`` (tests hold the two to the same states and arms). ``N_t(s)``
-is kept up to date by the update; ``G_t(s)`` is summed over the window's slots each round in numpy's
-order (:func:`window_sums`), so the compiled comparisons are numpy's, to the last bit.
+If no state is consistent, the agent falls back to all states (``fallbacks`` in
+``summary()``). Its belief is ``B_t`` with a "posterior" uniform over ``C_t``. ``G_t(s)`` is
+summed each round in numpy's order (:func:`window_sums`), so the compiled comparisons are
+numpy's, to the last bit.
 """
 
 from __future__ import annotations
@@ -85,12 +72,8 @@ def block_sums(
 ) -> None:
     """``sums[k, s] = sum_{lo <= i < lo + m} 1{states[r, i] = s} values[r, i]`` for every
     state ``s`` (``states[r, i] = -1``: none), in place, for ``m <= PAIRWISE_BLOCK`` terms
-    added as numpy adds them: below 8, one after the other; else term ``i`` of the first ``m -
-    m % 8`` into partial sum ``i % 8``, the partial sums ``p`` added as ``((p0 + p1) + (p2 +
-    p3)) + ((p4 + p5) + (p6 + p7))``, then the last ``m % 8`` terms one after the other. A term
-    of another state is a zero (``member * values`` in numpy), which changes no sum: it is
-    skipped. ``acc``: ``(S, 8)`` scratch. (Indices rather than row views: a view costs a
-    reference count in compiled code.)"""
+    added as numpy's pairwise sum adds them (eight partial sums from 8 terms on); a term of
+    another state, a zero, is skipped. ``acc``: ``(S, 8)`` scratch."""
     S = sums.shape[1]
     blocked = 0 if m < 8 else m - m % 8
     for s in range(S):
@@ -120,10 +103,9 @@ def window_sums(
     acc: np.ndarray,
     stack: np.ndarray,
 ) -> None:
-    """``stack[0, s] = sum_i 1{states[r, i] = s} values[r, i]`` for every state ``s``, added
-    in the order of numpy's ``(member * values).sum()`` over the slots ``i`` (``plan``:
-    :func:`pairwise_plan` of their number), so each sum is numpy's to the last bit (up to the
-    sign of a zero). ``acc``: ``(S, 8)`` scratch; ``stack``: ``(len(plan), S)`` scratch."""
+    """``stack[0, s] = sum_i 1{states[r, i] = s} values[r, i]`` for every state ``s``, in the
+    order of numpy's ``(member * values).sum()`` (``plan``: :func:`pairwise_plan`).
+    ``acc``: ``(S, 8)`` scratch; ``stack``: ``(len(plan), S)`` scratch."""
     top = 0
     for k in range(len(plan)):
         if plan[k, 0] >= 0:
@@ -145,12 +127,9 @@ def sw_mucb_choice(
     radius: float,
     fallbacks: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:meth:`SlidingWindowModelUCB.act`, compiled. Per run: ``C_t = {s : G_t(s) <= radius
-    sqrt(N_t(s))}`` (``G_t`` by :func:`window_sums` in the order of ``plan``, ``N_t`` =
-    ``counts``), all states if it is empty (``fallbacks`` counts these rounds, in place), then
-    the first ``(s, a)`` in ``(state, arm)`` order of largest ``means[s, a]`` over ``s in
-    C_t``. Returns ``B_t`` and ``A_t`` ``(R,)`` and the uniform distribution on ``C_t``
-    ``(R, S)``."""
+    """:meth:`SlidingWindowModelUCB.act`, compiled: ``C_t`` (all states if empty, counted in
+    ``fallbacks``), then the first ``(s, a)`` of largest ``means[s, a]`` over ``s in C_t``.
+    Returns ``B_t`` and ``A_t`` ``(R,)`` and the uniform distribution on ``C_t`` ``(R, S)``."""
     R, S, K = means.shape
     states = np.zeros(R, dtype=np.int64)
     arms = np.zeros(R, dtype=np.int64)
@@ -212,9 +191,8 @@ class SlidingWindowModelUCB(Windowed):
     """SW-mUCB (Algorithm 4): elimination of latent states inconsistent with the last ``tau``
     rounds, then optimism over the consistent ones (Hong et al., 2021).
 
-    See the module docstring. The window, per run: ``believed`` (``B_l``, -1 for slots not
-    yet filled) and ``residuals`` in a ring buffer (round ``l`` in slot ``l mod tau``), and
-    ``counts``, ``N_t(s)``."""
+    The window, per run: ``believed`` (``B_l``, -1 for slots not yet filled) and
+    ``residuals`` in a ring buffer, and ``counts``, ``N_t(s)``."""
 
     display_name = "SW-mUCB"
     legend_rank = 70
@@ -283,9 +261,7 @@ class SlidingWindowModelUCB(Windowed):
 
 class SlidingWindowUncertainModelUCB(SlidingWindowModelUCB):
     """SW-umUCB: SW-mUCB on the prior means with slack ``epsilon`` (Hong et al., 2021,
-    appendix).
-
-    See the module docstring."""
+    appendix)."""
 
     display_name = "SW-umUCB"
     legend_rank = 80

@@ -1,82 +1,24 @@
 """D-TS and SW-TS: Thompson sampling that forgets, by discounting or by a sliding window.
 
-Both are model-free, per-arm baselines for switching bandits (docs/design.md §4.8). They keep,
-per run and arm, a pseudo-count ``W_a`` and a pseudo-sum ``Y_a`` of the arm's rewards, and in
-every round draw each arm's mean from the posterior those statistics give under the reward
-model's default Thompson prior (:meth:`~nslb_cli.bandit.rewards.RewardModel.sample_given_sums`,
-the prior of CD-TS, D25) and pull ``A_t = argmax_a theta_a`` (lowest index on ties):
+Model-free per-arm baselines (docs/design.md §4.8). Per run and arm, a pseudo-count ``W_a`` and
+pseudo-sum ``Y_a``; each round ``theta_a`` is drawn from the default-prior posterior
+(:meth:`~nslb_cli.bandit.rewards.RewardModel.sample_given_sums`, D25) and ``A_t = argmax_a
+theta_a`` pulled (lowest index on ties).
 
-* Gaussian rewards, prior ``N(0, sigma^2)``: ``theta_a ~ N(Y_a / (W_a + 1), sigma^2 / (W_a + 1))``;
-* Bernoulli rewards, prior ``Beta(1, 1)``: ``theta_a ~ Beta(1 + Y_a, 1 + W_a - Y_a)``.
-
-They differ only in what ``W_a`` and ``Y_a`` count.
-
-**D-TS** (``d_ts``; Raj & Kalyani 2017, "Taming Non-stationary Bandits: A Bayesian Approach",
-arXiv:1707.09727, Algorithm 1 "dTS"). The paper keeps discounted success and failure counts
-and samples ``theta_k ~ Beta(S_k + alpha_0, F_k + beta_0)``; after round ``t``, for every arm
-``k``::
-
-    S_k <- gamma S_k + 1[A_t = k] R_t,     F_k <- gamma F_k + 1[A_t = k] (1 - R_t)
-
-(the arms not pulled are discounted too). So ``S_k = sum_s gamma^(t-s) 1[A_s = k] R_s``, the
-rewards of arm ``k`` weighted by ``gamma`` to the power of their age. nslb keeps the same
-recursion on ``W_k = S_k + F_k`` and ``Y_k = S_k``::
+**D-TS** (Raj & Kalyani 2017, arXiv:1707.09727, Algorithm 1), every arm every round::
 
     W_k <- gamma W_k + 1[A_t = k],         Y_k <- gamma Y_k + 1[A_t = k] R_t
 
-and draws ``theta_k`` from the default-prior posterior given ``W_k + alpha_0 + beta_0 - 2``
-pulls summing to ``Y_k + alpha_0 - 1``: for Bernoulli rewards exactly
-``Beta(alpha_0 + S_k, beta_0 + F_k)``, the paper's rule. With ``gamma = 1`` this is plain
-Thompson sampling (Agrawal & Goyal), and with ``gamma < 1`` the posterior's strength stays
-below ``alpha_0 + beta_0 + 1 / (1 - gamma)``, so it keeps exploring.
+with ``theta_k`` drawn given ``W_k + alpha_0 + beta_0 - 2`` pulls summing to ``Y_k + alpha_0 -
+1``: ``Beta(alpha_0 + S_k, beta_0 + F_k)`` for Bernoulli rewards, the paper's rule; for Gaussian
+rewards the tempered posterior ``N(0, sigma^2) · prod_s N(R_s; mu, sigma^2)^(gamma^(t-s))``.
 
-*Gaussian rewards* (the paper has only Bernoulli ones). Discounting is a tempered (power)
-likelihood: each past reward of arm ``k`` enters the posterior with weight
-``w_s = gamma^(t - s)``,
+**SW-TS** (Trovò, Paladino, Restelli & Gatti 2020, JAIR 68, Algorithm 1): ``W_k`` and ``Y_k``
+over the last ``tau`` rounds, default ``tau = ceil(sqrt(n log(n) / Upsilon))`` with
+``Upsilon`` the offline model's expected changes (:func:`~nslb_cli.agents.tuning.expected_changes`).
 
-    p(mu | H_t) ∝ N(mu; 0, sigma^2) · prod_s N(R_s; mu, sigma^2)^(w_s)
-               ∝ exp(-(1 + W) mu^2 / (2 sigma^2) + Y mu / sigma^2)
-
-with ``W = sum_s w_s`` and ``Y = sum_s w_s R_s``, i.e. ``mu ~ N(Y / (1 + W), sigma^2 / (1 + W))``:
-the Gaussian default-prior posterior with the discounted count and sum in place of the plain
-ones, which the recursions above maintain. The Beta posterior of the paper is the same
-construction for the Bernoulli likelihood (``Beta(alpha_0 + sum w_s R_s, beta_0 +
-sum w_s (1 - R_s))``). The prior parameters keep their meaning as pseudo-rewards: ``alpha_0 - 1``
-rewards of 1 and ``beta_0 - 1`` rewards of 0 added to the ``N(0, sigma^2)`` prior, i.e. the prior
-``N((alpha_0 - 1) / (alpha_0 + beta_0 - 1), sigma^2 / (alpha_0 + beta_0 - 1))``, proper when
-``alpha_0 + beta_0 > 1`` (required; the default ``alpha_0 = beta_0 = 1`` gives ``N(0, sigma^2)``).
-
-Defaults: ``gamma = 0.95`` and ``alpha_0 = beta_0 = 1`` (the uniform prior of Thompson
-sampling), the values the paper's algorithm is run with (SMPyBandits' ``DiscountedThompson``
-ships the same). The paper sets ``gamma`` as a constant, not from the horizon or the number of
-changes: the total discounted count of all arms tends to ``1 / (1 - gamma) = 20`` rewards.
-
-**SW-TS** (``sw_ts``; Trovò, Paladino, Restelli & Gatti 2020, "Sliding-Window Thompson
-Sampling for Non-Stationary Settings", JAIR 68, Algorithm 1). The posterior of arm ``k`` in
-round ``t`` uses only the rounds of the last ``tau`` (``max(0, t - tau) … t - 1``): ``W_k`` is the
-number of pulls of ``k`` among them and ``Y_k`` the sum of their rewards, with the uniform prior
-``Beta(1, 1)`` (``Beta(1 + S_k, 1 + F_k)`` for Bernoulli rewards; Gaussian rewards take the
-default ``N(0, sigma^2)`` prior). With ``tau >= n`` it is plain Thompson sampling. Default
-(``tau: null``): the window of the paper's analysis of abruptly changing environments. Its
-regret bound adds the rounds spent after each of the ``Upsilon`` changes with an outdated
-window (of order ``Upsilon tau``) to a stationary Thompson sampler's logarithmic regret, paid
-again in each of the ``n / tau`` windows (of order ``(n / tau) log tau``); the two balance at
-
-    tau = ceil(sqrt(n log(n) / Upsilon))
-
-(constant 1), with ``Upsilon`` the expected number of changes read from the offline model
-(:func:`~nslb_cli.agents.tuning.expected_changes`), capped at ``n`` (``tau = n`` when no change is
-expected). For the synthetic presets (``n = 2000``, ``Upsilon = 10``) ``tau = 39``; on the fixed
-scenario the final regret varies little between ``tau = 39`` and ``100`` (217, 211, 218 ± 4 at
-39, 78, 100; 332 at ``4 sqrt(n log n) = 493``, Garivier & Moulines' experimental window).
-
-Implementation. The draws and the window run in compiled per-run loops
-(:mod:`nslb_cli.compiled.jit`): run ``r`` draws only from its own generator, ``K`` draws per
-round in arm order (one normal or one Beta each: the numbers ``sample_given_sums`` would draw),
-so a run's numbers do not depend on its batch. :func:`draw_given_sums` is the compiled twin of
-:meth:`~nslb_cli.bandit.rewards.RewardModel.sample_given_sums`, selected by the model's
-:attr:`~nslb_cli.bandit.rewards.RewardModel.kernel` family code like those of
-:mod:`nslb_cli.bandit.reward_kernels`, and tested to draw the same numbers.
+The draws run in compiled per-run loops: run ``r`` draws ``K`` numbers per round from its own
+generator, in arm order, the numbers ``sample_given_sums`` would draw.
 """
 
 from __future__ import annotations
@@ -145,10 +87,7 @@ class SlidingWindowThompsonSamplingParams(check.Section):
 def draw_given_sums(
     family: int, sigma: float, pulls: float, sums: float, generator: np.random.Generator
 ) -> float:
-    """One draw of a mean given ``pulls`` rewards summing to ``sums`` under the default prior:
-    the compiled twin of :meth:`~nslb_cli.bandit.rewards.RewardModel.sample_given_sums`, with the
-    same arithmetic and the same draw: ``N(sums / (pulls + 1), sigma^2 / (pulls + 1))`` or
-    ``Beta(1 + sums, 1 + pulls - sums)``."""
+    """The compiled twin of :meth:`~nslb_cli.bandit.rewards.RewardModel.sample_given_sums`."""
     if family == GAUSSIAN_KERNEL:
         scale = 1.0 / (pulls + 1.0)
         return sums * scale + sigma * np.sqrt(scale) * generator.standard_normal()
@@ -228,11 +167,9 @@ def slide(
     last: np.ndarray,
     switches: np.ndarray,
 ) -> None:
-    """Add round ``t``'s observation to each run's window of its last ``window[r]`` rounds,
-    removing round ``t - window[r]``'s, in place. ``kept_*[r, t mod window[r]]`` hold the
-    rounds in the window (a circular buffer); an arm whose window count falls to 0 has its
-    sum reset to exactly 0 (no rounding residue of additions and subtractions). Arm switches
-    are counted (:func:`count_switch`)."""
+    """Add round ``t``'s observation to each run's window of ``window[r]`` rounds (a circular
+    buffer ``kept_*``), removing round ``t - window[r]``'s, in place; an emptied arm's sum is
+    reset to exactly 0. Arm switches are counted (:func:`count_switch`)."""
     for r in range(len(actions)):
         slot = t % window[r]
         if t >= window[r]:
@@ -280,9 +217,7 @@ class _ForgettingThompson(Agent):
 class DiscountedThompsonSampling(_ForgettingThompson):
     """D-TS: discounted Thompson sampling (Raj & Kalyani, 2017, arXiv:1707.09727).
 
-    Beta (or Gaussian) posteriors per arm whose pseudo-counts every arm loses a factor
-    ``gamma`` of each round; see the module docstring. ``summary()``: ``gamma`` and
-    ``arm_switches``, the rounds whose arm differs from the previous round's.
+    ``summary()``: ``gamma`` and ``arm_switches``, rounds whose arm differs from the last.
     """
 
     display_name = "D-TS"
@@ -337,9 +272,7 @@ def default_window(problem: Problem, model: OfflineModel) -> np.ndarray:
 class SlidingWindowThompsonSampling(_ForgettingThompson, Windowed):
     """SW-TS: sliding-window Thompson sampling (Trovò, Paladino, Restelli & Gatti, JAIR 2020).
 
-    Each arm's posterior from its rewards in the last ``tau`` rounds only, under a uniform
-    (Gaussian: ``N(0, sigma^2)``) prior; see the module docstring. ``summary()``: ``tau``
-    and ``arm_switches``, the rounds whose arm differs from the previous round's.
+    ``summary()``: ``tau`` and ``arm_switches``, rounds whose arm differs from the last.
     """
 
     display_name = "SW-TS"

@@ -1,12 +1,7 @@
 """SW-UCB and D-UCB: UCB on recent rewards for switching bandits (Garivier & Moulines, 2011).
 
-Garivier & Moulines, "On Upper-Confidence Bound Policies for Switching Bandit Problems"
-(ALT 2011; arXiv 0805.3415). Both are model-free per-arm index policies for rewards in
-``[0, B]`` whose means change abruptly at unknown rounds (``Upsilon_T`` changes in ``T``
-rounds): UCB computed on recent rewards only, forgotten abruptly (a sliding window) or
-gradually (a discount). Notation of the paper: ``I_s`` the arm played in round ``s``,
-``X_s`` its reward; ``t`` rounds have been played when ``I_{t+1}`` is chosen (the agent's
-0-based round index is ``t``).
+ALT 2011, arXiv 0805.3415 (docs/design.md §4.8). ``I_s`` the arm played in round ``s``, ``X_s``
+its reward; ``t`` rounds have been played when ``I_{t+1}`` is chosen.
 
 ``sw_ucb``, sliding window of ``tau`` rounds (the last ``tau`` rounds ``t - tau + 1 .. t``)::
 
@@ -23,41 +18,13 @@ gradually (a discount). Notation of the paper: ``I_s`` the arm played in round `
     c_t(gamma, i)    = 2 B sqrt(xi log n_t(gamma) / N_t(gamma, i))
     I_{t+1}          = argmax_i Xbar_t(gamma, i) + c_t(gamma, i)
 
-An arm whose count is 0 (never played; for SW-UCB, absent from the window; for D-UCB, a count
-so discounted that it underflowed) has an infinite index: the first ``K`` rounds play arms
-``0 .. K - 1`` in order, as the paper's algorithms begin ("for t from 1 to K, play arm t"),
-and an arm that leaves SW-UCB's window is played in the next round. Ties go to the lowest
-arm. Neither agent draws random numbers.
+An arm whose count is 0 has an infinite index; ties go to the lowest arm; no random numbers.
 
-Defaults (``null`` in the config), from the paper:
-
-* ``tau = 2 B sqrt(T log T / Upsilon_T)`` and ``gamma = 1 - sqrt(Upsilon_T / T) / (4 B)``,
-  the theory-driven choices of the paper's regret bounds (SW-UCB ``O(sqrt(T Upsilon_T
-  log T))``, D-UCB ``O(sqrt(T Upsilon_T) log T)``), with ``T`` the horizon and ``Upsilon_T``
-  the expected number of changes under the offline model's transitions
-  (:func:`~nslb_cli.agents.tuning.expected_changes`, per run, as the other baselines read
-  it). ``tau`` is rounded down and kept in ``[1, T]`` (a window of ``T`` rounds, which
-  ``Upsilon_T = 0`` gives, never forgets); ``gamma`` is kept in ``[1/2, 1]``, the range of the
-  paper's Theorem 1 (``gamma in (1/2, 1)``), which the formula leaves only when
-  ``B < sqrt(Upsilon_T / T) / 2``. For the synthetic presets (``T = 2000``,
-  ``Upsilon_T = 10``, ``B = 1``): ``tau = 77``, ``gamma = 0.9823``.
-* ``xi = 0.6``: the paper's experiments (its theorems need ``xi > 1/2``).
-* ``bound = B = 2 sigma``, from the rewards' sub-Gaussian scale ``sigma``
-  (``Problem.sigma``). The paper assumes rewards in ``[0, B]``, which Hoeffding's lemma
-  makes ``B/2``-sub-Gaussian; ``B = 2 sigma`` gives the radius that guarantee asks of
-  rewards of scale ``sigma``. For Bernoulli rewards (``sigma = 1/2``) it is ``B = 1``, the
-  paper's own setting (Bernoulli arms); for Gaussian rewards of standard deviation ``sigma``,
-  ``2 sigma`` (1 in the synthetic presets, ``sigma = 0.5``).
-
-Implementation: elementwise numpy over the runs, ``O(K)`` per run and round whatever
-``tau`` (no work over the window). SW-UCB keeps, per run, a ring buffer of the arms and
-rewards of its last ``min(max_r tau_r, T)`` rounds and running window counts and sums: each
-round adds the new reward and subtracts the one leaving the window. Counts are exact; the
-running sums of Gaussian rewards carry a rounding error of order ``1e-16`` times the rewards'
-scale per round of the arm, irrelevant to the argmax (sums of clicks are exact). D-UCB
-multiplies every arm's discounted count and sum by ``gamma`` in every round, then adds the
-new reward, and keeps ``n_t(gamma) = gamma n_{t-1}(gamma) + 1``. ``summary()``: the ``tau``
-or ``gamma`` each run used.
+Defaults (``null``), from the paper, with ``Upsilon_T`` the offline model's expected changes
+(:func:`~nslb_cli.agents.tuning.expected_changes`): ``tau = 2 B sqrt(T log T / Upsilon_T)``
+rounded down in ``[1, T]``, ``gamma = 1 - sqrt(Upsilon_T / T) / (4 B)`` in ``[1/2, 1]``
+(Theorem 1's range), ``xi = 0.6`` (the paper's experiments), ``bound = B = 2 sigma`` (rewards
+in ``[0, B]`` are ``B/2``-sub-Gaussian). ``summary()``: the ``tau`` or ``gamma`` of each run.
 """
 
 from __future__ import annotations

@@ -11,14 +11,8 @@ Two models of the mean reward share one interface, :meth:`OfflineModel.expected_
 * linear (contexts ``X_t`` of shape ``(K, d)``): ``mu(a, X_t, s) = X_t[a] · means[s]``,
   with a Gaussian prior of covariance ``covariance[s]`` around ``means[s]``.
 
-The point estimate is used by mTS, SW-mUCB and Exp4.S; the prior by umTS. With zero prior
-spread the model is *known*. Transitions likewise: a point estimate ``phi`` and, when
-uncertain, Dirichlet concentrations ``alpha`` whose mean is ``phi``.
-
-How a reward scatters around its mean (Gaussian noise, a Bernoulli click) is the
-:class:`Problem`'s ``reward_model``; an uncertain mean's prior is given by its mean and
-standard deviation (``means``, ``mean_sd``), which the reward model turns into its
-conjugate prior (:meth:`nslb_cli.bandit.rewards.RewardModel.prior`).
+With zero prior spread the model is *known*. Transitions likewise: a point estimate ``phi``
+and, when uncertain, Dirichlet concentrations whose mean is ``phi``.
 """
 
 from __future__ import annotations
@@ -65,10 +59,8 @@ FLOAT = 8
 
 @dataclass(frozen=True)
 class Sizes:
-    """The sizes of one batch of runs, as an environment with these parameters makes it,
-    known before anything is built: what memory estimates are computed from. An environment
-    states them, an agent declares the bytes it keeps for them, keyed by the config key whose
-    value makes them grow (:mod:`nslb_cli.api`, "Memory"; :mod:`nslb_cli.runner.memory`).
+    """The sizes of one batch of runs, known before anything is built: what memory estimates
+    are computed from (:mod:`nslb_cli.runner.memory`).
 
     Attributes:
         n_runs: ``R``, the runs (seeds) of the batch (``run.batch_size`` at most).
@@ -144,10 +136,8 @@ class OfflineModel:
     def expected_rewards(self, contexts: np.ndarray | None) -> np.ndarray:
         """``mu(a, X_t, s)`` under the point estimate, shape ``(R, S, K)``.
 
-        Multi-armed: ``means`` itself. Linear: ``X_t[a] · theta_s`` for contexts of shape
-        ``(R, K, d)``, as one ``(S, d) × (d, K)`` product per run: the stacked matmul calls
-        BLAS matrix by matrix, so a run's numbers do not depend on its batch (tested), and no
-        ``(R, S, K, d)`` temporary is formed.
+        Multi-armed: ``means`` itself. Linear: ``X_t[a] · theta_s`` for contexts ``(R, K, d)``,
+        one ``(S, d) × (d, K)`` product per run, so a run's numbers do not depend on its batch.
         """
         if contexts is None:
             return self.means
@@ -156,11 +146,7 @@ class OfflineModel:
 
 @dataclass(frozen=True)
 class Truth:
-    """The one narrow view of a world's truth that an agent may be given.
-
-    Agents are built from the problem, the offline model and their random streams only. The
-    oracle, a reference for plots, is the exception: it declares ``sees_truth`` and receives
-    a :class:`Truth`, never the world itself.
+    """The one narrow view of a world's truth that an agent declaring ``sees_truth`` is given.
 
     Attributes:
         states: ``(R, n)`` the true latent state ``S_t``.

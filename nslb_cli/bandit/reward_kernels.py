@@ -1,20 +1,13 @@
 """Compiled scalar twins of the reward models' posterior formulas (:mod:`nslb_cli.bandit.rewards`).
 
-Compiled agents (umTS's numba kernels) work one entry at a time and cannot call the numpy
-methods of a :class:`~nslb_cli.bandit.rewards.RewardModel`. They call these functions instead,
-passing the model's :attr:`~nslb_cli.bandit.rewards.RewardModel.kernel` pair ``(family,
-parameter)``: the family code selects the formulas here, so the kernels hold no likelihood
-formula and never ask which model they run. (numba does not cache kernels that take
-compiled functions as arguments, or closures over them — measured: they recompile in every
-process — hence codes rather than functions.)
+Compiled agents pass the model's :attr:`~nslb_cli.bandit.rewards.RewardModel.kernel` pair
+``(family, parameter)``: the family code selects the formulas here (codes rather than
+functions, which numba would not cache).
 
 Statistics are the models' own (:data:`nslb_cli.bandit.rewards.Statistics`), one entry:
 ``(first, second)`` = ``(m, v)`` for :class:`~nslb_cli.bandit.rewards.Gaussian` (``parameter`` is
 ``sigma^2``), ``(m, n)`` for :class:`~nslb_cli.bandit.rewards.Bernoulli` (``parameter`` unused).
-Each function computes exactly what its numpy twin computes (tested), with the same
-arithmetic for Gaussian rewards as umTS's kernels had before reward models existed. The
-family is a runtime argument, so each call branches on it; measured, the Gaussian kernels
-run as fast as with the formulas written inline.
+Each function computes exactly what its numpy twin computes (tested).
 """
 
 from __future__ import annotations

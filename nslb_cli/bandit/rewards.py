@@ -1,38 +1,10 @@
-"""Reward models: the one place that knows how a reward is distributed given its mean.
+"""Reward models: the likelihood ``p(r | mu)`` of a reward with mean ``mu`` and its conjugate prior.
 
-A reward model is the likelihood ``p(r | mu)`` of a reward ``r`` whose mean is
-``mu = mu(A_t, X_t, S_t)``, together with its conjugate prior on ``mu``. Environments use it
-to realise rewards and to draw true means from a prior; agents use it to weigh latent
-states, to learn means and to sample them. Nothing else depends on which model is in use:
-every likelihood-specific formula is a method here, and no agent or environment asks for a
-model's name.
-
-* :class:`Gaussian`: ``r ~ N(mu, sigma^2)`` with known ``sigma``; conjugate prior
-  ``mu ~ N(m, v)``.
-* :class:`Bernoulli`: ``r ~ Bernoulli(mu)``, ``r in {0, 1}`` (a click); conjugate prior
-  ``mu ~ Beta(a, b)``.
-* :class:`Categorical`: one of ``N`` outcomes ``o ~ O[s, a, ·]``, the reward ``r[o]`` in
-  ``[0, 1]`` (switching latent bandits); the law is the environment's known observation model,
-  and the model-free formulas are Bernoulli's.
-
-Common random numbers (docs/design.md §2). An environment draws one number per round and seed,
-:meth:`RewardModel.noise`, whatever the agent does; the reward of the arm pulled is a
-function of its mean and that number, :meth:`RewardModel.realise`: ``mu + eps_t`` with
-``eps_t ~ N(0, sigma^2)``, or ``1[u_t < mu]`` with ``u_t ~ U(0, 1)`` (so
-``P(r = 1) = mu``). Every agent run with a seed faces the same world.
-
-Posteriors. A conjugate posterior of one mean per entry is kept as :data:`Statistics`, two
-arrays of one shape in the model's own parameterisation (Gaussian: mean and variance of
-``mu``; Beta: mean ``m = a / (a + b)`` and strength ``n = a + b``). Every method works
-elementwise and broadcasts, so the same code serves arrays per arm, per state, per particle.
-A zero prior spread (variance 0, strength infinite) is a point mass: a known mean, which
-observations leave unchanged.
-
-Divergences. Model-free change detectors and kl-UCB indices compare means through the
-Kullback-Leibler divergence ``d(x, y)`` between the model's laws of means ``x`` and ``y``
-(:meth:`RewardModel.divergence`) and invert it (:meth:`RewardModel.upper_confidence`):
-``(x - y)^2 / (2 sigma^2)`` and ``x + sigma sqrt(2 L)`` for Gaussian rewards, the binary
-relative entropy and a few Newton steps for Bernoulli ones.
+Rewards use common random numbers (docs/design.md §2): :meth:`RewardModel.noise` draws one
+number per round and seed, :meth:`RewardModel.realise` maps a mean and that number to a reward.
+A posterior (:data:`Statistics`) is two arrays of one shape (Gaussian: mean and variance of
+``mu``; Beta: mean ``m = a / (a + b)`` and strength ``n = a + b``); every method broadcasts.
+A zero prior spread is a point mass: a known mean.
 """
 
 from __future__ import annotations
@@ -46,22 +18,17 @@ import numpy as np
 from nslb_cli.bandit.rng import BatchRNG, categorical
 
 Statistics = tuple[np.ndarray, np.ndarray]
-"""A conjugate posterior per entry: two arrays of one shape (see the module docstring)."""
 
 #: Family codes of the compiled twins of these formulas (:mod:`nslb_cli.bandit.reward_kernels`).
 GAUSSIAN_KERNEL, BERNOULLI_KERNEL = 0, 1
 
-#: Probabilities below this are treated as this in logarithms, so that a reward impossible
-#: under every latent state (a Bernoulli mean of exactly 0 or 1) leaves a filter finite.
+#: Floor of probabilities in logarithms, so that an impossible reward leaves a filter finite.
 SMALLEST_PROBABILITY = float(np.finfo(float).tiny)
 
-#: Bernoulli means in divergences are kept this far from 0 and 1, so that
-#: ``kl(x, y)`` is finite (a mean of exactly 0 or 1 only ever meets ``x = y``).
+#: Bernoulli means in divergences are kept this far from 0 and 1, so that ``kl(x, y)`` is finite.
 KL_EPSILON = 1e-15
 
-#: Newton steps of the Bernoulli kl-UCB index (:meth:`Bernoulli.upper_confidence`): from its
-#: starting points the error falls below 1e-12 within eight steps on the whole range of means
-#: and levels a bandit meets (tests/bandit/test_rewards.py checks a grid against bisection).
+#: Newton steps of the Bernoulli kl-UCB index (:meth:`Bernoulli.upper_confidence`).
 KL_NEWTON_STEPS = 8
 
 
@@ -71,14 +38,12 @@ def gaussian_log_likelihood(x: np.ndarray, mean: np.ndarray, var: np.ndarray | f
 
 
 class RewardModel(ABC):
-    """A reward likelihood and its conjugate prior (module docstring).
+    """A reward likelihood and its conjugate prior.
 
     Attributes:
         support: ``(low, high)``, the interval every reward lies in.
-        normal_sums: the posterior of a mean is normal and its statistics are its mean and
-            variance, so a weighted sum of independent posterior draws is itself normal, with
-            the weighted means and squared-weighted variances summed (one draw instead of
-            many).
+        normal_sums: posteriors are normal ``(mean, variance)``, so a weighted sum of draws is
+            one normal draw.
     """
 
     support: ClassVar[tuple[float, float]]
@@ -87,16 +52,12 @@ class RewardModel(ABC):
     @property
     @abstractmethod
     def kernel(self) -> tuple[int, float]:
-        """``(family, parameter)``: what compiled code passes to this model's compiled twins
-        in :mod:`nslb_cli.bandit.reward_kernels`."""
+        """``(family, parameter)`` of the compiled twins (:mod:`nslb_cli.bandit.reward_kernels`)."""
 
     @property
     @abstractmethod
     def scale(self) -> float:
-        """The sub-Gaussian constant of ``r - mu``: agents that need only a noise scale (UCB
-        radii, change-detector thresholds) use it in place of ``sigma``."""
-
-    # The environment's side: realising rewards, drawing true means.
+        """The sub-Gaussian constant of ``r - mu``."""
 
     @abstractmethod
     def noise(self, generator: np.random.Generator, n: int) -> np.ndarray:
@@ -110,14 +71,11 @@ class RewardModel(ABC):
     def draw_means(
         self, prior_means: np.ndarray, prior_parameter: float, generator: np.random.Generator
     ) -> np.ndarray:
-        """True means drawn around ``prior_means`` from the conjugate prior that
-        ``prior_parameter`` sets (its meaning is the model's: see the subclasses)."""
+        """True means drawn around ``prior_means`` from the prior ``prior_parameter`` sets."""
 
     @abstractmethod
     def prior_sd(self, prior_means: np.ndarray, prior_parameter: float) -> np.ndarray:
         """The standard deviation of a true mean drawn by :meth:`draw_means`."""
-
-    # The agent's side: likelihoods and conjugate posteriors.
 
     @abstractmethod
     def log_likelihood(self, rewards: np.ndarray, means: np.ndarray) -> np.ndarray:
@@ -145,37 +103,24 @@ class RewardModel(ABC):
 
     @abstractmethod
     def sample_given_sums(self, pulls: np.ndarray, sums: np.ndarray, rng: BatchRNG) -> np.ndarray:
-        """One draw of ``mu`` per entry given ``pulls`` rewards that sum to ``sums``, under the
-        model's default prior (Thompson sampling without an offline model); the leading axis
-        is the runs'."""
-
-    # Divergences: the change detectors and kl-UCB indices of the model-free baselines.
+        """One draw of ``mu`` per entry given ``pulls`` rewards summing to ``sums``, under the
+        default prior; the leading axis is the runs'."""
 
     @abstractmethod
     def divergence(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """``d(x, y) = KL(p_x || p_y)``, the Kullback-Leibler divergence from the model's law
-        with mean ``y`` to its law with mean ``x``, broadcasting; ``0`` where ``x = y``."""
+        """``d(x, y) = KL(p_x || p_y)`` between the laws with means ``x`` and ``y``."""
 
     @abstractmethod
     def upper_confidence(self, means: np.ndarray, levels: np.ndarray) -> np.ndarray:
-        """The kl-UCB index ``max {q in support : d(mean, q) <= level}``, broadcasting.
-
-        ``mean`` itself where ``level <= 0``; the top of the support where ``level`` is
-        infinite."""
+        """The kl-UCB index ``max {q in support : d(mean, q) <= level}``, broadcasting."""
 
 
 @dataclass(frozen=True)
 class Gaussian(RewardModel):
     """``r ~ N(mu, sigma^2)``, ``sigma`` known; conjugate prior ``mu ~ N(m, v)``.
 
-    Statistics: ``(m, v)``, the posterior mean and variance of ``mu``. After a reward ``r``::
-
-        m <- (sigma^2 m + v r) / (sigma^2 + v),   v <- v sigma^2 / (sigma^2 + v)
-
-    posterior predictive ``r ~ N(m, v + sigma^2)``. Default prior (:meth:`sample_given_sums`)
-    ``N(0, sigma^2)``: after ``n`` rewards summing to ``y``, ``mu ~ N(y / (n + 1),
-    sigma^2 / (n + 1))`` (Agrawal & Goyal 2013). The environment's prior parameter is the
-    standard deviation ``sd`` of a true mean around its prior mean: ``mu = mu0 + N(0, sd^2)``.
+    Update ``m <- (sigma^2 m + v r) / (sigma^2 + v)``, ``v <- v sigma^2 / (sigma^2 + v)``.
+    Default prior ``N(0, sigma^2)`` (Agrawal & Goyal 2013); prior parameter: the sd of ``mu``.
     """
 
     sigma: float
@@ -248,19 +193,9 @@ class Gaussian(RewardModel):
 class Bernoulli(RewardModel):
     """``r ~ Bernoulli(mu)``, ``r in {0, 1}``; conjugate prior ``mu ~ Beta(a, b)``.
 
-    Statistics: ``(m, n)`` with ``m = a / (a + b)`` the posterior mean and ``n = a + b`` the
-    strength (prior pseudo-observations plus rewards seen). After a reward ``r``::
-
-        a <- a + r,  b <- b + 1 - r,   i.e.   m <- m + (r - m) / (n + 1),  n <- n + 1
-
-    posterior predictive ``P(r = 1) = a / (a + b) = m``. ``n = inf`` is a known mean. The
-    prior with mean ``m`` and standard deviation ``sd`` (:meth:`prior`) matches the moments
-    of ``Beta(n m, n (1 - m))``, whose variance is ``m (1 - m) / (n + 1)``:
-    ``n = m (1 - m) / sd^2 - 1``. Default prior (:meth:`sample_given_sums`) ``Beta(1, 1)``:
-    after ``n`` rewards summing to ``y``, ``mu ~ Beta(1 + y, 1 + n - y)`` (Agrawal & Goyal
-    2012). The environment's prior parameter is the concentration ``c``: true means
-    ``mu ~ Beta(c mu0, c (1 - mu0))`` around prior means ``mu0``. The sub-Gaussian constant
-    of a reward in ``[0, 1]`` is ``1/2``.
+    Update ``m <- m + (r - m) / (n + 1)``, ``n <- n + 1``; ``n = inf`` is a known mean. Default
+    prior ``Beta(1, 1)`` (Agrawal & Goyal 2012); prior parameter: the concentration ``c`` of
+    ``Beta(c mu0, c (1 - mu0))``.
     """
 
     support: ClassVar[tuple[float, float]] = (0.0, 1.0)
@@ -316,7 +251,7 @@ class Bernoulli(RewardModel):
         return mean, np.broadcast_to(strength, mean.shape).copy()
 
     def predictive_log_likelihood(self, stats: Statistics, rewards: np.ndarray) -> np.ndarray:
-        """``log P(r | a, b)`` with ``P(r = 1) = a / (a + b) = m``."""
+        """``log P(r | a, b)`` with ``P(r = 1) = m``."""
         return _log_bernoulli(rewards, stats[0])
 
     def update(self, stats: Statistics, rewards: np.ndarray) -> Statistics:
@@ -329,8 +264,7 @@ class Bernoulli(RewardModel):
         return mean * (1.0 - mean) / (strength + 1.0)
 
     def sample(self, stats: Statistics, rng: BatchRNG) -> np.ndarray:
-        """``Beta(n m, n (1 - m))``; ``m`` itself where ``n`` is infinite. Every entry takes
-        one Beta draw, so a run's draws do not depend on which of its means are known."""
+        """``Beta(n m, n (1 - m))``; ``m`` itself where ``n`` is infinite (still one draw)."""
         mean, strength = stats
         known = np.isinf(strength)
         with np.errstate(invalid="ignore"):  # inf * 0 where known: replaced by 1
@@ -342,11 +276,7 @@ class Bernoulli(RewardModel):
         return rng.beta(1.0 + sums, 1.0 + pulls - sums)
 
     def divergence(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """The binary relative entropy ``x log(x / y) + (1 - x) log((1 - x) / (1 - y))``.
-
-        Both means are kept in ``[KL_EPSILON, 1 - KL_EPSILON]``: a mean of exactly 0 or 1
-        then gives a finite value, within 1e-13 of the limit with ``0 log 0 = 0`` (and 0
-        where ``x = y``)."""
+        """The binary relative entropy ``x log(x / y) + (1 - x) log((1 - x) / (1 - y))``."""
         x = np.clip(x, KL_EPSILON, 1.0 - KL_EPSILON)
         y = np.clip(y, KL_EPSILON, 1.0 - KL_EPSILON)
         return x * np.log(x / y) + (1.0 - x) * np.log((1.0 - x) / (1.0 - y))
@@ -354,12 +284,9 @@ class Bernoulli(RewardModel):
     def upper_confidence(self, means: np.ndarray, levels: np.ndarray) -> np.ndarray:
         """``max {q in [p, 1] : kl(p, q) <= L}`` by :data:`KL_NEWTON_STEPS` Newton steps.
 
-        ``q -> kl(p, q)`` increases on ``[p, 1)`` and tends to infinity at 1, so the root
-        ``q*`` of ``kl(p, q) = L`` is the index. The steps run in ``w = log(1 - q)``, where
-        ``g(w) = kl(p, 1 - e^w) = p log(p / q) + (1 - p) (log(1 - p) - w)`` is convex and
-        decreasing, nearly linear as ``q -> 1``: ``w <- w + (g(w) - L) q / (q - p)``. They
-        start from the smallest of three points with ``kl >= L`` (so to the left of the root
-        in ``w``, from where convex Newton steps increase monotonically to it):
+        The steps run in ``w = log(1 - q)``, where ``g(w) = kl(p, 1 - e^w)`` is convex and
+        decreasing: ``w <- w + (g(w) - L) q / (q - p)``, from the smallest of three points
+        with ``kl >= L``:
 
         * Pinsker, ``kl(p, q) >= 2 (q - p)^2``: ``q = p + sqrt(L / 2)``;
         * ``kl(p, q) >= (q - p)^2 / (2 q)`` for ``q >= p``: ``q = p + L + sqrt(L^2 + 2 p L)``;
@@ -367,7 +294,6 @@ class Bernoulli(RewardModel):
           ``w = log(1 - p) - (L - p log p) / (1 - p)``, which covers roots within 1e-300 of 1.
 
         The index is ``p`` where ``L <= 0``, 1 where ``p = 1`` or ``L`` is infinite.
-        Accurate to about 1e-12 (tests: against a 200-step bisection).
         """
         p = np.clip(np.asarray(means, dtype=float), 0.0, 1.0)
         level = np.asarray(levels, dtype=float)
@@ -392,16 +318,7 @@ class Bernoulli(RewardModel):
 @dataclass(frozen=True)
 class Categorical(Bernoulli):
     """One of ``N`` outcomes per pull, ``o ~ O[S_t, A_t, ·]``, rewarded ``values[o]``
-    (docs/design.md §3.5).
-
-    The law of a pull is a table of outcome probabilities, not a mean: the environment
-    realises an outcome from the pulled arm's law and the round's uniform ``u_t`` by inverse
-    CDF (:meth:`realise`), and the agents that know the table (the offline model's
-    ``emissions``) weigh states by ``O[s, a, o]`` (:meth:`outcome_log_likelihood`). The values
-    are distinct, so that the outcome is known from the reward (:meth:`outcome`), and lie in
-    ``[0, 1]``; model-free agents treat the rewards as Bernoulli's formulas treat rewards in
-    ``[0, 1]`` (Beta Thompson sampling, binary divergences, scale ``1/2``). Bernoulli
-    outcomes are ``values = (0, 1)``.
+    (docs/design.md §3.5); model-free agents use Bernoulli's formulas.
     """
 
     values: tuple[float, ...] = (0.0, 1.0)

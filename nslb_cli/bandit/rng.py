@@ -59,9 +59,8 @@ class BatchRNG:
         return np.floor(self.random(shape) * high).astype(np.int64)
 
     def typed(self) -> Any:
-        """The same generators as a ``numba.typed.List``, for compiled kernels that loop over
-        runs (built once; drawing through it advances the generators above). numba is
-        imported here, on first use: agents without kernels never load it."""
+        """The same generators as a ``numba.typed.List``, for compiled kernels (built once;
+        numba is imported on first use)."""
         if self._typed is None:
             from nslb_cli.compiled.generators import generator_list
 
@@ -89,9 +88,7 @@ def categorical(probabilities: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
 
 def categorical_first_axis(probabilities: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
     """:func:`categorical` along the first axis (categories first, e.g. ``(S, R)``): the
-    number of cumulative masses at most ``u`` times the total, which is the first index above
-    it (masses are non-negative), capped at the last. Each step adds or counts whole rows of
-    a C-ordered array: faster than many short reductions along the last axis."""
+    number of cumulative masses at most ``u`` times the total, capped at the last."""
     cdf = np.add.accumulate(probabilities, axis=0)
     index = (cdf <= uniforms * cdf[-1]).sum(axis=0)
     return np.minimum(index, len(probabilities) - 1)

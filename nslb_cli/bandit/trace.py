@@ -1,8 +1,6 @@
 """The trace of a simulation: what happened in every round of every run (numpy only).
 
-The simulator produces it, :mod:`nslb_cli.store.results` writes it and the plot package reads
-what was written; none of them needs the other's imports, so this module depends on numpy
-alone.
+Produced by the simulator, written by :mod:`nslb_cli.store.results`; depends on numpy alone.
 """
 
 from __future__ import annotations

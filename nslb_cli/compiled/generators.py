@@ -1,13 +1,8 @@
 """Each seed's agent generator as one ``numba.typed.List``, built by compiled code.
 
-``numba.typed.List(generators)`` compiles the list's own methods for the
-``numpy.random.Generator`` item type on first use in every process (about 0.5 s, never
-cached on disk). The two functions below do the same work from compiled code that is
-cached (``cache=True``), so a process that already loads umTS's cached kernels pays only
-a few microseconds per generator.
-
-The list holds the generators themselves: a draw through it advances the same bit
-generator state as a draw from Python.
+``numba.typed.List(generators)`` compiles its methods in every process, uncached; the
+functions below do the same from cached compiled code. The list holds the generators
+themselves: a draw through it advances the same bit generator state as a draw from Python.
 """
 
 from __future__ import annotations

@@ -5,29 +5,12 @@ Given observed ratings ``r_ij`` for ``(i, j)`` in ``Omega``, find ``U (n_users, 
 
     sum_{(i,j) in Omega} (r_ij - U_i · V_j)^2 + reg · (sum_i ||U_i||^2 + sum_j ||V_j||^2)
 
-(the MAP estimate of probabilistic matrix factorisation, Salakhutdinov & Mnih 2008, the
-paper's reference). No bias terms: ``U · V`` itself approximates the ratings, so rewards
-``U_i · V_j`` are on the rating scale. Each half-step is exact: with ``V`` fixed, every
-``U_i`` is a ridge regression on the items user ``i`` rated,
-``(V_Oi' V_Oi + reg I) U_i = V_Oi' r_i``, and symmetrically for ``V``; so the objective never
-increases (up to float32 rounding).
-
-Memory and speed (ML-25M has 25 million ratings): the ratings are held once as float32
-sparse matrices with 32-bit indices, and the Gram matrices ``V_Oi' V_Oi`` of all users come
-from one sparse product with the ``d (d + 1) / 2`` distinct entries of every ``V_j V_j'``
-(float32, in blocks of columns that stay in the CPU cache; 7 million ratings at rank 20
-take about 0.2 s per side). The objective after each sweep
-is computed from those Grams, without forming a prediction per rating. The fitted factors
-are returned as float64.
-
-Users and items without ratings get zero factors.
-
-Nothing non-finite leaves :func:`als`: the objective is checked after every sweep, and a
-sweep that produces ``inf`` or ``NaN`` (ratings or a penalty that overflow float32, or
-systems so ill-conditioned at a tiny penalty that the solution overflows) stops the fit
-with a one-line :class:`~nslb_cli.data.DataError` naming the setting to change
-(``env.als_reg``, or ``env.data_dir`` when the ratings exceed ``MAX_RATING``), as does a
-singular system (``LinAlgError``).
+(the MAP estimate of probabilistic matrix factorisation, Salakhutdinov & Mnih 2008; no bias
+terms, D8). Each half-step is exact: with ``V`` fixed, every ``U_i`` solves
+``(V_Oi' V_Oi + reg I) U_i = V_Oi' r_i``, and symmetrically for ``V``. The Gram matrices of all
+rows come from one float32 sparse product; users and items without ratings get zero factors.
+A sweep that produces ``inf`` or ``NaN``, or a singular system, stops the fit with a one-line
+:class:`~nslb_cli.data.DataError`.
 """
 
 from __future__ import annotations
@@ -42,9 +25,7 @@ from nslb_cli.data import DataError
 from nslb_cli.data.ratings import MAX_RATING
 
 CHUNK = 1 << 20  # predictions are computed this many at a time (bounded memory)
-BLOCK_BYTES = 4 << 20  # the Gram product reads the other side's outer products in blocks
-# of columns of about this size, which stay in the CPU cache (ML-25M's 33,000 users ×
-# 210 entries × 4 bytes = 28 MB do not: a block of 4 MB makes the movies' Grams 2.5x faster)
+BLOCK_BYTES = 4 << 20  # the Gram product reads outer products in blocks that stay in cache
 FLOAT32_MAX = float(np.finfo(np.float32).max)  # 3.4e38: ALS' Grams and penalty are float32
 
 

@@ -18,8 +18,7 @@ N_INIT = 10  # k-means restarts; the best of them (lowest inertia) is kept
 def kmeans(points: np.ndarray, k: int, seed: int) -> np.ndarray:
     """k-means labels ``(n,)`` of ``points (n, d)``, deterministic given ``seed``.
 
-    Single-threaded: on a busy machine scikit-learn's OpenMP threads wait for each other
-    (measured on 2 shared cores: 30,000 users in 25 s with two threads, 0.7 s with one).
+    Single-threaded: on a busy machine scikit-learn's OpenMP threads wait for each other.
     """
     from sklearn.cluster import KMeans  # imported here: scikit-learn takes ~2 s to import
     from threadpoolctl import threadpool_limits

@@ -13,10 +13,8 @@ From a release's own files (:mod:`nslb_cli.data.ratings`, any supported layout):
    cluster ``s`` gave to movies of genre ``g``. A movie of several genres counts for each
    of them; a movie without a genre counts for none.
 
-The outcomes ``levels`` are the release's distinct rating values, sorted (1..5 for ML-100K
-and ML-1M, 0.5..5 by halves from ML-10M on). The arrays are cached by
-:mod:`~nslb_cli.data.prepared_cache` under a hash of the files' SHA-256 and the settings,
-so a damaged cache file is rebuilt, never trusted.
+The outcomes ``levels`` are the release's distinct rating values, sorted. The arrays are
+cached by :mod:`~nslb_cli.data.prepared_cache`.
 """
 
 from __future__ import annotations

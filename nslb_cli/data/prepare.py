@@ -1,44 +1,14 @@
 """From a MovieLens release to what ``env=movielens`` needs (docs/design.md §3.2, steps 2–6).
 
-1. **Filter** in one simultaneous pass: keep the ratings of users with at least
-   ``min_user_ratings`` ratings and of movies with at least ``min_item_ratings`` ratings,
-   both counted in the whole release. Not iterated: after the pass a kept user may have
-   fewer than ``min_user_ratings`` ratings of *kept* movies (on ML-100K at 100/100 the
-   fewest is 43). Iterating to a fixed point (a k-core) empties ML-100K at 100/100 in five
-   passes, and the one-pass reading is the paper's ("users who rated at least 200 movies
-   and movies rated by at least 200 users"); the diagnostics report the fewest kept
-   ratings of a user and of a movie.
+1. **Filter** in one pass: users and movies with enough ratings in the whole release (D7).
 2. **Split** the kept ratings 50/50 uniformly at random (``floor(N/2)`` train).
-3. **Penalty** (``als_reg: auto``, :func:`choose_penalty`): the ALS penalty is chosen on the
-   grid ``GRID`` (``10 · 2^k``, ``k = -6..10``: 0.156 to 10,240) by held-out RMSE. In each
-   half a random ``VALIDATION_SHARE`` (10 %) of the ratings is held out and ALS (same rank
-   and sweeps as the final fit) is fitted on the rest; a penalty's score is the RMSE on the
-   held-out ratings of both halves together. The search starts at the grid point nearest
-   (in log) to ``10 · (max - min) / 4`` of the ratings (10 on a 1–5 or 0.5–5 scale: the
-   best penalty scales with the ratings, the objective being quadratic in them) and
-   walks to the better neighbour while the score falls, so a unimodal score curve gives
-   the grid's best after a few fits. A half with more than ``SEARCH_RATINGS`` ratings is
-   searched on the ratings of a random subset of its users holding about that many (all
-   their ratings; the MAP reading of the penalty, noise variance over prior variance, does
-   not depend on the number of ratings). A number instead of ``auto`` fixes the penalty.
-4. **Factorise** each half with rank-``rank`` ALS (:mod:`~nslb_cli.data.als`) on the same
-   users × movies index at the penalty: train gives ``Û, V̂``, test gives ``U, V``. (With
-   ``auto`` this is exactly the fit that the chosen number would give.)
-5. **Cluster** ``U`` and ``Û`` with k-means (``k = n_states``), match the train clusters to
-   the test clusters by overlap (:mod:`~nslb_cli.data.clusters`).
-6. **Priors**: mean and sample covariance of ``Û`` over the train cluster of each state
-   (the environment adds ``prior_ridge``).
+3. **Penalty** (``als_reg: auto``, :func:`choose_penalty`): hill-climb ``GRID`` by held-out
+   RMSE of both halves (D8), halves beyond ``SEARCH_RATINGS`` searched on a subset of users.
+4. **Factorise** each half with rank-``rank`` ALS: train gives ``Û, V̂``, test gives ``U, V``.
+5. **Cluster** ``U`` and ``Û`` with k-means, match train to test clusters by overlap.
+6. **Priors**: mean and sample covariance of ``Û`` over the train cluster of each state.
 
-All randomness comes from ``data_seed`` (independent streams for the split, the held-out
-parts, each ALS start and each k-means). The two halves are factorised in two threads.
-The result is cached in ``<cache>/prepared/`` under a hash of the source's contents and
-every setting above (with ``auto``: the grid and the search's constants too), so a second
-run with the same settings loads it in milliseconds and any change of setting or data
-builds a new one.
-
-The diagnostics say how hard the resulting problem is: the ratings' scale, the penalty
-search, held-out RMSEs, cluster sizes, the train/test cluster agreement, and the expected
-squared distance between the users that a superuser switches among.
+The result is cached under a hash of the source's contents and every setting.
 """
 
 from __future__ import annotations
@@ -88,9 +58,8 @@ class Purpose:
 
 @dataclass(frozen=True)
 class Settings:
-    """Every setting that changes the prepared arrays (and so the cache key); the defaults
-    live in one place, ``MovieLensParams`` (``env=movielens``). ``als_reg`` is a penalty or
-    ``"auto"`` (chosen by held-out RMSE, step 3 of the module docstring)."""
+    """Every setting that changes the prepared arrays (and so the cache key); defaults in
+    ``MovieLensParams``. ``als_reg`` is a penalty or ``"auto"``."""
 
     min_user_ratings: int
     min_item_ratings: int
@@ -162,7 +131,7 @@ class Prepared:
     def to_arrays(self) -> dict[str, np.ndarray]:
         arrays = {name: getattr(self, name) for name in self.ARRAYS}
         arrays["genre_names"] = np.array(self.genre_names, dtype=str)
-        arrays["diagnostics"] = np.array(_json(self.diagnostics))
+        arrays["diagnostics"] = np.array(json.dumps(self.diagnostics, sort_keys=True))
         return arrays
 
     @classmethod
@@ -178,21 +147,13 @@ class Prepared:
         return (*cls.ARRAYS, "genre_names", "diagnostics")
 
 
-def _json(value: dict[str, Any]) -> str:
-    return json.dumps(value, sort_keys=True)
-
-
 def stream(data_seed: int, purpose: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(int(data_seed), spawn_key=(purpose,)))
 
 
 def encode(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The sorted distinct ``ids`` and each id's position among them (int32).
-
-    Non-negative integer ids no larger than a few times their number are indexed through a
-    lookup table in linear time (ML-25M's 25 million ids in a fraction of a second); any
-    other ids (text, large or negative numbers) are sorted.
-    """
+    """The sorted distinct ``ids`` and each id's position among them (int32); small
+    non-negative integer ids through a lookup table, others by sorting."""
     if ids.dtype.kind in "iu" and len(ids) and ids.min() >= 0 and ids.max() < 4 * len(ids) + 2**20:
         present = np.zeros(int(ids.max()) + 1, dtype=bool)
         present[ids] = True
@@ -234,13 +195,8 @@ class Half:
     ) -> Factors:
         """ALS at penalty ``reg`` (rank and sweeps of ``s``), started from ``purpose``'s stream.
 
-        ALS refuses non-finite results itself (:func:`~nslb_cli.data.als.als`). A ``final``
-        fit, the one whose factors become the environment, must also explain the ratings:
-        a penalty large against them shrinks every factor towards zero (to exactly zero
-        once float32 underflows), and then every reward is about 0 and k-means, finding
-        fewer distinct user vectors than states, leaves states without a user (NaN priors).
-        Such a fit is refused (:func:`refuse_collapse`); the search's fits may collapse, which
-        only scores badly.
+        A ``final`` fit (the environment's) that shrinks the factors to nothing is refused
+        (:func:`refuse_collapse`); the search's fits may collapse, which only scores badly.
         """
         rng = stream(s.data_seed, purpose)
         fit = als(self.users, self.items, self.values, shape, s.rank, reg, s.als_iterations, rng)
@@ -252,8 +208,7 @@ class Half:
         return round(factors.rmse(self.users, self.items, self.values), 4)
 
 
-COLLAPSE = 1e-6  # a final fit whose predictions all lie below this share of the largest
-# |rating| predicts nothing: no real structure is that small against the ratings it fits
+COLLAPSE = 1e-6  # predictions all below this share of the largest |rating|: no structure
 
 
 def refuse_collapse(fit: Factors, values: np.ndarray, n_states: int, reg: float) -> None:
@@ -288,8 +243,8 @@ class Search:
 
     @classmethod
     def of(cls, half: Half, rng: np.random.Generator) -> Search:
-        """All of ``half`` (or, beyond ``SEARCH_RATINGS``, the ratings of a random subset of
-        its users holding about that many), ``VALIDATION_SHARE`` of it held out at random."""
+        """``half`` (beyond ``SEARCH_RATINGS``, a random subset of its users' ratings) with
+        ``VALIDATION_SHARE`` of it held out at random."""
         counts = np.bincount(half.users)
         if len(half.values) > SEARCH_RATINGS:
             order = rng.permutation(len(counts))
@@ -318,13 +273,7 @@ def start_index(scale: float) -> int:
 
 def hill_climb(score: Callable[[float], float], start: int) -> dict[float, float]:
     """Scores of the grid points visited from ``GRID[start]``, moving to the better
-    neighbour while the score falls; the best visited is a local minimum of the grid.
-
-    Bounded: each grid point is scored at most once and each move goes to a strictly
-    better point, so the search ends after at most ``len(GRID)`` scores (and moves). A
-    score that is not a finite number stops it with a one-line :class:`DataError`: ``NaN``
-    compares neither better nor worse than anything: a search that kept it walked to the
-    grid's first point and then bounced between its first two points forever.
+    neighbour while the score falls; at most ``len(GRID)`` scores, a non-finite one refused.
     """
     scores: dict[int, float] = {}
 
@@ -350,8 +299,8 @@ def hill_climb(score: Callable[[float], float], start: int) -> dict[float, float
 
 
 def penalty_score(halves: tuple[Half, Half], s: Settings) -> tuple[Callable, int, int]:
-    """The score of step 3 (held-out RMSE of both halves together, as a function of the
-    penalty), and how many ratings are held out and fitted."""
+    """Step 3's score (held-out RMSE of both halves as a function of the penalty), and how
+    many ratings are held out and fitted."""
     searches = _both(
         lambda h: Search.of(halves[h], stream(s.data_seed, Purpose.HOLD_OUT_TRAIN + h))
     )
@@ -374,10 +323,7 @@ def penalty_score(halves: tuple[Half, Half], s: Settings) -> tuple[Callable, int
 
 
 def choose_penalty(halves: tuple[Half, Half], s: Settings, scale: float) -> dict[str, Any]:
-    """Step 3 of the module docstring: the penalty with the lowest held-out RMSE.
-
-    Returns ``{"chosen", "validation_rmse", "searched": [[penalty, RMSE], ...], ...}``.
-    """
+    """Step 3: the penalty with the lowest held-out RMSE, and the search's diagnostics."""
     score, held_out, fitted = penalty_score(halves, s)
     searched = hill_climb(score, start_index(scale))
     chosen = min(searched, key=searched.__getitem__)
@@ -416,8 +362,7 @@ def rating_scale(values: np.ndarray) -> dict[str, float]:
 
 
 def refuse_no_signal(scale: dict[str, float]) -> None:
-    """Refuse kept ratings that are all the same (:func:`rating_scale`): they tell no user's
-    taste from another's, and every reward would be that rating."""
+    """Refuse kept ratings that are all the same (:func:`rating_scale`)."""
     if scale["min"] == scale["max"]:
         raise DataError(
             "env.data_dir",
@@ -428,13 +373,8 @@ def refuse_no_signal(scale: dict[str, float]) -> None:
 
 
 def squared_distances(points: np.ndarray, labels: np.ndarray, k: int) -> dict[str, float]:
-    """How far apart the states are, in squared Euclidean distance of user factors.
-
-    ``between_users``: ``E ||x - y||^2`` for ``x`` and ``y`` drawn uniformly from two
-    different clusters (as a superuser's users are), averaged over the pairs of clusters:
-    ``||m_a - m_b||^2 + v_a + v_b`` with ``m`` the cluster means and ``v`` the mean squared
-    distance of a cluster's members to its mean. ``between_means``: ``||m_a - m_b||^2``
-    averaged over the pairs.
+    """Mean over pairs of clusters of ``E ||x - y||^2 = ||m_a - m_b||^2 + v_a + v_b`` for
+    users of two clusters (``between_users``) and of ``||m_a - m_b||^2`` (``between_means``).
     """
     means = np.stack([points[labels == c].mean(axis=0) for c in range(k)])
     spread = np.array(
@@ -477,9 +417,8 @@ class Kept:
 
 
 def keep_frequent(ratings: Ratings, s: Settings) -> Kept:
-    """Step 1: the ratings of users and movies with enough ratings in the whole release, and
-    the refusals of settings the kept data cannot support (too few users for the states, a
-    rank too large to factorise a half, a movie rated twice by one user)."""
+    """Step 1: the ratings of users and movies with enough ratings in the whole release;
+    refuses settings the kept data cannot support."""
     raw_users, user_codes = encode(ratings.users)
     raw_items, item_codes = encode(ratings.items)
     _refuse_duplicates(ratings, user_codes, item_codes)
@@ -599,7 +538,7 @@ def state_distances(
 
 
 def prepare(ratings: Ratings, settings: Settings) -> Prepared:
-    """Run steps 1–6 of the module docstring on parsed ratings."""
+    """Steps 1–6 on parsed ratings."""
     start = time.perf_counter()
     s = settings
     kept = keep_frequent(ratings, s)

@@ -17,12 +17,7 @@ The format is detected from the files present:
 
 A movie listed with ``(no genres listed)`` (CSV releases) or only ``unknown`` (ML-100K) has
 no genre. A rated movie missing from the movie list also has none. Genres come out in
-sorted order (ML-100K: the order of ``u.genre``).
-
-CSV files are parsed with pyarrow (multi-threaded; ids as 32-bit integers where they are
-integers, ratings as float32, which holds every half-star and any rating of up to seven
-significant digits exactly), so the 25 million ratings of ML-25M take seconds and about
-300 MB.
+sorted order (ML-100K: the order of ``u.genre``). CSV files are parsed with pyarrow.
 """
 
 from __future__ import annotations
@@ -248,11 +243,9 @@ def _csv(
 ) -> dict[str, np.ndarray]:
     """The ``needed`` columns of a CSV file with a header, as numpy arrays (pyarrow parser).
 
-    Id columns (every column but ``rating`` and ``genres``) are read as 32-bit integers
-    (``ids="int32"``), as text (``"text"``) or as whichever of integers or text fits
-    (``"infer"``); ``rating`` as float32 (float64 if ``exact``); ``genres`` as text. A
-    rating beyond float32's range parses as ``inf``: then the column is read again as
-    float64, so that the refusal (:func:`_check_magnitude`) names the value in the file.
+    Id columns are read as ``ids``: ``"int32"``, ``"text"`` or ``"infer"``; ``rating`` as
+    float32 (float64 if ``exact``, or if float32 overflows, so that the refusal names the
+    value in the file); ``genres`` as text.
     """
     from pyarrow import ArrowInvalid, csv, float32, float64, int32, string
 

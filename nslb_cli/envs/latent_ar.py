@@ -14,16 +14,8 @@ parameters stream: partial autocorrelations uniform in ``(-1, 1)``, mapped to co
 by the Durbin–Levinson recursion, a bijection onto the stationary region (Jones 1987), so
 every draw is stationary.
 
-Common random numbers: the path uses one standard normal per seed and round from the path
-stream (the first ``k`` scaled by ``initial_sd``, the others by ``sigma_z``), the reward
-noise one per seed and round from the noise stream; neither depends on the agent.
-
-Regret is measured against the arm with the best mean given ``z_t``: the world holds every
-arm's true mean ``mu_a + beta_a z_t`` in every round. The latent is continuous, so the world
-has one nominal state (the ``state`` column is 0); the offline model is the true AR model
-(``OfflineModel.ar_*``, with ``mu`` as the one state's means), read only by the Kalman
-oracle (and by AR-UCB for its default order). Agents that act on a discrete latent model
-(mTS, umTS, SW-mUCB, Exp4.S) are refused here.
+The world has one nominal state (the ``state`` column is 0); the offline model is the true AR
+model (``OfflineModel.ar_*``). Agents that act on a discrete latent model are refused here.
 """
 
 from __future__ import annotations
@@ -142,9 +134,7 @@ def latent_path(p: LatentARParams, seeds: np.ndarray, gamma: np.ndarray) -> np.n
 
 
 class LatentAR:
-    """Latent AR bandit (Trella et al., 2025): an AR(k) latent moves every arm's mean.
-
-    See the module docstring."""
+    """Latent AR bandit (Trella et al., 2025): an AR(k) latent moves every arm's mean."""
 
     Params = LatentARParams
     contextual = False

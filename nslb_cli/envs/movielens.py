@@ -1,30 +1,9 @@
 """The MovieLens non-stationary latent contextual bandit of the paper's section 5.2
 (docs/design.md §3.2).
 
-Data (prepared once and cached, :mod:`nslb_cli.data.prepare`): ratings of a MovieLens
-release, filtered, split 50/50; ALS factors ``Û, V̂`` (train half) and ``U, V`` (test half);
-k-means clusters of ``U`` (the latent states) matched to clusters of ``Û``.
-
-A run (one seed = one "superuser"):
-
-* one test user ``i_s`` drawn uniformly from each test cluster ``s``;
-* true transitions ``phi*`` from ``U_{i_1..i_S}`` by :func:`transition_matrix`; ``S_1``
-  uniform, ``S_t ~ phi*[S_{t-1}]``;
-* each round, ``K`` genres drawn uniformly with replacement among the genres that have a
-  kept movie, then one movie uniformly among the kept movies of each genre (a movie can
-  appear twice in a round); without genres (your own ratings without ``items.csv``), each
-  movie uniformly among all kept movies; the context is their train vectors ``X_t[a] = V̂_j``
-  (``World.items`` holds the movie indices ``j``, ``World.features`` is ``V̂``);
-* reward of movie ``j`` in state ``s``: ``U_{i_s} · V_j + eps_t``, ``eps_t ~ N(0, sigma^2)``
-  drawn once per round.
-
-Offline model (the same for every seed): ``theta_s`` = mean of ``Û`` over the train cluster
-matched to state ``s``, Gaussian prior covariance = that cluster's sample covariance +
-``prior_ridge · I``; ``phî`` = :func:`transition_matrix` of the ``theta_s``, Dirichlet prior
-``prior_concentration · phî``; ``P_1`` uniform. ``mean_sd`` has shape ``(R, S, 0)``: a
-linear model has no per-arm prior standard deviation (its prior is ``covariance``), and an
-empty axis makes any multi-armed-only code that reads it fail loudly instead of treating the
-model as known.
+A run (one seed) is a superuser switching among one test user ``i_s`` per cluster; reward of
+movie ``j`` in state ``s``: ``U_{i_s} · V_j + eps_t``; contexts ``X_t[a] = V̂_j``. The offline
+model's ``mean_sd`` has shape ``(R, S, 0)``: a linear model has no per-arm prior spread.
 
 Transitions (``transitions``), for points ``p_1..p_S`` (user vectors or cluster means) and
 ``D(s, s') = ||p_s' - p_s||^2``:
@@ -35,11 +14,9 @@ Transitions (``transitions``), for points ``p_1..p_S`` (user vectors or cluster 
   average, similar states the likelier destinations.
 * ``literal`` (the paper's printed formula): ``0.9 J + 0.1 K`` with ``J(s, s) = 1 - p``,
   ``J(s, s') = p / (S - 1)``, ``p = stay``, and ``K(s, ·) ∝ exp(+D(s, ·))`` over all states
-  including ``s``. With ``p = 0.9975`` this chain leaves its state in almost every round.
+  including ``s``.
 
-Randomness (docs/design.md §2): each seed's user draw, path, slates and noise come from its
-own streams, computed seed by seed without BLAS, so seed ``k``'s world does not depend on its
-batch.
+Each seed's world comes from its own streams, computed without BLAS (docs/design.md §2).
 """
 
 from __future__ import annotations
@@ -228,10 +205,7 @@ def expected_changes(p: MovieLensParams, data: Prepared) -> float:
 
 
 def transition_matrix(points: np.ndarray, stay: float, form: str = "structured") -> np.ndarray:
-    """``(S, S)`` transition matrix of the superuser with behaviours ``points (S, d)``.
-
-    See the module docstring for the two forms. Elementwise arithmetic only (no BLAS).
-    """
+    """``(S, S)`` transition matrix of the superuser with behaviours ``points (S, d)``."""
     S = len(points)
     distance = ((points[:, None, :] - points[None, :, :]) ** 2).sum(axis=-1)
     off = ~np.eye(S, dtype=bool)
@@ -297,9 +271,7 @@ def superusers(data: Prepared, seed: int) -> np.ndarray:
 
 
 class MovieLens:
-    """MovieLens superusers switching between real users (Hong et al., 2021, section 5.2).
-
-    See the module docstring for the generative process."""
+    """MovieLens superusers switching between real users (Hong et al., 2021, section 5.2)."""
 
     Params = MovieLensParams
     contextual = True  # each round's arms are different movies
@@ -344,11 +316,7 @@ class MovieLens:
 def true_means(
     data: Prepared, users: np.ndarray, states: np.ndarray, items: np.ndarray
 ) -> np.ndarray:
-    """``mu(a, X_t, S_t; theta*) = U_{i_{S_t}} · V_j``, ``j = items[r, t, a]``, ``(R, n, K)``.
-
-    Per run, the means of its ``S`` users for every movie, ``(S, n_movies)`` (elementwise, no
-    BLAS), then one flat gather by ``(state, movie)``.
-    """
+    """``mu(a, X_t, S_t; theta*) = U_{i_{S_t}} · V_j``, ``j = items[r, t, a]``, ``(R, n, K)``."""
     R, n, K = items.shape
     n_movies = len(data.test_items)
     means = np.empty((R, n, K))
@@ -362,9 +330,6 @@ def true_means(
 def latent_path(seeds: np.ndarray, phi: np.ndarray, n: int) -> np.ndarray:
     """``S_1..S_n`` per seed, ``(R, n)``: ``S_1`` uniform, then ``S_t ~ phi[S_{t-1}]``, the
     inverse-CDF draw (:func:`~nslb_cli.bandit.rng.categorical`) with the run's ``t``-th uniform.
-
-    All uniforms are drawn first, so :func:`successors` takes every draw at once; the loop
-    over rounds only follows each run's path through them.
     """
     S = phi.shape[-1]
     rngs = [generator(int(s), Stream.PATH) for s in seeds]

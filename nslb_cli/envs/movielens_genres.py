@@ -145,9 +145,7 @@ def provenance(p: MovieLensGenresParams) -> dict[str, Any]:
 
 
 class MovieLensGenres:
-    """User clusters switching while genres are recommended (Russo et al., 2024, section 7).
-
-    See the module docstring."""
+    """User clusters switching while genres are recommended (Russo et al., 2024, section 7)."""
 
     Params = MovieLensGenresParams
     contextual = False

@@ -4,20 +4,11 @@
 means) holds from round ``change_points[j]`` (0-based, the first is 0) to the round before
 the next change point. The table is given in the config (``means``, ``change_points``) or as
 a CSV file (``table``): a header ``start,<arm>,…``, then one row per segment, its first round
-and its arms' means. Rewards are Gaussian (``mu + eps_t``, ``eps_t ~ N(0, sigma^2)``) or
-Bernoulli (``1[u_t < mu]``), one random number per seed and round (common random numbers);
-the means and the change points are the same for every seed.
+and its arms' means; Gaussian or Bernoulli rewards.
 
-The latent states are the distinct rows of the table (a segment that repeats an earlier
-row is the same state again), ``S_t`` the row of round ``t``'s segment. Agents that need an
-offline model get the truth: the rows as the states' means (known, ``mean_sd = 0``), the
-change rate ``Υ / n`` (``Υ`` changes in ``n`` rounds) as the probability of leaving a state,
-spread uniformly over the others, and a uniform first state. Model-free agents take the
-number of changes from the same matrix (:func:`nslb_cli.agents.tuning.expected_changes`).
-
-Presets (``conf/env/piecewise/``) hold the Bernoulli problems of Besson, Kaufmann, Maillard
-& Seznec (2022), "Efficient Change-Point Detection for Tackling Piecewise-Stationary
-Bandits", each at their horizon ``T = 5000``.
+The latent states are the distinct rows of the table. The offline model is the truth: the
+rows as known means, the change rate ``Υ / n`` as the probability of leaving a state (spread
+uniformly over the others), and a uniform first state.
 """
 
 from __future__ import annotations
@@ -163,9 +154,7 @@ def _reward_model(p: PiecewiseParams) -> RewardModel:
 
 class Piecewise:
     """Piecewise-stationary bandit: a table of means and change points (Besson et al.,
-    2022).
-
-    See the module docstring."""
+    2022)."""
 
     Params = PiecewiseParams
     contextual = False

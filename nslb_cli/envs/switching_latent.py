@@ -2,19 +2,11 @@
 
 ``S`` latent states follow a Markov chain with transition matrix ``P``, unknown to the agent;
 pulling arm ``a`` in state ``s`` shows one of ``N`` outcomes, ``o ~ O[s, a, ·]``, rewarded
-``r[o]``; ``O`` and ``r`` are known. One uniform per seed and round realises the outcome of
-whatever arm is pulled (inverse CDF of the pulled arm's law: common random numbers), the
-latent path uses the seed's path stream, and ``P`` and ``O`` are drawn from its parameters
-stream as the authors' code draws them (:func:`draw_problem`), or read from a file
-(:func:`read_problem`), then the same for every seed.
+``r[o]``; ``O`` and ``r`` are known. ``P`` and ``O`` are drawn as the authors' code draws
+them (:func:`draw_problem`) or read from a file (:func:`read_problem`).
 
-What agents are told: ``O`` (``OfflineModel.emissions``), the expected rewards
-``mu(a, s) = sum_o O[s, a, o] r[o]`` as known means, the true ``P`` as the point estimate
-(mTS with it is the paper's filter oracle) and a flat Dirichlet prior
-``prior_concentration · 1`` on each row of ``P`` (umTS with it is the paper's particle filter
-without knowledge of ``P``). SL-EC reads only ``O``, ``r`` and, for its ``T0`` rule, the
-constants the paper assumes known (the stationary law's smallest entry and ``P``'s second
-eigenvalue).
+Agents are told ``O`` (``OfflineModel.emissions``), the expected rewards as known means, the
+true ``P`` as the point estimate and a flat Dirichlet prior ``prior_concentration · 1``.
 """
 
 from __future__ import annotations
@@ -217,9 +209,7 @@ def _path(P: np.ndarray, seeds: np.ndarray, n: int) -> np.ndarray:
 
 
 class SwitchingLatent:
-    """Switching latent bandit with categorical outcomes (Russo et al., 2024).
-
-    See the module docstring."""
+    """Switching latent bandit with categorical outcomes (Russo et al., 2024)."""
 
     Params = SwitchingLatentParams
     contextual = False
@@ -254,8 +244,7 @@ def categorical_world(
     prior_concentration: float,
 ) -> World:
     """The world of transitions ``P (R, S, S)``, observation model ``obs (R, S, K, N)`` and
-    outcome rewards ``r (N,)`` for ``seeds`` over ``n`` rounds (see the module docstring:
-    what agents are told, and the streams that realise the path and the outcomes)."""
+    outcome rewards ``r (N,)`` for ``seeds`` over ``n`` rounds."""
     R, S, K = obs.shape[:3]
     reward = Categorical(tuple(r.tolist()))
     means = (obs * r).sum(axis=3)  # (R, S, K): the expected reward of each arm and state

@@ -1,12 +1,7 @@
 """The synthetic non-stationary multi-armed latent bandit of the paper's section 5.1
 (docs/design.md §3.1).
 
-``K`` arms, ``S`` latent states. Rewards (``reward``, :mod:`nslb_cli.bandit.rewards`):
-    * ``gaussian``: ``R_t = mu(A_t, S_t) + eps_t`` with ``eps_t ~ N(0, sigma^2)``;
-    * ``bernoulli``: ``R_t = 1[u_t < mu(A_t, S_t)]`` with ``u_t ~ U(0, 1)``, a click with
-      probability ``mu(A_t, S_t)``.
-Either way one number (``eps_t`` or ``u_t``) is drawn per seed and round, whatever the agent
-pulls: every agent faces the same world.
+``K`` arms, ``S`` latent states; Gaussian or Bernoulli rewards (:mod:`nslb_cli.bandit.rewards`).
 
 Latent dynamics:
     * ``fixed``: ``S_1`` uniform; the state changes exactly every ``period`` rounds, to a
@@ -18,15 +13,10 @@ Offline model given to the agents:
       stay with ``1 - switch_prob``, else move uniformly; for ``fixed``: the same form with
       switch probability ``1 / period``).
     * ``prior``: prior means ``mu0(a, s) ~ U(0, 1)`` and true means drawn from the reward
-      model's conjugate prior around them: ``mu = mu0 + N(0, prior_sd^2)`` (Gaussian),
-      ``mu ~ Beta(c mu0, c (1 - mu0))`` with ``c = prior_strength`` (Bernoulli: mean
-      ``mu0``, standard deviation ``sqrt(mu0 (1 - mu0) / (c + 1))``). Agents are told the
-      prior means and those standard deviations (``mean_sd``), from which the reward model
-      rebuilds the same conjugate prior. True rows ``phi_s ~ Dir(alpha_s)`` with
-      ``alpha_ss = stay_concentration`` and ``move_concentration`` elsewhere. The point
-      estimates are the prior means. With ``fixed`` dynamics the path ignores ``phi`` and the
-      agents still get this Dirichlet prior (its concentrations, not ``period``, set their
-      expected switch rate).
+      model's conjugate prior around them (``prior_sd``, or ``c = prior_strength`` for
+      Bernoulli); agents are told ``mu0`` and ``mean_sd``. True rows ``phi_s ~ Dir(alpha_s)``
+      with ``alpha_ss = stay_concentration`` and ``move_concentration`` elsewhere; with
+      ``fixed`` dynamics the path ignores ``phi`` and the agents still get this prior.
 """
 
 from __future__ import annotations
@@ -112,9 +102,7 @@ class _Realisation:
 
 class Synthetic:
     """Synthetic latent bandit: K arms, S latent states, uniform means (Hong et al., 2021,
-    section 5.1).
-
-    See the module docstring for the generative process."""
+    section 5.1)."""
 
     Params = SyntheticParams
     contextual = False

@@ -13,14 +13,10 @@ the offline model leaves unknown) with four pure functions of one seed:
   rounds in which it rises and scores them against the true changes (design §6);
 * optionally ``traced``, a tuple of parameter names that the functions read as traced
   arrays (never as shapes or in Python branches): the jobs of a sweep over them share one
-  program (:mod:`nslb_cli.jax_engine.sweep`; nslb's own agents only, for now; the
-  synthetic world's switching rates and prior spreads are traced too, so the model an agent
-  is given may hold traced arrays);
+  program (:mod:`nslb_cli.jax_engine.sweep`; nslb's own agents only; the model an agent is
+  given may hold traced arrays too);
 * optionally ``noise_traced = True``: the agent reads ``setting.problem.sigma`` only inside
-  ``init``, ``act`` and ``update``, where it is then the lane's reward noise, a traced
-  array, so the jobs of a sweep over the environment's ``sigma`` share one program (nslb's
-  own agents only, as ``traced``); without it the setting holds the job's own ``sigma`` as
-  a number, and each job of such a sweep compiles its own program.
+  ``init``, ``act`` and ``update``, where it is the lane's traced reward noise.
 
 Keys are the seed's agent stream folded with the round (``act`` and ``update`` get two
 different keys): an agent draws nothing else. nslb calls these under ``vmap`` and

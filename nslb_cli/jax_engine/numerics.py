@@ -20,11 +20,8 @@ TRIES = 3  # gamma: proposals at once for each entry the first round leaves
 
 
 def written_after(value: Array, *read: Array) -> Array:
-    """``value``, the same number, made to depend on the ``read`` entries of the buffer it is
-    written into (finite floats): XLA then reads them before the write and updates the
-    buffer in place; a value that does not depend on them makes it copy the whole buffer in
-    every round to keep the reads before the write. (``0 * x`` of integers is folded
-    away: the entries read must be floats.)"""
+    """``value``, the same number, made to depend on the ``read`` entries (finite floats) of
+    the buffer it is written into, so that XLA updates the buffer in place, not a copy."""
     return value + 0.0 * sum(read)
 
 
@@ -39,10 +36,8 @@ def categorical(probabilities: Array, u: Array) -> Array:
 
 
 def weighted_sum(weights: Array, rows: Array) -> Array:
-    """``sum_i weights[i] rows[i]`` along the first axis, as an elementwise product and a
-    sum rather than a matrix product: XLA picks a product's kernel, and with it the order
-    of its sums, by the batch's size, which would make a seed's last bits depend on its
-    batch (docs/design.md §2)."""
+    """``sum_i weights[i] rows[i]`` along the first axis, as an elementwise product and a sum:
+    a matrix product's order of sums would depend on the batch (docs/design.md §2)."""
     return (weights.reshape(weights.shape + (1,) * (rows.ndim - 1)) * rows).sum(axis=0)
 
 
@@ -84,16 +79,9 @@ def gamma(key: Array, alpha: Array) -> Array:
     arrays: a proposal ``v = (1 + x / sqrt(9 d))^3``, ``d = a - 1/3``, ``x ~ N(0, 1)``, is
     accepted when ``log u < x^2 / 2 + d - d v + d log v``, and each entry keeps its first
     accepted proposal. Shapes below :data:`BOOST` are boosted, ``G(alpha) = G(alpha + 1)
-    u^(1 / alpha)``: every proposal's shape is then at least 1, and at least 2 for shapes
-    from 1 up, such as umTS's many near 1 (a transition row's Dirichlet counts), whose
-    proposals are then rejected with probability under 0.02 (0.05 at 1). A first round
-    proposes for every entry; the few it leaves are gathered once into slots, one entry in
-    :data:`FEW` at most (at least 16; while more are left, rounds of every entry go first),
-    and the later rounds propose :data:`TRIES` times for the slots alone. The draws depend
-    on the key and ``alpha`` alone, so a seed's numbers do not depend on its batch (a
-    finished seed's extra rounds under ``vmap`` change nothing). Works on the flattened
-    entries: XLA's CPU code is slower on arrays whose last axis is short. Several times
-    faster than ``jax.random.gamma``, whose loop runs per entry."""
+    u^(1 / alpha)``. A first round proposes for every entry; the few it leaves are gathered
+    into slots (one entry in :data:`FEW` at most, at least 16), and later rounds propose
+    :data:`TRIES` times for the slots alone. The draws depend on the key and ``alpha`` alone."""
     shape, alpha = alpha.shape, alpha.ravel()
     boost = alpha < BOOST
     a = jnp.where(boost, alpha + 1.0, alpha)

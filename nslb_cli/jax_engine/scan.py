@@ -2,17 +2,10 @@
 and the agent play (docs/design.md §9), ``vmap`` over the seeds of a batch, compiled once
 per job and batch size.
 
-Round ``t`` of a seed: ``S_t`` from the world's path, the agent's ``act`` (with the round's
-:class:`~nslb_cli.jax_engine.contract.Truth` for an agent that sees it), ``R_t`` from the
-world's noise, the agent's ``update``. The agent's keys are its stream (``Stream.AGENT``)
-split into an init key and a round key, the round key folded with ``t`` and split for
-``act`` and ``update``. A batch shorter than the compiled size is padded with copies of its
-last seed, whose rows are dropped: a seed's numbers are its own in any batch.
-
-A lane of the batch is a seed and the values of the world's and the agent's traced
-parameters (:func:`lane_values`): the jobs of a sweep over such a parameter share one
-compiled program, and can share one batch (:mod:`.sweep`); a lane's numbers depend on its
-seed and values only.
+The agent's keys are its stream (``Stream.AGENT``) split into an init key and a round key,
+the round key folded with ``t`` and split for ``act`` and ``update``. A lane of the batch is a
+seed and the values of the world's and the agent's traced parameters (:func:`lane_values`);
+a lane's numbers depend on its seed and values only.
 """
 
 from __future__ import annotations
@@ -46,10 +39,8 @@ COLUMNS = ("action", "reward", "expected_reward", "optimal_reward", "state", "be
 
 
 def with_values(spec: Any, values: dict[str, Array]) -> Any:
-    """``spec`` (a world or an agent) whose params hold ``values`` (its traced parameters,
-    traced arrays inside the program) in place of the values it was built with; what it
-    derived from its params when built (a buffer's width) is kept. The params are not
-    validated again: the values were, as each job's config."""
+    """``spec`` (a world or an agent) whose params hold ``values`` (its traced parameters) in
+    place of those it was built with; what it derived when built is kept, not validated again."""
     if not values:
         return spec
     params = copy.copy(spec.params)
@@ -78,9 +69,8 @@ def with_noise(agent: JaxAgent, world_spec: Any) -> JaxAgent:
 
 
 def traced_names(spec: Any) -> tuple[str, ...]:
-    """The parameters of a world's or an agent's params that may differ between the lanes
-    of one program: those of its ``traced`` that hold numbers (a ``None``, "computed", is
-    part of the program)."""
+    """The parameters that may differ between the lanes of one program: those of its
+    ``traced`` that hold numbers (a ``None``, "computed", is part of the program)."""
     return sweep.numbers(spec.params, getattr(type(spec), "traced", ()))
 
 
@@ -243,11 +233,8 @@ def thinned_scan(
     round_: Round, start: tuple[Any, ...], horizon: int, every: int, whole: tuple[int, ...]
 ) -> tuple[tuple[Any, ...], tuple[Array, ...], tuple[Array, ...]]:
     """``round_`` over ``horizon`` rounds from the carry ``start``, keeping the rows of the
-    rounds that ``run.every=every`` keeps (:func:`kept_rounds`) and, of the row's entries
-    ``whole``, every round's: the last carry, the kept rows ``(len(kept),)`` and the whole
-    entries ``(horizon,)``. The rounds between two kept ones run in a loop that carries the
-    last row, so no other ``(horizon,)`` array is ever made: a batch's memory is that of its
-    kept rows (mTS, 20,000 seeds, ``every=10``: 3 GB less). The rounds play as in
+    rounds that ``run.every=every`` keeps (:func:`kept_rounds`) and, of the entries ``whole``,
+    every round's: the last carry, the kept rows and the whole entries. The rounds play as in
     ``lax.scan(round_, …)``, so the kept rows are those of the whole run, bit for bit."""
     kept = kept_rounds(horizon, every)
     spans = jnp.asarray(np.stack([np.concatenate([[0], kept[:-1]]), kept], axis=1))  # [lo, hi)
@@ -301,11 +288,8 @@ def program(
     world_spec: Any, agent: JaxAgent, size: int, every: int = 1, quiet: bool = False
 ) -> Any:
     """The jitted batch function ``(seeds, values) -> (columns, summary)`` of a world and an
-    agent for batches of ``size`` lanes keeping the rounds ``every`` keeps, one per job,
-    batch size and ``every`` (the jobs of a sweep over traced parameters share it:
-    :mod:`.sweep`): kept in this process for the last few jobs and on disk (:mod:`.cache`),
-    announced when new (unless ``quiet``). From the first, this process no longer forks
-    (:func:`forbid_forks`)."""
+    agent for batches of ``size`` lanes, cached in this process and on disk (:mod:`.cache`),
+    announced when new (unless ``quiet``); from the first, this process no longer forks."""
     forbid_forks("the JAX engine")
     key = f"{world_spec!r}|{agent!r}|{size}" + (f"|every={every}" if every > 1 else "")
     if key not in _COMPILED:
@@ -369,12 +353,9 @@ def simulate_batch(
     values: Values | None = None,
     every: int = 1,
 ) -> Trace:
-    """The trace of ``seeds`` (at most ``size`` lanes, each with its ``values`` of the
-    world's and the agent's traced parameters; by default their own), computed as a batch
-    of ``size`` lanes: the last lane is repeated to fill it, and its copies dropped. With
-    ``every`` above 1 only the rounds it keeps (:func:`~nslb_cli.bandit.trace.kept_rounds`)
-    are made and leave the device (:func:`thinned_scan`), with the cumulative columns
-    summed there over every round."""
+    """The trace of ``seeds`` (at most ``size`` lanes, each with its ``values``; by default
+    their own), computed as a batch of ``size`` lanes padded with copies of the last; with
+    ``every`` above 1 only the kept rounds leave the device (:func:`thinned_scan`)."""
     seeds = np.asarray(seeds, dtype=np.int64)
     if values is None:
         values = lane_values(world_spec, agent, len(seeds))

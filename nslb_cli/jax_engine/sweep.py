@@ -1,19 +1,9 @@
 """A sweep over traced parameters as one program (docs/design.md §9).
 
-A JAX world or agent names the parameters it reads as traced arrays (``traced``: the
-synthetic world's switching rates, CD-UCB's window, threshold and exploration rate, say):
-jobs of a sweep that differ only in their values form a group, built once for the group's
-largest values (a ring as wide as the largest window), so one compiled program serves
-every job of the group.
-
-nslb's launcher announces a sweep's jobs before it runs them one after another:
-:func:`plan` makes what they share, a :class:`SharedBatches` that lasts as long as the
-sweep. When a job of a group simulates a batch of seeds, the batch's lanes are filled
-with the same seeds for the next jobs of the group, up to ``run.batch_size`` lanes, and
-their traces wait there until their jobs ask for them (one batch at most: a job's turn
-drops what waited for the jobs before it). A job whose seeds are not those waiting (its
-folder held some already) simulates its own. Either way a lane's numbers are those of its
-seed and values alone, and each job writes its own folder as it always does.
+Jobs of a sweep that differ only in the values of traced parameters form a group, built once
+for the group's largest values. :func:`plan` makes a :class:`SharedBatches` for the sweep: a
+job's batch is filled with the same seeds for the next jobs of its group, up to
+``run.batch_size`` lanes, whose traces wait (one batch at most) until their jobs ask for them.
 """
 
 from __future__ import annotations
@@ -130,11 +120,9 @@ class SharedBatches:
         return self.groups.get(key, [job])
 
     def jobs_per_batch(self, key: str, static: Job, group: list[Job], per: int, size: int) -> int:
-        """How many jobs of ``group`` (key ``key``) one batch holds, ``per`` seeds each: as
-        many as ``size`` (``run.batch_size``) lanes take, halved until a batch (every lane
-        as wide as ``static``'s) fits in memory; at least one (the job's own seeds, checked
-        before it ran), and only that while another group's lanes wait (what waits stays
-        one batch)."""
+        """How many jobs of ``group`` one batch holds, ``per`` seeds each: as many as ``size``
+        lanes take, halved until the batch fits in memory; at least one, and only that while
+        another group's lanes wait."""
         if any(waits != key for waits, _, _ in self.waiting):
             return 1
         most = min(len(group), max(size // per, 1))
@@ -152,10 +140,8 @@ class SharedBatches:
         return group[:at], group[at + 1 :]
 
     def take(self, key: str, job: Job, names: Names, seeds: np.ndarray) -> Trace | None:
-        """The trace that waits for this job's ``seeds``, if any; what waited for the jobs
-        before it in its group is dropped, and what waited for another group when each
-        group's jobs run in a row (its turn is over: a job that failed, or that held some
-        seeds already, left it)."""
+        """The trace that waits for this job's ``seeds``, if any; what waited for earlier jobs
+        (of its group, or of another whose turn is over) is dropped."""
         passed = {_values_key(j, names) for j in self._around(key, job, names)[0]}
         over = self.in_a_row  # other groups' turns are over
         stale = [

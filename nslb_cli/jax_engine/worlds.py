@@ -2,14 +2,9 @@
 from keys folded from the seed, stream by stream as the default engine draws them
 (docs/design.md §2-3: the same laws, not the same numbers).
 
-A world is drawn once per seed (:meth:`draw`: the true means, the true transitions, the
-offline model, ``S_1``); a prior model's Dirichlet rows and Beta means come from
-``jax.random``, whose gamma draws are slower (one rejection loop until every entry of the
-array is accepted) but compile in half the time of
-:func:`~nslb_cli.jax_engine.numerics.gamma` (kept for the agents' draws in every round):
-for a draw made once per seed, the compilation is what counts. The latent path and the
-rewards are drawn round by round inside the scan (:meth:`state`, :meth:`reward`), each
-round's numbers from its stream folded with ``t``.
+A world is drawn once per seed (:meth:`draw`; a prior model's Dirichlet rows and Beta means
+from ``jax.random``); the latent path and the rewards round by round inside the scan
+(:meth:`state`, :meth:`reward`), each round's numbers from its stream folded with ``t``.
 """
 
 from __future__ import annotations
@@ -65,10 +60,8 @@ def realise(reward: str, sigma: float, world: SeedWorld, mean: Array, t: Array) 
 class SyntheticWorld:
     """``env=synthetic`` (docs/design.md §3.1): uniform prior means; a known model, or true
     means drawn from the reward model's conjugate prior and true rows ``phi_s ~ Dir(alpha_s)``;
-    ``fixed`` or ``markov`` dynamics. Its switching rates, the prior's spread of the true
-    means and the reward noise (``traced``) are arrays inside the program: a sweep over them
-    is one program (:mod:`.sweep`). ``noise`` names the one an agent reads too (through its
-    setting's problem: :func:`.scan.with_noise`)."""
+    ``fixed`` or ``markov`` dynamics. ``traced``: parameters that are arrays inside the
+    program (:mod:`.sweep`); ``noise`` the one an agent reads too (:func:`.scan.with_noise`)."""
 
     params: SyntheticParams
     traced = ("period", "switch_prob", "stay_concentration", "move_concentration", "prior_sd",

@@ -1,22 +1,10 @@
 """umTS: uncertainty-aware model-based Thompson sampling by particle filtering (Algorithm 3).
 
-Model. Rewards follow the problem's reward model (:mod:`nslb_cli.bandit.rewards`) around their
-mean ``mu(A_t, X_t, S_t)``: Gaussian, ``R_t ~ N(mu, sigma^2)`` with known ``sigma``, or
-Bernoulli, ``R_t ~ Bernoulli(mu)`` (multi-armed only). The reward parameters have the
-reward model's conjugate prior with the offline model's means and spreads: per arm and
-state ``mu(a, s) ~ N(m, v)`` or ``Beta(n m, n (1 - m))`` in the multi-armed case, a
-Gaussian prior on ``theta_s`` in the linear case; each transition row
-``phi_s ~ Dir(alpha_s)``; ``S_1 ~ P_1``. This is the paper's exponential-family setting
-(section 3.3): each state's posterior is the prior's parameters plus sufficient statistics.
-
-Particles. Particle ``i`` carries a latent trajectory, summarised by its last state
-``B_{t-1}^i``, its Dirichlet posterior counts ``alpha_s + #{transitions s -> s'}``, and the
-conjugate posterior of the reward parameters of every state given the rewards its
-trajectory assigns to that state (:mod:`nslb_cli.agents.umts.arm_posterior`, which gives the
-updates). The posterior predictive of the next reward in state ``s``, ``p(R_t | s)``, is
-``N(R_t; m_s, v_s + sigma^2)`` with ``m_s`` and ``v_s`` the posterior mean and variance of
-``mu(A_t, X_t, s)`` (Gaussian), or ``m_s`` for a click and ``1 - m_s`` otherwise, with
-``m_s = a_s / (a_s + b_s)`` the posterior mean of ``mu(A_t, s)`` (Bernoulli).
+The reward parameters have the reward model's conjugate prior with the offline model's means
+and spreads, each transition row ``phi_s ~ Dir(alpha_s)``, ``S_1 ~ P_1`` (docs/design.md §4.2).
+Particle ``i`` carries its last state ``B_{t-1}^i``, its Dirichlet posterior counts and the
+conjugate posterior of every state's reward parameters; ``p(R_t | s)`` is the posterior
+predictive of the reward in state ``s``.
 
 Update after observing ``(A_t, R_t)`` (the paper's equations (3)-(4)), for every particle:
 
@@ -29,37 +17,21 @@ Update after observing ``(A_t, R_t)`` (the paper's equations (3)-(4)), for every
    ``R_t`` to the reward posterior of state ``B_t``;
 5. resample (scheme ``resampling``) when ``ESS = 1 / sum_i w_i^2 < resample_threshold · N``.
 
-Acting in round ``t`` (before ``R_t``): every particle draws its believed state
-``B_t^i ~ P(· | B_{t-1}^i)`` from its posterior-predictive transition row (Dirichlet
-posterior mean, ``counts / sum(counts)``) and samples ``mu^i(a) = mu(a, X_t, B_t^i;
-theta^i)`` with ``theta^i`` drawn from its reward posterior of that state. Then
+Acting in round ``t``: every particle draws ``B_t^i ~ P(· | B_{t-1}^i)`` from its
+posterior-predictive transition row and samples ``mu^i(a)`` from its reward posterior. Then
 
-* ``mean`` (the paper): ``A_t = argmax_a sum_i w_i mu^i(a)``. As ``N`` grows the average
-  tends to the posterior mean of ``mu(a)``, so this play becomes greedy rather than
-  Thompson sampling. The reported belief is the most probable state of the particle
-  posterior.
-* ``sample``: draw one particle ``j ~ w`` and play ``argmax_a mu^j(a)``, a draw from the
-  particle approximation of the joint posterior of ``(S_t, theta)``: Thompson sampling.
-  The reported belief is ``B_t^j``.
+* ``mean`` (the paper): ``A_t = argmax_a sum_i w_i mu^i(a)``, belief the particle MAP;
+* ``sample``: one particle ``j ~ w``, ``A_t = argmax_a mu^j(a)`` (Thompson sampling), belief
+  ``B_t^j``.
 
-In both modes ``p_true_state`` is the particle posterior's mass on the true state,
-``P(S_t = s | H_t) ≈ sum_i w_i P(B_t^i = s | B_{t-1}^i)`` (:meth:`state_posterior`).
+``p_true_state`` is ``sum_i w_i P(B_t^i = s | B_{t-1}^i)`` at the true state
+(:meth:`state_posterior`). With Gaussian rewards ``sum_i w_i mu^i(a)`` is one draw of its exact
+Gaussian law. Weights are kept in log space.
 
-With Gaussian rewards the sum ``sum_i w_i mu^i(a)`` is drawn from its exact Gaussian law
-given the ``B_t^i`` (:mod:`nslb_cli.agents.umts.arm_posterior`): the same distribution as drawing
-every ``mu^i`` and summing, at the cost of one draw per arm instead of ``N``; with Bernoulli
-rewards every ``mu^i(a)`` is drawn from its Beta posterior. In ``sample`` mode only the
-chosen particle's ``B_t^j`` and ``mu^j`` are drawn: the others' would not change the play.
-
-All weights are kept in log space. The work is done by compiled kernels that loop over runs
-and particles (:mod:`nslb_cli.agents.umts.latent` for the latent states and weights,
-:mod:`~nslb_cli.agents.umts.arm_posterior` and :mod:`~nslb_cli.agents.umts.linear_posterior`
-for the rewards). Each run draws only from its own generator, in this order per round:
-acting (``mean``: ``N`` uniforms for the ``B_t^i``; ``sample``: one for ``j``, one for
-``B_t^j``), then ``K`` (multi-armed) or ``d`` (linear) normals for the reward draw
-(Bernoulli: a Beta draw per particle of positive weight and arm whose mean is not known);
-updating, ``N · S`` gammas for the ``phi`` when transitions are learnt, ``N`` uniforms for
-the ``B_t^i``, then the resampling scheme's uniforms if the run resamples.
+Per run and round, draws from the run's own generator in this order: acting (``mean``: ``N``
+uniforms; ``sample``: two), ``K`` or ``d`` normals (Bernoulli: a Beta draw per particle of
+positive weight and arm of unknown mean); updating, ``N · S`` gammas when transitions are
+learnt, ``N`` uniforms, then the resampling scheme's uniforms if the run resamples.
 """
 
 from __future__ import annotations
@@ -122,9 +94,7 @@ class UMTSParams(check.Section):
 
 class UncertainModelThompsonSampling(Agent):
     """umTS (Algorithm 3 of Hong et al., 2021): Thompson sampling over a particle filter of
-    latent states, reward parameters and transitions.
-
-    See the module docstring."""
+    latent states, reward parameters and transitions."""
 
     display_name = "umTS"
     legend_rank = 190

@@ -1,42 +1,14 @@
 """Per-particle conjugate posteriors of the reward parameters, for umTS.
 
-Every particle ``i`` of every run keeps, for every latent state ``s``, the posterior of the
-reward parameters given the rewards its trajectory assigns to ``s``. Two families share one
-interface: :class:`ArmPosterior` here and
-:class:`~nslb_cli.agents.umts.linear_posterior.LinearPosterior`.
+Each particle keeps, per latent state, an independent conjugate posterior of each mean
+``mu(a, s)`` in the reward model's statistics (:mod:`nslb_cli.bandit.rewards`), updated by its
+compiled twins (:mod:`nslb_cli.bandit.reward_kernels`) in :mod:`~nslb_cli.agents.umts.step`,
+in a pool shared by the particles (:mod:`~nslb_cli.agents.umts.pool`).
 
-:class:`ArmPosterior` (multi-armed): an independent conjugate posterior of each mean
-``mu(a, s)``, in the statistics of the problem's reward model (:mod:`nslb_cli.bandit.rewards`):
-Gaussian rewards ``R = mu + N(0, sigma^2)``, ``mu ~ N(m, v)``; one reward ``r`` of arm ``a``::
-
-    m <- (sigma^2 m + v r) / (sigma^2 + v),   v <- v sigma^2 / (sigma^2 + v)
-
-with predictive ``N(r; m, v + sigma^2)``; Bernoulli rewards (clicks), ``mu ~ Beta(n m,
-n (1 - m))`` kept as mean ``m`` and strength ``n``; one click ``r``::
-
-    m <- m + (r - m) / (n + 1),   n <- n + 1      (i.e. a += r, b += 1 - r)
-
-with predictive ``P(r = 1) = a / (a + b) = m``. The compiled kernels call the reward
-model's compiled twins (:mod:`nslb_cli.bandit.reward_kernels`) for these formulas, and never ask
-which model it is.
-
-The round's update (predictives, latent proposal, the statistics' updates, resampling) is
-:mod:`~nslb_cli.agents.umts.step`'s, shared with the linear family; this module gives it the
-statistics and the reward model's compiled formulas. The statistics live in a pool shared by
-the particles (:mod:`~nslb_cli.agents.umts.pool`): a reward on an arm whose mean is known (a
-zero prior spread) changes nothing and is skipped.
-
-Acting needs draws of ``M(a) = sum_m w_m mu^{i_m}(a)``, a weighted sum over particles
-``i_m`` (in states ``B^{i_m}``) of ``mu^{i_m}(a)`` sampled from each particle's posterior.
-When those draws are Gaussian (``RewardModel.normal_sums``) ``M`` is drawn from its exact
-law, per arm ``N(sum_m w_m m_m, sum_m w_m^2 v_m)``, with one normal per arm; otherwise
-(Beta) every particle's ``mu^{i_m}(a)`` is drawn and summed, ``M · K`` draws (none for a
-known mean). One particle with weight one is a Thompson draw of that particle's ``mu``.
-
-Both families start from the offline model's prior (for an arm model, the reward model's
-conjugate prior with mean ``means`` and standard deviation ``mean_sd``); a zero prior
-spread is a known model. Their statistics are pool arrays ``(R, P, …)`` (runs, slots); the
-``mean`` and ``var`` (``cov``) properties give them per particle and state, ``(R, N, S, …)``.
+Acting draws ``M(a) = sum_m w_m mu^{i_m}(a)``: when the posteriors are normal
+(``RewardModel.normal_sums``) from its exact law ``N(sum_m w_m m_m, sum_m w_m^2 v_m)``, one
+normal per arm; otherwise every particle's ``mu^{i_m}(a)`` is drawn (none for a known mean).
+Statistics are pool arrays ``(R, P, …)``; ``mean`` and ``var`` give them per particle and state.
 """
 
 from __future__ import annotations
@@ -138,8 +110,7 @@ class ArmPosterior(PooledPosterior):
         contexts: np.ndarray | None,
     ) -> np.ndarray:
         """A draw of ``sum_m w_m mu^{i_m}(a)`` with ``i_m = particles[r, m]`` in state
-        ``states[r, m]`` and ``w_m = weights[r, m]``: ``(R, K)``; ``K`` normals per run when
-        the posteriors are normal, else a draw per particle and arm (module docstring)."""
+        ``states[r, m]`` and ``w_m = weights[r, m]``: ``(R, K)``."""
         first, second, slot = self.pool_first, self.pool_second, self.pool.slot
         if self.reward_model.normal_sums:
             return _normal_mixture(rng.typed(), first, second, slot, particles, states, weights)

@@ -4,11 +4,6 @@ Arrays (``R`` runs, ``N`` particles, ``S`` states): ``log_weights`` ``(R, N)``; 
 ``(R, N)`` the last state ``B_{t-1}^i``; ``counts`` ``(R, N, S, S)`` each particle's Dirichlet
 posterior counts, or ``None`` when the transition matrix ``transitions`` ``(R, S, S)`` is
 known; ``initial`` ``(R, S)`` is ``P_1``, used while ``started`` is false (first round).
-The reward part (the predictive and the statistics' updates) lives in
-:mod:`nslb_cli.agents.umts.arm_posterior` and :mod:`nslb_cli.agents.umts.linear_posterior`. The act
-kernels loop over runs; the update is a kernel of each reward family that calls
-:func:`propose` and :func:`resample` for every run, between its own steps (see
-:mod:`.jit`).
 """
 
 from __future__ import annotations
@@ -162,23 +157,16 @@ def propose(
 
     For particle ``i`` with ``p = B_{t-1}^i``: draw ``phi_p`` (``g_s ~ Gamma(counts[p, s])``,
     ``phi_{p,s} = g_s / sum g``; ``P_1`` or the known row otherwise), then with the reward
-    predictive ``p(R_t | s)`` of state ``s``, whose statistics are in pool slot
-    ``k = slot[r, i, s]`` (:mod:`.pool`), given for the run's ``live`` slots as
-    ``p(R_t | s) = c · scale[k] · exp(exponent[k])``
-    (:func:`~nslb_cli.bandit.reward_kernels.predictive`:
-    for Gaussian rewards ``exponent[k] = -(R_t - m)^2 / (2 v)``, ``scale[k] = 1 / sqrt(v)``,
-    ``v`` including ``sigma^2``, and ``c = 1 / sqrt(2 pi)``, which is subtracted below; for
-    other reward models ``c`` is 1, and the subtraction a constant common to every particle,
-    which normalising the weights removes)::
+    predictive ``p(R_t | s) = c · scale[k] · exp(exponent[k])`` of state ``s`` in pool slot
+    ``k = slot[r, i, s]`` (:func:`~nslb_cli.bandit.reward_kernels.predictive`; ``c`` a
+    constant common to every particle)::
 
         q(s) = phi_{p,s} · p(R_t | s),   log w_i += log sum_s q(s),
         B_t^i ~ q / sum_s q,   counts[p, B_t^i] += 1.
 
-    ``q(s)`` is computed as ``phi_{p,s} likelihood[k]`` with ``likelihood[k] = scale[k]
-    exp(exponent[k] - top)`` (scratch, one entry per slot), ``top`` the largest exponent
-    of the run over the states with ``phi > 0``, so that the exponential is taken once per
-    slot; a particle whose own largest exponent ``top_i`` is more than ``UNDERFLOW`` below
-    ``top`` uses ``top_i`` instead, or its ``q`` would underflow to 0.
+    The exponent is shifted by the run's largest ``top`` over states with ``phi > 0`` (one
+    exponential per slot); a particle whose own ``top_i`` is more than ``UNDERFLOW`` below
+    uses ``top_i`` instead, or its ``q`` would underflow to 0.
     Draws: ``N · S`` gammas (learnt transitions, after the first round), then ``N``
     uniforms for the ``B_t^i``.
     """

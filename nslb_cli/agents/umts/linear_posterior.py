@@ -9,14 +9,10 @@ Kalman / recursive least-squares step, with ``y = C x``)::
 ``C`` stays exactly symmetric: ``y_j y_k`` is computed once for both ``(j, k)`` and
 ``(k, j)``. The predictive of the reward in state ``s`` is ``N(x' m_s, x' C_s x + sigma^2)``.
 
-The round's update is :mod:`~nslb_cli.agents.umts.step`'s, shared with the per-arm family,
-which computes these formulas. The statistics live in a pool shared by the particles
-(:mod:`~nslb_cli.agents.umts.pool`): the predictive is computed once per live slot, and a
-reward with ``x' C x = 0`` (a known model) changes nothing and is skipped.
-
-Acting draws ``M(a) = X[a] · theta`` with ``theta ~ N(sum_m w_m m_m, sum_m w_m^2 C_m)``, the
-exact law of ``sum_m w_m X[a] · theta^{i_m}`` for independent particle draws (see
-:mod:`nslb_cli.agents.umts.arm_posterior`): ``d`` normals per run.
+The update is :mod:`~nslb_cli.agents.umts.step`'s, on a pool of slots
+(:mod:`~nslb_cli.agents.umts.pool`). Acting draws ``M(a) = X[a] · theta`` with
+``theta ~ N(sum_m w_m m_m, sum_m w_m^2 C_m)``, the exact law of ``sum_m w_m X[a] · theta^{i_m}``
+for independent particle draws: ``d`` normals per run.
 """
 
 from __future__ import annotations

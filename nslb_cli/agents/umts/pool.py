@@ -1,10 +1,8 @@
 """Reward statistics shared between particles: a pool of slots per run, for umTS.
 
-Resampling copies particles, and copies that then assign the same states to the same
-rewards keep identical statistics (measured on ML-100K with 100 particles: a run holds
-20-90 distinct ones among its 500 particle-state pairs; with a known model, the ``S``
-priors forever). So each run keeps a pool of ``P = N · S`` statistics slots and every
-particle-state pair points to one (``slot``, ``(R, N, S)``), with reference counts
+Resampled copies of a particle keep identical statistics, so each run keeps a pool of
+``P = N · S`` statistics slots and every particle-state pair points to one (``slot``,
+``(R, N, S)``), with reference counts
 (``refs``, ``(R, P)``) and a stack of free slots (``free``, ``(R, P)``; ``n_free``,
 ``(R,)``). A reward family computes its predictive once per live slot; an update writes in
 place when every reference to the slot moves with it, else into a fresh slot that the

@@ -6,17 +6,9 @@ of ``numpy.random.Generator``, :meth:`nslb_cli.bandit.rng.BatchRNG.typed`) and s
 numbers, in the order written (no ``fastmath``), so its results do not depend on the
 other runs of the batch (docs/design.md §2).
 
-* Compiled code is cached on disk (:mod:`nslb_cli.compiled.jit`): the compile cost is paid
-  once per version of the kernels.
-* Passing an array or a generator to a compiled function (or taking a view of an array)
-  costs two atomic reference-count updates that numba does not always remove: helpers are
-  called once per run, never per particle or per draw, and particle loops index whole
-  arrays. That holds for helpers inlined by numba (``inline="always"``) too: the inlined
-  body gets its own copy of each argument, and numba's pruning of reference counts does
-  not remove the pair around a body with a loop (:func:`standard_gammas`).
-* Serial: ``parallel=True`` with ``prange`` over runs gave the same numbers but was slower
-  on a shared two-core machine (each round's parallel regions wait for both cores). Several
-  cores are used by playing parts of a batch in threads instead (:mod:`nslb_cli.runner.parts`).
+Helpers are called once per run, never per particle or per draw, and particle loops index
+whole arrays: passing an array or a generator costs reference counting that numba does not
+always remove.
 """
 
 from __future__ import annotations
@@ -35,13 +27,7 @@ def standard_gammas(generator: np.random.Generator, shapes: np.ndarray) -> None:
     Marsaglia and Tsang (2000), ``d = shape - 1/3``, ``c = 1 / sqrt(9 d)``; draw
     ``x ~ N(0, 1)`` until ``v = (1 + c x)^3 > 0``, then ``u ~ U(0, 1)``, and accept ``d v``
     if ``u < 1 - 0.0331 x^4`` or ``log u < x^2 / 2 + d (1 - v + log v)``. ``shape < 1``
-    (rare here: Dirichlet counts start at the prior's) goes to the library. The library call
-    per draw costs ~18 ns against ~7 ns written out, most of it the generator's reference
-    counting; a helper inlined per draw still copies the generator, an atomic increment and
-    decrement of its reference count around the rejection loop that numba does not prune:
-    in umTS's update (``N · S`` gammas per run and round) those were 92 % of the reference
-    counting, a fifth of the time with learnt transitions (gdb on the return addresses of
-    ``NRT_incref`` and ``NRT_decref``). Hence one call per run, the loop inside.
+    goes to the library. One call per run, the loop inside.
     """
     rows, columns = shapes.shape
     for i in range(rows):
@@ -92,9 +78,7 @@ def draw_each(weights: np.ndarray, generator: np.random.Generator, out: np.ndarr
 @jit
 def normalise(log_weights: np.ndarray, r: int, out: np.ndarray) -> float:
     """``out[r] = exp(l - max l) / sum(exp(l - max l))`` for run ``r``'s log weights ``l =
-    log_weights[r]`` (both ``(R, N)``); returns ``max l``. Whole arrays and the run's index
-    rather than rows for ``out`` (a view costs reference counting); ``max l`` is returned so
-    that the caller need not take it again."""
+    log_weights[r]`` (both ``(R, N)``); returns ``max l``."""
     top = -np.inf
     for i in range(log_weights.shape[1]):
         top = max(top, log_weights[r, i])
