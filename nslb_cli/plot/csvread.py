@@ -1,12 +1,7 @@
-"""Parse seed CSVs into checked columns (pyarrow's multithreaded CSV reader).
-
-Any valid CSV with the columns of :data:`nslb_cli.store.results.COLUMNS` is accepted (any
-column order, quoting, line ends or float notation; empty fields or ``nan`` in
-:data:`NULLABLE`). A file is *checked complete*: one row per round ``1 … env.horizon`` and no
-missing value outside :data:`NULLABLE`; else a :class:`MalformedResult` says what is wrong.
-Files of a run folder that share their header and look complete are parsed in one call and
-checked together (several times faster for files of a few thousand rows); those that fail
-are parsed one by one, which says why.
+"""Parse seed CSVs into checked columns (pyarrow's multithreaded CSV reader): one row per
+round ``1 … env.horizon``, no missing value outside :data:`NULLABLE`, else a
+:class:`MalformedResult` says what is wrong. Files of a run folder that share their header are
+parsed in one call; those that fail are parsed one by one, which says why.
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
-"""Drawing: seaborn figures of the small tables of :mod:`nslb_cli.plot.aggregate`.
-
-Curves are ``seaborn.lineplot`` of the per-round means with a ± SE band, the final-regret
-distribution a ``seaborn.boxplot`` with every seed a dot. Colours come from one
-:func:`~nslb_cli.plot.styles.style_map` per report (an agent looks the same in every
-figure), the look from a seaborn theme and context (:func:`theme`), which a ``--style``
-file overrides, whole. Every plotting area is :data:`PANEL` inches and the figure grows
-around it (:mod:`~nslb_cli.plot.layout`); legends give each agent's seed count; an empty
-``title`` draws none (publication mode). Nothing here reads results or computes statistics.
+"""Drawing: seaborn figures of the small tables of :mod:`nslb_cli.plot.aggregate`, in one
+look (:func:`theme`, which a ``--style`` file overrides) and one style per agent
+(:func:`~nslb_cli.plot.styles.style_map`); an empty ``title`` draws none.
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
-"""What a run *is*: its resolved configuration, with the data it simulated named by content.
-
-Run folders with equal resolved configs are one run: :func:`identity` is the key
-:mod:`tidy` merges runs on, without the ``run`` section and the local paths
-(:data:`LOCAL_PATHS`: where data was read from or cached, not what it was). A data-driven
-environment's data (MovieLens) is part of its identity under :data:`DATA`: the content
-fingerprint the run folder's ``data.json`` records, else ``env.data_dir``, else
-``env.release`` (docs/guide/plotting.md, *Runs and groups*). :func:`dataset` names the data
-for people.
+"""What a run *is*: its resolved configuration without the ``run`` section and the local
+paths (:data:`LOCAL_PATHS`), with the data it simulated named by content under :data:`DATA`
+(docs/guide/plotting.md, *Runs and groups*).
 """
 
 from __future__ import annotations

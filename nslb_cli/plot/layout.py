@@ -1,12 +1,6 @@
-"""Figures whose plotting areas keep their size: the figure grows around them.
-
-:func:`new_figure` makes panels of a fixed size in inches; once everything is drawn,
-:func:`arrange` measures what surrounds each panel (tick and axis labels, titles) and the
-legend, then sizes the figure: panels side by side, the legend on their right, nothing
-clipped, however many agents the legend lists. Overlapping tick labels are blanked
-(:func:`declutter`) and long axis labels broken into lines (:func:`fit_labels`). No image
-exceeds :data:`MAX_PIXELS` (:func:`check_pixels`): matplotlib's Agg renderer allocates 4
-bytes a pixel at once.
+"""Figures whose plotting areas keep their size: the figure grows around them
+(:func:`new_figure`, then :func:`arrange` once everything is drawn), and no image exceeds
+:data:`MAX_PIXELS` (:func:`check_pixels`).
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""The paper's figures in the paper's layout (``nslb plot DIR --paper``).
-
-Hong et al. (AISTATS 2021), section 5, from the runs of the ``paper/…`` presets (or their
-``smoke`` variants): ``figure2`` (regret, fixed change-points), ``figure3`` (reward, (a)
-known model, (b) priors) and ``figure4`` (MovieLens), see :data:`FIGURES`. A figure is drawn
-when one of its panels has results; of several groups of one preset the one with the most
-seed files is drawn. No title is drawn into them; each caption (:func:`caption`) goes in a
-text file beside it. A figure's panels share their y axis; only the first is labelled.
+"""The paper's figures in the paper's layout (``nslb plot DIR --paper``): Hong et al.
+(AISTATS 2021) section 5's figures 2-4 from the runs of the ``paper/…`` presets (see
+:data:`FIGURES`), untitled, panels sharing their y axis, each caption in a file beside it.
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
-"""Read a run folder's Parquet results (``run.format=parquet``) into checked columns per seed,
-as :mod:`~nslb_cli.plot.csvread` reads seed CSVs.
-
-A file is read only when its bytes match the record in its footer
-(:mod:`nslb_cli.store.parquet`); a damaged one is skipped with its reason. Each seed's rows
-are checked complete as a CSV's are: exactly the rounds its ``run.every`` keeps of
-``env.horizon`` (:func:`~nslb_cli.store.results.kept_rounds`), and no missing value outside
-the columns that may be empty. A seed in both ``results.parquet`` and a part of a stopped
-job is the same result, read once.
+"""Read a run folder's Parquet results (``run.format=parquet``) into checked columns per
+seed, as :mod:`~nslb_cli.plot.csvread` reads seed CSVs; a file whose bytes do not match its
+footer's record (:mod:`nslb_cli.store.parquet`) is skipped with its reason.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""Summary tables as text: markdown for reading, CSV for further analysis.
-
-The input is :func:`nslb_cli.plot.aggregate.summary`'s table; nothing here computes
-statistics. A mean ± SE is printed with the SE to two significant digits and the mean to
-the same decimal place (``92.6 ± 2.6``), a bootstrap interval to that place too. A CSV keeps
-the settings that vary (:func:`csv_table`), its numbers to :data:`CSV_DIGITS` significant
-digits (``92.805``, not ``92.80499999999999``).
+"""Summary tables as text: markdown for reading, CSV for further analysis, from
+:func:`nslb_cli.plot.aggregate.summary`'s table (``92.6 ± 2.6``: the SE to two significant
+digits, the mean to the same place; CSV numbers to :data:`CSV_DIGITS` significant digits).
 """
 
 from __future__ import annotations
