@@ -99,10 +99,19 @@ class _Work:
 
 def plot(options: Options) -> tuple[list[Path], list[str]]:
     """Load, aggregate, draw and write; return the files written and the markdown sections."""
-    rc = _theme(options)
-    dpi = options.dpi or _style_dpi(rc) or DEFAULT_DPI
+    try:
+        style = figures.read_style(options.style) if options.style else None
+    except ValueError as err:
+        raise PlotError(f"--style: {err}") from None
+    rc = figures.theme(options.context, style)
+    style_dpi = rc.get("savefig.dpi", 0)  # a number a style file sets, or "figure"
+    if not isinstance(style_dpi, int | float) or isinstance(style_dpi, bool):
+        style_dpi = 0
+    dpi = options.dpi or int(style_dpi) or DEFAULT_DPI
     _check_resolution(options, rc, dpi)
-    studies = _studies(options.root)
+    studies, skipped = study.find(options.root) if options.root.is_dir() else ([], [])
+    for item in skipped:
+        warn(f"skipped {item}")
     work = _Work()
     stems = _Stems(options.out)
     loaded = _load(options, studies_only=bool(studies))
@@ -134,17 +143,6 @@ def plot(options: Options) -> tuple[list[Path], list[str]]:
     return written, work.sections
 
 
-def _theme(options: Options) -> figures.Theme:
-    """The matplotlib settings of the report: seaborn's theme and context, the style file."""
-    style = None
-    if options.style:
-        try:
-            style = figures.read_style(options.style)
-        except ValueError as err:
-            raise PlotError(f"--style: {err}") from None
-    return figures.theme(options.context, style)
-
-
 def _check_resolution(options: Options, rc: figures.Theme, dpi: int) -> None:
     """Refuse, before anything is drawn, a resolution at which even the smallest figure
     would exceed :data:`~nslb_cli.plot.layout.MAX_PIXELS`."""
@@ -157,12 +155,6 @@ def _check_resolution(options: Options, rc: figures.Theme, dpi: int) -> None:
             layout.check_pixels(*layout.SMALLEST_FIGURE, value, what, least=True)
         except layout.TooLarge as err:
             raise PlotError(str(err)) from None
-
-
-def _style_dpi(rc: figures.Theme) -> int | None:
-    """The PNG resolution a style file sets (``savefig.dpi``), if it sets a number."""
-    dpi = rc.get("savefig.dpi")
-    return int(dpi) if isinstance(dpi, int | float) and not isinstance(dpi, bool) else None
 
 
 def _results(
@@ -375,16 +367,6 @@ def _load(
     frame, runs = select(loaded.frame, loaded.runs, options.agents, options.rounds, warn)
     seed_stats = loaded.seed_stats[loaded.seed_stats["run"].isin(runs.index)]
     return frame, runs, seed_stats
-
-
-def _studies(root: Path) -> list[study.Study]:
-    """The hyperparameter studies under ``root``; unreadable trial files reported."""
-    if not root.is_dir():
-        return []
-    found, skipped = study.find(root)
-    for item in skipped:
-        warn(f"skipped {item}")
-    return found
 
 
 def _study(options: Options, found: study.Study, work: _Work, stems: _Stems) -> None:
