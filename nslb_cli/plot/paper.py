@@ -84,8 +84,7 @@ FIGURES = (
 def preset_groups(
     runs: pd.DataFrame, seeds: Mapping[int, int], warn: Callable[[str], None]
 ) -> dict[str, str]:
-    """The group drawn for each preset present in ``runs`` (a ``group`` column; ``seeds``:
-    the seed count of each run), the largest when a preset's name has several."""
+    """The group drawn for each preset present in ``runs``: of several, the most seeds'."""
     sizes: dict[str, dict[str, int]] = {}
     for index, row in runs.iterrows():
         match = PRESET.search(lab.format_value(row[lab.NAME]))
@@ -116,10 +115,8 @@ def draw(
     styles: Mapping[str, Style],
     width: float | None = None,
 ) -> Figure:
-    """One paper figure: each panel the per-round stats of its group, one legend, no title;
-    the panels share their y axis. At a ``width`` (inches) the figure is that wide, as
-    printed: fonts of :data:`PAGE_FONTS`, panels of :data:`ASPECT` labelled (a), (b) when
-    there are several, and one legend below them in as many columns as fit."""
+    """One paper figure: each panel a group's per-round stats, one legend, shared y axis; at a
+    ``width`` (inches) as printed: :data:`PAGE_FONTS`, panels (a), (b), the legend below."""
     page = dict(current_theme())
     if width:
         page.update(PAGE_FONTS)
@@ -155,9 +152,8 @@ def caption(
     panels: list[tuple[str, str, str]],
     seeds: list[int],
 ) -> str:
-    """The caption of a paper figure: its number and the paper's sentence, then each panel
-    (``(what it shows, group, notes)``: left (a), right (b)) and what the bands are.
-    ``seeds``: the seed counts of the agents drawn."""
+    """The caption of a paper figure: the paper's sentence, each panel ``(what, group, notes)``
+    and what the bands are; ``seeds``: the seed counts of the agents drawn."""
     counts = sorted(set(seeds))
     n = str(counts[-1]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
     text = f"Figure {figure_spec.number}: {figure_spec.caption.format(n=n)}."

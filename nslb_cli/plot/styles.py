@@ -57,13 +57,8 @@ def style_map(
     families: Sequence[Sequence[str]] = (),
     agents: Mapping[str, str] | None = None,
 ) -> dict[str, Style]:
-    """A style for every label.
-
-    ``plain`` maps a label that is an agent's plain name to that agent's name (``{"mTS":
-    "mts"}``), which gives it the agent's own style (:func:`own_style`), if it has one.
-    ``families`` are ordered sweeps (labels in the order of their setting's values) and
-    ``agents`` the agent name of their labels: each family gets one hue, light to dark.
-    """
+    """A style for every label: ``plain`` labels (label -> agent name) their agent's own,
+    each of ``families`` (ordered sweeps; ``agents``: their labels' agent names) one hue."""
     labels = list(dict.fromkeys(labels))
     agents = agents or {}
     styles = {
@@ -102,9 +97,7 @@ def style_map(
 
 
 def ramp(color: str, n: int) -> list[str]:
-    """``n`` shades of ``color``, light to dark (seaborn's blend palette from the colour
-    mixed with white, through it, to the colour mixed with black): strictly darker along the
-    list, so an ordered sweep reads from its first value to its last."""
+    """``n`` shades of ``color``, strictly light to dark (seaborn's blend palette)."""
     rgb = to_rgb(color)
     light = tuple(c + (1 - c) * LIGHTEST for c in rgb)
     dark = tuple(c * (1 - DARKEST) for c in rgb)
