@@ -188,7 +188,12 @@ def _results(
         latent_ar = runs.loc[runs[lab.GROUP] == group, "env.name"].eq("latent_ar").any()
         drawn = _Drawn(group, stem, styles, note, environment, bool(latent_ar))
         _group_figures(options, drawn, per_round, in_group, work)
-        details = _details(environment, int(in_group["t"].max()), options.ci)
+        interval = " [95 % bootstrap CI of the mean]" if options.ci == "bootstrap" else ""
+        details = (
+            f"environment: {environment}; values at round {int(in_group['t'].max())}, mean ± SE "
+            f"over seeds{interval}; IQM: interquartile mean (the middle half of the seeds); Δ: "
+            "difference to the reference on the same seeds"
+        )
         if group in seeds:
             sets = "; ".join(f"{agent} {ranges}" for agent, ranges in seeds[group].items())
             details += f"\n\nseed sets differ between agents: {sets}"
@@ -256,16 +261,6 @@ def _group_figures(
         )
         job = Job(pairwise.heatmap, _suffixed(drawn.stem, "pairwise"), arguments)
         work.figure(job, caption)
-
-
-def _details(environment: str, last: int, ci: str) -> str:
-    """The line under a group's summary title: what its numbers are."""
-    interval = " [95 % bootstrap CI of the mean]" if ci == "bootstrap" else ""
-    return (
-        f"environment: {environment}; values at round {last}, mean ± SE over seeds{interval}; "
-        "IQM: interquartile mean (the middle half of the seeds); Δ: difference to the "
-        "reference on the same seeds"
-    )
 
 
 def _sweep_figure(

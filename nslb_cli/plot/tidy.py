@@ -198,9 +198,10 @@ def load(
             skipped += _merge(run, found, dict(seeds), str(folder.relative_to(root)))
             _add_makers(makers, folder, str(config.get(ENGINE, UNMARKED_ENGINE)))
     merged = [run for run in runs.values() if run.seeds]
-    keys = _ordered_keys([run.config for run in merged])
-    frame = _join(merged, columns, keys if join_config else [])
     configs = [run.config for run in merged]
+    keys = list(dict.fromkeys(key for config in configs for key in config))  # as first seen
+    keys = sorted(keys, key=lambda key: key != "name")  # but name first
+    frame = _join(merged, columns, keys if join_config else [])
     runs_table = pd.DataFrame(configs, columns=keys, dtype=object)
     runs_table["folder"] = ["; ".join(run.folders) for run in merged]
     stats = _seed_stats(merged)
@@ -372,9 +373,3 @@ def _join(runs: list[_Run], columns: Sequence[str], keys: Sequence[str]) -> pd.D
         per_run = pd.Categorical([r.config.get(key) for r in runs])
         joined[key] = pd.Categorical.from_codes(per_run.codes[run_of_row], per_run.categories)
     return pd.DataFrame({**joined, **rows}, copy=False)  # copy=False: no consolidation copy
-
-
-def _ordered_keys(configs: list[dict[str, Any]]) -> list[str]:
-    """Config keys in first-seen order, ``name`` first."""
-    keys = list(dict.fromkeys(key for config in configs for key in config))
-    return sorted(keys, key=lambda key: key != "name")
