@@ -146,12 +146,6 @@ def _drawing(p: argparse.ArgumentParser) -> None:
         "95%% bootstrap confidence interval of each mean and paired difference (bootstrap: "
         "scipy's BCa, 9,999 resamples, seeded: the same every run)",
     )
-    p.add_argument(
-        "--jobs",
-        type=int,
-        metavar="N",
-        help="processes drawing figures (default: the CPUs available, for large results)",
-    )
 
 
 def parse(argv: Sequence[str]) -> Options:
@@ -182,8 +176,6 @@ def parse(argv: Sequence[str]) -> Options:
         )
     if args.style is not None and not args.style.strip():
         raise PlotError("--style: empty; give a matplotlib style file")
-    if args.jobs is not None and args.jobs <= 0:
-        raise PlotError(f"--jobs: must be > 0, got {args.jobs}")
     if args.root.exists() and not args.root.is_dir():
         raise PlotError(f"{args.root}: not a folder; give the folder of the results to plot")
     if args.out is not None and not args.out.strip():
@@ -194,7 +186,7 @@ def parse(argv: Sequence[str]) -> Options:
         raise PlotError(f"--out: {reason}")
     if args.agents is not None and not _items(args.agents):
         raise PlotError("--agents: empty; give agent names, e.g. --agents mts,umts")
-    as_given = ("root", "log_x", "log_y", "dpi", "paper", "jobs", "style", "context", "ci")
+    as_given = ("root", "log_x", "log_y", "dpi", "paper", "style", "context", "ci")
     return Options(
         out=out,
         formats=formats,

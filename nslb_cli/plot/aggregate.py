@@ -1,12 +1,6 @@
-"""Statistics over seeds: mean ± standard error per round, final values, paired differences.
-
-Every function takes a labelled tidy table (:func:`labelled`) and returns a small table,
-computed in float64 from the doubles the loader read. The standard error is the sample
-standard deviation (``ddof=1``) over the seeds divided by ``sqrt(n)``: NaN for one seed.
-Differences to a reference agent are *paired* (the same world for the same seed,
-docs/design.md §2): taken seed by seed over the seeds both agents have, their SE is that of
-the differences. A summary adds the interquartile mean (:func:`iqm`) and, on request, a
-seeded 95 % BCa bootstrap interval (:func:`bootstrap_ci`).
+"""Statistics over seeds: mean ± standard error (``ddof=1``; NaN for one seed) per round,
+final values, the interquartile mean, seeded BCa bootstrap intervals and paired differences
+(seed by seed over the seeds both agents have, docs/design.md §2).
 """
 
 from __future__ import annotations
@@ -66,11 +60,8 @@ def labelled(
     rename: Mapping[str, str] | None = None,
     order: Sequence[str] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Add ``group``, ``agent`` (ordered categoricals) and the agent's name to the rows.
-
-    ``runs`` is indexed by the ``run`` ids of ``frame`` (see :mod:`nslb_cli.plot.tidy`); it is
-    returned in legend order (agent names in ``order`` first) with ``group`` and ``agent``.
-    """
+    """Add ``group``, ``agent`` (ordered categoricals) and the agent's name to the rows of
+    ``frame``; ``runs`` (indexed by ``run``) returned in legend order with both."""
     runs = lab.order_runs(runs, order)
     runs = runs.assign(group=lab.group_titles(runs))
     runs = runs.assign(agent=lab.agent_labels(runs, ["group"], rename))
@@ -101,8 +92,7 @@ def mean_se(values: np.ndarray | pd.Series) -> tuple[float, float, int]:
 
 
 def iqm(values: np.ndarray | pd.Series) -> float:
-    """The interquartile mean, NaNs ignored: the mean of the values left when
-    ``int(0.25 n)`` are cut from each end of the sorted values (scipy's
+    """The interquartile mean, NaNs ignored: ``int(0.25 n)`` cut from each end (scipy's
     ``trim_mean(values, 0.25)``, rliable's IQM)."""
     array = np.sort(np.asarray(values, dtype=np.float64))
     array = array[~np.isnan(array)]
@@ -111,11 +101,8 @@ def iqm(values: np.ndarray | pd.Series) -> float:
 
 
 def bootstrap_ci(values: np.ndarray | pd.Series) -> tuple[float, float]:
-    """The 95 % bootstrap confidence interval of the mean, NaNs ignored: scipy's BCa
-    bootstrap with :data:`BOOTSTRAP_RESAMPLES` resamples drawn from a generator seeded with
-    :data:`BOOTSTRAP_SEED` (the same values give the same interval, in any order of calls
-    and of the values).
-    NaN for fewer than two values; a single point when all values are equal."""
+    """The 95 % BCa bootstrap interval of the mean, NaNs ignored, from a generator seeded with
+    :data:`BOOTSTRAP_SEED` (any order, same interval); NaN for fewer than two values."""
     array = np.sort(np.asarray(values, dtype=np.float64))  # sorted: any order, same interval
     array = array[~np.isnan(array)]
     if len(array) < 2:
@@ -145,12 +132,8 @@ def bootstrap_ci(values: np.ndarray | pd.Series) -> tuple[float, float]:
 
 
 def per_round(frame: pd.DataFrame, metric: Metric) -> pd.DataFrame:
-    """Mean, SE and seed count of ``metric`` per group, agent and round.
-
-    Returns columns ``group, agent, t, mean, se, n`` (``n`` counts the seeds with a value;
-    a round an agent has rows for but no values, e.g. ``p_true_state`` of an agent without
-    a belief, has ``n = 0``), ordered by group, agent and round.
-    """
+    """Mean, SE and seed count (``n``: seeds with a value) of ``metric`` per group, agent and
+    round: columns ``group, agent, t, mean, se, n``."""
     values = metric.values(frame).to_numpy(np.float64)
     group = frame["group"].cat.codes.to_numpy(np.int64)
     agent = frame["agent"].cat.codes.to_numpy(np.int64)
@@ -183,13 +166,7 @@ def per_round(frame: pd.DataFrame, metric: Metric) -> pd.DataFrame:
 
 
 def finals(frame: pd.DataFrame) -> pd.DataFrame:
-    """The last round of every (run, seed) in ``frame``, with every metric's value there
-    (and the run, seed, round, group and agent columns).
-
-    The rows of a (run, seed) are expected together and in round order, as
-    :func:`nslb_cli.plot.tidy.load` makes them (any row filter keeps that); other tables
-    are sorted first.
-    """
+    """The last round of every (run, seed) in ``frame``, with every metric's value there."""
     columns = {m.column for m in METRICS.values()}
     needed = ["run", "seed", "t", *KEYS, lab.AGENT, *columns]
     frame = frame[[column for column in frame.columns if column in needed]]
@@ -205,9 +182,8 @@ def finals(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def transient(last: int) -> int:
-    """The first round a running mean is drawn from when ``--rounds`` gives no START: the
-    average of a few rounds is mostly noise (an oracle's first rounds jump to its best arm's
-    mean), so the first :data:`TRANSIENT` of the rounds (20 of 2,000) are left out."""
+    """The first round a running mean is drawn from without a ``--rounds`` START: the first
+    :data:`TRANSIENT` of the rounds are mostly noise."""
     return max(1, int(np.ceil(last * TRANSIENT)))
 
 
@@ -220,12 +196,8 @@ def _in_blocks(frame: pd.DataFrame) -> bool:
 
 
 def by_run_keys(final: pd.DataFrame, keys: Mapping[str, pd.Series], value: str) -> pd.DataFrame:
-    """Mean, SE and seed count of ``value`` per combination of run-level ``keys``.
-
-    Each key is a Series indexed by run id (e.g. an agent label or a swept parameter's
-    value per run); rows of runs missing from a key are left out. Returns the key columns
-    then ``mean, se, n``, in the order of the runs in the first key (legend order).
-    """
+    """Mean, SE and seed count of ``value`` per combination of run-level ``keys`` (Series by
+    run id), in the order of the runs in the first key."""
     first = next(iter(keys.values()))
     position = pd.Series(range(len(first)), index=first.index)
     table = pd.DataFrame({name: final["run"].map(key) for name, key in keys.items()})
@@ -243,13 +215,8 @@ def by_run_keys(final: pd.DataFrame, keys: Mapping[str, pd.Series], value: str) 
 def paired_difference(
     final: pd.DataFrame, value: str, reference: str, ci: str = "se"
 ) -> pd.DataFrame:
-    """Per group and agent: mean and SE over shared seeds of ``value`` minus the reference's.
-
-    ``final`` holds one row per (agent, seed) of each group (see :func:`finals`);
-    ``reference`` is an agent label. Returns ``group, agent, diff_mean, diff_se, n_pairs``
-    (and ``diff_ci_low, diff_ci_high`` with ``ci="bootstrap"``); groups without that agent are
-    left out.
-    """
+    """Per group and agent: mean and SE over shared seeds of ``value`` minus the reference's
+    (``diff_mean, diff_se, n_pairs``, and ``diff_ci_low, diff_ci_high`` with bootstrap)."""
     rows = []
     for group, in_group in final.groupby("group", observed=True, sort=False):
         base = in_group.loc[in_group["agent"] == reference].set_index("seed")[value]
@@ -268,8 +235,7 @@ def paired_difference(
 
 
 def differing_seeds(final: pd.DataFrame) -> dict[str, dict[str, str]]:
-    """Groups whose agents ran different sets of seeds: per agent, its seeds as ranges
-    (``0–49, 60``). Groups where every agent has the same seeds are left out."""
+    """Groups whose agents ran different seed sets: per agent, its seeds as ranges."""
     notes: dict[str, dict[str, str]] = {}
     for group, in_group in final.groupby("group", observed=True, sort=False):
         sets = {
@@ -289,21 +255,8 @@ def summary(
     stats: Sequence[str] = (),
     ci: str = "se",
 ) -> pd.DataFrame:
-    """One row per group and agent: seeds, final values, paired difference, statistics.
-
-    ``final`` has one row per (agent, seed) of each group (:func:`finals`, float64 values),
-    with the ``settings`` columns (the run's config values) and the ``stats`` columns (the
-    seed's statistics, NaN where it has none). ``references`` gives each group's reference
-    label (``None``: no differences there).
-
-    Columns: ``group, agent`` (the label), ``agent.name``, the ``settings``, ``n_seeds``,
-    ``final_t`` (the round of the final values), then for each of :data:`SUMMARY_METRICS`
-    ``<metric>_mean``, ``_se``, ``_iqm`` (and ``_ci_low``, ``_ci_high`` with
-    ``ci="bootstrap"``), ``reference`` (the group's reference label, or empty),
-    ``diff_<metric>_mean``/``_se`` (then ``_ci_low``/``_ci_high``) and ``n_pairs`` for
-    :data:`PAIRED_METRIC`, then ``<stat>_mean``/``<stat>_se`` for each statistic (named
-    ``stat_<stat>_…`` if that would clash with another column; see :func:`stat_columns`).
-    """
+    """One row per group and agent of ``final`` (:func:`finals` with the ``settings`` and
+    ``stats`` columns): the columns :func:`~nslb_cli.plot.notebook.summarise` returns."""
     bootstrap = ci == "bootstrap"
     rows = []
     for (group, agent), of_agent in final.groupby(KEYS, observed=True, sort=True):
@@ -352,8 +305,8 @@ def summary(
 
 
 def stat_columns(stats: Sequence[str]) -> dict[str, tuple[str, str]]:
-    """Each per-seed statistic's mean and SE columns in a summary: ``<stat>_mean``,
-    ``<stat>_se``, or ``stat_<stat>_…`` for a name that a summary column already has."""
+    """Each per-seed statistic's mean and SE columns: ``<stat>_…``, or ``stat_<stat>_…`` where
+    a summary column has the name."""
     taken = {*SUMMARY_METRICS, f"diff_{PAIRED_METRIC}", "n_seeds", "final_t", "n_pairs"}
     columns = {}
     for stat in stats:

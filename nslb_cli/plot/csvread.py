@@ -1,12 +1,7 @@
-"""Parse seed CSVs into checked columns (pyarrow's multithreaded CSV reader).
-
-Any valid CSV with the columns of :data:`nslb_cli.store.results.COLUMNS` is accepted (any
-column order, quoting, line ends or float notation; empty fields or ``nan`` in
-:data:`NULLABLE`). A file is *checked complete*: one row per round ``1 … env.horizon`` and no
-missing value outside :data:`NULLABLE`; else a :class:`MalformedResult` says what is wrong.
-Files of a run folder that share their header and look complete are parsed in one call and
-checked together (several times faster for files of a few thousand rows); those that fail
-are parsed one by one, which says why.
+"""Parse seed CSVs into checked columns (pyarrow's multithreaded CSV reader): one row per
+round ``1 … env.horizon``, no missing value outside :data:`NULLABLE`, else a
+:class:`MalformedResult` says what is wrong. Files of a run folder that share their header are
+parsed in one call; those that fail are parsed one by one, which says why.
 """
 
 from __future__ import annotations
@@ -89,8 +84,7 @@ def read_run(
             alone.append(seed)
     found: dict[int, Columns] = {}
     for (header, kept), texts in batches.items():
-        with contextlib.suppress(MalformedResult):  # the files are then parsed one by one
-            found.update(_read_joined(header, texts, columns, horizon, kept))
+        found.update(_read_joined(header, texts, columns, horizon, kept))
         alone += [seed for seed in texts if seed not in found]
     for seed in alone:
         try:
@@ -117,49 +111,34 @@ def _read_joined(
     every: int,
 ) -> dict[int, Columns]:
     """Parse files sharing ``header`` and ``every`` in one call; return the seeds whose rows
-    pass checks (each the rounds ``every`` keeps)."""
+    pass :func:`_checked` (the others are read alone, which says why)."""
     size = len(header)
     body = b"".join([header, *(memoryview(text)[size:] for text, _ in texts.values())])
     try:
         table = pa_csv.read_csv(pa.py_buffer(body), convert_options=_convert(columns))
-    except pa.ArrowException as err:
-        raise MalformedResult(message_line(err)) from None
-    lengths = np.array([rows for _, rows in texts.values()])
-    if table.num_rows != sum(lengths):  # blank or multi-line rows: parse the files alone
-        raise MalformedResult("row count differs from line count")
-    arrays = _arrays(table)
-    starts = np.cumsum([0, *lengths[:-1]])
-    last = arrays["t"][starts + lengths - 1] if horizon is None else np.full(len(starts), horizon)
-    index_in_file = np.arange(len(arrays["t"])) - np.repeat(starts, lengths)
-    round_of_row = np.minimum((index_in_file + 1) * every, np.repeat(last, lengths))
-    good = np.logical_and.reduceat(arrays["t"] == round_of_row, starts)
-    good &= -(-last // every) == lengths  # as many rows as rounds kept
-    for column, values in arrays.items():
-        if column != "t" and column not in NULLABLE:
-            good &= ~np.logical_or.reduceat(np.isnan(values), starts)
-    found: dict[int, Columns] = {}
-    for seed, start, length, ok in zip(texts, starts, lengths, good, strict=True):
-        if ok:  # the others are read alone, for a reason
-            part = {key: values[start : start + length] for key, values in arrays.items()}
-            found[seed] = {
-                key: values.astype(DTYPES[key], copy=False) for key, values in part.items()
-            }
+    except pa.ArrowException:
+        return {}
+    if table.num_rows != sum(rows for _, rows in texts.values()):  # blank or multi-line rows
+        return {}
+    arrays, start, found = _arrays(table), 0, {}
+    for seed, (_, rows) in texts.items():
+        part = {key: values[start : start + rows] for key, values in arrays.items()}
+        start += rows
+        with contextlib.suppress(MalformedResult):
+            found[seed] = _checked(part, horizon, every)
     return found
 
 
 def _rows(text: bytes, horizon: int | None) -> int:
-    """The rows of a file that looks complete (0 if it does not): it ends with a newline
-    and, when the horizon is known, its last line is round ``horizon`` (else lines are
-    counted). A file that only looks complete fails the joint parse's checks instead."""
+    """The rows of a file that looks complete (0 if it does not): it ends with a newline and,
+    when the horizon is known, its last line is round ``horizon``."""
     header_end = text.find(b"\n") + 1
-    if header_end <= 1 or not text.endswith(b"\n"):
-        return 0
-    if horizon is None:
-        return max(text.count(b"\n") - 1, 0)
     last_line = text.rfind(b"\n", 0, len(text) - 1) + 1
-    return (
-        horizon if last_line >= header_end and text.startswith(b"%d," % horizon, last_line) else 0
-    )
+    if header_end <= 1 or not text.endswith(b"\n") or last_line < header_end:
+        return 0
+    if horizon is not None and not text.startswith(b"%d," % horizon, last_line):
+        return 0
+    return text.count(b"\n") - 1
 
 
 def _cut_off(path: Path) -> bool:

@@ -1,12 +1,6 @@
-"""Drawing: seaborn figures of the small tables of :mod:`nslb_cli.plot.aggregate`.
-
-Curves are ``seaborn.lineplot`` of the per-round means with a ± SE band, the final-regret
-distribution a ``seaborn.boxplot`` with every seed a dot. Colours come from one
-:func:`~nslb_cli.plot.styles.style_map` per report (an agent looks the same in every
-figure), the look from a seaborn theme and context (:func:`theme`), which a ``--style``
-file overrides, whole. Every plotting area is :data:`PANEL` inches and the figure grows
-around it (:mod:`~nslb_cli.plot.layout`); legends give each agent's seed count; an empty
-``title`` draws none (publication mode). Nothing here reads results or computes statistics.
+"""Drawing: seaborn figures of the small tables of :mod:`nslb_cli.plot.aggregate`, in one
+look (:func:`theme`, which a ``--style`` file overrides) and one style per agent
+(:func:`~nslb_cli.plot.styles.style_map`); an empty ``title`` draws none.
 """
 
 from __future__ import annotations
@@ -99,13 +93,8 @@ Theme = dict[RcKeyType, Any]  # matplotlib settings, as rc_context takes them
 
 
 def theme(context: str = "paper", style: Mapping[str, Any] | None = None) -> Theme:
-    """The matplotlib settings figures are drawn with: seaborn's ``whitegrid`` theme and
-    ``context`` (font sizes, line widths), nslb's look (:data:`LOOK`), then every setting of
-    ``style`` (a matplotlib style file's, :func:`read_style`), which wins.
-
-    A style that sets ``font.size`` but not the sizes of labels, ticks and legends gets
-    matplotlib's relative sizes for those (``medium``, …), so they follow its font size.
-    """
+    """The matplotlib settings figures are drawn with: seaborn's theme and ``context``,
+    :data:`LOOK`, then ``style`` (a style file's settings, :func:`read_style`), which wins."""
     if context not in CONTEXTS:
         raise ValueError(f"unknown context {context!r}; choose from {', '.join(CONTEXTS)}")
     sized = sns.plotting_context(context)
@@ -121,9 +110,7 @@ def theme(context: str = "paper", style: Mapping[str, Any] | None = None) -> The
 
 
 def read_style(source: str | Path) -> dict[str, Any]:
-    """The settings of a matplotlib style: a style file (``*.mplstyle``, ``key: value``
-    lines) or the name of one of matplotlib's styles; ``ValueError`` with a one-line reason
-    if it cannot be read."""
+    """The settings of a matplotlib style file or style name; ``ValueError`` in one line."""
     path = Path(source).expanduser()
     if not path.is_file():
         library = matplotlib.style.library
@@ -210,13 +197,8 @@ def dashes(linestyle: LineStyle) -> str | tuple[float, ...]:
 
 
 def curve_lines(axes: Axes, stats: pd.DataFrame, styles: Mapping[str, Style]) -> dict[str, Artist]:
-    """Mean ± SE band per agent on ``axes`` (``seaborn.lineplot`` of the means); return the
-    legend entries of the agents drawn, in the order their lines end, highest first (the
-    legend reads as the curves' right ends do).
-
-    ``stats`` has columns ``agent, t, mean, se, n`` (one group); agents without any value
-    of the metric (e.g. ``p_true_state`` of an agent without a belief) are left out.
-    """
+    """Mean ± SE band per agent on ``axes``; the legend entries of the agents drawn, highest
+    line end first."""
     counts = stats.groupby("agent", observed=True, sort=True)["n"]
     drawn = [str(agent) for agent, n in counts if n.max() > 0]
     if not drawn:
@@ -287,10 +269,7 @@ def final_distribution(
     styles: Mapping[str, Style],
     note: str = "",
 ) -> Figure:
-    """Box plot with every seed as a dot (seaborn's ``boxplot``, and a ``scatterplot`` of the
-    seeds jittered within their row by a seeded generator): ``value``
-    per agent (one group's final rows), the first agent on top; no title when ``title`` is
-    empty."""
+    """Box plot of ``value`` per agent with every seed a (seeded, jittered) dot."""
     agents = [str(a) for a in final["agent"].cat.categories if (final["agent"] == a).any()]
     counts = final.groupby("agent", observed=True)["seed"].nunique()
     names = [legend_label(agent, pd.Series([counts[agent]])) for agent in agents]
@@ -331,14 +310,8 @@ def sweep(
     styles: Mapping[str, Style],
     references: pd.DataFrame | None = None,
 ) -> Figure:
-    """Mean ± SE (error bars) of a final value against a swept parameter, one line per agent.
-
-    ``points`` has columns ``agent, x, mean, se, n``; numbers on the x axis are spaced by
-    value (logarithmically when they span more than a decade), anything else as categories
-    in natural order. ``references`` (``agent, mean, se, n``) are agents without the
-    parameter, drawn as horizontal lines with their SE band. No title when ``title`` is
-    empty.
-    """
+    """Mean ± SE of a final value against a swept parameter, one line per agent;
+    ``references``: agents without it, as horizontal lines with their SE band."""
     figure, (axes,) = new_figure(1, PANEL)
     entries: dict[str, Any] = {}  # legend label -> handle (an errorbar container, a line)
     numeric = pd.api.types.is_numeric_dtype(points["x"].infer_objects())
@@ -424,10 +397,8 @@ def wrap(text: str, width: int) -> str:
 
 
 def save(figure: Figure, stem: Path, formats: Iterable[str], dpi: int) -> list[Path]:
-    """Write ``stem.<format>`` for each format, each whole or not at all (a killed or
-    concurrent plot never leaves half a figure); return the paths. Images are drawn only
-    within :data:`~nslb_cli.plot.layout.MAX_PIXELS` (:class:`~nslb_cli.plot.layout.TooLarge`
-    before any is written otherwise)."""
+    """Write ``stem.<format>`` for each format, each whole or not at all; images within
+    :data:`~nslb_cli.plot.layout.MAX_PIXELS`."""
     paths = [stem.parent / f"{stem.name}.{fmt}" for fmt in formats]
     if any(path.suffix[1:] not in VECTOR_FORMATS for path in paths):
         width, height = figure.get_size_inches()

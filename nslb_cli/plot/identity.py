@@ -1,12 +1,6 @@
-"""What a run *is*: its resolved configuration, with the data it simulated named by content.
-
-Run folders with equal resolved configs are one run: :func:`identity` is the key
-:mod:`tidy` merges runs on, without the ``run`` section and the local paths
-(:data:`LOCAL_PATHS`: where data was read from or cached, not what it was). A data-driven
-environment's data (MovieLens) is part of its identity under :data:`DATA`: the content
-fingerprint the run folder's ``data.json`` records, else ``env.data_dir``, else
-``env.release`` (docs/guide/plotting.md, *Runs and groups*). :func:`dataset` names the data
-for people.
+"""What a run *is*: its resolved configuration without the ``run`` section and the local
+paths (:data:`LOCAL_PATHS`), with the data it simulated named by content under :data:`DATA`
+(docs/guide/plotting.md, *Runs and groups*).
 """
 
 from __future__ import annotations
@@ -51,25 +45,13 @@ def data_identity(config: dict[str, Any]) -> str:
 
 
 def identity(config: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
-    """The key of equal runs: every setting but the data's source (DATA stands for it).
-
-    Values compare as values (``100 == 100.0``); ``config`` holds scalars only (lists and
-    mappings as their YAML text, see :func:`nslb_cli.plot.tidy.read_config`).
-    """
+    """The key of equal runs: every setting but the data's source (:data:`DATA` stands for it)."""
     return tuple(sorted((k, v) for k, v in config.items() if k not in DATA_SOURCE))
 
 
 def dataset(config: Any, short: bool = False) -> str:
-    """The data a run used, for people.
-
-    In full (the summary's environment line): ``ml-1m``, ``~/data/ml-100k [ratings 3f2a9c1e]``.
-    ``short`` (titles, labels, captions): the release (``ml-1m``), or the folder's name and the
-    first digits of the ratings' fingerprint (``ml-100k [3f2a9c1e]``), or, without a
-    fingerprint, of a hash of the folder's path, as the run folder names it
-    (``ml-100k-1a2b3c4d``, see ``nslb_cli.runner.folders``).
-
-    ``config`` is a mapping or a row of the runs table.
-    """
+    """The data a run used, for people: ``~/data/ml-100k [ratings 3f2a9c1e]``; ``short``:
+    ``ml-1m``, ``ml-100k [3f2a9c1e]``, or without a fingerprint as the run folder names it."""
     folder, release, fingerprint = (config.get(k) for k in (DATA_DIR, RELEASE, FINGERPRINT))
     if short:
         if not _given(folder):

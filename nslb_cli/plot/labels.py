@@ -1,17 +1,5 @@
 """Groups, agent labels, swept settings and agent selectors, from the run configs (one row
-per run).
-
-A *group* is the runs of one ``name`` and environment (``env`` settings and data,
-:data:`~nslb_cli.plot.identity.DATA`), so every agent in it faces the same worlds seed by
-seed; its title is the name plus the environment settings that tell it apart from other
-groups of that name (``default (switch_prob=0.01)``). Each run's *label* is the agent's
-display name (its class's ``display_name``, else its config name) plus every setting that
-differs from the agent's ``Params`` defaults (an agent no installed package declares has
-none: every setting it recorded is named) or between that agent's runs in the group:
-``CD-UCB (tau=50)``. A setting some agent ran at several values is *swept* in the group.
-Values order naturally (``tau=20`` before ``tau=100``), missing values last. A *selector*
-(``--reference``) names one agent of a group: a label, an agent or display name, or
-``umts(num_particles=100)`` (:func:`select`).
+per run); docs/guide/plotting.md, *Runs and groups*, says what each is.
 """
 
 from __future__ import annotations
@@ -36,10 +24,7 @@ AGENT = "agent.name"
 NAME = "name"
 FOLDER = "folder"
 GROUP = "group"
-ENGINE = "run.engine"
-"""The one run setting in the runs table, where not the default engine's (``jax``): another
-engine draws other worlds from a seed, so its runs are a group of their own (paired
-differences pair the seeds of one engine)."""
+ENGINE = "run.engine"  # where not numpy: another engine's worlds, so a group of its own
 LABEL = "agent"  # an agent's label in a labelled runs table (config columns are ``agent.…``)
 AGENT_PREFIX = "agent."
 SELECTOR = re.compile(r"^\s*(?P<name>[^()]*?)\s*\((?P<settings>[^()]*)\)\s*$")
@@ -58,8 +43,7 @@ def config_value(value: Any) -> Any:
 
 
 def agent_class(agent: str) -> type[Agent] | None:
-    """The class of agent ``agent``; ``None`` for a name no installed package declares, or
-    whose class cannot be used."""
+    """The class of agent ``agent``; ``None`` where no installed package declares a usable one."""
     if agent not in AGENTS:
         return None
     try:
@@ -70,8 +54,7 @@ def agent_class(agent: str) -> type[Agent] | None:
 
 
 def legend_key(agent: str) -> tuple[float, Any]:
-    """Where agent ``agent`` comes in legends: by its class's ``legend_rank``, those without
-    one after every agent that has one, by name."""
+    """Where agent ``agent`` comes in legends: by ``legend_rank``, then (unranked) by name."""
     cls = agent_class(agent)
     rank = None if cls is None else cls.legend_rank
     return (math.inf if rank is None else rank, natural(agent))
@@ -79,8 +62,8 @@ def legend_key(agent: str) -> tuple[float, Any]:
 
 @cache
 def agent_defaults(agent: str) -> dict[str, Any] | None:
-    """The default settings of agent ``agent``, flattened (``{"agent.tau": 100, …}``): its
-    ``Params`` defaults; ``None`` for an agent whose class cannot be had (not installed)."""
+    """The flattened ``Params`` defaults of agent ``agent`` (``{"agent.tau": 100, …}``);
+    ``None`` for an agent whose class cannot be had."""
     cls = agent_class(agent)
     if cls is None:
         return None
@@ -92,9 +75,8 @@ def agent_defaults(agent: str) -> dict[str, Any] | None:
 
 
 def non_default(row: pd.Series, columns: Iterable[str]) -> list[str]:
-    """The agent settings among ``columns`` whose value in ``row`` (a run) differs from the
-    agent's defaults: every recorded one for an agent without known defaults (a plugin).
-    Settings the run did not record (NaN) are not named."""
+    """The agent settings among ``columns`` that ``row`` (a run) recorded at a value other than
+    the agent's default (every recorded one where defaults are unknown)."""
     defaults = agent_defaults(str(row[AGENT])) or {}
     found = []
     for column in columns:
@@ -123,9 +105,8 @@ def display_name(agent: str, rename: Mapping[str, str] | None = None) -> str:
 
 
 def group_keys(columns: Iterable[str]) -> list[str]:
-    """The config columns that define a group: ``name``, the environment settings, the
-    data's identity (where the data were read from is not: see :mod:`identity`) and the
-    engine (:data:`ENGINE`)."""
+    """The config columns that define a group: ``name``, the environment settings, the data's
+    identity and the engine."""
     columns = list(columns)
     return [
         NAME,
@@ -173,8 +154,7 @@ def sort_key(value: Any) -> tuple:
 
 
 def order_runs(runs: pd.DataFrame, agents: Sequence[str] | None = None) -> pd.DataFrame:
-    """Runs in legend order: by agent (``agents``, else :func:`legend_key`), then by their
-    settings."""
+    """Runs in legend order: by agent (``agents``, else :func:`legend_key`), then settings."""
     settings = setting_columns(runs.columns)
     order = {name: i for i, name in enumerate(agents or ())}
 
@@ -191,8 +171,7 @@ def order_runs(runs: pd.DataFrame, agents: Sequence[str] | None = None) -> pd.Da
 
 
 def agent_order(runs: pd.DataFrame, agents: Sequence[str]) -> list[str] | None:
-    """The runs' agent names in the order ``agents`` lists them (by agent or display name),
-    for :func:`~nslb_cli.plot.aggregate.labelled`; ``None`` when ``agents`` is empty."""
+    """The runs' agent names in the order ``agents`` lists them; ``None`` when it is empty."""
     if not agents:
         return None
     names = list(dict.fromkeys(runs[AGENT].map(str)))
@@ -213,12 +192,8 @@ def environment(run: pd.Series) -> str:
 
 
 def group_titles(runs: pd.DataFrame) -> pd.Series:
-    """Each run's group title: its name, plus the environment settings that set it apart.
-
-    A group's title is made from its first run (runs of one group may have read the same
-    data from different folders). Groups never share a title: a clash of shown values gets
-    ``#2``, ….
-    """
+    """Each run's group title: its name plus the environment settings that set it apart (from
+    the group's first run); a clash of titles gets ``#2``, …."""
     keys = group_keys(runs.columns)
     titles = pd.Series("", index=runs.index, dtype=object)
     for name, same_name in runs.groupby(runs[NAME].map(format_value), sort=False):
@@ -241,12 +216,8 @@ def agent_labels(
     rename: Mapping[str, str] | None = None,
     exclude: Iterable[str] = (),
 ) -> pd.Series:
-    """Each run's agent label among the runs that share the ``within`` columns: the display
-    name, then every setting that differs from the agent's defaults (:func:`non_default`) or
-    between that agent's runs there, in column order.
-
-    Settings in ``exclude`` (e.g. the parameter on a sweep figure's x axis) are left out.
-    """
+    """Each run's label among the runs sharing the ``within`` columns: the display name and
+    every setting (but ``exclude``) off the defaults or differing between the agent's runs."""
     excluded = {*within, *exclude}
     settings = [column for column in setting_columns(runs.columns) if column not in excluded]
     labels = pd.Series("", index=runs.index, dtype=object)
@@ -261,8 +232,7 @@ def agent_labels(
 
 
 def swept_settings(runs: pd.DataFrame) -> dict[str, list[str]]:
-    """Per group (``runs`` has a ``group`` column): the agent settings some agent of the group
-    was run with at two or more values, in column order."""
+    """Per group: the agent settings some agent of the group ran at two or more values."""
     settings = agent_settings(runs.columns)
     swept: dict[str, list[str]] = {}
     for group, in_group in runs.groupby(GROUP, sort=False):
@@ -276,13 +246,8 @@ def swept_settings(runs: pd.DataFrame) -> dict[str, list[str]]:
 
 
 def ordered_families(runs: pd.DataFrame) -> list[list[str]]:
-    """Labels of one agent that differ in a numeric setting (an ordered sweep, e.g. eight
-    values of ``tau``), each family in the order of that setting's values.
-
-    ``runs`` has the :data:`LABEL` column. When an agent's labels differ in several settings,
-    the numeric one with the most values orders the family and the others split it (umTS at
-    three particle counts and two resampling schemes: two families of three).
-    """
+    """Labels of one agent that differ in a numeric setting, each family in that setting's order
+    (the numeric setting with the most values orders it; other differing settings split it)."""
     rows = runs.drop_duplicates(LABEL)
     settings = [c for c in agent_settings(rows.columns) if c.startswith(AGENT_PREFIX)]
     families = []
@@ -312,8 +277,8 @@ def ordered_families(runs: pd.DataFrame) -> list[list[str]]:
 
 
 def parse_selector(text: str) -> tuple[str, dict[str, str]]:
-    """``umts(num_particles=100, resampling=systematic)`` -> ``("umts", {"num_particles":
-    "100", "resampling": "systematic"})``; text without parentheses is a name alone."""
+    """``umts(num_particles=100)`` -> ``("umts", {"num_particles": "100"})``; no parentheses:
+    a name alone."""
     match = SELECTOR.match(text)
     if not match:
         return text.strip(), {}
@@ -327,13 +292,8 @@ def parse_selector(text: str) -> tuple[str, dict[str, str]]:
 
 
 def select(runs: pd.DataFrame, selector: str, rename: Mapping[str, str] | None = None) -> list[str]:
-    """The labels among ``runs`` (one group's, labelled) that ``selector`` names.
-
-    A label names itself. Otherwise the selector is a name (agent name, display name, or the
-    name ``rename`` shows it under) with optional settings, ``umts(num_particles=100)``: the
-    runs of that agent with those values (keys with or without ``agent.``). Callers decide what
-    several matches, or none, mean.
-    """
+    """The labels among ``runs`` (one group's, labelled) that ``selector`` names: a label, or a
+    name (agent, display or renamed) with optional settings, ``umts(num_particles=100)``."""
     labels = runs[LABEL].map(str)
     if (labels == selector.strip()).any():
         return [selector.strip()]
@@ -359,13 +319,8 @@ def references(
     rename: Mapping[str, str] | None = None,
     required: bool = True,
 ) -> tuple[dict[str, str | None], list[str]]:
-    """Each group's reference label (``runs``: labelled, with :data:`GROUP`), as ``selector``
-    names it (:func:`select`), and the groups where it named several agents.
-
-    ``required``: a selector that names no agent, or several, in a group raises
-    :class:`SelectionError` naming the group (and, for several, how to name one); otherwise
-    such a group has no reference (``None``). ``selector=None``: no references.
-    """
+    """Each group's reference label as ``selector`` names it, and the groups where it named
+    several; ``required``: naming none or several raises :class:`SelectionError`."""
     found: dict[str, str | None] = {}
     ambiguous = []
     for group, in_group in runs.groupby(runs[GROUP].map(str), sort=False):
@@ -389,8 +344,7 @@ def references(
 
 
 def _example(runs: pd.DataFrame, labels: Sequence[str]) -> str:
-    """A selector naming the first of ``labels``: its agent and the settings that tell the
-    ``labels`` apart, ``umts(num_particles=10)``."""
+    """A selector naming the first of ``labels``: ``umts(num_particles=10)``."""
     matched = runs[runs[LABEL].map(str).isin(labels)]
     first = matched[matched[LABEL].map(str) == labels[0]].iloc[0]
     columns = [c for c in setting_columns(matched.columns) if c.startswith(AGENT_PREFIX)]
@@ -427,8 +381,8 @@ def _differing(runs: pd.DataFrame, columns: Iterable[str]) -> list[str]:
 
 
 def _with_settings(base: str, row: pd.Series, columns: Sequence[str], short: bool = True) -> str:
-    """``base (key=value, …)`` for ``columns`` (a recorded null shows as ``null``; a setting
-    the run did not record is left out); the data named short unless ``short=False``."""
+    """``base (key=value, …)`` for the recorded ``columns``; the data named short unless
+    ``short=False``."""
     shown = [
         f"{short_key(column)}="
         + (dataset(row, short) if column == DATA else _shown_value(row[column]))
@@ -443,8 +397,7 @@ def _shown_value(value: Any) -> str:
 
 
 def _unique(labels: pd.Series, runs: pd.DataFrame, context: Sequence[str]) -> pd.Series:
-    """Labels of distinct runs that came out equal (and share the ``context`` columns) get
-    their folder appended."""
+    """Equal labels of distinct runs sharing the ``context`` columns get their folder appended."""
     context = [runs[column].map(format_value) for column in context]
     clashes = labels.groupby([*context, labels], sort=False).transform("size") > 1
     if clashes.any() and FOLDER in runs:

@@ -1,12 +1,6 @@
-"""Figures whose plotting areas keep their size: the figure grows around them.
-
-:func:`new_figure` makes panels of a fixed size in inches; once everything is drawn,
-:func:`arrange` measures what surrounds each panel (tick and axis labels, titles) and the
-legend, then sizes the figure: panels side by side, the legend on their right, nothing
-clipped, however many agents the legend lists. Overlapping tick labels are blanked
-(:func:`declutter`) and long axis labels broken into lines (:func:`fit_labels`). No image
-exceeds :data:`MAX_PIXELS` (:func:`check_pixels`): matplotlib's Agg renderer allocates 4
-bytes a pixel at once.
+"""Figures whose plotting areas keep their size: the figure grows around them
+(:func:`new_figure`, then :func:`arrange` once everything is drawn), and no image exceeds
+:data:`MAX_PIXELS` (:func:`check_pixels`).
 """
 
 from __future__ import annotations
@@ -42,11 +36,8 @@ class TooLarge(ValueError):
 
 
 def check_pixels(width: float, height: float, dpi: float, what: str, least: bool = False) -> None:
-    """Raise :class:`TooLarge` if a figure of ``width x height`` inches drawn at ``dpi`` dots
-    per inch, ``(width dpi) x (height dpi)`` pixels, exceeds :data:`MAX_PIXELS`; the message
-    names ``what`` asked for the resolution and the largest one that fits,
-    ``floor(sqrt(MAX_PIXELS / (width height)))``. ``least``: this is the smallest a figure
-    can be, so figures have at least that many pixels."""
+    """Raise :class:`TooLarge` naming ``what`` and the largest dpi that fits if ``width x
+    height`` inches at ``dpi`` exceed :data:`MAX_PIXELS` (``least``: the smallest figure)."""
     pixels = (round(width * dpi), round(height * dpi))
     if pixels[0] * pixels[1] <= MAX_PIXELS:
         return
@@ -63,9 +54,8 @@ def check_pixels(width: float, height: float, dpi: float, what: str, least: bool
 
 
 def new_figure(n_panels: int, panel: tuple[float, float]) -> tuple[Figure, list[Axes]]:
-    """A figure with ``n_panels`` axes of ``panel`` (width, height) inches each, at least
-    :data:`SMALLEST_PANEL` (so that a resolution can be checked before any figure is
-    drawn); its canvas, laid out at ``figure.dpi``, within :data:`MAX_PIXELS`."""
+    """A figure with ``n_panels`` axes of ``panel`` inches each (at least
+    :data:`SMALLEST_PANEL`), within :data:`MAX_PIXELS`."""
     width, height = panel
     if width < SMALLEST_PANEL[0] or height < SMALLEST_PANEL[1]:
         raise ValueError(f"a plotting area of {panel} inches: smaller than {SMALLEST_PANEL}")
@@ -128,15 +118,8 @@ def arrange(
 def arrange_to_width(
     figure: Figure, panels: Sequence[Axes], width: float, aspect: float, legend: Legend | None
 ) -> None:
-    """Size ``figure`` ``width`` inches wide, as printed: ``panels`` side by side (one under
-    another when a panel side by side would be narrower than :data:`NARROWEST` inches), as
-    wide as their decorations leave room for and ``aspect`` times as high, and ``legend`` (a
-    figure legend, :func:`fits` the width) below them. Axis labels longer than their side
-    are broken into lines (:func:`fit_labels`), and the panels placed again.
-
-    Raises:
-        ValueError: the width leaves a panel less than an inch.
-    """
+    """Size ``figure`` ``width`` inches wide, as printed: ``panels`` side by side (or one
+    under another below :data:`NARROWEST`), ``aspect`` times as high, ``legend`` below."""
     renderer = cast(FigureCanvasAgg, figure.canvas).get_renderer()
     across = _place(figure, panels, width, aspect, legend)
     for axes in panels:
@@ -154,9 +137,8 @@ def _place(
     legend: Legend | None,
     across: int | None = None,
 ) -> int:
-    """Set the size of ``figure`` and the places of ``panels`` and ``legend``
-    (:func:`arrange_to_width`), from what is drawn around the panels now, ``across`` panels
-    in a row (``None``: all, or one if they would be too narrow); return ``across``."""
+    """Size ``figure`` and place ``panels`` and ``legend`` for :func:`arrange_to_width`,
+    ``across`` panels a row (``None``: all, or one); return ``across``."""
     renderer = cast(FigureCanvasAgg, figure.canvas).get_renderer()
     left, bottom, right, top = np.max([_margins(a, renderer, figure.dpi) for a in panels], axis=0)
     across = across or len(panels)
@@ -216,10 +198,8 @@ def fit_labels(axes: Axes, renderer: RendererBase) -> None:
 
 
 def declutter(axes: Axes, renderer: RendererBase) -> None:
-    """Blank the tick labels of ``axes`` that would overlap a label kept (the first and last
-    major labels are kept, then the others in order, then minor labels where they fit); the
-    ticks are kept, their positions and labels fixed from here on. Axes whose labels do not
-    overlap are left as they are."""
+    """Blank the tick labels of ``axes`` that would overlap one kept (first and last major
+    labels first, then the others, then minor ones)."""
     for axis in (axes.xaxis, axes.yaxis):
         _declutter(axis, renderer, horizontal=axis is axes.xaxis)
 

@@ -203,9 +203,8 @@ def _varying(runs: pd.DataFrame, config_columns: Sequence[str]) -> list[str]:
 def _tidy(
     frame: pd.DataFrame, runs: pd.DataFrame, varying: Sequence[str], metrics: Sequence[str]
 ) -> pd.DataFrame:
-    """The labelled rows as the tidy frame: group, label, agent, the ``varying`` keys (numbers
-    as numbers, other values categorical) and the data (when any run has data), each run's
-    value on its rows, seed, t and the ``metrics``."""
+    """The labelled rows as the tidy frame: keys, the ``varying`` settings (numbers as numbers,
+    else categorical), the data, seed, t and the ``metrics``."""
     run = frame["run"].to_numpy(np.intp)
     out: dict[str, object] = {key: frame[key] for key in ("group", "agent")}
     out[lab.AGENT] = frame[lab.AGENT].cat.as_ordered()
@@ -233,9 +232,8 @@ def _tidy(
 def _with_seed_stats(
     result: pd.DataFrame, frame: pd.DataFrame, seed_stats: pd.DataFrame, settings: set[str]
 ) -> pd.DataFrame:
-    """``result`` with a column per statistic of ``seed_stats`` (``run, seed, …``), each row
-    given its (run, seed)'s value; a statistic named as a column or a setting (Exp3.S's
-    ``gamma``, the value it used, beside ``agent.gamma``) is ``stat_<name>``."""
+    """``result`` with a column per statistic of ``seed_stats`` on its (run, seed)'s rows;
+    one named as a column or a setting is ``stat_<name>``."""
     names = [c for c in seed_stats.columns if c not in ("run", "seed")]
     if not names or result.empty:
         return result

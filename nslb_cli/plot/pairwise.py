@@ -1,9 +1,6 @@
 """Pairwise comparison of a group's agents, as Trella et al. (RLC 2025) draw it: the share of
-seeds on which the row's agent ends with less regret than the column's, and its average
-over the other agents (``nslb plot --paper``; docs/guide/latent-ar.md).
-
-Seeds are paired (common random numbers, docs/design.md §2): each cell counts the seeds both
-agents ran; a tie counts for neither, so ``W[i, j] + W[j, i] <= 1``.
+paired seeds on which the row's agent ends with less regret than the column's (a tie counts
+for neither, so ``W[i, j] + W[j, i] <= 1``), and its average over the other agents.
 """
 
 from __future__ import annotations

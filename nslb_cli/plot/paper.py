@@ -1,11 +1,6 @@
-"""The paper's figures in the paper's layout (``nslb plot DIR --paper``).
-
-Hong et al. (AISTATS 2021), section 5, from the runs of the ``paper/…`` presets (or their
-``smoke`` variants): ``figure2`` (regret, fixed change-points), ``figure3`` (reward, (a)
-known model, (b) priors) and ``figure4`` (MovieLens), see :data:`FIGURES`. A figure is drawn
-when one of its panels has results; of several groups of one preset the one with the most
-seed files is drawn. No title is drawn into them; each caption (:func:`caption`) goes in a
-text file beside it. A figure's panels share their y axis; only the first is labelled.
+"""The paper's figures in the paper's layout (``nslb plot DIR --paper``): Hong et al.
+(AISTATS 2021) section 5's figures 2-4 from the runs of the ``paper/…`` presets (see
+:data:`FIGURES`), untitled, panels sharing their y axis, each caption in a file beside it.
 """
 
 from __future__ import annotations
@@ -89,8 +84,7 @@ FIGURES = (
 def preset_groups(
     runs: pd.DataFrame, seeds: Mapping[int, int], warn: Callable[[str], None]
 ) -> dict[str, str]:
-    """The group drawn for each preset present in ``runs`` (a ``group`` column; ``seeds``:
-    the seed count of each run), the largest when a preset's name has several."""
+    """The group drawn for each preset present in ``runs``: of several, the most seeds'."""
     sizes: dict[str, dict[str, int]] = {}
     for index, row in runs.iterrows():
         match = PRESET.search(lab.format_value(row[lab.NAME]))
@@ -121,10 +115,8 @@ def draw(
     styles: Mapping[str, Style],
     width: float | None = None,
 ) -> Figure:
-    """One paper figure: each panel the per-round stats of its group, one legend, no title;
-    the panels share their y axis. At a ``width`` (inches) the figure is that wide, as
-    printed: fonts of :data:`PAGE_FONTS`, panels of :data:`ASPECT` labelled (a), (b) when
-    there are several, and one legend below them in as many columns as fit."""
+    """One paper figure: each panel a group's per-round stats, one legend, shared y axis; at a
+    ``width`` (inches) as printed: :data:`PAGE_FONTS`, panels (a), (b), the legend below."""
     page = dict(current_theme())
     if width:
         page.update(PAGE_FONTS)
@@ -160,9 +152,8 @@ def caption(
     panels: list[tuple[str, str, str]],
     seeds: list[int],
 ) -> str:
-    """The caption of a paper figure: its number and the paper's sentence, then each panel
-    (``(what it shows, group, notes)``: left (a), right (b)) and what the bands are.
-    ``seeds``: the seed counts of the agents drawn."""
+    """The caption of a paper figure: the paper's sentence, each panel ``(what, group, notes)``
+    and what the bands are; ``seeds``: the seed counts of the agents drawn."""
     counts = sorted(set(seeds))
     n = str(counts[-1]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
     text = f"Figure {figure_spec.number}: {figure_spec.caption.format(n=n)}."

@@ -1,12 +1,6 @@
-"""Read a run folder's Parquet results (``run.format=parquet``) into checked columns per seed,
-as :mod:`~nslb_cli.plot.csvread` reads seed CSVs.
-
-A file is read only when its bytes match the record in its footer
-(:mod:`nslb_cli.store.parquet`); a damaged one is skipped with its reason. Each seed's rows
-are checked complete as a CSV's are: exactly the rounds its ``run.every`` keeps of
-``env.horizon`` (:func:`~nslb_cli.store.results.kept_rounds`), and no missing value outside
-the columns that may be empty. A seed in both ``results.parquet`` and a part of a stopped
-job is the same result, read once.
+"""Read a run folder's Parquet results (``run.format=parquet``) into checked columns per
+seed, as :mod:`~nslb_cli.plot.csvread` reads seed CSVs; a file whose bytes do not match its
+footer's record (:mod:`nslb_cli.store.parquet`) is skipped with its reason.
 """
 
 from __future__ import annotations
@@ -31,8 +25,7 @@ CHANGING = "changed while it was read, again and again (a job is writing the fol
 
 def stored_now(folder: Path) -> tuple[list[parquet.Record], dict[Path, str]]:
     """:func:`nslb_cli.store.parquet.stored`, listed again while a job seals the folder's
-    parts under the reader (a file vanishes once listed); after :data:`TRIES` lists, the
-    folder's results are skipped in one line."""
+    parts; after :data:`TRIES` lists, skipped in one line."""
     for _ in range(TRIES):
         with contextlib.suppress(FileNotFoundError):
             return parquet.stored(folder)
@@ -42,11 +35,8 @@ def stored_now(folder: Path) -> tuple[list[parquet.Record], dict[Path, str]]:
 def read_run(
     folder: Path, columns: Sequence[str], horizon: int | None, key: str | None = None
 ) -> tuple[dict[int, Columns], list[Skipped]]:
-    """The Parquet results of one run folder: ``{seed: columns}`` (sorted) and the files or
-    seeds skipped (incomplete, or written for another config than result ``key``; damaged
-    files are named by :func:`nslb_cli.plot.tidy.find_seed_files`). Read again from the
-    start when a file vanishes or is replaced meanwhile (a job sealed its parts); after
-    :data:`TRIES` reads, skipped in one line."""
+    """The Parquet results of one run folder: ``{seed: columns}`` and the files or seeds
+    skipped; read again while a job seals its parts, :data:`TRIES` times."""
     for _ in range(TRIES):
         with contextlib.suppress(FileNotFoundError, parquet.Changed):
             return _read_run(folder, columns, horizon, key)

@@ -1,12 +1,5 @@
 """The report of ``nslb plot DIR``: figures and summary tables for whatever results are
-under DIR (the command line is :mod:`nslb_cli.cli.plot`; the files it writes are listed in
-docs/guide/plotting.md).
-
-Per group (an experiment ``name``, environment config and data): a figure per metric, the
-final-regret distribution, a sweep figure per swept setting and a summary table; over all
-groups ``summary.md``/``.csv``, each study under DIR (:mod:`~nslb_cli.plot.study`) and, with
-``--paper``, the paper's figures (:mod:`~nslb_cli.plot.paper`), every figure then untitled
-with its caption in ``<stem>.caption.txt``.
+under DIR (the files it writes are listed in docs/guide/plotting.md).
 """
 
 from __future__ import annotations
@@ -14,10 +7,13 @@ from __future__ import annotations
 import hashlib
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
+from matplotlib.figure import Figure
 
 from nslb_cli.plot import (
     aggregate,
@@ -25,7 +21,6 @@ from nslb_cli.plot import (
     layout,
     pairwise,
     paper,
-    render,
     reproduction,
     study,
     tables,
@@ -62,7 +57,6 @@ class Options:
     dpi: int | None = None  # None: the style's savefig.dpi, else DEFAULT_DPI
     paper: bool = False  # publication mode, with the paper's figures
     width: float | None = None  # inches: the paper's figures as printed; None: nslb's layout
-    jobs: int | None = None  # drawing processes; None: as many as CPUs for large results
     style: str | None = None  # a matplotlib style file (or style name)
     context: str = "paper"  # seaborn's plotting context
     ci: str = "se"  # "bootstrap": a 95 % bootstrap interval beside mean ± SE
@@ -79,16 +73,25 @@ class Sweep:
     names: dict[str, str]  # agent label -> agent name, for the style map
 
 
+@dataclass(frozen=True)
+class Job:
+    """One figure to draw (``draw(**arguments)``) and save as ``stem.<format>``."""
+
+    draw: Callable[..., Figure]
+    stem: Path
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+
 @dataclass
 class _Work:
     """What a report will write: figures (jobs), tables, captions and printed sections."""
 
-    jobs: list[render.Job] = field(default_factory=list)
+    jobs: list[Job] = field(default_factory=list)
     tables: list[tuple[pd.DataFrame, str, Path, list[str]]] = field(default_factory=list)
     captions: dict[Path, str] = field(default_factory=dict)  # figure stem -> caption
     sections: list[str] = field(default_factory=list)
 
-    def figure(self, job: render.Job, caption: str | None) -> None:
+    def figure(self, job: Job, caption: str | None) -> None:
         self.jobs.append(job)
         if caption is not None:
             self.captions[job.stem] = caption
@@ -96,18 +99,24 @@ class _Work:
 
 def plot(options: Options) -> tuple[list[Path], list[str]]:
     """Load, aggregate, draw and write; return the files written and the markdown sections."""
-    rc = _theme(options)
-    dpi = options.dpi or _style_dpi(rc) or DEFAULT_DPI
+    try:
+        style = figures.read_style(options.style) if options.style else None
+    except ValueError as err:
+        raise PlotError(f"--style: {err}") from None
+    rc = figures.theme(options.context, style)
+    style_dpi = rc.get("savefig.dpi", 0)  # a number a style file sets, or "figure"
+    if not isinstance(style_dpi, int | float) or isinstance(style_dpi, bool):
+        style_dpi = 0
+    dpi = options.dpi or int(style_dpi) or DEFAULT_DPI
     _check_resolution(options, rc, dpi)
-    studies = _studies(options.root)
+    studies, skipped = study.find(options.root) if options.root.is_dir() else ([], [])
+    for item in skipped:
+        warn(f"skipped {item}")
     work = _Work()
     stems = _Stems(options.out)
-    rows = 0
     loaded = _load(options, studies_only=bool(studies))
     if loaded is not None:
-        frame, runs, seed_stats = loaded
-        rows = len(frame)
-        _results(options, frame, runs, seed_stats, work, stems)
+        _results(options, *loaded, work, stems)
     for found in studies:
         _study(options, found, work, stems)
     options.out.mkdir(parents=True, exist_ok=True)
@@ -117,9 +126,12 @@ def plot(options: Options) -> tuple[list[Path], list[str]]:
         f"{stem.name}.{suffix}" for _, _, stem, _ in work.tables for suffix in ("md", "csv")
     ]
     claim_plotted(options.out, planned)  # nothing it did not write is replaced
-    processes = options.jobs or render.workers(rows)
+    written = []
     try:
-        written = render.run(work.jobs, options.formats, dpi, processes, rc)
+        for job in work.jobs:
+            with figures.drawing_with(rc):
+                figure = job.draw(**job.arguments)
+                written += figures.save(figure, job.stem, options.formats, dpi)
     except layout.TooLarge as err:  # a figure grown large around a style's huge fonts
         raise PlotError(str(err)) from None
     for stem, text in work.captions.items():
@@ -131,22 +143,9 @@ def plot(options: Options) -> tuple[list[Path], list[str]]:
     return written, work.sections
 
 
-def _theme(options: Options) -> figures.Theme:
-    """The matplotlib settings of the report: seaborn's theme and context, the style file."""
-    style = None
-    if options.style:
-        try:
-            style = figures.read_style(options.style)
-        except ValueError as err:
-            raise PlotError(f"--style: {err}") from None
-    return figures.theme(options.context, style)
-
-
 def _check_resolution(options: Options, rc: figures.Theme, dpi: int) -> None:
     """Refuse, before anything is drawn, a resolution at which even the smallest figure
-    (:data:`~nslb_cli.plot.layout.SMALLEST_FIGURE`) would exceed
-    :data:`~nslb_cli.plot.layout.MAX_PIXELS`: ``dpi`` where an image format is asked, and
-    the style's ``figure.dpi``, at which every figure is laid out."""
+    would exceed :data:`~nslb_cli.plot.layout.MAX_PIXELS`."""
     asked = []
     if any(fmt not in figures.VECTOR_FORMATS for fmt in options.formats):
         asked.append((f"--dpi {dpi}" if options.dpi else f"--style: savefig.dpi {dpi}", dpi))
@@ -156,12 +155,6 @@ def _check_resolution(options: Options, rc: figures.Theme, dpi: int) -> None:
             layout.check_pixels(*layout.SMALLEST_FIGURE, value, what, least=True)
         except layout.TooLarge as err:
             raise PlotError(str(err)) from None
-
-
-def _style_dpi(rc: figures.Theme) -> int | None:
-    """The PNG resolution a style file sets (``savefig.dpi``), if it sets a number."""
-    dpi = rc.get("savefig.dpi")
-    return int(dpi) if isinstance(dpi, int | float) and not isinstance(dpi, bool) else None
 
 
 def _results(
@@ -195,7 +188,12 @@ def _results(
         latent_ar = runs.loc[runs[lab.GROUP] == group, "env.name"].eq("latent_ar").any()
         drawn = _Drawn(group, stem, styles, note, environment, bool(latent_ar))
         _group_figures(options, drawn, per_round, in_group, work)
-        details = _details(environment, int(in_group["t"].max()), options.ci)
+        interval = " [95 % bootstrap CI of the mean]" if options.ci == "bootstrap" else ""
+        details = (
+            f"environment: {environment}; values at round {int(in_group['t'].max())}, mean ± SE "
+            f"over seeds{interval}; IQM: interquartile mean (the middle half of the seeds); Δ: "
+            "difference to the reference on the same seeds"
+        )
         if group in seeds:
             sets = "; ".join(f"{agent} {ranges}" for agent, ranges in seeds[group].items())
             details += f"\n\nseed sets differ between agents: {sets}"
@@ -233,8 +231,7 @@ def _group_figures(
     final: pd.DataFrame,
     work: _Work,
 ) -> None:
-    """A group's curves (one figure per metric) and its final-regret distribution; in
-    publication mode untitled, each with its caption."""
+    """A group's curves (one figure per metric) and its final-regret distribution."""
     publication = options.paper
     title = "" if publication else drawn.group
     common = {"title": title, "styles": drawn.styles, "note": drawn.note}
@@ -243,7 +240,7 @@ def _group_figures(
         arguments = {"stats": in_group, "value_label": METRICS[name].label, **common}
         arguments |= {"log_x": options.log_x, "log_y": options.log_y}
         caption = _curve_caption(drawn.group, name, in_group, drawn.environment, drawn.note)
-        job = render.Job(figures.curves, _suffixed(drawn.stem, name), arguments)
+        job = Job(figures.curves, _suffixed(drawn.stem, name), arguments)
         work.figure(job, caption if publication else None)
     value_label = f"final {METRICS[PAIRED_METRIC].label} (round {final['t'].max()})"
     arguments = {"final": final, "value": PAIRED_METRIC, "value_label": value_label, **common}
@@ -253,7 +250,7 @@ def _group_figures(
         "quartile, the median, whiskers to the furthest seed within 1.5 interquartile ranges, "
         f"and one dot per seed. Environment: {drawn.environment}.{_note(drawn.note)}\n"
     )
-    job = render.Job(figures.final_distribution, box, arguments)
+    job = Job(figures.final_distribution, box, arguments)
     work.figure(job, caption if publication else None)
     if publication and drawn.pairwise and final["agent"].nunique() > 1:
         arguments = {"final": final, "value": PAIRED_METRIC, "title": title}
@@ -262,18 +259,8 @@ def _group_figures(
             f"lower {value_label} than the column's; last column: its average over the other "
             f"agents. Environment: {drawn.environment}.{_note(drawn.note)}\n"
         )
-        job = render.Job(pairwise.heatmap, _suffixed(drawn.stem, "pairwise"), arguments)
+        job = Job(pairwise.heatmap, _suffixed(drawn.stem, "pairwise"), arguments)
         work.figure(job, caption)
-
-
-def _details(environment: str, last: int, ci: str) -> str:
-    """The line under a group's summary title: what its numbers are."""
-    interval = " [95 % bootstrap CI of the mean]" if ci == "bootstrap" else ""
-    return (
-        f"environment: {environment}; values at round {last}, mean ± SE over seeds{interval}; "
-        "IQM: interquartile mean (the middle half of the seeds); Δ: difference to the "
-        "reference on the same seeds"
-    )
 
 
 def _sweep_figure(
@@ -294,9 +281,7 @@ def _sweep_figure(
         f"against {found.setting}; horizontal lines and bands: the agents of the group "
         "without that setting.\n"
     )
-    job = render.Job(
-        figures.sweep, _suffixed(stem, f"sweep-{lab.short_key(found.setting)}"), arguments
-    )
+    job = Job(figures.sweep, _suffixed(stem, f"sweep-{lab.short_key(found.setting)}"), arguments)
     work.figure(job, caption if options.paper else None)
 
 
@@ -317,8 +302,8 @@ def _curve_caption(
 
 
 def _drawn_rounds(stats: pd.DataFrame, metric: str, options: Options) -> pd.DataFrame:
-    """The rounds of a metric's curve: a running mean from the end of its transient
-    (:func:`~nslb_cli.plot.aggregate.transient`) unless ``--rounds`` gives a START."""
+    """The rounds of a metric's curve: a running mean from the end of its transient unless
+    ``--rounds`` gives a START."""
     if not METRICS[metric].running_mean or options.rounds[0] is not None or stats.empty:
         return stats
     start = aggregate.transient(int(stats["t"].max()))
@@ -328,8 +313,7 @@ def _drawn_rounds(stats: pd.DataFrame, metric: str, options: Options) -> pd.Data
 def _references(
     runs: pd.DataFrame, reference: str | None, rename: dict[str, str]
 ) -> dict[str, str | None]:
-    """Each group's reference label; a ``--reference`` that names no agent, or several, in a
-    group is an error (the default, ``mts``, is then simply left out there)."""
+    """Each group's reference label; a ``--reference`` naming no agent, or several, is an error."""
     selector = aggregate.DEFAULT_REFERENCE if reference is None else reference
     try:
         found, ambiguous = lab.references(runs, selector or None, rename, required=bool(reference))
@@ -351,8 +335,8 @@ def warn(message: str) -> None:
 def _load(
     options: Options, studies_only: bool = False
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame] | None:
-    """The selected rows, runs and per-seed statistics; skipped files are reported on stderr,
-    one line each. ``None`` when there are no seed files but a study (``studies_only``)."""
+    """The selected rows, runs and per-seed statistics; ``None`` when there are no seed files
+    but a study (``studies_only``)."""
     if not options.root.is_dir():
         raise PlotError(f"{options.root}: no such folder")
     columns = {METRICS[name].column for name in (*options.metrics, *SUMMARY_METRICS)}
@@ -380,29 +364,17 @@ def _load(
     return frame, runs, seed_stats
 
 
-def _studies(root: Path) -> list[study.Study]:
-    """The hyperparameter studies under ``root``; unreadable trial files reported."""
-    if not root.is_dir():
-        return []
-    found, skipped = study.find(root)
-    for item in skipped:
-        warn(f"skipped {item}")
-    return found
-
-
 def _study(options: Options, found: study.Study, work: _Work, stems: _Stems) -> None:
     """A study's figures (objective by trial, against each parameter) and table."""
     where = found.folder.as_posix()
     base = "study" if where == "." else f"{where}-study"
     title = "" if options.paper else f"study {where}" if where != "." else "study"
     stem = stems.new(base)
-    history = render.Job(
-        study.history, _suffixed(stem, "objective"), {"study": found, "title": title}
-    )
+    history = Job(study.history, _suffixed(stem, "objective"), {"study": found, "title": title})
     caption = study.caption(found, "objective of each trial and the best so far")
     work.figure(history, caption if options.paper else None)
     for key in found.params:
-        job = render.Job(
+        job = Job(
             study.parameter,
             _suffixed(stem, f"param-{key}"),
             {"study": found, "key": key, "title": title},
@@ -437,8 +409,7 @@ def sweeps(final: pd.DataFrame, runs: pd.DataFrame, rename: dict[str, str]) -> l
 
 
 def _styles(runs: pd.DataFrame, swept: list[Sweep], rename: dict[str, str]) -> dict[str, Style]:
-    """One style per agent label of every figure of the report (see :mod:`styles`); the
-    ordered sweeps of the report's labels get one hue each, light to dark."""
+    """One style per agent label of every figure of the report (:mod:`styles`)."""
     names = dict(zip(runs[lab.LABEL], runs[lab.AGENT].map(str), strict=True))
     families = lab.ordered_families(runs)
     for found in swept:
@@ -460,9 +431,8 @@ def _paper(
     options: Options,
     work: _Work,
 ) -> None:
-    """The paper's figures (see :mod:`~nslb_cli.plot.paper`) whose results are present, with
-    their captions, and ``reproduction.md`` (:mod:`~nslb_cli.plot.reproduction`);
-    ``uneven``: the groups whose agents ran different seed sets."""
+    """The paper's figures whose results are present, with their captions, and
+    ``reproduction.md``; ``uneven``: the groups whose agents ran different seed sets."""
     seeds = final.groupby("run")["seed"].nunique().to_dict()
     groups = paper.preset_groups(runs, seeds, warn)
     for spec in paper.FIGURES:
@@ -489,7 +459,7 @@ def _paper(
             counts += [int(n) for n in in_group.groupby("agent", observed=True)["n"].max() if n > 0]
         arguments = {"figure_spec": spec, "panels": panels, "styles": styles}
         arguments["width"] = options.width
-        job = render.Job(paper.draw, stems.new(spec.stem), arguments)
+        job = Job(paper.draw, stems.new(spec.stem), arguments)
         work.figure(job, paper.caption(spec, described, counts))
     claims = reproduction.check(final, groups)  # whether each claim of section 5 held
     text = reproduction.markdown(claims)
@@ -497,15 +467,12 @@ def _paper(
     work.tables.append((claims, text, stems.new("reproduction"), []))
 
 
-MAX_STEM = 120
-"""Bytes of a file name's stem: the filesystem allows 255 for the whole name, which adds a
-suffix (``-final_cum_regret.png``, ``-param-<key>.pdf``) and, while written, a temporary's
-marks; a longer title is cut to a prefix and a hash of the whole."""
+MAX_STEM = 120  # bytes: 255 a file name less suffixes and a temporary's marks; longer: hashed
 
 
 class _Stems:
-    """File name stems from titles: safe characters only, at most :data:`MAX_STEM` bytes,
-    never the same stem twice."""
+    """File name stems from titles: safe characters only, at most :data:`MAX_STEM` bytes, each
+    once."""
 
     def __init__(self, out: Path) -> None:
         self.out = out

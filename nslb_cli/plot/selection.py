@@ -1,6 +1,7 @@
 """Which results a report or a frame keeps: the agents and rounds asked for, refused in one
-line when the results have none (the same for ``nslb plot`` and
-:func:`nslb_cli.load_results`, which must not load the plotting libraries)."""
+line when the results have none (also for :func:`nslb_cli.load_results`, which must not load
+the plotting libraries).
+"""
 
 from __future__ import annotations
 

@@ -1,16 +1,7 @@
-"""Hyperparameter studies: the trials a search recorded, drawn and tabled.
-
-A search (``nslb run -m hparams_search=…``) records each trial it ran in the folder of its
-sweep, as ``<folder>/.nslb-study/<trial number>.json``::
-
-    {"trial": 7, "overrides": ["agent=cd_ucb", "agent.tau=400"], "params": {"agent.tau": 400},
-     "objective": 92.8, "metric": "final cum_regret", "direction": "minimize"}
-
-(``objective`` may be ``null`` for a trial that failed). ``nslb plot`` draws each study's
-objective by trial and against each parameter, and tables its trials best first (files in
-docs/guide/plotting.md). Files that cannot be read as a trial are reported in one line each;
-a study whose trials disagree on the metric or the direction keeps the trials of the most
-common one (and says so).
+"""Hyperparameter studies (``<sweep>/.nslb-study/<trial>.json``, one per trial a search
+ran): each study's objective by trial and against each parameter, and its trials best first
+(docs/guide/plotting.md). Unreadable trial files are reported in one line each; of trials that
+disagree on the metric or direction, those of the most common one are kept.
 """
 
 from __future__ import annotations

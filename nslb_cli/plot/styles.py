@@ -1,19 +1,9 @@
 """One colour, line style and marker per agent label, the same in every figure of a report.
 
-An agent that declares its own style (:attr:`~nslb_cli.agents.base.Agent.style`: each of
-nslb's agents, the paper's and the field's) gets it when shown under its plain name (``mTS``,
-``CD-UCB``, ``SW-UCB``, …, even renamed), in every report, so the figures ``make paper``
-makes and any later ``nslb plot`` agree. An *ordered sweep*, the labels of one agent that
-differ in a numeric setting (``CD-UCB (tau=20)`` … ``CD-UCB (tau=800)``, see
-:func:`~nslb_cli.plot.labels.ordered_families`), gets one hue, light to dark in the order of
-the setting's values (a seaborn blend palette through the hue), and the agent's line style:
-its lines read as one family and each matches its legend entry by shade. The hue is the
-agent's own colour for its first family, else the next free colour. Every other label (an
-agent without a style, a label with settings outside a family) gets the next colour that no
-plain agent or family of the report uses, in natural order of the labels, and the next line
-style and marker: the free colours are :data:`EXTRA_COLORS`, then those of nslb's agents'
-styles in legend order, so with up to 27 labels in a report every colour is distinct, each
-far from the others, and the (colour, line style) pairs stay distinct far beyond that.
+An agent's own :attr:`~nslb_cli.agents.base.Agent.style` is used under its plain name; an
+ordered sweep (:func:`~nslb_cli.plot.labels.ordered_families`) gets one hue, light to dark;
+every other label the next free colour (:data:`EXTRA_COLORS`, then nslb's agents' colours),
+line style and marker, in natural order of the labels.
 """
 
 from __future__ import annotations
@@ -67,13 +57,8 @@ def style_map(
     families: Sequence[Sequence[str]] = (),
     agents: Mapping[str, str] | None = None,
 ) -> dict[str, Style]:
-    """A style for every label.
-
-    ``plain`` maps a label that is an agent's plain name to that agent's name (``{"mTS":
-    "mts"}``), which gives it the agent's own style (:func:`own_style`), if it has one.
-    ``families`` are ordered sweeps (labels in the order of their setting's values) and
-    ``agents`` the agent name of their labels: each family gets one hue, light to dark.
-    """
+    """A style for every label: ``plain`` labels (label -> agent name) their agent's own,
+    each of ``families`` (ordered sweeps; ``agents``: their labels' agent names) one hue."""
     labels = list(dict.fromkeys(labels))
     agents = agents or {}
     styles = {
@@ -112,9 +97,7 @@ def style_map(
 
 
 def ramp(color: str, n: int) -> list[str]:
-    """``n`` shades of ``color``, light to dark (seaborn's blend palette from the colour
-    mixed with white, through it, to the colour mixed with black): strictly darker along the
-    list, so an ordered sweep reads from its first value to its last."""
+    """``n`` shades of ``color``, strictly light to dark (seaborn's blend palette)."""
     rgb = to_rgb(color)
     light = tuple(c + (1 - c) * LIGHTEST for c in rgb)
     dark = tuple(c * (1 - DARKEST) for c in rgb)

@@ -1,10 +1,6 @@
-"""Summary tables as text: markdown for reading, CSV for further analysis.
-
-The input is :func:`nslb_cli.plot.aggregate.summary`'s table; nothing here computes
-statistics. A mean ± SE is printed with the SE to two significant digits and the mean to
-the same decimal place (``92.6 ± 2.6``), a bootstrap interval to that place too. A CSV keeps
-the settings that vary (:func:`csv_table`), its numbers to :data:`CSV_DIGITS` significant
-digits (``92.805``, not ``92.80499999999999``).
+"""Summary tables as text: markdown for reading, CSV for further analysis, from
+:func:`nslb_cli.plot.aggregate.summary`'s table (``92.6 ± 2.6``: the SE to two significant
+digits, the mean to the same place; CSV numbers to :data:`CSV_DIGITS` significant digits).
 """
 
 from __future__ import annotations
@@ -71,11 +67,8 @@ def _decimals(se: float) -> int:
 def markdown(
     table: pd.DataFrame, *, title: str, details: str = "", stats: Sequence[str] = ()
 ) -> str:
-    """One group's summary (rows of :func:`~nslb_cli.plot.aggregate.summary`) as markdown.
-
-    ``stats`` are the per-seed statistics of the summary; those some agent here has are shown
-    in one column, mean ± SE each.
-    """
+    """One group's summary (rows of :func:`~nslb_cli.plot.aggregate.summary`) as markdown,
+    the ``stats`` some agent here has in one column."""
     reference = next((r for r in table["reference"] if r), "")
     paired = METRICS[PAIRED_METRIC].label
     bootstrap = f"{SUMMARY_METRICS[0]}_ci_low" in table
@@ -165,17 +158,12 @@ DETECTION_STATS = {
     "false_alarms": "false alarms",
     "missed_changes": "missed changes",
     "mean_delay": "mean delay (rounds)",
-}
-"""The per-seed statistics of how an agent's detections match the true changes (docs/design.md
-§6), with their column titles."""
+}  # the per-seed statistics of detections (docs/design.md §6) and their column titles
 
 
 def detection_table(summary: pd.DataFrame, settings: Sequence[str]) -> tuple[pd.DataFrame, str]:
-    """The rows of ``summary`` whose agents' seeds record how their detections match the true
-    changes (``false_alarms`` …; agents without a detector record none and are left out),
-    with ``settings`` and the mean and SE columns of :data:`DETECTION_STATS`, and that table as
-    markdown, one section per group (empty when no row has them). A mean delay averages the
-    seeds that detected some change."""
+    """The rows of ``summary`` whose seeds record how their detections match the true
+    changes, with :data:`DETECTION_STATS`, and that table as markdown (empty when none)."""
     columns = stat_columns(list(DETECTION_STATS))
     pairs = list(columns.values())
     marker = columns["false_alarms"][0]

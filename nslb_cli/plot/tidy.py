@@ -1,17 +1,8 @@
 """Load an outputs tree into one tidy DataFrame: one row per (run, seed, round).
 
-:func:`load` walks a folder for ``seed=K.csv`` files (:mod:`~nslb_cli.plot.csvread`) or
-Parquet results (:mod:`~nslb_cli.plot.parquetread`), reads only the columns asked for, as
-the doubles written, checks each seed complete, and keeps each run's resolved
-``config.yaml`` (without its ``run`` section: which seeds a command asked for, not what
-they simulate). A *run* is a resolved configuration (:mod:`identity`), not a folder: folders
-of equal configs are merged, a seed present in both taken from the first in sorted order.
-
-One bad file never stops the rest; each is left out with a one-line reason in
-:attr:`Loaded.skipped`: a run folder without a readable ``config.yaml`` (folder names do
-not hold the defaults), a CSV unparsable, missing a column or values, or truncated, and a
-seed already loaded from another folder of the same run. Each seed's statistics
-(``seed=K.json``: ``detections``, ``resamples``, …) go to :attr:`Loaded.seed_stats`.
+A *run* is a resolved configuration (:mod:`identity`), not a folder: folders of equal configs
+are merged, a seed present in both taken from the first in sorted order. One bad file never
+stops the rest; each is left out with a one-line reason in :attr:`Loaded.skipped`.
 """
 
 from __future__ import annotations
@@ -57,13 +48,8 @@ YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 @dataclass
 class Loaded:
-    """The tidy table and what was left out of it.
-
-    ``frame`` has the config columns (categorical), then ``run`` (the run's row in
-    ``runs``), ``seed``, ``t`` (int32) and the requested CSV columns (float64). ``runs`` has
-    one row per run: its config values and ``folder`` (the run's folders relative to the
-    loaded root, ``; ``-separated). ``config_columns`` lists the config columns in order.
-    """
+    """The tidy table (config columns, ``run``, ``seed``, ``t``, the CSV columns) and what was
+    left out of it; ``runs`` has one row per run: its config values and ``folder``."""
 
     frame: pd.DataFrame
     runs: pd.DataFrame
@@ -71,11 +57,7 @@ class Loaded:
     skipped: list[Skipped] = field(default_factory=list)
     n_files: int = 0
     seed_stats: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["run", "seed"]))
-    """One row per loaded (run, seed): ``run``, ``seed`` and the numeric statistics its
-    ``seed=K.json`` records (float64; NaN where a seed has no such value)."""
-    makers: dict[str, dict[str, set[str]]] = field(default_factory=dict)
-    """Per engine (``numpy``, ``jax``), what made the loaded runs' numbers: the nslb
-    versions and, for the JAX engine, its numbers' revisions (``provenance.jsonl``)."""
+    makers: dict[str, dict[str, set[str]]] = field(default_factory=dict)  # engine -> versions
 
 
 @dataclass
@@ -89,11 +71,9 @@ class _Run:
 
 
 def walk(root: Path, skipped: list[Skipped]) -> Iterator[tuple[Path, list[str]]]:
-    """Every folder under ``root`` (its own included, hidden folders excluded) with its file
-    names, top-down in sorted order, following symbolic links to folders (a run folder may
-    be a link to results kept elsewhere). A folder that several paths lead to (a
-    ``latest`` link) is walked once, by the first; a link to a folder above it (a loop) is
-    left out and named in ``skipped``."""
+    """Every folder under ``root`` with its file names, top-down in sorted order: hidden
+    folders excluded, links to folders followed, each folder once; a link to a folder above
+    it (a loop) is named in ``skipped``."""
     walked: set[Path] = set()
     for name, subfolders, files in os.walk(root, followlinks=True):
         folder = Path(name)
@@ -114,10 +94,8 @@ def walk(root: Path, skipped: list[Skipped]) -> Iterator[tuple[Path, list[str]]]
 
 
 def find_seed_files(root: Path, skipped: list[Skipped]) -> dict[Path, list[tuple[int, Path]]]:
-    """Every run folder under ``root`` (:func:`walk`: hidden folders excluded, links
-    followed, loops named in ``skipped``) with its ``(seed, file)``s: its seed CSVs, or the
-    Parquet files holding its seeds (a damaged one named in ``skipped``). A folder holding
-    both is named in ``skipped`` and left out."""
+    """Every run folder under ``root`` (:func:`walk`) with its ``(seed, file)``s: seed CSVs or
+    Parquet files; a folder holding both is named in ``skipped`` and left out."""
     runs: dict[Path, list[tuple[int, Path]]] = {}
     for folder, files in walk(root, skipped):
         seeds = sorted(
@@ -145,9 +123,8 @@ BOTH_FORMATS = (
 
 
 def read_config(folder: Path) -> tuple[dict[str, Any], str]:
-    """The flattened resolved config of a run folder, without its ``run`` section, with the
-    identity of its data (:func:`~nslb_cli.plot.identity.with_data`); and the result key
-    its seed files must record (:func:`nslb_cli.store.folder.result_key`)."""
+    """A run folder's flattened config without its ``run`` section, with its data's identity,
+    and the result key its seed files must record."""
     path = folder / CONFIG_FILE
     if not path.is_file():
         raise MalformedResult(f"no {CONFIG_FILE} in the run folder; its seeds are skipped")
@@ -190,12 +167,8 @@ def load(
     columns: Iterable[str] = ("cum_regret", "cum_reward"),
     join_config: bool = True,
 ) -> Loaded:
-    """Read every seed CSV under ``roots`` (a folder or several; a run folder under two is
-    read once) into one tidy table (see the module docstring).
-
-    ``join_config=False`` leaves the config columns out of :attr:`Loaded.frame` (the ``runs``
-    table has them; the ``run`` column joins them).
-    """
+    """Read every seed file under ``roots`` (a run folder under two is read once) into one tidy
+    table; ``join_config=False`` leaves the config columns out of :attr:`Loaded.frame`."""
     columns = [column for column in dict.fromkeys(columns) if column != "t"]
     unknown = sorted(set(columns) - set(COLUMNS))
     if unknown:
@@ -227,9 +200,10 @@ def load(
             skipped += _merge(run, found, dict(seeds), str(folder.relative_to(root)))
             _add_makers(makers, folder, str(config.get(ENGINE, UNMARKED_ENGINE)))
     merged = [run for run in runs.values() if run.seeds]
-    keys = _ordered_keys([run.config for run in merged])
-    frame = _join(merged, columns, keys if join_config else [])
     configs = [run.config for run in merged]
+    keys = list(dict.fromkeys(key for config in configs for key in config))  # as first seen
+    keys = sorted(keys, key=lambda key: key != "name")  # but name first
+    frame = _join(merged, columns, keys if join_config else [])
     runs_table = pd.DataFrame(configs, columns=keys, dtype=object)
     runs_table["folder"] = ["; ".join(run.folders) for run in merged]
     stats = _seed_stats(merged)
@@ -264,10 +238,8 @@ CONTRADICTED = (
 
 
 def _attested(folder: Path, found: dict[int, Columns], key: str, in_parquet: bool) -> bool:
-    """Whether a seed of ``found`` records result key ``key`` (that of the folder's
-    ``config.yaml``): a folder holds one config's seeds, so when some record another key
-    and none this one, ``config.yaml`` is what is wrong, and no seed can be grouped by it.
-    (Seeds found in Parquet files are of files recording ``key``.)"""
+    """Whether a seed of ``found`` records the folder's result ``key``: when some record another
+    key and none this one, ``config.yaml`` is what is wrong."""
     return (in_parquet and bool(found)) or any(
         seed_record(seed_csv(folder, seed)).get("config") == key for seed in found
     )
@@ -290,8 +262,7 @@ def read_seed_stats(csv: Path) -> dict[str, float]:
 
 
 def _number(value: object) -> float | None:
-    """A recorded statistic as a float; ``None`` for anything else (a list of rounds, a
-    missing value) and for an integer too large for a float: left out, as a missing one."""
+    """A recorded statistic as a float; ``None`` for anything else, or too large for a float."""
     if not isinstance(value, int | float):
         return None
     try:
@@ -321,8 +292,7 @@ def _seed_type(runs: list[_Run]) -> type[np.signedinteger]:
 
 
 def _stats(path: Path, seed: int, in_parquet: dict[Path, dict[int, dict[str, float]]]) -> dict:
-    """The statistics of ``seed`` read from ``path``: its CSV (:func:`read_seed_stats`) or
-    the record of its Parquet file (read once into ``in_parquet``)."""
+    """The statistics of ``seed`` from ``path``: its CSV's record or its Parquet file's."""
     if path.suffix != ".parquet":
         return read_seed_stats(path)
     if path.parent.name == parquet.PARTS and not path.exists():  # sealed since it was read
@@ -341,9 +311,8 @@ def _stats(path: Path, seed: int, in_parquet: dict[Path, dict[int, dict[str, flo
 def _merge(
     run: _Run, found: dict[int, Columns], paths: dict[int, Path], folder: str
 ) -> list[Skipped]:
-    """Add a folder's seeds to its run; seeds the run already has are reported (one line
-    per folder that had them first), not added, and so are seeds of other rounds than the
-    run's first seed (another ``run.every``: one line)."""
+    """Add a folder's seeds to its run; seeds it already has, or of other rounds than its first
+    seed's (another ``run.every``), are reported, not added."""
     again: dict[Path, list[int]] = {}  # folder that has the seed already -> seeds
     grid = next(iter(run.seeds.values()))["t"] if run.seeds else next(iter(found.values()))["t"]
     other = sorted(seed for seed, values in found.items() if not np.array_equal(values["t"], grid))
@@ -368,8 +337,7 @@ def _merge(
 def _other_rounds(
     folder: Path, seeds: list[int], found: dict[int, Columns], grid: np.ndarray
 ) -> list[Skipped]:
-    """The line (if any) for ``seeds`` of ``folder`` (of ``found``) skipped for keeping
-    other rounds than the run's seeds (``grid``)."""
+    """The line (if any) for ``seeds`` skipped for keeping other rounds than the run's."""
     if not seeds:
         return []
     rounds = len(found[seeds[0]]["t"])
@@ -386,8 +354,7 @@ def _other_rounds(
 
 
 def _join(runs: list[_Run], columns: Sequence[str], keys: Sequence[str]) -> pd.DataFrame:
-    """Stack the seed columns and add each run's values of config ``keys`` as categorical
-    columns."""
+    """Stack the seed columns, with each run's values of config ``keys`` as categoricals."""
     parts: dict[str, list[np.ndarray]] = {key: [] for key in ("run", "seed", "t", *columns)}
     seed_type = _seed_type(runs)
     for index, run in enumerate(runs):
@@ -408,9 +375,3 @@ def _join(runs: list[_Run], columns: Sequence[str], keys: Sequence[str]) -> pd.D
         per_run = pd.Categorical([r.config.get(key) for r in runs])
         joined[key] = pd.Categorical.from_codes(per_run.codes[run_of_row], per_run.categories)
     return pd.DataFrame({**joined, **rows}, copy=False)  # copy=False: no consolidation copy
-
-
-def _ordered_keys(configs: list[dict[str, Any]]) -> list[str]:
-    """Config keys in first-seen order, ``name`` first."""
-    keys = list(dict.fromkeys(key for config in configs for key in config))
-    return sorted(keys, key=lambda key: key != "name")

@@ -370,14 +370,6 @@ def test_curves_legend_is_outside_the_axes_and_skips_agents_without_values() -> 
     assert figure.axes[0].get_xlabel() == "round t"
 
 
-def test_drawing_in_parallel_processes_writes_the_same_figures(tree: Path, tmp_path, capsys):
-    plot(capsys, tree, "--out", tmp_path / "one", "--format", "png", "--jobs", "1")
-    plot(capsys, tree, "--out", tmp_path / "two", "--format", "png", "--jobs", "2")
-    one = {p.name: p.read_bytes() for p in (tmp_path / "one").glob("*.png")}
-    two = {p.name: p.read_bytes() for p in (tmp_path / "two").glob("*.png")}
-    assert len(one) == 4 and one == two
-
-
 @pytest.fixture
 def hand_tree(tmp_path: Path) -> Path:
     """Short decimals by hand: mts (defaults), CD-UCB at tau 50 and 200 with detections,

@@ -8,19 +8,19 @@ import pytest
 from matplotlib.figure import Figure
 
 from nslb_cli.cli import main
-from nslb_cli.plot import render
+from nslb_cli.plot import figures
 
 
 def drawn(monkeypatch: pytest.MonkeyPatch, *argv: object) -> dict[str, Figure]:
     """Run ``nslb plot`` (in this process) and return every Figure by file stem, as it is
     handed over to be saved."""
     found: dict[str, Figure] = {}
-    original = render.save
+    original = figures.save
 
     def keep(figure: Figure, stem: Path, formats: object, dpi: int) -> list[Path]:
         found[stem.name] = figure
         return original(figure, stem, formats, dpi)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(render, "save", keep)
-    main(["plot", *map(str, argv), "--format", "png", "--jobs", "1"])
+    monkeypatch.setattr(figures, "save", keep)
+    main(["plot", *map(str, argv), "--format", "png"])
     return found
