@@ -1,8 +1,6 @@
-"""The ``nslb`` command: a dispatcher over subcommands (:data:`USAGE`), one module each
-(``nslb warmup``, :mod:`nslb_cli.runner.warmup`, and ``nslb --version`` are here), each
-imported only when used: matplotlib (plot) and Hydra's composition (run) are slow to import.
-The functions here are private: a public ``run`` would be shadowed by the submodule of that
-name. The top layer: may import every other package; nothing imports it.
+"""The ``nslb`` command: a dispatcher over subcommands (:data:`USAGE`), each imported when used.
+
+The functions here are private: a public ``run`` would be shadowed by the submodule of that name.
 """
 
 from __future__ import annotations
@@ -159,13 +157,10 @@ def _main_of(module: str) -> Callable[[Sequence[str]], None]:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Entry point of the ``nslb`` console script (``argv``: the arguments, for use from
-    Python; by default the command line, and the process ends with the command).
+    """Entry point of the ``nslb`` console script (``argv``: default the command line).
 
-    Ctrl-C (SIGINT) ends it with one line, ``nslb: interrupted``, and exit status 130;
-    SIGTERM with ``nslb: terminated`` and 143, after stopping the workers of a parallel
-    sweep; at any moment, the process's own shutdown included. Results are written whole
-    or not at all: running the same command again continues where it stopped.
+    Ctrl-C ends it with ``nslb: interrupted`` and status 130, SIGTERM with ``nslb: terminated``
+    and 143, at any moment.
     """
     if argv is None:
         process.one_blas_thread()

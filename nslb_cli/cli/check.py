@@ -1,10 +1,7 @@
 """``nslb check agent=NAME [key=value ...]``: the conformance checks of one agent, one line each.
 
-The overrides are composed and validated as for ``nslb run``. Without ``env=NAME`` the agent
-is checked on :data:`nslb_cli.runner.conformance.DEFAULT_ENVS`, with any ``env.key=value``
-applied to each; ``run.*`` settings are ignored. The checks run in a process of their own
-(:mod:`nslb_cli.common.apart`): an agent that hangs or ends it is one line. Exit status: 0
-when every check passes, 1 when one fails, 2 for bad input.
+Without ``env=NAME`` the agent is checked on :data:`~nslb_cli.runner.conformance.DEFAULT_ENVS`.
+Exit status: 0 when every check passes, 1 when one fails, 2 for bad input.
 """
 
 from __future__ import annotations

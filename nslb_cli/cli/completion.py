@@ -1,10 +1,7 @@
 """``nslb completion bash|zsh``: the shell-completion script of ``nslb``.
 
-The script completes the subcommands, ``plot``'s options and folders, and the overrides of
-``run`` and ``check`` by asking Hydra's completion (``nslb run -sc query=bash``) about the
-words after the subcommand, and offers the experiment presets itself (Hydra lists no option
-below a group's subfolders; its ``install=bash`` script calls ``nslb`` without ``run``).
-zsh runs the same function through ``bashcompinit``.
+Overrides are completed by Hydra (``nslb run -sc query=bash``); the presets are offered here,
+since Hydra lists no option below a group's subfolders. zsh uses ``bashcompinit``.
 """
 
 from __future__ import annotations

@@ -1,9 +1,4 @@
-"""``nslb list``: every environment and agent with its parameters, and the experiment presets.
-
-Environments and agents are read from their registries (built-ins and plugins alike; a
-plugin is marked with its package), parameters from their ``Params`` defaults. A plugin that
-cannot be loaded is reported in one warning line and left out.
-"""
+"""``nslb list``: every environment and agent with its parameters, and the experiment presets."""
 
 from __future__ import annotations
 

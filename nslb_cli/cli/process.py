@@ -1,7 +1,4 @@
-"""The life of an ``nslb`` process: one OpenBLAS thread, Ctrl-C and SIGTERM as requests to
-stop (:mod:`nslb_cli.common.stopping`), a parallel sweep's workers stopped with the command,
-and an end without Python's shutdown (which would restore the default signal handlers).
-"""
+"""The life of an ``nslb`` process: BLAS threads, requests to stop, and the sweep's workers."""
 
 from __future__ import annotations
 
@@ -19,10 +16,9 @@ from nslb_cli.runner.owner import claim_ownership
 
 @contextlib.contextmanager
 def signals(in_process: bool) -> Iterator[None]:
-    """Ctrl-C and SIGTERM request a stop while the command runs; this process owns its jobs
-    (:func:`~nslb_cli.runner.owner.claim_ownership`). Afterwards the previous handlers are
-    back when the command ran inside a Python caller (``in_process``), else a signal ends
-    the process at once (:func:`_late`); either way the sweep's workers are stopped."""
+    """Ctrl-C and SIGTERM request a stop while the command runs; afterwards the previous
+    handlers are back (``in_process``), or a signal ends the process at once (:func:`_late`).
+    """
     handlers = {signal.SIGINT: _interrupt, signal.SIGTERM: _terminate}
     previous = {signum: signal.signal(signum, handler) for signum, handler in handlers.items()}
     claim_ownership()
@@ -39,14 +35,11 @@ BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
 
 
 def one_blas_thread() -> None:
-    """One OpenBLAS thread (the BLAS of numpy's and scipy's wheels) for the command and the
-    processes it starts, unless the user set a count OpenBLAS reads (:data:`BLAS_THREADS`);
-    set before numpy loads OpenBLAS, which reads it once.
+    """One OpenBLAS thread for the command and its processes, unless the user set a count
+    (:data:`BLAS_THREADS`); set before numpy loads OpenBLAS, which reads it once.
 
-    nslb's matrix products are small (a world's expected rewards, MovieLens's ALS): more
-    threads finish them no sooner, and OpenBLAS's idle threads spin for a while
-    after every call, taking CPU from umTS's parts and from the other jobs of a sweep or of
-    ``make paper`` (1-2 % of its CPU, measured; the results are the same bytes)."""
+    nslb's matrix products are small, and OpenBLAS's idle threads spin, taking CPU from sweeps.
+    """
     if not any(os.environ.get(name) for name in BLAS_THREADS):
         os.environ[BLAS_THREADS[0]] = "1"
 
@@ -75,10 +68,9 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def _late(signum: int, frame: object) -> None:
-    """A signal once the command's work is done (Python is shutting down): end at once,
-    with the same line and status as at any other moment. The workers of a parallel sweep
-    are killed first: the signal may have cut their orderly stop (:func:`stop_workers`),
-    and a worker left behind would keep the command's output open until it idles out."""
+    """A signal once the command's work is done: kill the sweep's workers (their orderly stop may
+    have been cut), then end at once with the usual line and status.
+    """
     terminated = signum == signal.SIGTERM
     kill_workers()
     sys.stdout.flush()
@@ -96,11 +88,9 @@ def _sweep_executor() -> Any:
 
 
 def _workers() -> list[int]:
-    """The pids of the worker processes of a parallel sweep: the executor's, and every loky
-    worker this process started and has not reaped. The executor's stopping thread takes a
-    worker out of its table before it kills it: a signal that ends the command meanwhile
-    would leave that worker alive, holding the command's stderr open until it idles out
-    (found by stopping sweeps at random moments: 2 of 150)."""
+    """The pids of a parallel sweep's workers: the executor's, and every loky worker not reaped
+    (the executor drops a worker from its table before killing it).
+    """
     executor = _sweep_executor()
     pids = set(getattr(executor, "_processes", None) or {})
     if "joblib" in sys.modules:

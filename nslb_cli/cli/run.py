@@ -1,10 +1,7 @@
 """``nslb run <overrides>``: check every job of the command line, then hand over to Hydra.
 
-The arguments go to the Hydra application (so ``-m``, ``--cfg job``, ``--help`` and
-launcher plugins work as in any Hydra app) after every job's config, its memory and its
-output folder have been checked, so bad input fails in one line before anything is
-simulated. In a sweep a failing job does not stop the others (unless ``run.fail_fast``);
-the sweep ends with a summary of the failures and exit status 1.
+Every job's config, memory and folder are checked first, so bad input fails in one line
+before anything is simulated.
 """
 
 from __future__ import annotations
@@ -192,11 +189,11 @@ def _one_study(folder: Path, plan: study.Plan, arguments: Sequence[str]) -> Iter
 
 
 def _register_plugins() -> None:
-    """Register nslb's sweeper and launcher with Hydra, which finds plugins by listing the
-    modules of the ``hydra_plugins`` package, which an editable install (``pip install -e``)
-    does not show. Their module is imported after Hydra's plugin scan: the scan executes
-    Hydra's own plugin modules again, and a sweeper made from the basic sweeper of before
-    would fail its ``super()`` call."""
+    """Register nslb's sweeper and launcher (an editable install hides ``hydra_plugins``).
+
+    Imported after Hydra's plugin scan: the scan re-executes Hydra's plugin modules, and a sweeper
+    made from the old basic sweeper would fail its ``super()`` call.
+    """
     plugins = Plugins.instance()  # the first call scans
     from hydra_plugins.nslb_sweep.launcher import NslbLauncher
     from hydra_plugins.nslb_sweep.sweeper import NslbSweeper

@@ -1,12 +1,7 @@
 """Code that may hang or end its process (a plugin's, a job's) run in a process of its own.
 
-:func:`run_apart` forks (POSIX), runs a function in the child and hands back its value, or
-raises its exception again. A step that outlasts its time limit (the child is killed), the
-child's end without an answer (``os._exit``, ``kill -9``), or a ``SystemExit`` (or another
-``BaseException`` that is not a request to stop) raised in it ends the child only, and
-raises :class:`Ended`, one line that names the child's step (:func:`step`). A request to
-stop that reaches the parent is passed on to the child; the parent raises it once the
-child ended.
+A child that outlasts its time limit, ends without an answer or raises ``SystemExit`` raises
+:class:`Ended` in the parent, naming the child's :func:`step`.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
-"""Registries from a config name (``agent=umts``, ``env=synthetic``) to the class behind it:
-entry points found on first use, each class imported when chosen (docs/design.md §8).
+"""Registries from a config name (``agent=umts``) to its class (docs/design.md §8).
 
-"Cannot be imported" means *any* exception at import or while checking the class, not only
-``Exception`` (``SystemExit`` at import, a ``Params`` whose default construction raises);
-only a request to stop propagates (:func:`~nslb_cli.common.stopping.stopped_by`). A plugin
-(an entry outside ``nslb_cli``) is first imported in a process of its own
-(:mod:`nslb_cli.common.apart`), so that one whose import blocks (for :data:`IMPORT_SECONDS`)
-or ends the process is refused the same way, with a :class:`PluginError` in one line.
+"Cannot be imported" means *any* exception but a request to stop; a plugin is first
+imported apart (:mod:`nslb_cli.common.apart`), so that one that blocks or exits is refused too.
 """
 
 from __future__ import annotations
@@ -60,14 +55,10 @@ def params_defaults(schema: type) -> dict[str, Any]:
 
 
 def require_params(name: str, cls: type) -> None:
-    """Check that ``cls.Params`` is a dataclass with a default for every field, a ``name``
-    field whose default is the entry point's ``name``, and that ``Params()`` can be built
-    (a run without overrides builds exactly that); raise :class:`InvalidEntry` if not.
+    """Check that ``cls.Params`` is a dataclass whose fields all have defaults, ``name``'s being
+    the entry point's, and that ``Params()`` builds; raise :class:`InvalidEntry` if not.
 
-    ``Params()`` may refuse its defaults with a :class:`ConfigError`: that is a plugin's way
-    of saying a setting must be given (``agent.path: must be set``), reported in one line
-    when a run leaves it unset, so the entry stays usable. Any other exception (``SystemExit``
-    included, not a request to stop) is a broken plugin: it is left out.
+    A :class:`ConfigError` from ``Params()`` means a setting must be given: the entry stays usable.
     """
     params = getattr(cls, "Params", None)
     if not (isinstance(params, type) and dataclasses.is_dataclass(params)):
@@ -101,9 +92,7 @@ def require_params(name: str, cls: type) -> None:
 class Registry(Mapping[str, Any]):
     """A read-only mapping from config names to the classes of one entry-point group.
 
-    Iterating lists the usable names (sorted) without importing anything; ``registry[name]``
-    imports the class, checks it with ``check`` and raises :class:`PluginError` if either
-    fails. Names declared by several packages are not usable: :meth:`problem` says why.
+    Iterating imports nothing; names declared by several packages are not usable (:meth:`problem`).
     """
 
     def __init__(self, kind: str, group: str, check: Callable[[str, Any], None]) -> None:

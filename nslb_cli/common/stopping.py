@@ -1,14 +1,8 @@
 """Requests to stop: Ctrl-C (``KeyboardInterrupt``) and SIGTERM (:class:`Terminated`).
 
-Both unwind every job up to the command, which ends with one line (results are written
-whole or not at all); code that catches every error of a plugin or a job lets them through
-(:func:`stopped_by`). The command's handlers record each request (:func:`request`), and
-once one is recorded every error is that request: a signal that arrives in compiled code
-can surface as another error (numba's ``SystemError``), or be swallowed by a library, or
-be printed by Python where it cannot raise it (a ctypes callback:
-:func:`requests_unreported`); :func:`check` raises it at the next step. A step that must not
-be cut runs :func:`held` (blocking the signals would not do: other threads still receive
-them).
+Once a request is recorded (:func:`request`) every error is that request: a signal in compiled
+code can surface as another error or be swallowed. :func:`held` guards a step that must not be
+cut (blocking the signals would not do: other threads still receive them).
 """
 
 from __future__ import annotations

@@ -1,15 +1,8 @@
 """Checks for the parameter dataclasses: what each value means, and one rule for all.
 
-Every environment's and agent's parameters are a dataclass built on :class:`Section`:
-building one applies the rule every section shares (:func:`section`: an integer fits
-numpy's 64 bits, a float is finite) and then the section's own :meth:`Section.validate`,
-which checks what each parameter *means* with the helpers below (a probability in
-``[0, 1]``, a size positive, one of a set of names). A bad value is refused on
-construction with one line that names the parameter and what it accepts.
-
-No value is bounded here for the sake of the arithmetic: a run whose parameters make its
-numbers overflow is stopped where they overflow, before anything of its batch is written
-(:mod:`nslb_cli.bandit.finite`).
+:func:`section` applies the shared rule (an integer fits 64 bits, a float is finite), then the
+section's own :meth:`Section.validate`. Overflow is caught where it happens
+(:mod:`nslb_cli.bandit.finite`), not by bounds here.
 """
 
 from __future__ import annotations

@@ -1,18 +1,8 @@
 """The conformance checks every agent must pass (``nslb check agent=NAME``).
 
-The interface they check is :mod:`nslb_cli.api`'s. The agent plays each environment setting
-three times: seeds ``SEEDS`` in one batch, the same again after reseeding the global random
-generators (NumPy's and Python's), and seed ``ALONE`` by itself; :data:`CHECKS` then reads
-the plays (each check's meaning is its line of ``nslb check``, docs/guide/plugins.md). The
-memory check compares ``tracemalloc``'s peak of the second play (building the agent
-included; compiled code's own arrays are not seen) with ``MEMORY_FACTOR`` times the
-declarations and the trace, plus ``MEMORY_SLACK``.
-
-Each check gives one :class:`Outcome`: passed, failed (with the first failure found and the
-setting it was found in), or skipped (when the agent raised, so there is nothing to check).
-The agent raising anything, ``SystemExit`` included, is a failure of ``runs``. Run apart
-(:mod:`nslb_cli.common.apart`), the checks name their steps; a step that takes longer than
-:data:`STEP_SECONDS` is ended, and reported as hanging.
+Each setting is played three times: ``SEEDS`` in one batch, the same after reseeding the global
+generators, and ``ALONE`` by itself; :data:`CHECKS` then reads the plays. The memory check's
+``tracemalloc`` does not see compiled code's own arrays.
 """
 
 from __future__ import annotations
@@ -40,15 +30,10 @@ SEEDS = (2, 7, 11, 30)
 ALONE = 7
 POSTERIOR_TOLERANCE = 1e-9
 STEP_SECONDS = 300.0
-"""How long one step of the checks may take (the plays of a setting compile nslb's kernels
-the first time: half a minute for umTS's)."""
-# A declaration may be a lower bound, but not absurdly low: a short batch may allocate this many
-# times the declared bytes (and the trace's), plus this much for Python's own objects (the
-# built-in agents allocate at most 2.1 times, and 0.4 MiB, on DEFAULT_ENVS).
+"""How long one step of the checks may take (the first play compiles nslb's kernels)."""
+# A play may allocate this many times the declared bytes (and the trace's), plus this much.
 MEMORY_FACTOR = 10
 MEMORY_SLACK = 4 * 2**20
-# The environments an agent is checked on unless told otherwise: the synthetic environment
-# with a known model and fixed dynamics, and with a prior and Markov dynamics (short runs).
 DEFAULT_ENVS: tuple[dict[str, Any], ...] = (
     {"name": "synthetic", "dynamics": "fixed", "horizon": 120, "period": 40},
     {"name": "synthetic", "model": "prior", "horizon": 120, "switch_prob": 0.02},
