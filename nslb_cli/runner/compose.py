@@ -1,10 +1,5 @@
 """Compose ``conf/`` with Hydra: one job's validated config (:func:`load`), and the check of a
 command line (:func:`check_command_line`).
-
-``env=NAME`` and ``agent=NAME`` exist for every registered environment and agent, each its
-``Params`` defaults: nslb's own environments are YAML files in ``conf/``, nslb's own agents
-are made when Hydra loads one (:class:`BuiltInAgents`), a plugin's are stored by
-:func:`register_options`.
 """
 
 from __future__ import annotations
@@ -118,14 +113,11 @@ Plugins.instance().register(BuiltInAgentsPath)  # composition of conf/ needs the
 
 
 def register_options(arguments: Sequence[str] = ()) -> tuple[str, ...]:
-    """Store a Hydra config group option for every plugin's environment and agent (nslb's own
-    are ``conf/``'s and :class:`BuiltInAgents`'); return the plugins' problems, one line each.
+    """Store a Hydra config group option for every plugin's environment and agent; return the
+    plugins' problems, one line each. Call it before Hydra composes.
 
-    Call it before Hydra composes (Hydra hands the ConfigStore to its launchers' workers).
-    Only the plugins that ``arguments`` (or a shell's completion request) name are imported,
-    for their ``Params`` defaults: a run of nslb's own agents imports no plugin, and a
-    plugin that blocks or fails is reported only where it is chosen. The others' option is
-    their name alone (``validate`` fills in the defaults).
+    Only the plugins that ``arguments`` name are imported, for their ``Params`` defaults; the
+    others' option is their name alone (``validate`` fills in the defaults).
     """
     words = re.split(r"[\s=,()\[\]{}'\"]+", " ".join([*arguments, os.environ.get("COMP_LINE", "")]))
     return _register(frozenset(words))
@@ -143,11 +135,10 @@ def _register(named: frozenset[str]) -> tuple[str, ...]:
 
 
 def _composed(parsed: list[Override]) -> tuple[DictConfig, set[str]]:
-    """The config of ``parsed``'s overrides but its sweeps, with Hydra's, as Hydra composes a
-    sweep's own config, and the keys the sweep (or its preset) gives several values. nslb's
-    checks of the overrides (:mod:`nslb_cli.runner.overrides`) come first, on the config of
-    the group choices alone; Hydra's message stands for anything else. Call it inside
-    Hydra's initialisation."""
+    """The config of ``parsed``'s overrides but its sweeps, as Hydra composes a sweep's own config,
+    and the keys the sweep gives several values. nslb's checks of the overrides come first.
+    Call it inside Hydra's initialisation.
+    """
     refuse_deletions(parsed)
     refuse_group_mistakes(parsed)
     groups = GlobalHydra.instance().config_loader().list_groups("")
@@ -195,11 +186,8 @@ class CommandLine:
 
 
 def check_command_line(overrides: list[str], multirun: bool) -> CommandLine:
-    """Check ``nslb run [-m] overrides``: its overrides, a single run's config and memory,
-    a study's search space, and that the output folder can be written (a sweep's jobs are
-    checked by nslb's sweeper, before the first runs).
-
-    Raises :class:`ConfigError` naming the first bad point.
+    """Check ``nslb run [-m] overrides``: its overrides, a single run's config and memory, a
+    study's search space, and the output folder; raise :class:`ConfigError` at the first bad point.
     """
     parsed = parse_overrides(overrides)
     register_options(overrides)

@@ -1,9 +1,6 @@
 """The validated config of one job: :class:`RunConfig`, built by :func:`validate`.
 
-:func:`validate` turns each section of a composed config into its parameter dataclass
-(:class:`RunSettings` for ``run``), refusing unknown keys, wrong types and out-of-range
-values with one line that names the key. The bottom of the runner: it knows the registries
-and the schemas, not Hydra's composition.
+The bottom of the runner: it knows the registries and the schemas, not Hydra's composition.
 """
 
 from __future__ import annotations

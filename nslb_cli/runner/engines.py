@@ -143,10 +143,9 @@ class JaxEngine(Engine):
     def batch_terms(
         self, env: Any, agent: type[Agent], sizes: Sizes, statistics: dict[str, int], every: int
     ) -> Terms:
-        """No world arrays (drawn round by round); the trace of the ``ceil(n / every)`` kept
-        rounds, and for a detector the latent path and alarms of every round ``9 R n``;
-        these and the agent's statistics :data:`COPIES` times (the program's state and the
-        next round's; its rows and the host's copy)."""
+        """No world arrays; the trace of the ``ceil(n / every)`` kept rounds, a detector's
+        latent path and alarms of every round ``9 R n``; all and the agent's statistics
+        :data:`COPIES` times."""
         R, n = sizes.n_runs, sizes.horizon
         trace = trace_bytes(replace(sizes, horizon=-(-n // every)))  # kept_rounds' count
         detects = agent.detection_counts is not Agent.detection_counts

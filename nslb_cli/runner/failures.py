@@ -1,10 +1,8 @@
 """Keep-going sweeps: a job that fails is recorded, the others still run, and the sweep
 ends with one short summary of what failed.
 
-Failures are files in the sweep folder, ``.nslb-failures/<sweep>/<job number>.json``, where
-``<sweep>`` names one ``nslb run`` command (:data:`SWEEP`, inherited by its workers): two
-sweeps into one folder keep separate records, and ``run.fail_fast=true``'s ``stop`` mark
-stops only its own sweep's later jobs. A new command removes the records of ended sweeps.
+Records are ``.nslb-failures/<sweep>/<job number>.json``, ``<sweep>`` naming one command
+(:data:`SWEEP`), so that two sweeps into one folder keep theirs apart.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """The inputs that shape a world, as a run folder records them (docs/design.md §6).
 
-A run's identity is its resolved config, with paths in one spelling; for each declared
-input file (an environment's ``files``, :mod:`nslb_cli.api`) the config also records the
-SHA-256 of its content in a section :data:`FILES` and the environment's validated
-parameters, so an edited file is another config. Configs without an input file keep their
-keys.
+Each declared input file's SHA-256 is recorded in section :data:`FILES` of the config, so an
+edited file is another config.
 """
 
 from __future__ import annotations

@@ -1,10 +1,4 @@
-"""One Hydra job: validate, pick the seeds not yet done, simulate them in batches, write.
-
-The job's run folder (:class:`~nslb_cli.store.run_folder.RunFolder`) says which seeds are
-missing and writes each batch in the order that keeps its promises: under its lock, only
-into a folder of nslb's results of this config, and with ``run.overwrite`` replacing the
-old results only once all are written.
-"""
+"""One Hydra job: validate, pick the seeds not yet done, simulate them in batches, write."""
 
 from __future__ import annotations
 
@@ -58,10 +52,9 @@ def play_seeds(config: RunConfig, seeds: np.ndarray) -> Trace:
 
 
 def _numbers(config: RunConfig) -> str | None:
-    """What decides a job's numbers besides nslb's version: its engine's part (the JAX
-    engine's revision and the JAX and jaxlib versions), and the package and version of a
-    plugin's agent or environment (its code is not nslb's); ``None`` for nslb's own code on
-    the default engine, pinned by nslb's version alone."""
+    """What decides a job's numbers besides nslb's version: the engine's part and a plugin's
+    package and version; ``None`` for nslb's own code on the default engine.
+    """
     engine = config.engine.numbers()
     parts = [] if engine is None else [engine]
     return "; ".join(parts + plugins_of(config.agent.name, config.env.name)) or None
@@ -78,12 +71,10 @@ def plugins_of(agent: str, env: str) -> list[str]:
 
 
 def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> float:
-    """Simulate the seeds of ``config`` missing from ``folder``; return the job's objective:
-    the mean over its seeds (those written now and those done before) of the final value
-    of ``run.objective`` (``cum_regret`` by default), what a sweeper such as Optuna's
-    minimises. Each batch is checked before anything of it is written, and a worker whose
-    command is gone, or a job asked to stop, writes nothing more (a finished batch is
-    simulated again next time).
+    """Simulate the seeds of ``config`` missing from ``folder``; return the job's objective, the
+    mean over all its seeds of the final ``run.objective``.
+
+    Each batch is checked before anything of it is written; a job asked to stop writes nothing more.
     """
     label = f"{config.agent.name} on {config.env.name}"
     store = RunFolder(
@@ -143,13 +134,10 @@ def _report(config: RunConfig, store: RunFolder, pending: np.ndarray, seconds: f
 
 
 def run_job_guarded(config: RunConfig, resolved: DictConfig, folder: Path) -> float:
-    """:func:`run_job`, in a process of its own (:mod:`nslb_cli.common.apart`) when a
-    plugin's code runs or when a launcher's worker runs it: a job that hangs its process
-    no more than it would, but one that ends it (``os._exit``, ``SystemExit``) or whose
-    process is killed (the out-of-memory killer, ``kill -9``) raises
-    :class:`~nslb_cli.common.apart.Ended` there, a failed job, and the worker, with the
-    launcher and the sweep's other jobs, goes on. nslb's own jobs run by the command
-    itself run in it: consecutive jobs share compiled code."""
+    """:func:`run_job`, apart (:mod:`nslb_cli.common.apart`) when a plugin's code runs or in a
+    launcher's worker: a job that ends its process is then a failed job, and the sweep goes on.
+    nslb's own jobs run by the command run in it: consecutive jobs share compiled code.
+    """
     plugins = plugins_of(config.agent.name, config.env.name)
     if not plugins and not in_worker():
         return run_job(config, resolved, folder)

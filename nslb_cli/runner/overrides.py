@@ -1,9 +1,7 @@
 """A command line's overrides: parsed with Hydra's parser, and nslb's own checks of them.
 
-Where Hydra's advice would lead to another refusal (``agent.taux=3``: "use +agent.taux=3",
-which nslb's schema refuses in turn), nslb checks the overrides itself before Hydra
-composes them and says what to write; any other problem is Hydra's own message, on one
-line (:func:`one_line`).
+nslb checks what Hydra's advice would get wrong (``agent.taux=3``: "use +agent.taux=3");
+any other problem is Hydra's message, on one line (:func:`one_line`).
 """
 
 from __future__ import annotations
@@ -125,11 +123,10 @@ def chooses(override: Override, groups: Collection[str]) -> bool:
 def refuse_unknown_keys(
     parsed: list[Override], defaults: DictConfig, groups: Collection[str], swept: Collection[str]
 ) -> None:
-    """Refuse a value override that ``defaults`` (the config of the command line's group
-    choices) has no key for, before Hydra advises to add it: ``engine=jax`` (write
-    ``run.engine=jax``), ``agent.taux=3`` (the valid keys and the closest), ``agent.gamma=0.1``
-    beside a sweep over ``agent`` (write ``++agent.gamma=0.1``). ``groups``: the top-level
-    config groups (:func:`chooses`); ``swept``: the keys the sweep gives several values."""
+    """Refuse a value override that ``defaults`` has no key for, before Hydra advises to add it:
+    ``engine=jax``, ``agent.taux=3``, ``agent.gamma=0.1`` beside a sweep over ``agent``.
+    ``groups``: the top-level config groups; ``swept``: the keys the sweep gives several values.
+    """
     for override in parsed:
         added = override.is_add() or override.is_force_add()
         if added or override.is_hydra_override() or chooses(override, groups):

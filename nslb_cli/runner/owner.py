@@ -1,9 +1,7 @@
 """Jobs whose command has gone stop instead of writing.
 
-Each job knows the command that owns it (:data:`OWNER`, inherited through the environment)
-and checks, before it writes, that it is still there (:func:`check_owner`); a job on another
-machine cannot see it and does not check. A worker on this machine also ends itself once
-its command has gone (:func:`end_with_owner`: a command killed with SIGKILL cannot stop it).
+A job checks its command (:data:`OWNER`) before it writes (:func:`check_owner`); a worker also
+ends itself once its command has gone (:func:`end_with_owner`).
 """
 
 from __future__ import annotations

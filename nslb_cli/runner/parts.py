@@ -1,9 +1,7 @@
 """A batch of runs cut into parts that threads simulate at once.
 
-Nothing about a seed depends on the batch it is in (docs/design.md §2), so the parts' traces
-joined are the whole batch's trace, byte for byte, whatever the number of threads. For an
-agent whose rounds are spent in compiled code that releases the GIL (``Agent.concurrent``:
-umTS), the parts use several cores, each at its own pace, with no synchronisation.
+Nothing about a seed depends on its batch (docs/design.md §2), so the parts' traces joined are
+the batch's trace, byte for byte, whatever the number of threads.
 """
 
 from __future__ import annotations
@@ -27,10 +25,10 @@ MIN_RUNS = 8
 
 
 def plan_parts(agent: type[Agent], threads: int | None, runs: int) -> int:
-    """How many parts, one thread each, to play ``runs`` runs of ``agent`` in: one unless
-    the agent is concurrent; then ``threads`` (``run.threads``), by default one per usable
-    CPU (:func:`~nslb_cli.common.cpus.usable_cpus`); never fewer than :data:`MIN_RUNS` runs
-    a part."""
+    """How many parts, one thread each, to play ``runs`` runs of ``agent`` in: one unless the
+    agent is concurrent, else ``threads`` (default: the usable CPUs); at least :data:`MIN_RUNS`
+    runs a part.
+    """
     most = runs // MIN_RUNS
     if not agent.concurrent or most <= 1:
         return 1
@@ -40,13 +38,11 @@ def plan_parts(agent: type[Agent], threads: int | None, runs: int) -> int:
 def simulate_parts(
     world: World, agent: type[Agent], params: Any, parts: int, progress: bool | None
 ) -> Trace:
-    """Play an agent of class ``agent`` with ``params`` in ``world``, its runs cut into
-    ``parts`` parts of nearly equal size; the parts' traces joined, in the order of the runs.
+    """Play ``agent`` with ``params`` in ``world``, its runs cut into ``parts`` parts; the parts'
+    traces joined, in the order of the runs.
 
-    The caller's thread (showing its parts' progress) and ``parts - 1`` threads take waiting
-    parts. A part that fails, or a request to stop, makes the others give up within a round,
-    and its error is raised once every thread has ended; a thread the system refuses to
-    start is done without.
+    A part that fails, or a request to stop, makes the others give up within a round; its error is
+    raised once every thread has ended.
     """
     bounds = np.linspace(0, len(world.seeds), parts + 1).round().astype(int)
     waiting: queue.SimpleQueue[int] = queue.SimpleQueue()

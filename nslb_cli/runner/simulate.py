@@ -39,9 +39,7 @@ def simulate(
     """Play ``agent`` in ``world`` for the whole horizon.
 
     ``progress``: show a progress bar (``None``: only on a terminal), named ``label``;
-    ``abandoned``: asked every round, raising :class:`Abandoned` once true. An agent that
-    counts detections has its alarms scored against the true changes in the summary
-    (:meth:`AlarmLog.summary`).
+    ``abandoned``: asked every round, raising :class:`Abandoned` once true.
     """
     R, n = world.states.shape
     action = np.empty((R, n), dtype=np.int64)

@@ -1,11 +1,6 @@
 """Hyperparameter studies: ``nslb run hparams_search=<agent>`` tunes an agent with Optuna.
 
-Each trial is recorded as ``.nslb-study/<trial number>.json``::
-
-    {"trial": 7, "overrides": ["agent.tau=124"], "params": {"agent.tau": 124},
-     "objective": 92.8, "metric": "final cum_regret", "direction": "minimize"}
-
-beside ``study.yaml``, ``best.yaml`` and ``optimization_results.yaml`` (docs/design.md §5.1).
+Each trial is recorded as ``.nslb-study/<trial number>.json`` (docs/design.md §5.1).
 """
 
 from __future__ import annotations
@@ -339,10 +334,9 @@ def _not_replayed(override: str) -> bool:
 
 
 def expand_best(arguments: list[str]) -> list[str]:
-    """Replace each argument naming a ``best.yaml`` (:func:`_names_a_file`) by its overrides,
-    but for those whose key a later argument sets (which wins); beside a later sweep of
-    agents that lists the tuned one, the tuned values become an option of their own
-    (:func:`_beside`)."""
+    """Replace each argument naming a ``best.yaml`` by its overrides, but for keys a later
+    argument sets; beside a later sweep of agents, the tuned values are an option (:func:`_beside`).
+    """
     arguments, expanded = list(arguments), []
     for where, argument in enumerate(arguments):
         if not _names_a_file(argument):

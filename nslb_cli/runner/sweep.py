@@ -31,10 +31,8 @@ def check_sweep(jobs: Sequence[list[str]], composed: Compose) -> list[DictConfig
 
 
 def check_job(composed: Compose, job: list[str], jobs: Sequence[list[str]]) -> DictConfig:
-    """Validate the config ``composed(job)`` of one job of ``jobs`` and check that a batch
-    of its seeds fits in memory; return the config, or raise :class:`ConfigError` naming
-    the job. A plugin's job is checked in a child process first (its code may end the
-    process: :func:`run_apart`)."""
+    """Validate the config ``composed(job)`` of one job of ``jobs`` and check that a batch of
+    its seeds fits in memory; raise :class:`ConfigError` naming the job (plugins': apart)."""
     try:
         config = composed(job)
         if _of_plugin(config):
@@ -61,13 +59,12 @@ def _check_values(composed: DictConfig) -> None:
 
 
 def plan_sweep(configs: Sequence[DictConfig]) -> tuple[list[int], AbstractContextManager[None]]:
-    """The order to run the jobs of a sweep in (indices into ``configs``), and the block to
-    run them in, while which the engine that shares batches holds what they share
-    (:meth:`Engine.sharing`): its jobs that differ only in traced parameters run one after
-    another, from the first one's turn (:func:`grouped_order`), and the jobs of plugins
-    first (each runs in a child forked from this process, which cannot fork once it has run
-    the JAX engine). With ``run.fail_fast=true`` the jobs keep Hydra's order, so that the
-    jobs a failure skips are those numbered after it; refused configs share nothing."""
+    """The order to run a sweep's jobs in (indices into ``configs``), and the block to run them in.
+
+    Jobs that differ only in traced parameters run one after another (:func:`grouped_order`), and
+    plugins' jobs first: a child cannot be forked once the JAX engine ran. With ``run.fail_fast``
+    the jobs keep Hydra's order, so that a failure skips the jobs numbered after it.
+    """
     order = list(range(len(configs)))
     planned, jobs = [], []
     for at, config in enumerate(configs):
@@ -99,10 +96,9 @@ def plan_sweep(configs: Sequence[DictConfig]) -> tuple[list[int], AbstractContex
 
 
 def grouped_order(labels: Sequence[object]) -> list[int]:
-    """The order in which to run jobs labelled ``labels``, a group's label each: each
-    group's jobs one after another, from its first job's turn, in their order (Hydra varies
-    the last key fastest, so a sweep whose traced keys come first alternates between
-    groups, and a job whose group's lanes do not wait would be compiled alone)."""
+    """The order in which to run jobs labelled ``labels``, a group's label each: each group's jobs
+    one after another, from its first job's turn, in their order.
+    """
     first: dict[object, int] = {}
     for at, label in enumerate(labels):
         first.setdefault(label, at)

@@ -69,10 +69,9 @@ def claim(folder: Path, config: dict[str, Any]) -> None:
 
 
 def refuse_foreign_files(folder: Path, key: str = "hydra.run.dir") -> None:
-    """Raise :class:`OutputConflict` if ``folder`` holds files nslb did not write (folders
-    are never counted, but one named as a file nslb writes is): anything but its results
-    and records (docs/design.md §6), a study's ``best.yaml`` with nslb's header, and the
-    files ``nslb plot`` recorded writing."""
+    """Raise :class:`OutputConflict` if ``folder`` holds files nslb did not write
+    (docs/design.md §6); folders are not counted unless named as a file nslb writes.
+    """
     try:
         listed = list(folder.iterdir())
     except (FileNotFoundError, NotADirectoryError):

@@ -43,12 +43,10 @@ log = logging.getLogger("nslb")
 
 
 class RunFolder:
-    """The run folder ``path`` as the job of resolved ``settings`` (its ``run`` section this
-    invocation's) writes it: on data recorded as ``data`` (``None``: none), stored as
-    ``layout`` says in row groups of ``batch_size`` seeds, by an engine that adds ``engine``
-    to the result key and whose ``numbers`` (besides nslb's version) the provenance records.
-    The folder is claimed with the first batch only: a job that fails before leaves nothing
-    that blocks the next one."""
+    """The run folder ``path`` as the job of resolved ``settings`` writes it: on ``data``, stored as
+    ``layout`` says in row groups of ``batch_size`` seeds, by ``engine`` with its ``numbers``.
+    The folder is claimed with the first batch only.
+    """
 
     def __init__(
         self,
