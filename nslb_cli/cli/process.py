@@ -17,8 +17,7 @@ from nslb_cli.runner.owner import claim_ownership
 @contextlib.contextmanager
 def signals(in_process: bool) -> Iterator[None]:
     """Ctrl-C and SIGTERM request a stop while the command runs; afterwards the previous
-    handlers are back (``in_process``), or a signal ends the process at once (:func:`_late`).
-    """
+    handlers are back (``in_process``), or a signal ends the process at once (:func:`_late`)."""
     handlers = {signal.SIGINT: _interrupt, signal.SIGTERM: _terminate}
     previous = {signum: signal.signal(signum, handler) for signum, handler in handlers.items()}
     claim_ownership()
@@ -69,8 +68,7 @@ def _interrupt(signum: int, frame: object) -> None:
 
 def _late(signum: int, frame: object) -> None:
     """A signal once the command's work is done: kill the sweep's workers (their orderly stop may
-    have been cut), then end at once with the usual line and status.
-    """
+    have been cut), then end at once with the usual line and status."""
     terminated = signum == signal.SIGTERM
     kill_workers()
     sys.stdout.flush()
@@ -89,8 +87,7 @@ def _sweep_executor() -> Any:
 
 def _workers() -> list[int]:
     """The pids of a parallel sweep's workers: the executor's, and every loky worker not reaped
-    (the executor drops a worker from its table before killing it).
-    """
+    (the executor drops a worker from its table before killing it)."""
     executor = _sweep_executor()
     pids = set(getattr(executor, "_processes", None) or {})
     if "joblib" in sys.modules:

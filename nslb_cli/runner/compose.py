@@ -1,6 +1,5 @@
 """Compose ``conf/`` with Hydra: one job's validated config (:func:`load`), and the check of a
-command line (:func:`check_command_line`).
-"""
+command line (:func:`check_command_line`)."""
 
 from __future__ import annotations
 
@@ -137,8 +136,7 @@ def _register(named: frozenset[str]) -> tuple[str, ...]:
 def _composed(parsed: list[Override]) -> tuple[DictConfig, set[str]]:
     """The config of ``parsed``'s overrides but its sweeps, as Hydra composes a sweep's own config,
     and the keys the sweep gives several values. nslb's checks of the overrides come first.
-    Call it inside Hydra's initialisation.
-    """
+    Call it inside Hydra's initialisation."""
     refuse_deletions(parsed)
     refuse_group_mistakes(parsed)
     groups = GlobalHydra.instance().config_loader().list_groups("")

@@ -53,8 +53,7 @@ def play_seeds(config: RunConfig, seeds: np.ndarray) -> Trace:
 
 def _numbers(config: RunConfig) -> str | None:
     """What decides a job's numbers besides nslb's version: the engine's part and a plugin's
-    package and version; ``None`` for nslb's own code on the default engine.
-    """
+    package and version; ``None`` for nslb's own code on the default engine."""
     engine = config.engine.numbers()
     parts = [] if engine is None else [engine]
     return "; ".join(parts + plugins_of(config.agent.name, config.env.name)) or None
@@ -136,8 +135,7 @@ def _report(config: RunConfig, store: RunFolder, pending: np.ndarray, seconds: f
 def run_job_guarded(config: RunConfig, resolved: DictConfig, folder: Path) -> float:
     """:func:`run_job`, apart (:mod:`nslb_cli.common.apart`) when a plugin's code runs or in a
     launcher's worker: a job that ends its process is then a failed job, and the sweep goes on.
-    nslb's own jobs run by the command run in it: consecutive jobs share compiled code.
-    """
+    nslb's own jobs run by the command run in it: consecutive jobs share compiled code."""
     plugins = plugins_of(config.agent.name, config.env.name)
     if not plugins and not in_worker():
         return run_job(config, resolved, folder)

@@ -1,6 +1,5 @@
 """How much memory one batch of a job needs, estimated before anything is simulated
-(docs/design.md §8): a lower bound of the peak, each term keyed by the config key it grows with.
-"""
+(docs/design.md §8): a lower bound of the peak, each term keyed by the config key it grows with."""
 
 from __future__ import annotations
 

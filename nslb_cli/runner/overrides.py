@@ -125,8 +125,7 @@ def refuse_unknown_keys(
 ) -> None:
     """Refuse a value override that ``defaults`` has no key for, before Hydra advises to add it:
     ``engine=jax``, ``agent.taux=3``, ``agent.gamma=0.1`` beside a sweep over ``agent``.
-    ``groups``: the top-level config groups; ``swept``: the keys the sweep gives several values.
-    """
+    ``groups``: the top-level config groups; ``swept``: the keys the sweep gives several values."""
     for override in parsed:
         added = override.is_add() or override.is_force_add()
         if added or override.is_hydra_override() or chooses(override, groups):

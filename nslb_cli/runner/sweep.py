@@ -97,8 +97,7 @@ def plan_sweep(configs: Sequence[DictConfig]) -> tuple[list[int], AbstractContex
 
 def grouped_order(labels: Sequence[object]) -> list[int]:
     """The order in which to run jobs labelled ``labels``, a group's label each: each group's jobs
-    one after another, from its first job's turn, in their order.
-    """
+    one after another, from its first job's turn, in their order."""
     first: dict[object, int] = {}
     for at, label in enumerate(labels):
         first.setdefault(label, at)

@@ -163,8 +163,7 @@ def write_trace(
     folder: Path, trace: Trace, key: str, threads: int = WRITE_THREADS, every: int = 1
 ) -> None:
     """Write every run of ``trace`` for result key ``key``, its JSON then its CSV, each atomically,
-    then fsync the folder once; ``threads`` threads overlap the runs' fsyncs.
-    """
+    then fsync the folder once; ``threads`` threads overlap the runs' fsyncs."""
     folder.mkdir(parents=True, exist_ok=True)
     with ThreadPoolExecutor(threads, thread_name_prefix="nslb-write") as pool:
         runs = range(len(trace.seeds))

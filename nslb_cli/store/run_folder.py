@@ -45,8 +45,7 @@ log = logging.getLogger("nslb")
 class RunFolder:
     """The run folder ``path`` as the job of resolved ``settings`` writes it: on ``data``, stored as
     ``layout`` says in row groups of ``batch_size`` seeds, by ``engine`` with its ``numbers``.
-    The folder is claimed with the first batch only.
-    """
+    The folder is claimed with the first batch only."""
 
     def __init__(
         self,
