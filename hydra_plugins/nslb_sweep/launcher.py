@@ -1,6 +1,4 @@
-"""nslb's launcher: Hydra's basic launch in the order of
-:func:`nslb_cli.runner.sweep.plan_sweep`, of the configs nslb's sweeper composed
-(docs/design.md §8)."""
+"""nslb's launcher: Hydra's basic launch, in :func:`nslb_cli.runner.sweep.plan_sweep`'s order."""
 
 from __future__ import annotations
 

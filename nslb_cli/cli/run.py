@@ -139,9 +139,7 @@ def main(arguments: Sequence[str]) -> None:
     if failures is not None:
         failures.clear()
     logging.raiseExceptions = False  # a full disk stops nslb.log quietly; results still report
-    # A parallel sweep stopped by SIGTERM kills its workers; the resource trackers that the
-    # workers' pool starts (multiprocessing's and loky's, with this process's -W options)
-    # must not then warn of their semaphores in a second line.
+    # the workers' resource trackers, whose semaphores a SIGTERM leaves, must not warn
     sys.warnoptions.append("ignore::UserWarning:multiprocessing.resource_tracker")
     sys.warnoptions.append("ignore::UserWarning:joblib.externals.loky.backend.resource_tracker")
     # -m anywhere, as the check reads it: Hydra's parser takes overrides after its flags only
@@ -162,9 +160,8 @@ def main(arguments: Sequence[str]) -> None:
 
 @contextlib.contextmanager
 def _one_study(folder: Path, plan: study.Plan, arguments: Sequence[str]) -> Iterator[None]:
-    """Run a study in ``folder`` holding the folder's writing lock (another study there is
-    refused in one line; the same one waits), from its start to its record replacing the
-    previous one (:func:`~nslb_cli.runner.study.finish`), interrupted or not."""
+    """Run a study in ``folder`` holding its writing lock, from its start to its record
+    (:func:`~nslb_cli.runner.study.finish`), interrupted or not."""
     held = contextlib.ExitStack()
     try:
         held.enter_context(

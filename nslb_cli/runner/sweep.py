@@ -85,8 +85,7 @@ def plan_sweep(configs: Sequence[DictConfig]) -> tuple[list[int], AbstractContex
         for at, key in zip(planned, engine.group_keys(jobs), strict=True):
             if key is not None:
                 labels[at] = key
-        # a plugin's job runs in a process of its own, which cannot be forked once this one
-        # has run the JAX engine: those jobs go first
+        # plugins' jobs run in forked children: first, before this process runs the JAX engine
         ran_apart = [_of_plugin(config) for config in configs]
         order = sorted(grouped_order(labels), key=lambda at: not ran_apart[at])
     turn = {at: job for at, job in zip(planned, jobs, strict=True)}

@@ -1,6 +1,5 @@
-"""Files written whole or not at all (docs/design.md §6, *Atomic writes*): a temporary
-``.<name>.<pid>.<random>.tmp`` in the same folder, fsynced, given the umask's permissions
-(``0666 & ~umask``, as ``open`` gives) and renamed; and the temporaries killed writers left."""
+"""Files written whole or not at all (docs/design.md §6, *Atomic writes*), with the umask's
+permissions (``0666 & ~umask``, as ``open`` gives), and the temporaries killed writers left."""
 
 from __future__ import annotations
 

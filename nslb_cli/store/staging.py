@@ -1,6 +1,5 @@
-"""Overwriting a run folder's results atomically (``run.overwrite=true``; docs/design.md §6):
-the new results are staged in ``.nslb-overwrite/``, then swapped in through a journal
-(``COMPLETE``, the list of their files) that a later run replays if a kill stopped it."""
+"""Overwriting a run folder's results atomically (``run.overwrite=true``; docs/design.md §6),
+through a journal (``COMPLETE``) that a later run replays if a kill stopped it."""
 
 from __future__ import annotations
 
