@@ -44,9 +44,8 @@ def held() -> Iterator[None]:
 
 
 def check() -> None:
-    """Raise the request to stop recorded last, if any (outside :func:`held` blocks): the
-    round loop and the job call this at every step, so the command stops within a round
-    even when a library swallowed the handler's exception."""
+    """Raise the request to stop recorded last, if any (outside :func:`held` blocks), even when a
+    library swallowed the handler's exception."""
     if _requests and _holds[0] == 0:
         raise _requests[-1]
 

@@ -63,9 +63,8 @@ def _option(registry: Registry, name: str) -> dict[str, Any]:
 
 
 class BuiltInAgents(ConfigSource):
-    """Hydra's options ``agent=NAME`` of nslb's own agents: each its ``Params`` defaults
-    (:func:`_option`), made when Hydra loads it, so that only the agents a command chooses are
-    imported."""
+    """Hydra's options ``agent=NAME`` of nslb's own agents, made when Hydra loads one, so that
+    only the agents a command chooses are imported."""
 
     @staticmethod
     def scheme() -> str:

@@ -157,9 +157,8 @@ def _belief_problem(view: Any, runs: int, states: int) -> str | None:
 
 @dataclass(frozen=True)
 class _Play:
-    """One simulation: the world played, the recorded agent, and the trace or the error;
-    for a play that was measured, the peak of the bytes allocated while building the agent
-    and playing (above those allocated before)."""
+    """One simulation: the world played, the recorded agent, and the trace or the error; for a
+    measured play, the peak bytes allocated building the agent and playing."""
 
     world: World
     recorder: _Recorder | None
@@ -213,9 +212,8 @@ def _global_random_state(seed: int) -> Iterator[None]:
 
 @contextlib.contextmanager
 def _allocations(measure: bool) -> Iterator[Callable[[], int | None]]:
-    """Within the block, a function giving the peak of the bytes allocated since the block
-    began (``tracemalloc``: Python's objects and NumPy's arrays) if ``measure``, else
-    ``None``. A trace already running (``PYTHONTRACEMALLOC``) is left running."""
+    """Within the block, a function giving the peak bytes allocated since it began if ``measure``,
+    else ``None``. A trace already running (``PYTHONTRACEMALLOC``) is left running."""
     if not measure:
         yield lambda: None
         return
@@ -492,9 +490,8 @@ def engines_agree(cls: type[Agent], params: Any, settings: Sequence[Setting]) ->
 def run_checks(
     cls: type[Agent], params: Any, settings: Sequence[Setting], engines: bool = True
 ) -> list[Outcome]:
-    """Check agent class ``cls`` with parameters ``params`` on every setting: one
-    :class:`Outcome` per check of :data:`CHECKS`, with the first failure found, then (with
-    ``engines``, when all passed) :func:`engines_agree`."""
+    """Check agent class ``cls`` with ``params`` on every setting: one :class:`Outcome` per check
+    of :data:`CHECKS`, then (with ``engines``, when all passed) :func:`engines_agree`."""
     runs = [_plays(cls, params, s) for s in settings]
     crashed = [r.setting.label for r in runs if _runs_without_error(r) is not None]
     outcomes = []

@@ -58,9 +58,8 @@ class Engine(ABC):
     def batch_terms(
         self, env: Any, agent: type[Agent], sizes: Sizes, statistics: dict[str, int], every: int
     ) -> Terms:
-        """The bytes a batch of ``sizes`` keeps on this engine (with every ``every``-th round
-        kept), but for the environment's own declaration: the world's and the trace's
-        arrays, and ``statistics``, the agent's declaration."""
+        """The bytes a batch of ``sizes`` keeps on this engine (every ``every``-th round kept)
+        but the environment's declaration; ``statistics``: the agent's declaration."""
 
     def numbers(self) -> str | None:
         """What decides the engine's numbers besides the config and nslb's version

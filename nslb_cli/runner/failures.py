@@ -62,8 +62,7 @@ class Failures:
 
     def record(self, job: int, overrides: list[str], error: str, stop: bool) -> None:
         """Record that job number ``job`` failed with the one line ``error``; ``stop``: ask
-        later jobs to skip. A record that cannot be written (a full disk) is kept in memory
-        by the command itself; a worker raises, for its launcher to report."""
+        later jobs to skip. An unwritable record stays in the command's memory; a worker raises."""
         entry = {"overrides": overrides, "error": error}
         try:
             atomic_write_text(self.folder / f"{job}.json", json.dumps(entry))

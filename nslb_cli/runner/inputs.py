@@ -26,9 +26,8 @@ def normal_path(value: Any) -> Any:
 
 
 def recorded(settings: dict[str, Any], params: Any) -> dict[str, Any]:
-    """The config a run folder records for resolved ``settings`` and the environment's
-    validated ``params``: ``name`` and the declared paths normalised, and, when a declared
-    path names a file, the validated parameters and the files' digests."""
+    """The config a run folder records for resolved ``settings`` and the environment's validated
+    ``params``: paths normalised and, for declared files, the parameters and the files' digests."""
     paths = getattr(ENVIRONMENTS[params.name], "files", ())
     env = {k: normal_path(v) if k in paths else v for k, v in settings["env"].items()}
     found = [k for k in paths if env.get(k) is not None and Path(env[k]).expanduser().is_file()]

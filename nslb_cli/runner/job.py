@@ -172,9 +172,8 @@ def _traceback_into_log(err: BaseException) -> str:
 
 
 def data_record(config: RunConfig) -> dict[str, Any] | None:
-    """What ``data.json`` records (the environment's ``provenance``: the data's fingerprint
-    and diagnostics) for an environment built from data files, else ``None``. The
-    fingerprint is part of the result key: results of other data never mix with these."""
+    """What ``data.json`` records (the environment's ``provenance``) for an environment built from
+    data files, else ``None``; the fingerprint is part of the result key."""
     describe = getattr(ENVIRONMENTS[config.env.name], "provenance", None)
     if describe is None:
         return None

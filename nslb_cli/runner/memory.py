@@ -45,9 +45,8 @@ def config_keys(section: str, params: Any) -> set[str]:
 
 
 def sizes_of(env: Any, params: Any, runs: int) -> Sizes:
-    """The sizes of a batch of ``runs`` runs of environment class ``env`` with ``params``:
-    its own ``sizes(params, runs)`` where it has one (raising :class:`Malformed` if that
-    fails), else its ``horizon``, ``n_arms`` and ``n_states`` without contexts."""
+    """The sizes of a batch of ``runs`` runs of ``env`` with ``params``: its ``sizes(params, runs)``
+    where it has one (:class:`Malformed` if that fails), else its horizon, arms and states."""
     declared = getattr(env, "sizes", None)
     if declared is None:
         return Sizes(runs, params.horizon, params.n_arms, params.n_states)
@@ -117,9 +116,8 @@ class Engine(Protocol):
 def batch_bytes(
     env_params: Any, agent_params: Any, batch: int, engine: Engine, every: int = 1
 ) -> dict[str, int]:
-    """The estimated bytes of one batch of ``batch`` runs on ``engine`` keeping every
-    ``every``-th round, by config key (module docstring); :class:`Malformed` if a
-    declaration is."""
+    """The estimated bytes of one batch of ``batch`` runs on ``engine`` keeping every ``every``-th
+    round, by config key; :class:`Malformed` if a declaration is."""
     env, agent = ENVIRONMENTS[env_params.name], AGENTS[agent_params.name]
     sizes = sizes_of(env, env_params, batch)
     statistics = agent_memory(agent, agent_params, env_params, sizes)
@@ -159,9 +157,8 @@ def too_many_seeds(n_seeds: int) -> str | None:
 
 
 def too_large(env: Any, agent: Any, batch: int, engine: Engine, every: int = 1) -> str | None:
-    """``None`` if a batch (on ``engine``, keeping every ``every``-th round) fits in memory,
-    else a one-line reason: the key of the largest term to lower, or the plugin whose
-    declaration is malformed."""
+    """``None`` if a batch on ``engine`` fits in memory, else a one-line reason: the key of the
+    largest term to lower, or the plugin whose declaration is malformed."""
     try:
         terms = batch_bytes(env, agent, batch, engine, every)
     except Malformed as err:

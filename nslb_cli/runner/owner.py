@@ -24,9 +24,8 @@ def claim_ownership() -> None:
 
 
 def owner_alive(owner: str | None = None) -> bool:
-    """Whether the command that owns this process's jobs (``owner``, by default the one
-    :data:`OWNER` names) still runs (``True`` when it runs on another machine, where it
-    cannot be seen)."""
+    """Whether the command that owns this process's jobs (default: :data:`OWNER`'s) still runs;
+    ``True`` when it runs on another machine."""
     owner = os.environ.get(OWNER) if owner is None else owner
     if owner is None:
         return True

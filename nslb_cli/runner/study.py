@@ -141,9 +141,8 @@ def _space(base: DictConfig, overrides: list[str]) -> dict[str, Override]:
 
 
 def _points(override: Override) -> float:
-    """How many values the Optuna sweeper can draw for a sweep (``inf``: real numbers; its
-    ranges include their end: ``range(2, 10, step=2)`` is 2, 4, …, 10); one that runs
-    downwards is refused."""
+    """How many values the Optuna sweeper can draw for a sweep (``inf``: real numbers; ranges
+    include their end); one that runs downwards is refused."""
     value = override.value()
     if isinstance(value, ChoiceSweep):
         return len(value.list)
@@ -161,9 +160,8 @@ def _points(override: Override) -> float:
 
 
 def start(folder: Path, study: Plan) -> None:
-    """Begin ``study`` in ``folder`` (holding its lock): end a study a kill cut short
-    (:func:`finish`), refuse a record or a storage of another world, and make the new
-    study's record."""
+    """Begin ``study`` in ``folder`` (holding its lock): end a study a kill cut short, refuse a
+    record or a storage of another world, and make the new study's record."""
     finish(folder)
     recorded = _about(folder / FOLDER)
     if recorded.get("key", study.key) != study.key:
@@ -224,9 +222,8 @@ def record_trial(
     objective: str,
     value: float | None,
 ) -> None:
-    """Write trial ``number``'s record (module docstring) into the running study's; ``tuned``
-    are the keys of the sweeper's ``params`` (those of the command line are in the study's
-    ``study.yaml``), ``value`` is ``None`` for a failed trial."""
+    """Write trial ``number``'s record into the running study's; ``tuned``: the keys of the
+    sweeper's ``params``; ``value`` is ``None`` for a failed trial."""
     tuned = tuned | set(_about(sweep_dir / NEXT).get("tuned", []))
     pairs = (item.partition("=") for item in overrides)
     params = {k.lstrip("+"): yaml.safe_load(v) for k, _, v in pairs if k.lstrip("+") in tuned}
@@ -267,9 +264,8 @@ def finished_trials(records: Path) -> list[dict[str, Any]]:
 
 
 def finish(folder: Path) -> str:
-    """End the study running in ``folder``: with finished trials, its record (trials,
-    ``best.yaml``, ``optimization_results.yaml``) replaces the previous study's in one step
-    that a kill cannot leave half-done; else the previous record stays whole. Say which."""
+    """End the study running in ``folder``: with finished trials, its record replaces the previous
+    one in one step a kill cannot leave half-done; else the previous stays whole. Say which."""
     fresh = folder / NEXT
     trials = finished_trials(fresh)
     if trials:
@@ -365,9 +361,8 @@ def _beside(overrides: list[str], arguments: list[str], where: int) -> list[str]
 
 
 def _tuned_option(agent: str, tuned: list[str]) -> str:
-    """Store the agent option ``<agent>_tuned``: ``agent`` with the values of ``tuned``
-    (``agent.tau=1102``; its other settings at their defaults, which validation fills in);
-    return its name."""
+    """Store the agent option ``<agent>_tuned``, ``agent`` with the values of ``tuned``; return
+    its name."""
     pairs = (o.split("=", 1) for o in tuned)
     values = {key.split(".", 1)[1]: yaml.safe_load(value) for key, value in pairs}
     ConfigStore.instance().store(

@@ -117,9 +117,8 @@ def _in_job(err: ConfigError, job: list[str], jobs: Sequence[list[str]]) -> Conf
 
 
 def size(parsed: list[Override]) -> int:
-    """How many jobs Hydra's basic sweeper makes of the overrides ``parsed``: the product of
-    each key's number of values (a later override of a key replaces an earlier one). An
-    interval, which only a study takes, is refused naming its key."""
+    """How many jobs Hydra's basic sweeper makes of ``parsed``: the product of each key's number
+    of values. An interval, which only a study takes, is refused naming its key."""
     counts: dict[str, int] = {}
     for override in parsed:
         key = override.get_key_element()

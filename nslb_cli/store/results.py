@@ -51,9 +51,8 @@ TAIL_BYTES = 4096  # far more than one row (11 numbers in their shortest form)
 
 @dataclass(frozen=True)
 class Layout:
-    """How a job stores its rounds: ``run.format`` (``csv``: a file per seed; ``parquet``:
-    one file, :mod:`~nslb_cli.store.parquet`) and ``run.every`` (the rounds kept:
-    :func:`kept_rounds`)."""
+    """How a job stores its rounds: ``run.format`` (``csv`` or ``parquet``) and ``run.every``
+    (the rounds kept: :func:`kept_rounds`)."""
 
     format: str = "csv"
     every: int = 1

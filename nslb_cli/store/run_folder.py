@@ -96,9 +96,8 @@ class RunFolder:
                 )
 
     def missing(self, seeds: Iterable[int]) -> np.ndarray:
-        """The seeds of ``seeds`` not done in the folder (:attr:`done`), damaged ones again;
-        rewrites a lost or damaged record of done seeds. Raises :class:`OutputConflict` for
-        seeds of another key, data, layout, nslb version or :attr:`numbers`."""
+        """The seeds of ``seeds`` not done in the folder, damaged ones again; rewrites a lost record
+        of done seeds. :class:`OutputConflict` for seeds of another key, data, layout or version."""
         seeds = [int(seed) for seed in seeds]
         self.done, lost = self._scan()
         if left := sorted(lost - self.done - set(seeds)):  # gone when the results are sealed
@@ -144,9 +143,8 @@ class RunFolder:
         return np.array([final_value(self._target, seed, column) for seed in seeds])
 
     def _scan(self) -> tuple[set[int], set[int]]:
-        """The done seeds of the folder's result key, and the seeds its damaged Parquet
-        files name, each damaged seed and file in one line; refuses seeds of another key,
-        other data or another :attr:`layout` (:class:`OutputConflict`)."""
+        """The done seeds of the folder's result key, and the seeds its damaged Parquet files name;
+        refuses seeds of another key, data or :attr:`layout` (:class:`OutputConflict`)."""
         folder, key, layout = self._target, self.key, self.layout
         try:
             names = [path.name for path in folder.iterdir()]
