@@ -44,9 +44,8 @@ def one_blas_thread() -> None:
 
 
 def end(status: object) -> NoReturn:
-    """End the process with ``status`` (``SystemExit``'s rules) after its exit functions,
-    without Python's shutdown, which restores the default signal handlers: a signal that
-    came then would kill the process without a word."""
+    """End the process with ``status`` after its exit functions, without Python's shutdown, which
+    restores the default signal handlers (a signal then would kill the process without a word)."""
     if isinstance(status, str):
         print(status, file=sys.stderr)
         status = 1

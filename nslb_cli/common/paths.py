@@ -21,9 +21,8 @@ def user_cache() -> Path:
 
 
 def unwritable(folder: Path) -> str | None:
-    """``None`` if ``folder`` exists as a folder or can be created and written, else why not
-    (tried with a temporary folder in its first existing ancestor: permission bits say
-    little to root)."""
+    """``None`` if ``folder`` is or can be made a writable folder, else why not (tried, in its
+    first existing ancestor: permission bits say little to root)."""
     existing = folder.expanduser().absolute()
     while not existing.exists():
         existing = existing.parent

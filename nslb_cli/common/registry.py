@@ -33,9 +33,8 @@ class InvalidEntry(TypeError):
 
 
 def read_attributes(cls: type) -> None:
-    """Read every public attribute of ``cls``, so that one whose access raises (a raising
-    descriptor or metaclass ``__getattr__``) fails here, when the entry is loaded and can be
-    left out, rather than later in the middle of a run."""
+    """Read every public attribute of ``cls``, so that one whose access raises fails here, where
+    the entry can be left out, rather than in the middle of a run."""
     for name in dir(cls):
         if not name.startswith("_"):
             getattr(cls, name)

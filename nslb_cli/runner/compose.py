@@ -1,5 +1,4 @@
-"""Compose ``conf/`` with Hydra: one job's validated config (:func:`load`), and the check of a
-command line (:func:`check_command_line`)."""
+"""Compose ``conf/`` with Hydra: one job's config (:func:`load`), a command line's check."""
 
 from __future__ import annotations
 

@@ -62,8 +62,7 @@ class Engine(ABC):
         but the environment's declaration; ``statistics``: the agent's declaration."""
 
     def numbers(self) -> str | None:
-        """What decides the engine's numbers besides the config and nslb's version
-        (``None``: nothing)."""
+        """What decides the engine's numbers besides the config and nslb's version, if anything."""
         return None
 
     def group_keys(self, jobs: Sequence[SweepJob]) -> list[str | None]:
@@ -71,9 +70,8 @@ class Engine(ABC):
         return [None] * len(jobs)
 
     def sharing(self, jobs: Sequence[SweepJob], fits: Fits) -> AbstractContextManager[None]:
-        """While the block runs, the jobs of a sweep, ``jobs`` in the order they run, share
-        what the engine shares between them (an engine that shares no batch: nothing), as
-        many lanes a batch as ``fits`` (env, agent, lanes) allows."""
+        """While the block runs, the sweep's ``jobs`` (in their order) share what the engine shares,
+        as many lanes a batch as ``fits`` (env, agent, lanes) allows."""
         return nullcontext()
 
     @abstractmethod
@@ -83,8 +81,7 @@ class Engine(ABC):
 
 
 class NumpyEngine(Engine):
-    """``run.engine=numpy``: the world's arrays are made whole, then the agent plays them
-    round by round."""
+    """``run.engine=numpy``: the world's arrays are made whole, then played round by round."""
 
     name = "numpy"
     WORLD_ARRAYS = 3  # (R, n) each: the latent path, the noise, the optimal rewards

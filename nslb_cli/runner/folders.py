@@ -44,8 +44,7 @@ def _digest(text: str, digits: int) -> str:
 
 def job_folder(sweep_dir: str, env: str, agent: str, override_dirname: str) -> str:
     """A sweep job's folder below ``sweep_dir``: ``<env>/<agent>/<folder_name>``, or, when a
-    file stands where that folder must go, a hidden folder of :data:`BLOCKED` where the job
-    starts only to record that it failed (Hydra would otherwise stop the whole sweep)."""
+    file stands there, a hidden folder of :data:`BLOCKED` where the job only records its failure."""
     relative = f"{env}/{agent}/{folder_name(override_dirname)}"
     blocked = Path(sweep_dir) / relative
     if any(p.exists() and not p.is_dir() for p in (blocked, *blocked.parents)):

@@ -20,8 +20,7 @@ FILES = "files"  # the config's section of input files' digests
 
 
 def normal_path(value: Any) -> Any:
-    """A path in one spelling, without ``.`` parts or trailing slashes; other values as they
-    are."""
+    """A path in one spelling, without ``.`` parts or trailing slashes; other values as they are."""
     return os.path.normpath(value) if isinstance(value, str) and value else value
 
 

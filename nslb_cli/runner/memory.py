@@ -66,9 +66,8 @@ def sizes_of(env: Any, params: Any, runs: int) -> Sizes:
 def declared(
     owner: str, memory: Callable[[Any, Sizes], Any], params: Any, sizes: Sizes, keys: set[str]
 ) -> dict[str, int]:
-    """``memory(params, sizes)`` checked against the contract: a dict from config keys among
-    ``keys`` (or several, joined by ``", "``) to numbers of bytes (integers ``>= 0``);
-    :class:`Malformed` names ``owner`` and the first breach."""
+    """``memory(params, sizes)`` checked against the contract: config keys among ``keys`` (or
+    several, joined by ``", "``) to bytes (integers ``>= 0``); else :class:`Malformed`."""
     terms = _call(owner, "memory(params, sizes)", memory, params, sizes)
     if not isinstance(terms, dict):
         raise Malformed(

@@ -66,9 +66,8 @@ def parse_overrides(overrides: list[str]) -> list[Override]:
 
 
 def refuse_group_mistakes(parsed: list[Override]) -> None:
-    """Refuse, in nslb's words, several options for one run (``agent=[mts,umts]``), a folder
-    of options given as a group (``experiment/paper=fixed``), and an agent a package
-    declares for the JAX engine only."""
+    """Refuse, in nslb's words, several options for one run (``agent=[mts,umts]``), a folder of
+    options given as a group, and an agent a package declares for the JAX engine only."""
     for override in parsed:
         key, value, line = override.get_key_element(), override.value(), override.input_line or ""
         if key in GROUPS and isinstance(value, list):

@@ -17,9 +17,8 @@ from nslb_cli.common.stopping import check as check_stop
 
 
 def build_agent(cls: type[Agent], params: Any, world: World, rng: BatchRNG) -> Agent:
-    """An agent of class ``cls`` for ``world``, built from what agents may know: the problem,
-    the offline model and its own streams; an agent that ``sees_truth`` (the oracle) also
-    gets the world's :class:`~nslb_cli.bandit.problem.Truth`."""
+    """An agent of class ``cls`` for ``world``, built from the problem, the offline model and its
+    own streams; an agent that ``sees_truth`` (the oracle) also gets the world's ``Truth``."""
     truth = {"truth": world.truth} if cls.sees_truth else {}
     return cls(params, world.problem, world.offline_model, rng, **truth)
 

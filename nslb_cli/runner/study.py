@@ -39,9 +39,8 @@ NOT_REPLAYED = (
     "hparams_search", "study", "name", "run.seed", "run.n_seeds", "run.overwrite", "run.fail_fast",
     "run.progress", "run.batch_size", "run.threads",
 )  # fmt: skip
-"""Keys of a trial's overrides that ``best.yaml`` leaves out (with every ``hydra.`` key):
-the study itself, its folder and tuning seeds (a rerun uses the evaluation seeds in a
-folder of its own), and how the study ran, which a rerun chooses anew."""
+"""Keys of a trial's overrides that ``best.yaml`` leaves out (with every ``hydra.`` key): the
+study itself, its folder and tuning seeds, and how the study ran."""
 
 
 def direction(objective: str) -> str:

@@ -60,8 +60,7 @@ def fsync_folder(folder: Path) -> None:
 
 
 def temporary(name: str) -> tuple[str, int] | None:
-    """The file the temporary ``name`` was to become and its writer's pid (``None``: no
-    temporary of nslb's)."""
+    """The file the temporary ``name`` was to become and its writer's pid (``None``: not ours)."""
     match = TEMPORARY.match(name)
     return (match.group(1), int(match.group(2))) if match else None
 
@@ -69,9 +68,8 @@ def temporary(name: str) -> tuple[str, int] | None:
 def remove_stale_temporaries(
     folder: Path, held: Callable[[str], bool] = lambda name: False
 ) -> list[Path]:
-    """Remove the temporaries of :func:`atomic_write` in ``folder`` whose writer is gone: its
-    pid names no process, or it writes a file that ``held`` says only the lock's holder,
-    this process, writes (whatever its pid names now)."""
+    """Remove the temporaries in ``folder`` whose writer is gone: its pid names no process, or it
+    writes a file that ``held`` says only this process, the lock's holder, writes."""
     if not folder.is_dir():
         return []
     removed = []

@@ -28,9 +28,8 @@ log = logging.getLogger("nslb")
 
 @contextlib.contextmanager
 def folder_lock(folder: Path, key: str, command: str) -> Iterator[None]:
-    """Hold the writing lock of ``folder`` (created if missing) for results of ``key``
-    (:func:`nslb_cli.store.folder.result_key`), noting ``command`` as this process's: a
-    holder of another key is refused at once, one of the same key waited for."""
+    """Hold the writing lock of ``folder`` for results of ``key``, noting ``command`` as this
+    process's: a holder of another key is refused at once, one of the same key waited for."""
     folder.mkdir(parents=True, exist_ok=True)
     lock = FileLock(str(folder / LOCK_FILE))
     try:

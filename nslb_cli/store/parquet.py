@@ -137,8 +137,7 @@ def _seal(crc: str) -> str:
 
 
 def read_record(handle: BinaryIO, path: Path) -> Record:
-    """The record of the Parquet file open as ``handle`` (``path``), checked against its bytes
-    (:class:`Damaged` if wrong)."""
+    """The record of the Parquet file open as ``handle`` (``path``), checked against its bytes."""
     import pyarrow.parquet as pq
 
     size = os.fstat(handle.fileno()).st_size
@@ -181,9 +180,8 @@ def foreign(path: Path) -> bool:
 
 
 def stored(folder: Path, lost: set[int] | None = None) -> tuple[list[Record], dict[Path, str]]:
-    """The checked records of ``folder``'s Parquet files (``results.parquet``, then the
-    parts), and the damaged ones with their reason, their seeds added to ``lost``. A file
-    gone once listed raises :class:`FileNotFoundError`: a job sealed meanwhile, read again."""
+    """The checked records of ``folder``'s Parquet files, and the damaged ones with their reason,
+    their seeds added to ``lost``. A file gone once listed raises :class:`FileNotFoundError`."""
     records, damaged = [], {}
     sealed = [folder / FILE] if (folder / FILE).is_file() else []
     for path in sealed + sorted((folder / PARTS).glob("*.parquet")):

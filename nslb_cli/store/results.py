@@ -76,9 +76,8 @@ def final_value(folder: Path, seed: int, column: str) -> float:
 
 
 def trace_columns(trace: Trace, runs: slice = slice(None), every: int = 1) -> dict[str, np.ndarray]:
-    """The columns of ``runs`` of a trace, each ``(runs, rounds kept)``, ``t`` ``(rounds
-    kept,)``: summed over every round, then thinned to the rounds ``every`` keeps (a trace
-    of the kept rounds only, :attr:`Trace.rounds`, brings its sums)."""
+    """The columns of ``runs`` of a trace, each ``(runs, rounds kept)``, ``t`` ``(rounds kept,)``:
+    summed over every round, then thinned to the rounds ``every`` keeps."""
     regret = trace.optimal_reward[runs] - trace.expected_reward[runs]  # trace.regret's rows
     if trace.rounds is not None:
         assert np.array_equal(trace.rounds, kept_rounds(int(trace.rounds[-1]), every))

@@ -116,8 +116,7 @@ class RunFolder:
 
     def write(self, seeds: np.ndarray, trace: Trace) -> None:
         """Write the batch of ``seeds`` played as ``trace`` and its provenance line (first with
-        :attr:`numbers`: a seed a stopped writer left has its line), the first claiming the
-        folder."""
+        :attr:`numbers`), the first claiming the folder."""
         if not self._claimed:
             claim(self._target, self.settings)
             self._restore_records()
