@@ -324,32 +324,25 @@ def _merge(
             run.first[seed] = paths[seed]
     run.folders.append(folder)
     here = next(iter(paths.values())).parent
-    return _other_rounds(here, other, found, grid) + [
+    skipped: list[Skipped] = []
+    if other:  # seeds of other rounds than the run's
+        rounds = len(found[other[0]]["t"])
+        many = len(other) > 1
+        numbered = f"seeds {seed_ranges(other)} keep" if many else f"seed {other[0]} keeps"
+        reason = (
+            f"{numbered} {counted(rounds, 'round')} of {grid[-1]}, the run's other seeds "
+            f"{counted(len(grid), 'round')} (another run.every): a run's seeds are compared "
+            "round by round, so these are left out; plot them apart, or run them again with "
+            "the same run.every"
+        )
+        skipped.append(Skipped(here, reason))
+    return skipped + [
         Skipped(
             here,
             (f"seeds {seed_ranges(seeds)} are" if len(seeds) > 1 else f"seed {seeds[0]} is")
             + f" also in {there}, a run of the same resolved config; that one is kept",
         )
         for there, seeds in again.items()
-    ]
-
-
-def _other_rounds(
-    folder: Path, seeds: list[int], found: dict[int, Columns], grid: np.ndarray
-) -> list[Skipped]:
-    """The line (if any) for ``seeds`` skipped for keeping other rounds than the run's."""
-    if not seeds:
-        return []
-    rounds = len(found[seeds[0]]["t"])
-    numbered = f"seeds {seed_ranges(seeds)} keep" if len(seeds) > 1 else f"seed {seeds[0]} keeps"
-    return [
-        Skipped(
-            folder,
-            f"{numbered} {counted(rounds, 'round')} of {grid[-1]}, the run's other seeds "
-            f"{counted(len(grid), 'round')} (another run.every): a run's seeds are compared "
-            "round by round, so these are left out; plot them apart, or run them again with "
-            "the same run.every",
-        )
     ]
 
 
