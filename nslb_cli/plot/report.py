@@ -29,6 +29,7 @@ from nslb_cli.plot import (
 )
 from nslb_cli.plot import labels as lab
 from nslb_cli.plot.aggregate import METRICS, PAIRED_METRIC, SUMMARY_METRICS
+from nslb_cli.plot.identity import DATA, dataset
 from nslb_cli.plot.selection import PlotError, select
 from nslb_cli.plot.styles import Style, style_map
 from nslb_cli.store.atomic import atomic_write_text
@@ -440,7 +441,7 @@ def _paper(
             run = runs[runs[lab.GROUP] == group].iloc[0]
             in_group = _drawn_rounds(stats[stats["group"] == group], spec.metric, options)
             panels.append(in_group)
-            data = paper.panel_data(run)
+            data = "" if pd.isna(run.get(DATA)) else dataset(run, short=True)  # ml-1m
             notes = [f"data {data}" if data else "", UNEVEN if group in uneven else ""]
             first = int(in_group["t"].min()) if len(in_group) else 1
             notes.append(f"from round {first}" if first > 1 else "")
