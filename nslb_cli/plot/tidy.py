@@ -149,19 +149,6 @@ def read_config(folder: Path) -> tuple[dict[str, Any], str]:
     return config, result_key(tree, None if fingerprint is None else str(fingerprint), mark)
 
 
-def read_folder(
-    folder: Path,
-    seeds: Sequence[tuple[int, Path]],
-    columns: Sequence[str],
-    horizon: int | None,
-    key: str | None = None,
-) -> tuple[dict[int, Columns], list[Skipped]]:
-    """The checked columns of a run folder's seeds: its seed CSVs or its Parquet files."""
-    if seeds and seeds[0][1].suffix == ".parquet":
-        return parquetread.read_run(folder, columns, horizon, key)
-    return csvread.read_run(seeds, columns, horizon, key)
-
-
 def load(
     roots: Path | Sequence[Path],
     columns: Iterable[str] = ("cum_regret", "cum_reward"),
@@ -188,9 +175,13 @@ def load(
             continue
         horizon = config.get("env.horizon")
         horizon = horizon if isinstance(horizon, int) else None
-        found, bad = read_folder(folder, seeds, columns, horizon, key)
+        in_parquet = seeds[0][1].suffix == ".parquet"
+        if in_parquet:
+            found, bad = parquetread.read_run(folder, columns, horizon, key)
+        else:
+            found, bad = csvread.read_run(seeds, columns, horizon, key)
         others = [s for s in bad if s.reason.startswith(OTHER_KEY)]
-        if others and not _attested(folder, found, key, seeds[0][1].suffix == ".parquet"):
+        if others and not _attested(folder, found, key, in_parquet):
             skipped += [s for s in bad if s not in others]
             skipped.append(Skipped(folder / CONFIG_FILE, CONTRADICTED))
             continue
