@@ -13,13 +13,7 @@ from nslb_cli.plot.aggregate import CI_METHODS, DEFAULT_METRICS, DEFAULT_REFEREN
 from nslb_cli.plot.figures import CONTEXTS
 from nslb_cli.plot.layout import MAX_PIXELS
 from nslb_cli.plot.paper import COLUMNS, MAX_WIDTH, MIN_WIDTH
-from nslb_cli.plot.report import (
-    DEFAULT_DPI,
-    DEFAULT_FORMATS,
-    Options,
-    PlotError,
-    plot,
-)
+from nslb_cli.plot.report import DEFAULT_DPI, DEFAULT_FORMATS, Options, PlotError, plot
 from nslb_cli.plot.selection import rounds_range
 from nslb_cli.store.folder import OutputConflict
 
@@ -186,6 +180,7 @@ def parse(argv: Sequence[str]) -> Options:
         raise PlotError(f"--out: {reason}")
     if args.agents is not None and not _items(args.agents):
         raise PlotError("--agents: empty; give agent names, e.g. --agents mts,umts")
+    reference = None if args.reference is None else args.reference.strip()
     as_given = ("root", "log_x", "log_y", "dpi", "paper", "style", "context", "ci")
     return Options(
         out=out,
@@ -193,7 +188,7 @@ def parse(argv: Sequence[str]) -> Options:
         metrics=metrics,
         agents=_items(args.agents or ""),
         rename=tuple(renames),
-        reference=None if args.reference is None else _none_or(args.reference),
+        reference="" if reference and reference.lower() == "none" else reference,
         rounds=rounds_range(args.rounds),
         width=width,
         **{name: getattr(args, name) for name in as_given},
@@ -221,10 +216,6 @@ def main(argv: Sequence[str]) -> None:
         f"nslb plot: wrote {len(written) - n_tables - n_captions} figure files{captions} and "
         f"{n_tables} table files to {options.out}"
     )
-
-
-def _none_or(text: str) -> str:
-    return "" if text.strip().lower() == "none" else text.strip()
 
 
 def _items(text: str) -> tuple[str, ...]:

@@ -5,7 +5,6 @@ final values, the interquartile mean, seeded BCa bootstrap intervals and paired 
 
 from __future__ import annotations
 
-import inspect
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -51,7 +50,7 @@ CONFIDENCE = 0.95
 BOOTSTRAP_RESAMPLES = 9999
 BOOTSTRAP_SEED = 0  # every interval is drawn from this seed: identical run to run
 IQM_CUT = 0.25  # the interquartile mean drops this share of the seeds at each end
-TRANSIENT = 0.01  # running means are drawn from this share of the horizon on (see transient)
+TRANSIENT = 0.01  # running means leave out this share of the rounds, mostly noise, at the start
 
 
 def labelled(
@@ -111,7 +110,6 @@ def bootstrap_ci(values: np.ndarray | pd.Series) -> tuple[float, float]:
         return float(array[0]), float(array[0])
     from scipy import stats  # imported when asked for (--ci bootstrap)
 
-    seeded = "rng" if "rng" in inspect.signature(stats.bootstrap).parameters else "random_state"
     bounds = []
     for method in ("BCa", "percentile"):  # BCa is undefined for some skewed small samples
         with warnings.catch_warnings():
@@ -123,7 +121,7 @@ def bootstrap_ci(values: np.ndarray | pd.Series) -> tuple[float, float]:
                 n_resamples=BOOTSTRAP_RESAMPLES,
                 method=method,
                 vectorized=True,
-                **{seeded: np.random.default_rng(BOOTSTRAP_SEED)},
+                rng=np.random.default_rng(BOOTSTRAP_SEED),
             )
         bounds = [float(result.confidence_interval.low), float(result.confidence_interval.high)]
         if np.isfinite(bounds).all():
@@ -179,12 +177,6 @@ def finals(frame: pd.DataFrame) -> pd.DataFrame:
         if metric.column in rows:
             rows[name] = metric.values(rows).astype(np.float64)
     return rows.reset_index(drop=True)
-
-
-def transient(last: int) -> int:
-    """The first round a running mean is drawn from without a ``--rounds`` START: the first
-    :data:`TRANSIENT` of the rounds are mostly noise."""
-    return max(1, int(np.ceil(last * TRANSIENT)))
 
 
 def _in_blocks(frame: pd.DataFrame) -> bool:

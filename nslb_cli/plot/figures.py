@@ -9,7 +9,7 @@ import contextlib
 import logging
 import textwrap
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import cache, partial, wraps
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar, cast
@@ -357,21 +357,19 @@ def sweep(
 
 
 def figure_legend(
-    figure: Figure, entries: Mapping[str, Any], order: Sequence[str] = (), columns: int = 1
+    figure: Figure, entries: Mapping[str, Any], columns: int = 1, title: str = LEGEND_TITLE
 ) -> Legend | None:
-    """One legend of ``entries`` (label -> handle; labels in ``order`` first, in that
-    order) in ``columns`` columns, for :func:`~layout.arrange` to place."""
-    first = [label for label in order if label in entries]
-    ordered = {label: entries[label] for label in [*first, *entries]}
-    if not ordered:
+    """One legend of ``entries`` (label -> handle) in ``columns`` columns, for
+    :func:`~layout.arrange` to place."""
+    if not entries:
         return None
     return figure.legend(
-        list(ordered.values()),
-        list(ordered),
+        list(entries.values()),
+        list(entries),
         loc="upper left",
         borderaxespad=0,
         frameon=False,
-        title=LEGEND_TITLE,
+        title=title,
         alignment="left",
         ncols=columns,
     )

@@ -197,7 +197,7 @@ def group_titles(runs: pd.DataFrame) -> pd.Series:
     keys = group_keys(runs.columns)
     titles = pd.Series("", index=runs.index, dtype=object)
     for name, same_name in runs.groupby(runs[NAME].map(format_value), sort=False):
-        differing = _differing(same_name, keys[1:])
+        differing = varying_columns(same_name, keys[1:])
         ids = [tuple(hashable(row[key]) for key in keys) for _, row in same_name.iterrows()]
         given: dict[tuple, str] = {}
         shown: dict[str, int] = {}  # title -> groups shown under it so far
@@ -223,7 +223,7 @@ def agent_labels(
     labels = pd.Series("", index=runs.index, dtype=object)
     by = [runs[column].map(format_value) for column in (*within, AGENT)]
     for _, same_agent in runs.groupby(by, sort=False):
-        differing = set(_differing(same_agent, settings))
+        differing = set(varying_columns(same_agent, settings))
         for index, row in same_agent.iterrows():
             named = differing | set(non_default(row, settings))
             shown = [column for column in settings if column in named]
@@ -239,7 +239,7 @@ def swept_settings(runs: pd.DataFrame) -> dict[str, list[str]]:
         found = {
             column
             for _, same_agent in in_group.groupby(in_group[AGENT].map(str), sort=False)
-            for column in _differing(same_agent, settings)
+            for column in varying_columns(same_agent, settings)
         }
         swept[str(group)] = [column for column in settings if column in found]
     return swept
@@ -254,7 +254,7 @@ def ordered_families(runs: pd.DataFrame) -> list[list[str]]:
     for _, same in rows.groupby(rows[AGENT].map(str), sort=False):
         if len(same) < 2:
             continue
-        varying = _differing(same, settings)
+        varying = varying_columns(same, settings)
         numeric = [
             column
             for column in varying
@@ -348,7 +348,7 @@ def _example(runs: pd.DataFrame, labels: Sequence[str]) -> str:
     matched = runs[runs[LABEL].map(str).isin(labels)]
     first = matched[matched[LABEL].map(str) == labels[0]].iloc[0]
     columns = [c for c in setting_columns(matched.columns) if c.startswith(AGENT_PREFIX)]
-    differing = _differing(matched, columns) or _differing(
+    differing = varying_columns(matched, columns) or varying_columns(
         matched, setting_columns(matched.columns)
     )
     settings = ", ".join(
@@ -371,7 +371,7 @@ def _matches(recorded: Any, text: str) -> bool:
     return format_value(recorded) == text
 
 
-def _differing(runs: pd.DataFrame, columns: Iterable[str]) -> list[str]:
+def varying_columns(runs: pd.DataFrame, columns: Iterable[str]) -> list[str]:
     """Columns with two or more distinct values (missing counts as a value) among ``runs``."""
     return [
         column

@@ -12,7 +12,7 @@ from typing import cast
 
 import numpy as np
 from matplotlib.axes import Axes
-from matplotlib.axis import Axis
+from matplotlib.axis import Axis, XAxis
 from matplotlib.backend_bases import RendererBase
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -112,7 +112,8 @@ def arrange(
         anchor = ((content_right + GAP) / total_width, body_top / total_height)
         legend.set_bbox_to_anchor(anchor, transform=figure.transFigure)
     for axes in panels:
-        declutter(axes, renderer)
+        declutter(axes.xaxis, renderer)
+        declutter(axes.yaxis, renderer)
 
 
 def arrange_to_width(
@@ -126,7 +127,8 @@ def arrange_to_width(
         fit_labels(axes, renderer)
     _place(figure, panels, width, aspect, legend, across)
     for axes in panels:
-        declutter(axes, renderer)
+        declutter(axes.xaxis, renderer)
+        declutter(axes.yaxis, renderer)
 
 
 def _place(
@@ -197,14 +199,10 @@ def fit_labels(axes: Axes, renderer: RendererBase) -> None:
                 break
 
 
-def declutter(axes: Axes, renderer: RendererBase) -> None:
-    """Blank the tick labels of ``axes`` that would overlap one kept (first and last major
+def declutter(axis: Axis, renderer: RendererBase) -> None:
+    """Blank the tick labels of ``axis`` that would overlap one kept (first and last major
     labels first, then the others, then minor ones)."""
-    for axis in (axes.xaxis, axes.yaxis):
-        _declutter(axis, renderer, horizontal=axis is axes.xaxis)
-
-
-def _declutter(axis: Axis, renderer: RendererBase, horizontal: bool) -> None:
+    horizontal = isinstance(axis, XAxis)
     axis.get_tightbbox(renderer)  # places the ticks and sets their labels
     gap = cast(float, renderer.points_to_pixels(TICK_GAP))
     low, high = sorted(axis.get_view_interval())

@@ -188,13 +188,9 @@ def _values(column: pd.Series) -> pd.Series:
 def _varying(runs: pd.DataFrame, config_columns: Sequence[str]) -> list[str]:
     """The config keys with two or more values among ``runs`` (a recorded null is a value),
     the experiment ``name`` first; the agent's name and the data are columns of their own."""
-    varying = [
-        key
-        for key in config_columns
-        if key not in (lab.NAME, lab.AGENT, DATA, *DATA_SOURCE)
-        and key in runs
-        and len({None if lab.missing(v) else lab.format_value(v) for v in runs[key]}) > 1
-    ]
+    own = (lab.NAME, lab.AGENT, DATA, *DATA_SOURCE)
+    keys = [key for key in config_columns if key not in own and key in runs]
+    varying = lab.varying_columns(runs, keys)
     if lab.NAME in runs and runs[lab.NAME].map(str).nunique() > 1:
         varying.insert(0, lab.NAME)
     return varying

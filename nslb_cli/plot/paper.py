@@ -25,7 +25,6 @@ from nslb_cli.plot.figures import (
     figure_legend,
     themed,
 )
-from nslb_cli.plot.identity import DATA, dataset
 from nslb_cli.plot.layout import arrange, arrange_to_width, fits, new_figure
 from nslb_cli.plot.styles import Style
 
@@ -101,11 +100,6 @@ def preset_groups(
                 f"not drawn: {'; '.join(others)}"
             )
     return chosen
-
-
-def panel_data(run: pd.Series) -> str:
-    """The data of a data-driven panel, short (``ml-1m``, ``ml-100k [3f2a9c1e]``), or ``""``."""
-    return "" if pd.isna(run.get(DATA)) else dataset(run, short=True)
 
 
 @themed

@@ -5,6 +5,7 @@ under DIR (the files it writes are listed in docs/guide/plotting.md).
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import sys
 from collections.abc import Callable
@@ -28,6 +29,7 @@ from nslb_cli.plot import (
 )
 from nslb_cli.plot import labels as lab
 from nslb_cli.plot.aggregate import METRICS, PAIRED_METRIC, SUMMARY_METRICS
+from nslb_cli.plot.identity import DATA, dataset
 from nslb_cli.plot.selection import PlotError, select
 from nslb_cli.plot.styles import Style, style_map
 from nslb_cli.store.atomic import atomic_write_text
@@ -108,7 +110,15 @@ def plot(options: Options) -> tuple[list[Path], list[str]]:
     if not isinstance(style_dpi, int | float) or isinstance(style_dpi, bool):
         style_dpi = 0
     dpi = options.dpi or int(style_dpi) or DEFAULT_DPI
-    _check_resolution(options, rc, dpi)
+    asked = []  # refused before anything is drawn: even the smallest figure too large
+    if any(fmt not in figures.VECTOR_FORMATS for fmt in options.formats):
+        asked.append((f"--dpi {dpi}" if options.dpi else f"--style: savefig.dpi {dpi}", dpi))
+    asked.append((f"--style: figure.dpi {rc['figure.dpi']:g}", rc["figure.dpi"]))
+    try:
+        for what, value in asked:
+            layout.check_pixels(*layout.SMALLEST_FIGURE, value, what, least=True)
+    except layout.TooLarge as err:
+        raise PlotError(str(err)) from None
     studies, skipped = study.find(options.root) if options.root.is_dir() else ([], [])
     for item in skipped:
         warn(f"skipped {item}")
@@ -141,20 +151,6 @@ def plot(options: Options) -> tuple[list[Path], list[str]]:
     for table, text, stem, settings in work.tables:
         written += tables.write(table, text, stem, settings)
     return written, work.sections
-
-
-def _check_resolution(options: Options, rc: figures.Theme, dpi: int) -> None:
-    """Refuse, before anything is drawn, a resolution at which even the smallest figure
-    would exceed :data:`~nslb_cli.plot.layout.MAX_PIXELS`."""
-    asked = []
-    if any(fmt not in figures.VECTOR_FORMATS for fmt in options.formats):
-        asked.append((f"--dpi {dpi}" if options.dpi else f"--style: savefig.dpi {dpi}", dpi))
-    asked.append((f"--style: figure.dpi {rc['figure.dpi']:g}", rc["figure.dpi"]))
-    for what, value in asked:
-        try:
-            layout.check_pixels(*layout.SMALLEST_FIGURE, value, what, least=True)
-        except layout.TooLarge as err:
-            raise PlotError(str(err)) from None
 
 
 def _results(
@@ -239,7 +235,13 @@ def _group_figures(
         in_group = _drawn_rounds(stats_of[stats_of["group"] == drawn.group], name, options)
         arguments = {"stats": in_group, "value_label": METRICS[name].label, **common}
         arguments |= {"log_x": options.log_x, "log_y": options.log_y}
-        caption = _curve_caption(drawn.group, name, in_group, drawn.environment, drawn.note)
+        first = int(in_group["t"].min()) if len(in_group) else 1
+        rounds = f" from round {first}" if first > 1 else ""
+        caption = (
+            f"{drawn.group}: {METRICS[name].label}{rounds}, mean over seeds with a band of ± one "
+            "standard error (n in the legend: seeds per agent). Environment: "
+            f"{drawn.environment}.{_note(drawn.note)}\n"
+        )
         job = Job(figures.curves, _suffixed(drawn.stem, name), arguments)
         work.figure(job, caption if publication else None)
     value_label = f"final {METRICS[PAIRED_METRIC].label} (round {final['t'].max()})"
@@ -289,24 +291,12 @@ def _note(note: str) -> str:
     return f" Note: {note}." if note else ""
 
 
-def _curve_caption(
-    group: str, metric: str, stats: pd.DataFrame, environment: str, note: str
-) -> str:
-    first = int(stats["t"].min()) if len(stats) else 1
-    rounds = f" from round {first}" if first > 1 else ""
-    return (
-        f"{group}: {METRICS[metric].label}{rounds}, mean over seeds with a band of ± one "
-        f"standard error (n in the legend: seeds per agent). Environment: {environment}."
-        f"{_note(note)}\n"
-    )
-
-
 def _drawn_rounds(stats: pd.DataFrame, metric: str, options: Options) -> pd.DataFrame:
     """The rounds of a metric's curve: a running mean from the end of its transient unless
     ``--rounds`` gives a START."""
     if not METRICS[metric].running_mean or options.rounds[0] is not None or stats.empty:
         return stats
-    start = aggregate.transient(int(stats["t"].max()))
+    start = max(1, math.ceil(int(stats["t"].max()) * aggregate.TRANSIENT))
     return stats[stats["t"] >= start]
 
 
@@ -367,9 +357,9 @@ def _load(
 def _study(options: Options, found: study.Study, work: _Work, stems: _Stems) -> None:
     """A study's figures (objective by trial, against each parameter) and table."""
     where = found.folder.as_posix()
-    base = "study" if where == "." else f"{where}-study"
-    title = "" if options.paper else f"study {where}" if where != "." else "study"
-    stem = stems.new(base)
+    name = "study" if where == "." else f"study {where}"
+    title = "" if options.paper else name
+    stem = stems.new("study" if where == "." else f"{where}-study")
     history = Job(study.history, _suffixed(stem, "objective"), {"study": found, "title": title})
     caption = study.caption(found, "objective of each trial and the best so far")
     work.figure(history, caption if options.paper else None)
@@ -382,7 +372,7 @@ def _study(options: Options, found: study.Study, work: _Work, stems: _Stems) -> 
         caption = study.caption(found, f"objective against {key}, darker: later trials")
         work.figure(job, caption if options.paper else None)
     trials = study.table(found)
-    text = study.markdown(found, trials, f"study {where}" if where != "." else "study")
+    text = study.markdown(found, trials, name)
     work.sections.append(text)
     work.tables.append((trials, text, stem, []))
 
@@ -451,7 +441,7 @@ def _paper(
             run = runs[runs[lab.GROUP] == group].iloc[0]
             in_group = _drawn_rounds(stats[stats["group"] == group], spec.metric, options)
             panels.append(in_group)
-            data = paper.panel_data(run)
+            data = "" if pd.isna(run.get(DATA)) else dataset(run, short=True)  # ml-1m
             notes = [f"data {data}" if data else "", UNEVEN if group in uneven else ""]
             first = int(in_group["t"].min()) if len(in_group) else 1
             notes.append(f"from round {first}" if first > 1 else "")

@@ -43,12 +43,20 @@ def select(
                 f"--rounds: {name} {bound} is past the last round of the results ({last})"
             )
     keep = frame["run"].isin(runs.index)
-    if end is not None:
-        _refuse_unkept_end(frame[keep], runs, end)
+    if end is not None:  # an END between two rounds a run kept (run.every) is refused
+        t, run = frame.loc[keep, "t"].to_numpy(), frame.loc[keep, "run"].to_numpy()
+        unkept = sorted(set(run[t > end].tolist()) - set(run[t == end].tolist()))
+        if unkept:  # its final values would be of an earlier round than the others'
+            before = int(t[(run == unkept[0]) & (t < end)].max(initial=0))
+            after = int(t[(run == unkept[0]) & (t > end)].min())
+            folder = runs.loc[unkept[0], lab.FOLDER]
+            raise PlotError(
+                f"--rounds: END {end} is not a round that {folder} kept (run.every): its "
+                f"rounds about it are {before} and {after}; choose one of them"
+            )
+        keep &= frame["t"] <= end
     if start is not None:
         keep &= frame["t"] >= start
-    if end is not None:
-        keep &= frame["t"] <= end
     frame = frame[keep]
     if frame.empty:
         raise PlotError(f"--rounds: no results in rounds {start or 1}…{end or 'end'}")
@@ -56,20 +64,6 @@ def select(
     for folder in runs.loc[runs.index.difference(kept), lab.FOLDER]:
         warn(f"left out {folder}: no rounds in {start or 1}…{end or 'end'} (--rounds)")
     return frame, runs.loc[kept]
-
-
-def _refuse_unkept_end(frame: pd.DataFrame, runs: pd.DataFrame, end: int) -> None:
-    """Refuse an END between two rounds a run kept (``run.every``): its final values would
-    be of an earlier round than those of runs that kept END."""
-    t, run = frame["t"].to_numpy(), frame["run"].to_numpy()
-    unkept = sorted(set(run[t > end].tolist()) - set(run[t == end].tolist()))
-    if unkept:
-        before = int(t[(run == unkept[0]) & (t < end)].max(initial=0))
-        after = int(t[(run == unkept[0]) & (t > end)].min())
-        raise PlotError(
-            f"--rounds: END {end} is not a round that {runs.loc[unkept[0], lab.FOLDER]} kept "
-            f"(run.every): its rounds about it are {before} and {after}; choose one of them"
-        )
 
 
 def rounds_range(rounds: object) -> tuple[int | None, int | None]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -241,7 +240,7 @@ def history(study: Study, *, title: str = "") -> Figure:
     axes.set(xlabel="trial", ylabel=objective_label(study))
     if title:
         axes.set_title(heading(f"{title}: objective by trial", ""))
-    arrange(figure, [axes], PANEL, legend=_legend(figure, entries))
+    arrange(figure, [axes], PANEL, legend=figure_legend(figure, entries, title=""))
     return figure
 
 
@@ -277,7 +276,10 @@ def parameter(study: Study, key: str, *, title: str = "") -> Figure:
         axes.grid(False, axis="x")
     elif len(x) and (x > 0).all() and x.max() / x.min() > 10:
         axes.set_xscale("log")
-    _trial_bar(figure, axes, palette, int(low), int(high))
+    bar = axes.inset_axes((1.03, 0.0, 0.025, 1.0))  # reads each point's shade as its trial
+    shades = ScalarMappable(norm=Normalize(int(low) - 0.5, int(high) + 0.5), cmap=palette)
+    figure.colorbar(shades, cax=bar, label="trial")
+    bar.yaxis.set_major_locator(MaxNLocator(integer=True))
     entries: dict[str, Artist] = {}
     top = best(study)
     if top is not None and not lab.missing(top.params.get(key)):
@@ -287,17 +289,8 @@ def parameter(study: Study, key: str, *, title: str = "") -> Figure:
     axes.set(xlabel=key, ylabel=objective_label(study))
     if title:
         axes.set_title(heading(f"{title}: objective against {key}", ""))
-    arrange(figure, [axes], PANEL, legend=_legend(figure, entries))
+    arrange(figure, [axes], PANEL, legend=figure_legend(figure, entries, title=""))
     return figure
-
-
-def _trial_bar(figure: Figure, axes: Any, palette: Any, low: int, high: int) -> None:
-    """A colour bar beside ``axes`` that reads each point's shade as its trial number (every
-    trial from ``low`` to ``high``; whole numbers only)."""
-    bar = axes.inset_axes((1.03, 0.0, 0.025, 1.0))
-    shades = ScalarMappable(norm=Normalize(low - 0.5, high + 0.5), cmap=palette)
-    figure.colorbar(shades, cax=bar, label="trial")
-    bar.yaxis.set_major_locator(MaxNLocator(integer=True))
 
 
 def _mark_best(axes: Any, top: Trial, x: float) -> dict[str, Artist]:
@@ -305,13 +298,6 @@ def _mark_best(axes: Any, top: Trial, x: float) -> dict[str, Artist]:
     axes.scatter([x], [top.objective], marker="*", s=140, color=BEST_COLOR, zorder=3)
     star = Line2D([], [], color=BEST_COLOR, marker="*", ls="", markersize=10)
     return {f"best: trial {top.number}": star}
-
-
-def _legend(figure: Figure, entries: Mapping[str, Artist]) -> Any:
-    legend = figure_legend(figure, entries)
-    if legend is not None:
-        legend.set_title("")
-    return legend
 
 
 def caption(study: Study, what: str) -> str:

@@ -149,19 +149,6 @@ def read_config(folder: Path) -> tuple[dict[str, Any], str]:
     return config, result_key(tree, None if fingerprint is None else str(fingerprint), mark)
 
 
-def read_folder(
-    folder: Path,
-    seeds: Sequence[tuple[int, Path]],
-    columns: Sequence[str],
-    horizon: int | None,
-    key: str | None = None,
-) -> tuple[dict[int, Columns], list[Skipped]]:
-    """The checked columns of a run folder's seeds: its seed CSVs or its Parquet files."""
-    if seeds and seeds[0][1].suffix == ".parquet":
-        return parquetread.read_run(folder, columns, horizon, key)
-    return csvread.read_run(seeds, columns, horizon, key)
-
-
 def load(
     roots: Path | Sequence[Path],
     columns: Iterable[str] = ("cum_regret", "cum_reward"),
@@ -188,9 +175,13 @@ def load(
             continue
         horizon = config.get("env.horizon")
         horizon = horizon if isinstance(horizon, int) else None
-        found, bad = read_folder(folder, seeds, columns, horizon, key)
+        in_parquet = seeds[0][1].suffix == ".parquet"
+        if in_parquet:
+            found, bad = parquetread.read_run(folder, columns, horizon, key)
+        else:
+            found, bad = csvread.read_run(seeds, columns, horizon, key)
         others = [s for s in bad if s.reason.startswith(OTHER_KEY)]
-        if others and not _attested(folder, found, key, seeds[0][1].suffix == ".parquet"):
+        if others and not _attested(folder, found, key, in_parquet):
             skipped += [s for s in bad if s not in others]
             skipped.append(Skipped(folder / CONFIG_FILE, CONTRADICTED))
             continue
@@ -324,32 +315,25 @@ def _merge(
             run.first[seed] = paths[seed]
     run.folders.append(folder)
     here = next(iter(paths.values())).parent
-    return _other_rounds(here, other, found, grid) + [
+    skipped: list[Skipped] = []
+    if other:  # seeds of other rounds than the run's
+        rounds = len(found[other[0]]["t"])
+        many = len(other) > 1
+        numbered = f"seeds {seed_ranges(other)} keep" if many else f"seed {other[0]} keeps"
+        reason = (
+            f"{numbered} {counted(rounds, 'round')} of {grid[-1]}, the run's other seeds "
+            f"{counted(len(grid), 'round')} (another run.every): a run's seeds are compared "
+            "round by round, so these are left out; plot them apart, or run them again with "
+            "the same run.every"
+        )
+        skipped.append(Skipped(here, reason))
+    return skipped + [
         Skipped(
             here,
             (f"seeds {seed_ranges(seeds)} are" if len(seeds) > 1 else f"seed {seeds[0]} is")
             + f" also in {there}, a run of the same resolved config; that one is kept",
         )
         for there, seeds in again.items()
-    ]
-
-
-def _other_rounds(
-    folder: Path, seeds: list[int], found: dict[int, Columns], grid: np.ndarray
-) -> list[Skipped]:
-    """The line (if any) for ``seeds`` skipped for keeping other rounds than the run's."""
-    if not seeds:
-        return []
-    rounds = len(found[seeds[0]]["t"])
-    numbered = f"seeds {seed_ranges(seeds)} keep" if len(seeds) > 1 else f"seed {seeds[0]} keeps"
-    return [
-        Skipped(
-            folder,
-            f"{numbered} {counted(rounds, 'round')} of {grid[-1]}, the run's other seeds "
-            f"{counted(len(grid), 'round')} (another run.every): a run's seeds are compared "
-            "round by round, so these are left out; plot them apart, or run them again with "
-            "the same run.every",
-        )
     ]
 
 
