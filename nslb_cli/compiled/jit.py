@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import fcntl
 import hashlib
 import io
 import os
@@ -363,9 +364,13 @@ class HealingCache(caching.FunctionCache):
             return None
 
     def save_overload(self, sig: Any, data: Any) -> None:
+        """Save under an ``flock`` of the folder's ``.save.lock``: processes that compile one
+        function at once would each rewrite its index from a copy read before the others'."""
         for attempt in range(2):
             try:
-                super().save_overload(sig, data)
+                with open(Path(self._cache_path, ".save.lock"), "a") as lock:
+                    fcntl.flock(lock, fcntl.LOCK_EX)
+                    super().save_overload(sig, data)
                 return
             except DamagedCacheFile as err:  # damaged since it was loaded (another process)
                 with contextlib.suppress(OSError):

@@ -10,10 +10,13 @@ own, :func:`write_ratings`, so no release is needed).
 from __future__ import annotations
 
 import importlib.util
+import os
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import replace
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +25,7 @@ import numpy as np
 from nslb_cli.agents import AGENTS
 from nslb_cli.bandit import finite
 from nslb_cli.common.errors import ConfigError
-from nslb_cli.compiled.jit import compile_quietly
+from nslb_cli.compiled.jit import cache_kept, compile_quietly
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner.config import RunConfig, RunSettings, pairing_refusal
 from nslb_cli.runner.engines import Engine, JaxEngine
@@ -59,31 +62,45 @@ def write_ratings(folder: Path) -> Path:
     return folder
 
 
-def warm_up(report: Callable[[str], None], names: Iterable[str] | None = None) -> int:
-    """Run every agent (or those of ``names``) on every setting; ``report`` gets one line per
-    agent. Returns the number of (agent, setting) pairs played; pairs an agent refuses are
-    skipped."""
-    played = 0
+def warm_up(report: Callable[[str], None], names: Iterable[str] | None = None) -> tuple[int, bool]:
+    """Run every agent (or those of ``names``) on every setting, in parallel processes (one per
+    CPU, umTS, the slowest, first); ``report`` gets one line per agent. Returns the number of
+    (agent, setting) pairs played (pairs an agent refuses are skipped) and whether the compiled
+    code was kept in the cache."""
+    ordered = sorted(AGENTS if names is None else names, key=lambda name: name != "umts")
+    workers = min(len(ordered), os.cpu_count() or 1)
+    played, kept = 0, True
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+        results: Iterator[tuple[int, str, bool]] = map(_warm_agent, ordered)
+        if workers > 1:  # as each agent's process finishes
+            futures = [pool.submit(_warm_agent, name) for name in ordered]
+            results = (future.result() for future in as_completed(futures))
+        for done, line, saved in results:
+            report(line)
+            played, kept = played + done, kept and saved
+    return played, kept
+
+
+def _warm_agent(name: str) -> tuple[int, str, bool]:
+    """Play agent ``name`` on every setting: the pairs played, the line reporting them, and
+    whether the code compiled was kept in the cache."""
     compile_quietly()  # each compiling family's line would advise running nslb warmup
+    start, done = time.perf_counter(), 0
     with tempfile.TemporaryDirectory(prefix="nslb-warmup-") as scratch:
         worlds = _worlds(Path(scratch))
-        for name in AGENTS if names is None else names:
-            start, done = time.perf_counter(), 0
-            for env in worlds:
-                if pairing_refusal(ENVIRONMENTS[env.name], AGENTS[name], env.name, name):
-                    continue  # a pairing that nslb run refuses
-                try:
-                    agent = AGENTS[name].Params()
-                    config = RunConfig("warmup", env, agent, RunSettings(n_seeds=2, progress=False))
-                    with finite.arithmetic(env, agent):  # an overflow: a ConfigError
-                        config.engine.simulate(env, agent, np.arange(2), config.run)
-                except ConfigError:  # e.g. an agent that takes Gaussian rewards only
-                    continue
-                done += 1
-            played += done
-            elapsed = time.perf_counter() - start
-            report(f"{name}: {done} of {len(worlds)} settings, {elapsed:.1f} s")
-    return played
+        for env in worlds:
+            if pairing_refusal(ENVIRONMENTS[env.name], AGENTS[name], env.name, name):
+                continue  # a pairing that nslb run refuses
+            try:
+                agent = AGENTS[name].Params()
+                config = RunConfig("warmup", env, agent, RunSettings(n_seeds=2, progress=False))
+                with finite.arithmetic(env, agent):  # an overflow: a ConfigError
+                    config.engine.simulate(env, agent, np.arange(2), config.run)
+            except ConfigError:  # e.g. an agent that takes Gaussian rewards only
+                continue
+            done += 1
+    line = f"{name}: {done} of {len(worlds)} settings, {time.perf_counter() - start:.1f} s"
+    return done, line, cache_kept()
 
 
 PRESETS = (("fixed", "known"), ("markov", "known"), ("markov", "prior"))
@@ -132,8 +149,8 @@ def warm(engine: Engine, report: Callable[[str], None]) -> tuple[str | None, str
     if isinstance(engine, JaxEngine):
         programs = warm_up_jax(report)
         return (f"{programs} JAX programs" if programs else None), None
-    from nslb_cli.compiled.jit import CACHE, cache_kept
+    from nslb_cli.compiled.jit import CACHE
 
-    played = warm_up(report)
+    played, kept = warm_up(report)
     lost = f"the compiled code could not be kept in {CACHE}: later runs compile it again"
-    return f"{played} agent settings", None if cache_kept() else lost
+    return f"{played} agent settings", None if kept else lost

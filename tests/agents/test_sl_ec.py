@@ -150,4 +150,4 @@ def test_nslb_refuses_sl_ec_where_no_outcome_laws_are_given_in_one_line(tmp_path
 
 
 def test_the_warm_up_skips_what_sl_ec_refuses() -> None:
-    assert warm_up(lambda line: None, ["sl_ec"]) == 0
+    assert warm_up(lambda line: None, ["sl_ec"]) == (0, True)

@@ -243,28 +243,37 @@ def prepared_crafted(raw: bytes, key: str) -> list[Variant]:
     ]
 
 
+SHARES = ["every 8th", pytest.param("the rest", marks=pytest.mark.slow)]
+"""The damaged caches' cases: every 8th in make test (each kind has more than 8), the others
+with make test-full."""
+
+
+def share_of(cases: list[Any], share: str) -> list[Any]:
+    return [case for n, case in enumerate(cases) if (n % 8 == 0) == (share == "every 8th")]
+
+
+@pytest.mark.parametrize("share", SHARES)
 def test_a_damaged_prepared_cache_is_rebuilt_after_one_warning(
-    prepared: tuple[Path, Loaded, bytes], capsys: pytest.CaptureFixture[str]
+    prepared: tuple[Path, Loaded, bytes], capsys: pytest.CaptureFixture[str], share: str
 ) -> None:
     release, first, pristine = prepared
     path, root = first.path, first.path.parent.parent
-    for kind in [*KINDS, "sealed but inconsistent"]:
-        if kind == "sealed but inconsistent":
-            variants = prepared_crafted(pristine, path.stem.removeprefix("movielens-"))
-        else:
-            variants = npz_variants(pristine, kind, seed=KINDS.index(kind))
-        for name, data in variants:
-            path.write_bytes(data)
-            capsys.readouterr()
-            rebuilt = load_or_prepare(release, TINY, root)
-            lines = warning_lines(capsys.readouterr().err)
-            assert len(lines) == 1 and lines[0].startswith("nslb: warning: "), (name, lines)
-            assert str(path) in lines[0], (name, lines)
-            assert not rebuilt.hit and rebuilt.path == path, name
-            same_prepared(rebuilt.data, first.data)
-            healed = load_or_prepare(release, TINY, root)
-            assert healed.hit and capsys.readouterr().err == "", f"{name}: not healed"
-            same_prepared(healed.data, first.data)
+    cases = [
+        *(case for kind in KINDS for case in npz_variants(pristine, kind, KINDS.index(kind))),
+        *prepared_crafted(pristine, path.stem.removeprefix("movielens-")),
+    ]
+    for name, data in share_of(cases, share):
+        path.write_bytes(data)
+        capsys.readouterr()
+        rebuilt = load_or_prepare(release, TINY, root)
+        lines = warning_lines(capsys.readouterr().err)
+        assert len(lines) == 1 and lines[0].startswith("nslb: warning: "), (name, lines)
+        assert str(path) in lines[0], (name, lines)
+        assert not rebuilt.hit and rebuilt.path == path, name
+        same_prepared(rebuilt.data, first.data)
+        healed = load_or_prepare(release, TINY, root)
+        assert healed.hit and capsys.readouterr().err == "", f"{name}: not healed"
+        same_prepared(healed.data, first.data)
 
 
 def test_prepared_cache_files_are_sealed_and_written_like_any_file(
@@ -383,32 +392,35 @@ def compiled_variants(
     return found
 
 
+@pytest.mark.parametrize("share", SHARES)
 def test_a_damaged_compiled_cache_is_compiled_again_after_one_warning(
     kernel_cache: tuple[Path, Path, dict[Path, bytes]],
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    share: str,
 ) -> None:
     index, data, pristine = kernel_cache
     cache = index.parent.parent
     monkeypatch.setattr(compiled, "_warned", set())
-    for kind in [*KINDS, "sealed but inconsistent"]:
-        for path, name, damaged in compiled_variants(index, data, pristine, kind):
-            for good, raw in pristine.items():
-                good.write_bytes(raw)
-            path.write_bytes(damaged)
-            compiled._warned.clear()
-            capsys.readouterr()
-            dispatcher = fresh_dispatcher(cache)
-            assert capsys.readouterr().err == "", "nothing is read before the first call"
-            assert dispatcher(*ARGS) == EXPECTED, name
-            lines = warning_lines(capsys.readouterr().err)
-            assert len(lines) == 1, (name, lines)
-            assert lines[0].startswith("nslb: warning: damaged compiled-code cache "), (name, lines)
-            assert f"{path}" in lines[0] and lines[0].endswith(": compiling again"), (name, lines)
-            assert dispatcher.stats.cache_misses and not dispatcher.stats.cache_hits, name
-            healed = fresh_dispatcher(cache)
-            assert healed(*ARGS) == EXPECTED and healed.stats.cache_hits, f"{name}: not healed"
-            assert capsys.readouterr().err == "", name
+    kinds = [*KINDS, "sealed but inconsistent"]
+    cases = [case for kind in kinds for case in compiled_variants(index, data, pristine, kind)]
+    for path, name, damaged in share_of(cases, share):
+        for good, raw in pristine.items():
+            good.write_bytes(raw)
+        path.write_bytes(damaged)
+        compiled._warned.clear()
+        capsys.readouterr()
+        dispatcher = fresh_dispatcher(cache)
+        assert capsys.readouterr().err == "", "nothing is read before the first call"
+        assert dispatcher(*ARGS) == EXPECTED, name
+        lines = warning_lines(capsys.readouterr().err)
+        assert len(lines) == 1, (name, lines)
+        assert lines[0].startswith("nslb: warning: damaged compiled-code cache "), (name, lines)
+        assert f"{path}" in lines[0] and lines[0].endswith(": compiling again"), (name, lines)
+        assert dispatcher.stats.cache_misses and not dispatcher.stats.cache_hits, name
+        healed = fresh_dispatcher(cache)
+        assert healed(*ARGS) == EXPECTED and healed.stats.cache_hits, f"{name}: not healed"
+        assert capsys.readouterr().err == "", name
 
 
 def test_each_cache_is_damaged_in_at_least_200_ways(

@@ -107,28 +107,38 @@ def install(site: Path, engine: str, body: str) -> str:
     return os.pathsep.join([str(site), str(EXAMPLE / "src")])
 
 
-def test_a_broken_agent_is_one_line_naming_its_plugin_and_writes_nothing(tmp_path: Path) -> None:
-    for case, (engine, body, said) in BROKEN.items():
-        path = install(tmp_path / case / "site", engine, body)
-        folder = tmp_path / case / "out"
-        done = nslb_with(
-            path,
-            "run",
-            "agent=hostile",
-            f"run.engine={engine}",
-            "env.horizon=30",
-            "run.n_seeds=2",
-            f"hydra.run.dir={folder}",
-            cwd=tmp_path,
-        )
-        assert done.returncode == 2, (case, done.stderr)
-        errors = [line for line in done.stderr.splitlines() if line.startswith("nslb: error:")]
-        assert errors == [done.stderr.strip().splitlines()[-1]], (case, done.stderr)
-        assert "Traceback" not in done.stderr, (case, done.stderr)
-        assert "agent 'hostile' (hostile-plugin 1.0)" in errors[0] and said in errors[0], errors
-        assert not list(folder.glob("seed=*")) and not (folder / "config.yaml").exists(), case
-        if case == "raises":
-            assert "ValueError: no arm today" in (folder / "nslb.log").read_text()
+FAST = ("arm-beyond-k", "float-arm", "raises", "numpy-arm-minus-one")
+"""One case of each kind in make test: found after the batch, while tracing, code that raised,
+the numpy engine's; the others run with make test-full."""
+
+
+@pytest.mark.parametrize(
+    "case", [pytest.param(c, marks=() if c in FAST else pytest.mark.slow) for c in BROKEN]
+)
+def test_a_broken_agent_is_one_line_naming_its_plugin_and_writes_nothing(
+    tmp_path: Path, case: str
+) -> None:
+    engine, body, said = BROKEN[case]
+    path = install(tmp_path / "site", engine, body)
+    folder = tmp_path / "out"
+    done = nslb_with(
+        path,
+        "run",
+        "agent=hostile",
+        f"run.engine={engine}",
+        "env.horizon=30",
+        "run.n_seeds=2",
+        f"hydra.run.dir={folder}",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2, done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("nslb: error:")]
+    assert errors == [done.stderr.strip().splitlines()[-1]], done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    assert "agent 'hostile' (hostile-plugin 1.0)" in errors[0] and said in errors[0], errors
+    assert not list(folder.glob("seed=*")) and not (folder / "config.yaml").exists()
+    if case == "raises":
+        assert "ValueError: no arm today" in (folder / "nslb.log").read_text()
 
 
 @pytest.mark.parametrize(
