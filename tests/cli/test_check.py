@@ -33,6 +33,7 @@ def test_check_on_another_environment(capsys: pytest.CaptureFixture[str]) -> Non
     assert lines[2].startswith("pass  runs")
 
 
+@pytest.mark.slow  # test_conformance checks every agent on Bernoulli settings; this adds the label
 def test_check_with_bernoulli_rewards(capsys: pytest.CaptureFixture[str]) -> None:
     main(["check", "agent=cd_ts", "env.reward=bernoulli", "env.horizon=60"])
     lines = capsys.readouterr().out.splitlines()
