@@ -25,7 +25,7 @@ import numpy as np
 from nslb_cli.agents import AGENTS
 from nslb_cli.bandit import finite
 from nslb_cli.common.errors import ConfigError
-from nslb_cli.compiled.jit import cache_kept, compile_quietly
+from nslb_cli.compiled.jit import CACHE, cache_kept, compile_quietly
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner.config import RunConfig, RunSettings, pairing_refusal
 from nslb_cli.runner.engines import Engine, JaxEngine
@@ -149,8 +149,6 @@ def warm(engine: Engine, report: Callable[[str], None]) -> tuple[str | None, str
     if isinstance(engine, JaxEngine):
         programs = warm_up_jax(report)
         return (f"{programs} JAX programs" if programs else None), None
-    from nslb_cli.compiled.jit import CACHE
-
     played, kept = warm_up(report)
     lost = f"the compiled code could not be kept in {CACHE}: later runs compile it again"
     return f"{played} agent settings", None if kept else lost
