@@ -104,6 +104,7 @@ def test_the_guides_example_is_the_example_plugin_the_tests_run() -> None:
     assert tomllib.loads(toml)["project"]["entry-points"] == example_entry_points()
 
 
+@pytest.mark.slow  # the guide's copy: check's own lines are tested in tests/cli/test_check.py
 def test_the_guide_shows_what_nslb_check_prints(capsys: pytest.CaptureFixture[str]) -> None:
     (shown,) = re.findall(r"```\n\$ nslb check agent=mts\n(.*?)```", GUIDE, flags=re.DOTALL)
     main(["check", "agent=mts"])

@@ -236,7 +236,8 @@ IMPURE = """
     ("body", "said"),
     [(ACT.format("action=jnp.where(t == 5, 7, d.action)"),
       "breaks the agent contract: its arm in round 6"),
-     (IMPURE, "plays seeds otherwise in a batch of 7 than of 400")],
+     pytest.param(IMPURE, "plays seeds otherwise in a batch of 7 than of 400",
+                  marks=pytest.mark.slow)],  # a second program to compile: make test-full
     ids=["arm", "impure"],
 )  # fmt: skip
 def test_check_fails_a_jax_class_that_breaks_the_contract_or_its_seeds(

@@ -91,9 +91,9 @@ def stop_then_rerun(kind: str, count: int, tmp_path: Path) -> None:
         assert not temporaries(folder / "out")
 
 
-FAST_KINDS = ["sweep", "joblib sweep"]
-"""A sweep on each launcher named in the guarantee; a run is a sweep's job, and umTS's
-threads are tried with ``-m slow``, as every kind is twenty times."""
+FAST_KINDS = ["sweep"]
+"""A sweep; a run is a sweep's job, and joblib's workers and umTS's threads are tried with
+``-m slow``, as every kind is twenty times."""
 
 
 @pytest.mark.parametrize("kind", FAST_KINDS)

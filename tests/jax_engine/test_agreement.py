@@ -65,9 +65,9 @@ def assert_agree(jax_regret: np.ndarray, numpy_regret: np.ndarray) -> None:
 
 
 LABELS = [*(a for a in own() if a != "oracle"), "umts/sample"]
-IN_CI = {  # an agent's scenario in the fast suite: umTS learns a Gaussian prior, its sampler a
-    # Bernoulli one (the batch test of test_cli.py runs umTS on a known model)
-    "mts": "markov/known", "umts": "markov/prior", "umts/sample": "bernoulli/prior",
+IN_CI = {  # an agent's scenario in the fast suite: umTS learns a Gaussian prior (its sampler and
+    # a Bernoulli prior: make test-full; the batch test of test_cli.py runs umTS on a known model)
+    "mts": "markov/known", "umts": "markov/prior",
     "sw_mucb": "bernoulli/known", "cd_ucb": "bernoulli/prior", "cd_ts": "markov/known",
     "exp4s": "markov/prior", "random": "fixed/known",
 }  # fmt: skip

@@ -13,6 +13,7 @@ pytest.importorskip("jax")
 from tests.helpers.plugins import fake_example_install, nslb_with  # noqa: E402
 
 
+@pytest.mark.slow  # in CI: a plugin's JAX agent in a sweep (tests/faults/test_plugin_agents.py)
 def test_the_example_plugin_runs_on_the_jax_engine_and_agrees_with_itself(tmp_path: Path) -> None:
     path = fake_example_install(tmp_path / "site")
     run = nslb_with(path, "run", "agent=epsilon_greedy", "run.engine=jax", "env.horizon=50",

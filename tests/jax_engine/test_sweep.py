@@ -187,7 +187,7 @@ def _grouped_and_alone(jobs: list[tuple[object, object]]) -> tuple[int, list[Any
 
 CD_UCB = ("cd_ucb", "tau", (4, 8))
 SLOW = pytest.mark.slow  # a program of its own to compile (seconds in CI): with make test-full
-# (CI: a switching rate, a prior's spread and the noise; the prior's concentrations are slow)
+# (CI: a switching rate and the noise; the prior's spreads and concentrations are slow)
 UMTS = ("umts", "resample_threshold", (0.2, 0.9))  # reads the prior's spread
 
 
@@ -197,7 +197,7 @@ UMTS = ("umts", "resample_threshold", (0.2, 0.9))  # reads the prior's spread
      pytest.param("period", (7, 30), {"dynamics": "fixed"}, CD_UCB, marks=SLOW),
      pytest.param("stay_concentration", (5.0, 796.0), {"model": "prior"}, CD_UCB, marks=SLOW),
      pytest.param("move_concentration", (0.5, 20.0), {"model": "prior"}, CD_UCB, marks=SLOW),
-     ("prior_sd", (0.05, 0.5), {"model": "prior"}, UMTS),
+     pytest.param("prior_sd", (0.05, 0.5), {"model": "prior"}, UMTS, marks=SLOW),
      pytest.param("prior_strength", (1.0, 30.0), {"model": "prior", "reward": "bernoulli"},
                   UMTS, marks=SLOW),
      ("sigma", (0.1, 1.0), {}, CD_UCB),  # the agents read the reward noise too
@@ -334,6 +334,7 @@ def test_a_groups_lanes_that_a_failed_job_left_do_not_keep_the_next_group_from_i
     assert [line.split("(")[1].split(")")[0] for line in programs] == ["6 seeds", "6 seeds"]
 
 
+@pytest.mark.slow  # in CI: the launcher's order of a group's jobs (above)
 def test_with_fail_fast_the_jobs_keep_hydras_order(tmp_path: Path) -> None:
     """``run.fail_fast=true`` skips the jobs after the first failure: the jobs run in
     Hydra's order, so those are the jobs numbered after it (here #3 only)."""
