@@ -8,7 +8,6 @@ stops the rest; each is left out with a one-line reason in :attr:`Loaded.skipped
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -181,7 +180,9 @@ def load(
         else:
             found, bad = csvread.read_run(seeds, columns, horizon, key)
         others = [s for s in bad if s.reason.startswith(OTHER_KEY)]
-        if others and not _attested(folder, found, key, in_parquet):
+        # some seeds record another key and none the folder's: config.yaml is what is wrong
+        recorded = (seed_record(seed_csv(folder, seed)).get("config") for seed in found)
+        if others and not (in_parquet and found) and key not in recorded:  # read if needed
             skipped += [s for s in bad if s not in others]
             skipped.append(Skipped(folder / CONFIG_FILE, CONTRADICTED))
             continue
@@ -228,30 +229,6 @@ CONTRADICTED = (
 )
 
 
-def _attested(folder: Path, found: dict[int, Columns], key: str, in_parquet: bool) -> bool:
-    """Whether a seed of ``found`` records the folder's result ``key``: when some record another
-    key and none this one, ``config.yaml`` is what is wrong."""
-    return (in_parquet and bool(found)) or any(
-        seed_record(seed_csv(folder, seed)).get("config") == key for seed in found
-    )
-
-
-def read_seed_stats(csv: Path) -> dict[str, float]:
-    """The numeric statistics recorded beside a seed CSV (``seed=K.json``), without the
-    record's own keys; empty when there is no readable record."""
-    try:
-        record = json.loads(csv.with_suffix(".json").read_bytes())
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(record, dict):
-        return {}
-    return {
-        str(key): number
-        for key, value in record.items()
-        if key not in STATS_KEYS and (number := _number(value)) is not None
-    }
-
-
 def _number(value: object) -> float | None:
     """A recorded statistic as a float; ``None`` for anything else, or too large for a float."""
     if not isinstance(value, int | float):
@@ -284,8 +261,9 @@ def _seed_type(runs: list[_Run]) -> type[np.signedinteger]:
 
 def _stats(path: Path, seed: int, in_parquet: dict[Path, dict[int, dict[str, float]]]) -> dict:
     """The statistics of ``seed`` from ``path``: its CSV's record or its Parquet file's."""
-    if path.suffix != ".parquet":
-        return read_seed_stats(path)
+    if path.suffix != ".parquet":  # the numbers of seed=K.json but the record's own keys
+        items = seed_record(path).items()
+        return {k: n for k, v in items if k not in STATS_KEYS and (n := _number(v)) is not None}
     if path.parent.name == parquet.PARTS and not path.exists():  # sealed since it was read
         path = path.parent.parent / parquet.FILE
     if path not in in_parquet:
