@@ -364,11 +364,8 @@ def _study(options: Options, found: study.Study, work: _Work, stems: _Stems) -> 
     caption = study.caption(found, "objective of each trial and the best so far")
     work.figure(history, caption if options.paper else None)
     for key in found.params:
-        job = Job(
-            study.parameter,
-            _suffixed(stem, f"param-{key}"),
-            {"study": found, "key": key, "title": title},
-        )
+        arguments = {"study": found, "key": key, "title": title}
+        job = Job(study.parameter, _suffixed(stem, f"param-{key}"), arguments)
         caption = study.caption(found, f"objective against {key}, darker: later trials")
         work.figure(job, caption if options.paper else None)
     trials = study.table(found)
