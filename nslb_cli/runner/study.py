@@ -28,7 +28,7 @@ from nslb_cli.common.stopping import held
 from nslb_cli.runner.config import DIRECTIONS
 from nslb_cli.store.atomic import atomic_write_text
 from nslb_cli.store.folder import BEST_FILE, BEST_HEADER, STUDY_FILE, OutputConflict
-from nslb_cli.store.results import flatten
+from nslb_cli.store.results import flatten, read_json
 
 FOLDER = ".nslb-study"
 NEXT = ".nslb-study-next"  # the trials of the study running, until it ends
@@ -251,12 +251,7 @@ def _about(records: Path) -> dict[str, Any]:
 def finished_trials(records: Path) -> list[dict[str, Any]]:
     """The records in the folder ``records`` of the trials that returned an objective (a
     record that cannot be read is left out)."""
-    trials = []
-    for path in sorted(records.glob("*.json")):
-        try:
-            trials.append(json.loads(path.read_text()))
-        except (OSError, ValueError):
-            continue
+    trials = [read_json(path) for path in sorted(records.glob("*.json"))]
     return [
         t for t in trials if isinstance(t, dict) and isinstance(t.get("objective"), (int, float))
     ]
@@ -272,7 +267,10 @@ def finish(folder: Path) -> str:
         atomic_write_text(fresh / BEST_FILE, _best_text(folder, best, len(trials), _about(fresh)))
         atomic_write_text(fresh / STUDY_FILE, _results_text(best))
         with held():  # Ctrl-C waits; a kill leaves the new record to the next study's start
-            _swap(folder)
+            for name in (BEST_FILE, STUDY_FILE):  # its two files, then its trials
+                os.replace(fresh / name, folder / name)
+            shutil.rmtree(folder / FOLDER, ignore_errors=True)
+            os.replace(fresh, folder / FOLDER)
         return f"the best trial's overrides are in {folder / BEST_FILE}"
     shutil.rmtree(fresh, ignore_errors=True)
     kept = finished_trials(folder / FOLDER)
@@ -281,15 +279,6 @@ def finish(folder: Path) -> str:
     # Optuna's sweeper writes its own results file, from its storage's trials
     atomic_write_text(folder / STUDY_FILE, _results_text(_best(kept)))
     return f"no trial of the study finished; the previous study's {folder / BEST_FILE} stays"
-
-
-def _swap(folder: Path) -> None:
-    """Move the new record in: its two files, then its trials."""
-    fresh = folder / NEXT
-    for name in (BEST_FILE, STUDY_FILE):
-        os.replace(fresh / name, folder / name)
-    shutil.rmtree(folder / FOLDER, ignore_errors=True)
-    os.replace(fresh, folder / FOLDER)
 
 
 def _best(trials: list[dict[str, Any]]) -> dict[str, Any]:

@@ -212,12 +212,17 @@ def integrity_problem(record: Any, data: bytes) -> str | None:
     )
 
 
+def read_json(path: Path) -> Any:
+    """The JSON value of the file ``path``; ``None`` when it cannot be read or parsed."""
+    try:
+        return json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+
+
 def seed_record(csv_path: Path) -> dict[str, Any]:
     """The ``seed=K.json`` beside ``csv_path`` (empty when absent or unreadable)."""
-    try:
-        record = json.loads(csv_path.with_suffix(".json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+    record = read_json(csv_path.with_suffix(".json"))
     return record if isinstance(record, dict) else {}
 
 
