@@ -77,16 +77,9 @@ def _run(arguments: Sequence[str]) -> None:
     for where, flag in enumerate(arguments[:-1]):
         value = arguments[where + 1]
         if flag in ("-sc", "--shell-completion") and value.startswith("install="):
-            _completion([value.partition("=")[2]])
+            _main_of("completion")([value.partition("=")[2]])
             return
     run_main(arguments)
-
-
-def _completion(arguments: Sequence[str]) -> None:
-    """``nslb completion bash|zsh``: see :mod:`nslb_cli.cli.completion`."""
-    from nslb_cli.cli.completion import main as completion_main
-
-    completion_main(arguments, COMMANDS)
 
 
 def _warmup(arguments: Sequence[str]) -> None:
@@ -141,15 +134,6 @@ def _plot(arguments: Sequence[str]) -> None:
         fail(str(err))
 
 
-def _list(arguments: Sequence[str]) -> None:
-    """``nslb list``: see :mod:`nslb_cli.cli.listing`."""
-    from nslb_cli.cli.listing import main as list_main
-
-    if arguments:
-        fail("nslb list takes no arguments")
-    list_main()
-
-
 def _main_of(module: str) -> Callable[[Sequence[str]], None]:
     """The ``main(arguments)`` of the subcommand module ``nslb_cli.cli.<module>``, imported
     when the command runs."""
@@ -191,11 +175,11 @@ def _dispatch(arguments: list[str]) -> None:
     handlers = {
         "run": _run,
         "plot": _plot,
-        "list": _list,
+        "list": _main_of("listing"),
         "check": _main_of("check"),
         "data": _main_of("data"),
         "warmup": _warmup,
-        "completion": _completion,
+        "completion": _main_of("completion"),
     }
     if command in HELP and any(a in HELP_FLAGS for a in rest):
         print(HELP[command], end="")
