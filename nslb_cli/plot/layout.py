@@ -98,16 +98,10 @@ def arrange(
     total_height = PAD + body + PAD
     figure.set_size_inches(total_width, total_height)
     body_top = total_height - PAD
+    bottom_edge = body_top - top - height
     for axes, left in zip(panels, lefts, strict=True):
-        bottom_edge = body_top - top - height
-        axes.set_position(
-            (
-                left / total_width,
-                bottom_edge / total_height,
-                width / total_width,
-                height / total_height,
-            )
-        )
+        box = (left / total_width, bottom_edge / total_height, width / total_width)
+        axes.set_position((*box, height / total_height))
     if legend is not None:
         anchor = ((content_right + GAP) / total_width, body_top / total_height)
         legend.set_bbox_to_anchor(anchor, transform=figure.transFigure)
@@ -176,12 +170,8 @@ def _margins(axes: Axes, renderer: RendererBase, dpi: float) -> tuple[float, ...
     """The (left, bottom, right, top) inches of what is drawn around ``axes``' area."""
     tight, box = axes.get_tightbbox(renderer), axes.get_window_extent(renderer)
     assert tight is not None  # visible axes always have a box
-    return (
-        (box.x0 - tight.x0) / dpi,
-        (box.y0 - tight.y0) / dpi,
-        (tight.x1 - box.x1) / dpi,
-        (tight.y1 - box.y1) / dpi,
-    )
+    around = (box.x0 - tight.x0, box.y0 - tight.y0, tight.x1 - box.x1, tight.y1 - box.y1)
+    return tuple(inches / dpi for inches in around)
 
 
 def fit_labels(axes: Axes, renderer: RendererBase) -> None:
