@@ -18,6 +18,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.legend import Legend
 
+from nslb_cli.plot.selection import PlotError
+
 PAD = 0.1  # inches between the canvas edge and anything on it
 GAP = 0.25  # inches between neighbours: panels, the legend
 TICK_GAP = 2.0  # points of space kept between neighbouring tick labels
@@ -31,7 +33,7 @@ MAX_PIXELS = 100_000_000
 matplotlib's own limit, 2^23 pixels a side, would let one image take 256 TB."""
 
 
-class TooLarge(ValueError):
+class TooLarge(PlotError):
     """A figure whose image would have more than :data:`MAX_PIXELS` pixels; one line."""
 
 
@@ -42,11 +44,8 @@ def check_pixels(width: float, height: float, dpi: float, what: str, least: bool
     if pixels[0] * pixels[1] <= MAX_PIXELS:
         return
     most = math.floor(math.sqrt(MAX_PIXELS / (width * height)))
-    drawn = (
-        f"figures of {pixels[0]:,} × {pixels[1]:,} pixels or more"
-        if least
-        else f"a {pixels[0]:,} × {pixels[1]:,}-pixel figure ({width:,.1f} × {height:,.1f} inches)"
-    )
+    size, inches = f"{pixels[0]:,} × {pixels[1]:,}", f"{width:,.1f} × {height:,.1f} inches"
+    drawn = f"figures of {size} pixels or more" if least else f"a {size}-pixel figure ({inches})"
     raise TooLarge(
         f"{what} would draw {drawn}; at most {MAX_PIXELS:,} pixels a figure: "
         f"use {most:,} dpi or less"
