@@ -80,11 +80,10 @@ def refuse_foreign_files(folder: Path, key: str = "hydra.run.dir") -> None:
     # a folder where nslb writes a file of that name (results.parquet/) stands in its way
     blocking = [f"{p.name}/" for p in listed if p.is_dir() and _nslb_file(p.name)]
     plotted = _plotted(folder)
+    foreign = []
     if parquet.FILE in names and parquet.foreign(folder / parquet.FILE):
         names.discard(parquet.FILE)  # a Parquet file without nslb's record: somebody else's
-        foreign = [parquet.FILE]
-    else:
-        foreign = []
+        foreign.append(parquet.FILE)
     has_seeds = any(SEED_FILE.match(n) for n in names) or parquet.FILE in names
     foreign += [
         name
