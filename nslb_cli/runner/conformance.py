@@ -499,11 +499,9 @@ def run_checks(
             outcomes.append(Outcome(check.name, "skip", f"not checked: raised in {crashed[0]}"))
             continue
         step(f"the check '{check.name}'")
-        failures = [(r.setting.label, f) for r in runs if (f := check.test(r)) is not None]
-        if failures:
-            outcomes.append(Outcome(check.name, "FAIL", "{}: {}".format(*failures[0])))
-        else:
-            outcomes.append(Outcome(check.name, "pass", check.meaning))
+        failures = [f"{r.setting.label}: {f}" for r in runs if (f := check.test(r)) is not None]
+        status, detail = ("FAIL", failures[0]) if failures else ("pass", check.meaning)
+        outcomes.append(Outcome(check.name, status, detail))
     passed = engines and all(o.passed for o in outcomes)
     agreed = engines_agree(cls, params, settings) if passed else None
     return outcomes if agreed is None else [*outcomes, agreed]

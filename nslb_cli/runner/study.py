@@ -172,7 +172,6 @@ def start(folder: Path, study: Plan) -> None:
         )
     if study.storage is not None:
         _open_storage(study)
-    (folder / NEXT).mkdir(parents=True, exist_ok=True)
     about = {"agent": study.agent, "tuned": study.tuned, "key": study.key, "world": study.world,
              "seeds": list(study.seeds)}  # fmt: skip
     atomic_write_text(folder / NEXT / ABOUT, yaml.safe_dump(about, sort_keys=False))
@@ -234,9 +233,7 @@ def record_trial(
         "metric": f"final {objective}",
         "direction": direction(objective),
     }
-    folder = sweep_dir / NEXT
-    folder.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(folder / f"{number}.json", json.dumps(record) + "\n")
+    atomic_write_text(sweep_dir / NEXT / f"{number}.json", json.dumps(record) + "\n")
 
 
 def _about(records: Path) -> dict[str, Any]:
@@ -342,21 +339,13 @@ def _beside(overrides: list[str], arguments: list[str], where: int) -> list[str]
         values = listed.split(",")
         if key == "agent" and len(values) > 1 and agent in values:
             tuned = [o for o in overrides if _key(o).startswith("agent.")]
-            option = _tuned_option(str(agent), tuned)
+            option = f"{agent}_tuned"  # the agent option of the agent with the tuned values
+            pairs = (o.split("=", 1) for o in tuned)
+            node = {"name": agent} | {k.split(".", 1)[1]: yaml.safe_load(v) for k, v in pairs}
+            ConfigStore.instance().store(group="agent", name=option, node=node)
             arguments[index] = "agent=" + ",".join(option if v == agent else v for v in values)
             return [o for o in overrides if _key(o) != "agent" and o not in tuned]
     return overrides
-
-
-def _tuned_option(agent: str, tuned: list[str]) -> str:
-    """Store the agent option ``<agent>_tuned``, ``agent`` with the values of ``tuned``; return
-    its name."""
-    pairs = (o.split("=", 1) for o in tuned)
-    values = {key.split(".", 1)[1]: yaml.safe_load(value) for key, value in pairs}
-    ConfigStore.instance().store(
-        group="agent", name=f"{agent}_tuned", node={"name": agent, **values}
-    )
-    return f"{agent}_tuned"
 
 
 def refuse_tuning_seeds(arguments: list[str], first: int, last: int) -> None:
