@@ -156,12 +156,7 @@ def read_trial(path: Path) -> Trial:
 def table(study: Study) -> pd.DataFrame:
     """The trials, best first: ``rank, trial, objective``, each parameter, ``overrides``."""
     rows = [
-        {
-            "trial": t.number,
-            "objective": t.objective,
-            **{key: t.params.get(key) for key in study.params},
-            "overrides": " ".join(t.overrides),
-        }
+        (t.number, t.objective, *(t.params.get(key) for key in study.params), " ".join(t.overrides))
         for t in study.trials
     ]
     frame = pd.DataFrame(rows, columns=["trial", "objective", *study.params, "overrides"])

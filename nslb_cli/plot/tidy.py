@@ -190,7 +190,12 @@ def load(
         if found:
             run = runs.setdefault(identity(config), _Run(config))
             skipped += _merge(run, found, dict(seeds), str(folder.relative_to(root)))
-            _add_makers(makers, folder, str(config.get(ENGINE, UNMARKED_ENGINE)))
+            engine = str(config.get(ENGINE, UNMARKED_ENGINE))  # and what made its numbers
+            first: dict[str, set[str]] = {"nslb versions": set(), "JAX engine revisions": set()}
+            made = makers.setdefault(engine, first)
+            made["nslb versions"] |= provenance.versions(folder)
+            parts = (part for found in provenance.numbers(folder)[0] for part in found.split("; "))
+            made["JAX engine revisions"] |= {p for p in parts if p.startswith(JAX_REVISION)}
     merged = [run for run in runs.values() if run.seeds]
     configs = [run.config for run in merged]
     keys = list(dict.fromkeys(key for config in configs for key in config))  # as first seen
@@ -202,14 +207,6 @@ def load(
     return Loaded(
         frame, runs_table, keys, skipped=skipped, n_files=n_files, seed_stats=stats, makers=makers
     )
-
-
-def _add_makers(makers: dict[str, dict[str, set[str]]], folder: Path, engine: str) -> None:
-    """Add what made ``folder``'s numbers (:attr:`Loaded.makers`) to ``engine``'s entry."""
-    made = makers.setdefault(engine, {"nslb versions": set(), "JAX engine revisions": set()})
-    made["nslb versions"] |= provenance.versions(folder)
-    parts = (part for found in provenance.numbers(folder)[0] for part in found.split("; "))
-    made["JAX engine revisions"] |= {p for p in parts if p.startswith(JAX_REVISION)}
 
 
 def mixed_makers(loaded: Loaded) -> list[str]:
@@ -305,14 +302,11 @@ def _merge(
             "the same run.every"
         )
         skipped.append(Skipped(here, reason))
-    return skipped + [
-        Skipped(
-            here,
-            (f"seeds {seed_ranges(seeds)} are" if len(seeds) > 1 else f"seed {seeds[0]} is")
-            + f" also in {there}, a run of the same resolved config; that one is kept",
-        )
-        for there, seeds in again.items()
-    ]
+    kept = "a run of the same resolved config; that one is kept"
+    for there, seeds in again.items():
+        which = f"seeds {seed_ranges(seeds)} are" if len(seeds) > 1 else f"seed {seeds[0]} is"
+        skipped.append(Skipped(here, f"{which} also in {there}, {kept}"))
+    return skipped
 
 
 def _join(runs: list[_Run], columns: Sequence[str], keys: Sequence[str]) -> pd.DataFrame:
