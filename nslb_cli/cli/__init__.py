@@ -72,21 +72,12 @@ HELP_FLAGS = ("-h", "--help")
 def _run(arguments: Sequence[str]) -> None:
     """``nslb run``: see :mod:`nslb_cli.cli.run`. Hydra's ``--shell-completion
     install=SHELL`` prints nslb's own script (Hydra's would call ``nslb`` without ``run``)."""
-    from nslb_cli.cli.run import main as run_main
-
     for where, flag in enumerate(arguments[:-1]):
         value = arguments[where + 1]
         if flag in ("-sc", "--shell-completion") and value.startswith("install="):
-            _completion([value.partition("=")[2]])
+            _main_of("completion")([value.partition("=")[2]])
             return
-    run_main(arguments)
-
-
-def _completion(arguments: Sequence[str]) -> None:
-    """``nslb completion bash|zsh``: see :mod:`nslb_cli.cli.completion`."""
-    from nslb_cli.cli.completion import main as completion_main
-
-    completion_main(arguments, COMMANDS)
+    _main_of("run")(arguments)
 
 
 def _warmup(arguments: Sequence[str]) -> None:
@@ -130,29 +121,10 @@ def _warmup_engines(arguments: Sequence[str]) -> list[Engine]:
     fail(f"nslb warmup takes {takes}, not {' '.join(arguments)!r}")
 
 
-def _plot(arguments: Sequence[str]) -> None:
-    """``nslb plot``: figures and tables from results on disk."""
-    from nslb_cli.cli.plot import main as plot_main
-    from nslb_cli.plot.report import PlotError
-
-    try:
-        plot_main(arguments)
-    except PlotError as err:
-        fail(str(err))
-
-
-def _list(arguments: Sequence[str]) -> None:
-    """``nslb list``: see :mod:`nslb_cli.cli.listing`."""
-    from nslb_cli.cli.listing import main as list_main
-
-    if arguments:
-        fail("nslb list takes no arguments")
-    list_main()
-
-
-def _main_of(module: str) -> Callable[[Sequence[str]], None]:
-    """The ``main(arguments)`` of the subcommand module ``nslb_cli.cli.<module>``, imported
-    when the command runs."""
+def _main_of(command: str) -> Callable[[Sequence[str]], None]:
+    """The ``main(arguments)`` of the subcommand's module ``nslb_cli.cli.<command>`` (``list``:
+    ``listing``), imported when the command runs."""
+    module = "listing" if command == "list" else command
     return lambda arguments: importlib.import_module(f"nslb_cli.cli.{module}").main(arguments)
 
 
@@ -188,22 +160,14 @@ def _dispatch(arguments: list[str]) -> None:
         print(f"nslb {version('nslb-cli')}")
         return
     command, rest = arguments[0], arguments[1:]
-    handlers = {
-        "run": _run,
-        "plot": _plot,
-        "list": _list,
-        "check": _main_of("check"),
-        "data": _main_of("data"),
-        "warmup": _warmup,
-        "completion": _completion,
-    }
     if command in HELP and any(a in HELP_FLAGS for a in rest):
         print(HELP[command], end="")
         return
-    if command not in handlers:
+    if command not in COMMANDS:
         fail(f"unknown command '{command}'; use one of: {', '.join(COMMANDS)} (see `nslb --help`)")
+    handler = {"run": _run, "warmup": _warmup}.get(command) or _main_of(command)
     try:
-        handlers[command](rest)
+        handler(rest)
         check_stop()  # a request whose exception a library swallowed: the command stops
     except SystemExit:
         raise

@@ -75,8 +75,10 @@ def script(shell: str, commands: Sequence[str]) -> str:
     return ZSH_PRELUDE + bash.split("\n", 1)[1] if shell == "zsh" else bash
 
 
-def main(arguments: Sequence[str], commands: Sequence[str]) -> None:
+def main(arguments: Sequence[str]) -> None:
     """Print the script for the one shell named in ``arguments``."""
+    from nslb_cli.cli import COMMANDS
+
     if len(arguments) != 1 or arguments[0] not in SHELLS:
         raise ConfigError("completion", f"name one shell: nslb completion {'|'.join(SHELLS)}")
-    print(script(arguments[0], commands), end="")
+    print(script(arguments[0], COMMANDS), end="")

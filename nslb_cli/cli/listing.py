@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Sequence
 from dataclasses import MISSING, fields
+from functools import partial
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from nslb_cli.agents import AGENTS
-from nslb_cli.cli.errors import warn
+from nslb_cli.cli.errors import fail, warn
 from nslb_cli.common.registry import Registry
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.runner.compose import CONFIG_MODULE
@@ -49,6 +51,7 @@ def _group(registry: Registry) -> list[str]:
     column = max((len(name) for name in loaded), default=0) + 2
     lines = []
     indent = " " * (column + 2)
+    fill = partial(textwrap.fill, width=WIDTH, subsequent_indent=indent)
     for name, cls in loaded.items():
         what = summary(cls)
         text = _parameters(cls.Params)
@@ -57,17 +60,9 @@ def _group(registry: Registry) -> list[str]:
             text += f"  [plugin: {package}]"
         first = f"  {name:<{column}}"
         if what:
-            lines.append(textwrap.fill(what, WIDTH, initial_indent=first, subsequent_indent=indent))
+            lines.append(fill(what, initial_indent=first))
             first = indent
-        lines.append(
-            textwrap.fill(
-                text,
-                WIDTH,
-                initial_indent=first,
-                subsequent_indent=indent,
-                break_on_hyphens=False,
-            )
-        )
+        lines.append(fill(text, initial_indent=first, break_on_hyphens=False))
     return lines
 
 
@@ -88,8 +83,10 @@ def _presets(folder: Traversable, prefix: str = "") -> list[str]:
     return found
 
 
-def main() -> None:
+def main(arguments: Sequence[str]) -> None:
     """Print the environments and agents with their parameters, then the presets."""
+    if arguments:
+        fail("nslb list takes no arguments")
     for group, registry in (("env", ENVIRONMENTS), ("agent", AGENTS)):
         print(f"{group}:  {group}=NAME {group}.KEY=VALUE")
         print("\n".join(_group(registry)))

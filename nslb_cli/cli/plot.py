@@ -8,6 +8,7 @@ from pathlib import Path
 
 from matplotlib.backend_bases import FigureCanvasBase
 
+from nslb_cli.cli.errors import fail
 from nslb_cli.common.paths import unwritable
 from nslb_cli.plot.aggregate import CI_METHODS, DEFAULT_METRICS, DEFAULT_REFERENCE, METRICS
 from nslb_cli.plot.figures import CONTEXTS
@@ -196,18 +197,21 @@ def parse(argv: Sequence[str]) -> Options:
 
 
 def main(argv: Sequence[str]) -> None:
-    """``nslb plot``: parse, plot, report; :class:`PlotError` for the caller to print."""
-    options = parse(argv)
+    """``nslb plot``: parse, plot, report; a :class:`PlotError` ends it in one line."""
+    try:
+        options = parse(argv)
+    except PlotError as err:
+        fail(str(err))
     try:
         written, sections = plot(options)
-    except OutputConflict as err:
-        raise PlotError(str(err)) from None
+    except (PlotError, OutputConflict) as err:
+        fail(str(err))
     except OSError as err:  # a full disk, a quota, a folder gone read-only; a result unreadable
         where = Path(err.filename or options.out).absolute()
         out, root = options.out.absolute(), options.root.absolute()
         reading = where.is_relative_to(root) and not where.is_relative_to(out)
         verb = "read" if reading else "write"
-        raise PlotError(f"cannot {verb} {where}: {err.strerror or err}") from None
+        fail(f"cannot {verb} {where}: {err.strerror or err}")
     print("\n".join(sections), end="")
     n_tables = sum(path.suffix in (".md", ".csv") for path in written)
     n_captions = sum(path.name.endswith(".caption.txt") for path in written)

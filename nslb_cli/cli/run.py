@@ -113,27 +113,22 @@ def _user_message(err: BaseException, folder: Path) -> str:
 
 
 def main(arguments: Sequence[str]) -> None:
-    """``nslb run``: check every job of the command line, then hand over to Hydra."""
+    """``nslb run``: check every job of the command line, then hand over to Hydra; bad input
+    is a :class:`ConfigError` (the dispatcher's one line)."""
     os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra's own errors reach us, not its report
     provenance.remember_command(["run", *arguments])
     given = list(arguments)
-    try:
-        arguments = expand_home(study.expand_best(given))
-        study.refuse_grid(arguments)
-    except ConfigError as err:
-        fail(str(err))
+    arguments = expand_home(study.expand_best(given))
+    study.refuse_grid(arguments)
     for problem in register_options(arguments):  # plugins' options, before Hydra composes
         warn(problem)
     flags = [a for a in arguments if a.startswith("-") and a not in MULTIRUN_FLAGS]
     plan: CommandLine | None = None
     if not flags:
         overrides = [a for a in arguments if a not in MULTIRUN_FLAGS]
-        try:
-            plan = check_command_line(overrides, multirun=len(overrides) < len(arguments))
-            if plan.study is None:  # an evaluation of a best.yaml keeps off its tuning seeds
-                study.refuse_tuning_seeds(given, *plan.seeds)
-        except ConfigError as err:
-            fail(str(err))
+        plan = check_command_line(overrides, multirun=len(overrides) < len(arguments))
+        if plan.study is None:  # an evaluation of a best.yaml keeps off its tuning seeds
+            study.refuse_tuning_seeds(given, *plan.seeds)
     start_sweep()
     failures = Failures(plan.output) if plan is not None and plan.multirun else None
     if failures is not None:

@@ -198,8 +198,6 @@ class Registry(Mapping[str, Any]):
         """Every usable entry, imported; those that fail are left out (see :meth:`problems`)."""
         loaded = {}
         for name in self:
-            try:
+            with contextlib.suppress(PluginError):
                 loaded[name] = self[name]
-            except PluginError:
-                continue
         return loaded

@@ -38,11 +38,8 @@ def number(value: Any, key: str) -> None:
         )
     elif isinstance(value, float):
         require(math.isfinite(value), key, f"must be a finite number, got {value}")
-    elif isinstance(value, list | tuple):
-        for entry in value:
-            number(entry, key)
-    elif isinstance(value, dict):
-        for entry in value.values():
+    elif isinstance(value, list | tuple | dict):
+        for entry in value.values() if isinstance(value, dict) else value:
             number(entry, key)
 
 

@@ -255,8 +255,7 @@ def summary(
         row: dict[str, object] = {"group": group, "agent": agent}
         if lab.AGENT in of_agent:
             row[lab.AGENT] = str(of_agent[lab.AGENT].iloc[0])
-        for column in settings:
-            row[column] = of_agent[column].iloc[0]
+        row |= {column: of_agent[column].iloc[0] for column in settings}
         row["n_seeds"] = of_agent["seed"].nunique()
         row["final_t"] = of_agent["t"].max()
         for name in SUMMARY_METRICS:
@@ -287,12 +286,10 @@ def summary(
     else:
         table = table.assign(**{column: np.nan for column in paired})
     table["n_pairs"] = table["n_pairs"].astype("Int64")
-    keys = list(zip(table["group"], table["agent"], strict=True))
-    by_agent = final.groupby(KEYS, observed=True, sort=True)
+    by_agent = final.groupby(KEYS, observed=True, sort=True)  # the table's rows, in order
     for stat, (mean_column, se_column) in stat_columns(stats).items():
-        found = {key: mean_se(part)[:2] for key, part in by_agent[stat]}
-        table[mean_column] = [found.get(key, (np.nan, np.nan))[0] for key in keys]
-        table[se_column] = [found.get(key, (np.nan, np.nan))[1] for key in keys]
+        found = [mean_se(part) for _, part in by_agent[stat]]
+        table[mean_column], table[se_column] = [m for m, _, _ in found], [s for _, s, _ in found]
     return table
 
 

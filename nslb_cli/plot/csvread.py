@@ -46,11 +46,8 @@ def read_seed(path: Path, columns: Sequence[str], horizon: int | None, every: in
     try:
         table = pa_csv.read_csv(path, convert_options=_convert(columns))
     except (pa.ArrowException, OSError) as err:
-        if _cut_off(path):
-            raise MalformedResult(
-                f"truncated: its last line is cut off ({message_line(err)})"
-            ) from None
-        raise MalformedResult(f"unreadable CSV: {message_line(err)}") from None
+        why = "truncated: its last line is cut off ({})" if _cut_off(path) else "unreadable CSV: {}"
+        raise MalformedResult(why.format(message_line(err))) from None
     return _checked(_arrays(table), horizon, every)
 
 

@@ -100,12 +100,9 @@ def theme(context: str = "paper", style: Mapping[str, Any] | None = None) -> The
     sized = sns.plotting_context(context)
     rc: Theme = {**sns.axes_style(AXES_STYLE), **sized, **LOOK}
     rc["lines.linewidth"] = sized["lines.linewidth"] * LINE_SCALE
-    if style:
-        if "font.size" in style:
-            for key in FONT_SIZES:
-                if key not in style:
-                    rc[key] = matplotlib.rcParamsDefault[key]
-        rc.update(cast(Theme, style))
+    if style and "font.size" in style:
+        rc.update({key: matplotlib.rcParamsDefault[key] for key in FONT_SIZES if key not in style})
+    rc.update(cast(Theme, style or {}))
     return rc
 
 
@@ -318,13 +315,9 @@ def sweep(
     categories = natsorted({str(value) for value in points["x"]}) if not numeric else []
     for agent, of_agent in points.groupby("agent", sort=False):
         style = styles[str(agent)]
-        if numeric:
-            of_agent = of_agent.sort_values("x")
-            x = of_agent["x"].to_numpy(float)
-        else:
-            of_agent = of_agent.assign(at=[categories.index(str(v)) for v in of_agent["x"]])
-            of_agent = of_agent.sort_values("at")
-            x = of_agent["at"].to_numpy(float)
+        at = of_agent["x"] if numeric else of_agent["x"].map(lambda v: categories.index(str(v)))
+        of_agent = of_agent.assign(at=at).sort_values("at")
+        x = of_agent["at"].to_numpy(float)
         label = legend_label(str(agent), of_agent["n"])
         entries[label] = axes.errorbar(
             x,

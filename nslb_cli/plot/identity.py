@@ -6,10 +6,11 @@ paths (:data:`LOCAL_PATHS`), with the data it simulated named by content under :
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from pathlib import Path
 from typing import Any
+
+from nslb_cli.store.results import read_json
 
 DATA = "data"  # the derived identity of the data a run simulated (see the module docstring)
 DATA_FILE = "data.json"
@@ -69,10 +70,7 @@ def dataset(config: Any, short: bool = False) -> str:
 
 def _fingerprint(folder: Path) -> Any:
     """The ratings fingerprint recorded in the run folder's ``data.json``, else None."""
-    try:
-        record = json.loads((folder / DATA_FILE).read_text())
-    except (OSError, ValueError):
-        return None
+    record = read_json(folder / DATA_FILE)
     value = record.get("fingerprint") if isinstance(record, dict) else None
     return value if _given(value) else None
 

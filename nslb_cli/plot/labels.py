@@ -44,13 +44,10 @@ def config_value(value: Any) -> Any:
 
 def agent_class(agent: str) -> type[Agent] | None:
     """The class of agent ``agent``; ``None`` where no installed package declares a usable one."""
-    if agent not in AGENTS:
-        return None
     try:
-        cls: type[Agent] = AGENTS[agent]
+        return AGENTS.get(agent)
     except PluginError:
         return None
-    return cls
 
 
 def legend_key(agent: str) -> tuple[float, Any]:
@@ -78,13 +75,12 @@ def non_default(row: pd.Series, columns: Iterable[str]) -> list[str]:
     """The agent settings among ``columns`` that ``row`` (a run) recorded at a value other than
     the agent's default (every recorded one where defaults are unknown)."""
     defaults = agent_defaults(str(row[AGENT])) or {}
-    found = []
-    for column in columns:
-        if not column.startswith(AGENT_PREFIX) or column == AGENT or absent(row[column]):
-            continue
-        if column not in defaults or not same_value(row[column], defaults[column]):
-            found.append(column)
-    return found
+    return [
+        column
+        for column in columns
+        if column.startswith(AGENT_PREFIX) and column != AGENT and not absent(row[column])
+        if column not in defaults or not same_value(row[column], defaults[column])
+    ]
 
 
 def same_value(a: Any, b: Any) -> bool:
@@ -300,8 +296,7 @@ def select(runs: pd.DataFrame, selector: str, rename: Mapping[str, str] | None =
     name, settings = parse_selector(selector)
     agents = runs[AGENT].map(str)
     named = (
-        (agents == name)
-        | (agents.str.casefold() == name.casefold())
+        (agents.str.casefold() == name.casefold())
         | (agents.map(display_name) == name)
         | (agents.map(lambda agent: display_name(agent, rename)) == name)
     )

@@ -18,6 +18,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.legend import Legend
 
+from nslb_cli.plot.selection import PlotError
+
 PAD = 0.1  # inches between the canvas edge and anything on it
 GAP = 0.25  # inches between neighbours: panels, the legend
 TICK_GAP = 2.0  # points of space kept between neighbouring tick labels
@@ -31,7 +33,7 @@ MAX_PIXELS = 100_000_000
 matplotlib's own limit, 2^23 pixels a side, would let one image take 256 TB."""
 
 
-class TooLarge(ValueError):
+class TooLarge(PlotError):
     """A figure whose image would have more than :data:`MAX_PIXELS` pixels; one line."""
 
 
@@ -42,11 +44,8 @@ def check_pixels(width: float, height: float, dpi: float, what: str, least: bool
     if pixels[0] * pixels[1] <= MAX_PIXELS:
         return
     most = math.floor(math.sqrt(MAX_PIXELS / (width * height)))
-    drawn = (
-        f"figures of {pixels[0]:,} × {pixels[1]:,} pixels or more"
-        if least
-        else f"a {pixels[0]:,} × {pixels[1]:,}-pixel figure ({width:,.1f} × {height:,.1f} inches)"
-    )
+    size, inches = f"{pixels[0]:,} × {pixels[1]:,}", f"{width:,.1f} × {height:,.1f} inches"
+    drawn = f"figures of {size} pixels or more" if least else f"a {size}-pixel figure ({inches})"
     raise TooLarge(
         f"{what} would draw {drawn}; at most {MAX_PIXELS:,} pixels a figure: "
         f"use {most:,} dpi or less"
@@ -98,16 +97,10 @@ def arrange(
     total_height = PAD + body + PAD
     figure.set_size_inches(total_width, total_height)
     body_top = total_height - PAD
+    bottom_edge = body_top - top - height
     for axes, left in zip(panels, lefts, strict=True):
-        bottom_edge = body_top - top - height
-        axes.set_position(
-            (
-                left / total_width,
-                bottom_edge / total_height,
-                width / total_width,
-                height / total_height,
-            )
-        )
+        box = (left / total_width, bottom_edge / total_height, width / total_width)
+        axes.set_position((*box, height / total_height))
     if legend is not None:
         anchor = ((content_right + GAP) / total_width, body_top / total_height)
         legend.set_bbox_to_anchor(anchor, transform=figure.transFigure)
@@ -176,12 +169,8 @@ def _margins(axes: Axes, renderer: RendererBase, dpi: float) -> tuple[float, ...
     """The (left, bottom, right, top) inches of what is drawn around ``axes``' area."""
     tight, box = axes.get_tightbbox(renderer), axes.get_window_extent(renderer)
     assert tight is not None  # visible axes always have a box
-    return (
-        (box.x0 - tight.x0) / dpi,
-        (box.y0 - tight.y0) / dpi,
-        (tight.x1 - box.x1) / dpi,
-        (tight.y1 - box.y1) / dpi,
-    )
+    around = (box.x0 - tight.x0, box.y0 - tight.y0, tight.x1 - box.x1, tight.y1 - box.y1)
+    return tuple(inches / dpi for inches in around)
 
 
 def fit_labels(axes: Axes, renderer: RendererBase) -> None:

@@ -218,8 +218,7 @@ def _tidy(
         codes = np.full(size, -1, dtype=np.int32)
         codes[runs.index] = per_run.codes
         out[key] = pd.Categorical.from_codes(codes[run], per_run.categories)
-    out["seed"] = frame["seed"]
-    out["t"] = frame["t"]
+    out |= {"seed": frame["seed"], "t": frame["t"]}
     for metric in metrics:  # the values read from the results, or running means of them
         out[metric] = METRICS[metric].values(frame).to_numpy(np.float64)
     return pd.DataFrame(out, index=frame.index, copy=False).reset_index(drop=True)

@@ -86,17 +86,20 @@ class Job:
 
 @dataclass
 class _Work:
-    """What a report will write: figures (jobs), tables, captions and printed sections."""
+    """What a report of ``options`` will write, named by ``stems``: figures (jobs), tables,
+    captions (in publication mode) and printed sections."""
 
+    options: Options
+    stems: _Stems
     jobs: list[Job] = field(default_factory=list)
     tables: list[tuple[pd.DataFrame, str, Path, list[str]]] = field(default_factory=list)
     captions: dict[Path, str] = field(default_factory=dict)  # figure stem -> caption
     sections: list[str] = field(default_factory=list)
 
-    def figure(self, job: Job, caption: str | None) -> None:
-        self.jobs.append(job)
-        if caption is not None:
-            self.captions[job.stem] = caption
+    def figure(self, draw: Callable[..., Figure], stem: Path, args: dict, caption: str) -> None:
+        self.jobs.append(Job(draw, stem, args))
+        if self.options.paper:
+            self.captions[stem] = caption
 
 
 def plot(options: Options) -> tuple[list[Path], list[str]]:
@@ -114,36 +117,28 @@ def plot(options: Options) -> tuple[list[Path], list[str]]:
     if any(fmt not in figures.VECTOR_FORMATS for fmt in options.formats):
         asked.append((f"--dpi {dpi}" if options.dpi else f"--style: savefig.dpi {dpi}", dpi))
     asked.append((f"--style: figure.dpi {rc['figure.dpi']:g}", rc["figure.dpi"]))
-    try:
-        for what, value in asked:
-            layout.check_pixels(*layout.SMALLEST_FIGURE, value, what, least=True)
-    except layout.TooLarge as err:
-        raise PlotError(str(err)) from None
+    for what, value in asked:  # a layout.TooLarge is a PlotError
+        layout.check_pixels(*layout.SMALLEST_FIGURE, value, what, least=True)
     studies, skipped = study.find(options.root) if options.root.is_dir() else ([], [])
     for item in skipped:
         warn(f"skipped {item}")
-    work = _Work()
-    stems = _Stems(options.out)
+    work = _Work(options, _Stems(options.out))
     loaded = _load(options, studies_only=bool(studies))
     if loaded is not None:
-        _results(options, *loaded, work, stems)
+        _results(work, *loaded)
     for found in studies:
-        _study(options, found, work, stems)
-    options.out.mkdir(parents=True, exist_ok=True)
+        _study(work, found)
     planned = [f"{job.stem.name}.{fmt}" for job in work.jobs for fmt in options.formats]
     planned += [f"{stem.name}.{CAPTION}" for stem in work.captions]
     planned += [
         f"{stem.name}.{suffix}" for _, _, stem, _ in work.tables for suffix in ("md", "csv")
     ]
-    claim_plotted(options.out, planned)  # nothing it did not write is replaced
+    claim_plotted(options.out, planned)  # made if need be; nothing it did not write is replaced
     written = []
-    try:
-        for job in work.jobs:
-            with figures.drawing_with(rc):
-                figure = job.draw(**job.arguments)
-                written += figures.save(figure, job.stem, options.formats, dpi)
-    except layout.TooLarge as err:  # a figure grown large around a style's huge fonts
-        raise PlotError(str(err)) from None
+    for job in work.jobs:  # a figure grown large around a style's huge fonts: layout.TooLarge
+        with figures.drawing_with(rc):
+            figure = job.draw(**job.arguments)
+            written += figures.save(figure, job.stem, options.formats, dpi)
     for stem, text in work.captions.items():
         path = stem.with_name(f"{stem.name}.{CAPTION}")
         atomic_write_text(path, text)
@@ -154,14 +149,10 @@ def plot(options: Options) -> tuple[list[Path], list[str]]:
 
 
 def _results(
-    options: Options,
-    frame: pd.DataFrame,
-    runs: pd.DataFrame,
-    seed_stats: pd.DataFrame,
-    work: _Work,
-    stems: _Stems,
+    work: _Work, frame: pd.DataFrame, runs: pd.DataFrame, seed_stats: pd.DataFrame
 ) -> None:
     """The figures and tables of the results: per group, sweeps, the paper's figures."""
+    options, stems = work.options, work.stems
     rename = dict(options.rename)
     frame, runs = aggregate.labelled(frame, runs, rename, lab.agent_order(runs, options.agents))
     references = _references(runs, options.reference, rename)
@@ -183,7 +174,7 @@ def _results(
         in_group = final[final["group"] == group]
         latent_ar = runs.loc[runs[lab.GROUP] == group, "env.name"].eq("latent_ar").any()
         drawn = _Drawn(group, stem, styles, note, environment, bool(latent_ar))
-        _group_figures(options, drawn, per_round, in_group, work)
+        _group_figures(work, drawn, per_round, in_group)
         interval = " [95 % bootstrap CI of the mean]" if options.ci == "bootstrap" else ""
         details = (
             f"environment: {environment}; values at round {int(in_group['t'].max())}, mean ± SE "
@@ -197,9 +188,9 @@ def _results(
         sections.append(tables.markdown(rows, title=group, details=details, stats=stats))
         work.tables.append((rows, sections[-1], _suffixed(stem, "summary"), settings))
     for found in swept:
-        _sweep_figure(options, found, group_stems[found.group], styles, work)
+        _sweep_figure(work, found, group_stems[found.group], styles)
     if options.paper:
-        _paper(frame, final, runs, per_round, styles, stems, set(seeds), options, work)
+        _paper(work, frame, final, runs, per_round, styles, set(seeds))
     work.sections += sections
     work.tables.append((summary, "\n".join(sections), options.out / "summary", settings))
     found, text = tables.detection_table(summary, settings)
@@ -221,13 +212,10 @@ class _Drawn:
 
 
 def _group_figures(
-    options: Options,
-    drawn: _Drawn,
-    per_round: dict[str, pd.DataFrame],
-    final: pd.DataFrame,
-    work: _Work,
+    work: _Work, drawn: _Drawn, per_round: dict[str, pd.DataFrame], final: pd.DataFrame
 ) -> None:
     """A group's curves (one figure per metric) and its final-regret distribution."""
+    options = work.options
     publication = options.paper
     title = "" if publication else drawn.group
     common = {"title": title, "styles": drawn.styles, "note": drawn.note}
@@ -242,8 +230,7 @@ def _group_figures(
             "standard error (n in the legend: seeds per agent). Environment: "
             f"{drawn.environment}.{_note(drawn.note)}\n"
         )
-        job = Job(figures.curves, _suffixed(drawn.stem, name), arguments)
-        work.figure(job, caption if publication else None)
+        work.figure(figures.curves, _suffixed(drawn.stem, name), arguments, caption)
     value_label = f"final {METRICS[PAIRED_METRIC].label} (round {final['t'].max()})"
     arguments = {"final": final, "value": PAIRED_METRIC, "value_label": value_label, **common}
     box = _suffixed(drawn.stem, f"final_{PAIRED_METRIC}")
@@ -252,8 +239,7 @@ def _group_figures(
         "quartile, the median, whiskers to the furthest seed within 1.5 interquartile ranges, "
         f"and one dot per seed. Environment: {drawn.environment}.{_note(drawn.note)}\n"
     )
-    job = Job(figures.final_distribution, box, arguments)
-    work.figure(job, caption if publication else None)
+    work.figure(figures.final_distribution, box, arguments, caption)
     if publication and drawn.pairwise and final["agent"].nunique() > 1:
         arguments = {"final": final, "value": PAIRED_METRIC, "title": title}
         caption = (
@@ -261,20 +247,17 @@ def _group_figures(
             f"lower {value_label} than the column's; last column: its average over the other "
             f"agents. Environment: {drawn.environment}.{_note(drawn.note)}\n"
         )
-        job = Job(pairwise.heatmap, _suffixed(drawn.stem, "pairwise"), arguments)
-        work.figure(job, caption)
+        work.figure(pairwise.heatmap, _suffixed(drawn.stem, "pairwise"), arguments, caption)
 
 
-def _sweep_figure(
-    options: Options, found: Sweep, stem: Path, styles: dict[str, Style], work: _Work
-) -> None:
+def _sweep_figure(work: _Work, found: Sweep, stem: Path, styles: dict[str, Style]) -> None:
     """Final regret against one swept setting of a group."""
     label = f"final {METRICS[PAIRED_METRIC].label}"
     arguments = {
         "points": found.points,
         "parameter": found.setting,
         "value_label": label,
-        "title": "" if options.paper else found.group,
+        "title": "" if work.options.paper else found.group,
         "styles": styles,
         "references": found.references,
     }
@@ -283,8 +266,8 @@ def _sweep_figure(
         f"against {found.setting}; horizontal lines and bands: the agents of the group "
         "without that setting.\n"
     )
-    job = Job(figures.sweep, _suffixed(stem, f"sweep-{lab.short_key(found.setting)}"), arguments)
-    work.figure(job, caption if options.paper else None)
+    swept = _suffixed(stem, f"sweep-{lab.short_key(found.setting)}")
+    work.figure(figures.sweep, swept, arguments, caption)
 
 
 def _note(note: str) -> str:
@@ -354,23 +337,19 @@ def _load(
     return frame, runs, seed_stats
 
 
-def _study(options: Options, found: study.Study, work: _Work, stems: _Stems) -> None:
+def _study(work: _Work, found: study.Study) -> None:
     """A study's figures (objective by trial, against each parameter) and table."""
     where = found.folder.as_posix()
     name = "study" if where == "." else f"study {where}"
-    title = "" if options.paper else name
-    stem = stems.new("study" if where == "." else f"{where}-study")
-    history = Job(study.history, _suffixed(stem, "objective"), {"study": found, "title": title})
+    title = "" if work.options.paper else name
+    stem = work.stems.new("study" if where == "." else f"{where}-study")
     caption = study.caption(found, "objective of each trial and the best so far")
-    work.figure(history, caption if options.paper else None)
+    history = {"study": found, "title": title}
+    work.figure(study.history, _suffixed(stem, "objective"), history, caption)
     for key in found.params:
-        job = Job(
-            study.parameter,
-            _suffixed(stem, f"param-{key}"),
-            {"study": found, "key": key, "title": title},
-        )
+        arguments = {"study": found, "key": key, "title": title}
         caption = study.caption(found, f"objective against {key}, darker: later trials")
-        work.figure(job, caption if options.paper else None)
+        work.figure(study.parameter, _suffixed(stem, f"param-{key}"), arguments, caption)
     trials = study.table(found)
     text = study.markdown(found, trials, name)
     work.sections.append(text)
@@ -411,18 +390,17 @@ def _styles(runs: pd.DataFrame, swept: list[Sweep], rename: dict[str, str]) -> d
 
 
 def _paper(
+    work: _Work,
     frame: pd.DataFrame,
     final: pd.DataFrame,
     runs: pd.DataFrame,
     per_round: dict[str, pd.DataFrame],
     styles: dict[str, Style],
-    stems: _Stems,
     uneven: set[str],
-    options: Options,
-    work: _Work,
 ) -> None:
     """The paper's figures whose results are present, with their captions, and
     ``reproduction.md``; ``uneven``: the groups whose agents ran different seed sets."""
+    options, stems = work.options, work.stems
     seeds = final.groupby("run")["seed"].nunique().to_dict()
     groups = paper.preset_groups(runs, seeds, warn)
     for spec in paper.FIGURES:
@@ -449,8 +427,8 @@ def _paper(
             counts += [int(n) for n in in_group.groupby("agent", observed=True)["n"].max() if n > 0]
         arguments = {"figure_spec": spec, "panels": panels, "styles": styles}
         arguments["width"] = options.width
-        job = Job(paper.draw, stems.new(spec.stem), arguments)
-        work.figure(job, paper.caption(spec, described, counts))
+        caption = paper.caption(spec, described, counts)
+        work.figure(paper.draw, stems.new(spec.stem), arguments, caption)
     claims = reproduction.check(final, groups)  # whether each claim of section 5 held
     text = reproduction.markdown(claims)
     work.sections.append(text)

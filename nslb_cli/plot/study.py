@@ -156,12 +156,7 @@ def read_trial(path: Path) -> Trial:
 def table(study: Study) -> pd.DataFrame:
     """The trials, best first: ``rank, trial, objective``, each parameter, ``overrides``."""
     rows = [
-        {
-            "trial": t.number,
-            "objective": t.objective,
-            **{key: t.params.get(key) for key in study.params},
-            "overrides": " ".join(t.overrides),
-        }
+        (t.number, t.objective, *(t.params.get(key) for key in study.params), " ".join(t.overrides))
         for t in study.trials
     ]
     frame = pd.DataFrame(rows, columns=["trial", "objective", *study.params, "overrides"])
@@ -191,24 +186,19 @@ def markdown(study: Study, trials: pd.DataFrame, title: str) -> str:
     summary += f" ({failed} failed)" if failed else ""
     if top is not None:
         chosen = ", ".join(f"{k}={lab.format_value(v)}" for k, v in top.params.items())
-        summary += f"; best: trial {top.number}, {number_text(top.objective)} ({chosen})"
+        summary += f"; best: trial {top.number}, {top.objective:.6g} ({chosen})"
     lines += [summary, ""]
     rows = [
         [
             "" if pd.isna(row["rank"]) else str(row["rank"]),
             str(row["trial"]),
-            "failed" if pd.isna(row["objective"]) else number_text(row["objective"]),
+            "failed" if pd.isna(row["objective"]) else f"{row['objective']:.6g}",
             *("" if lab.missing(row[key]) else lab.format_value(row[key]) for key in study.params),
         ]
         for _, row in trials.iterrows()
     ]
     header = ["rank", "trial", "objective", *study.params]
     return "\n".join(lines + grid(header, rows, "rrr" + "l" * len(study.params))) + "\n"
-
-
-def number_text(value: float) -> str:
-    """An objective for people: 6 significant digits."""
-    return f"{value:.6g}"
 
 
 def objective_label(study: Study) -> str:
@@ -219,12 +209,8 @@ def objective_label(study: Study) -> str:
 def history(study: Study, *, title: str = "") -> Figure:
     """The objective of each trial against its number and the best so far (a step line)."""
     figure, (axes,) = new_figure(1, PANEL)
-    frame = pd.DataFrame(
-        {
-            "trial": [t.number for t in study.trials],
-            "objective": [t.objective for t in study.trials],
-        }
-    ).dropna()
+    rows = [(t.number, t.objective) for t in study.trials]
+    frame = pd.DataFrame(rows, columns=["trial", "objective"]).dropna()
     sns.scatterplot(data=frame, x="trial", y="objective", color=TRIAL_COLOR, s=18, ax=axes)
     running = np.minimum if study.direction == "minimize" else np.maximum
     so_far = running.accumulate(frame["objective"].to_numpy(float))
@@ -249,13 +235,8 @@ def parameter(study: Study, key: str, *, title: str = "") -> Figure:
     """The objective against one tuned parameter, points shaded by trial number (a colour bar
     beside the plot reads the shade as the trial)."""
     figure, (axes,) = new_figure(1, PANEL)
-    frame = pd.DataFrame(
-        {
-            "trial": [t.number for t in study.trials],
-            "objective": [t.objective for t in study.trials],
-            "value": [t.params.get(key) for t in study.trials],
-        }
-    )
+    rows = [(t.number, t.objective, t.params.get(key)) for t in study.trials]
+    frame = pd.DataFrame(rows, columns=["trial", "objective", "value"])
     frame = frame[frame["objective"].notna() & ~frame["value"].map(lab.missing)]
     values = list(frame["value"])
     numeric = bool(values) and all(lab.is_number(v) for v in values)
@@ -307,5 +288,5 @@ def caption(study: Study, what: str) -> str:
     text = f"Study {where}: {what}"
     text += f"; objective {study.metric}, {study.direction}d over {len(study.trials)} trials"
     if top is not None:
-        text += f"; best trial {top.number} ({number_text(top.objective)})"
+        text += f"; best trial {top.number} ({top.objective:.6g})"
     return text + ".\n"

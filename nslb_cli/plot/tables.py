@@ -80,10 +80,8 @@ def markdown(
     header = ["agent", "seeds"]
     for name in SUMMARY_METRICS:
         header += [f"final {METRICS[name].label}", "IQM"]
-    header += [
-        f"Δ {paired} vs {reference} (paired)" if reference else f"Δ {paired} (paired)",
-        "paired seeds",
-    ]
+    against = f" vs {reference}" if reference else ""
+    header += [f"Δ {paired}{against} (paired)", "paired seeds"]
     if shown_stats:
         header.append("per-seed statistics")
     lines = [f"### {title}", "", *([details, ""] if details else [])]
@@ -101,11 +99,8 @@ def markdown(
         elif row["agent"] == reference:
             cells += ["(reference)", ""]
         else:
-            n_pairs = row["n_pairs"]
-            cells += [
-                _cell(row, prefix, bootstrap, signed=True),
-                "0" if pd.isna(n_pairs) else str(n_pairs),
-            ]
+            pairs = "0" if pd.isna(row["n_pairs"]) else str(row["n_pairs"])
+            cells += [_cell(row, prefix, bootstrap, signed=True), pairs]
         if shown_stats:
             cells.append(
                 ", ".join(

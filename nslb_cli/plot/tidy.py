@@ -8,7 +8,6 @@ stops the rest; each is left out with a one-line reason in :attr:`Loaded.skipped
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -181,7 +180,9 @@ def load(
         else:
             found, bad = csvread.read_run(seeds, columns, horizon, key)
         others = [s for s in bad if s.reason.startswith(OTHER_KEY)]
-        if others and not _attested(folder, found, key, in_parquet):
+        # some seeds record another key and none the folder's: config.yaml is what is wrong
+        recorded = (seed_record(seed_csv(folder, seed)).get("config") for seed in found)
+        if others and not (in_parquet and found) and key not in recorded:  # read if needed
             skipped += [s for s in bad if s not in others]
             skipped.append(Skipped(folder / CONFIG_FILE, CONTRADICTED))
             continue
@@ -189,7 +190,12 @@ def load(
         if found:
             run = runs.setdefault(identity(config), _Run(config))
             skipped += _merge(run, found, dict(seeds), str(folder.relative_to(root)))
-            _add_makers(makers, folder, str(config.get(ENGINE, UNMARKED_ENGINE)))
+            engine = str(config.get(ENGINE, UNMARKED_ENGINE))  # and what made its numbers
+            first: dict[str, set[str]] = {"nslb versions": set(), "JAX engine revisions": set()}
+            made = makers.setdefault(engine, first)
+            made["nslb versions"] |= provenance.versions(folder)
+            parts = (part for found in provenance.numbers(folder)[0] for part in found.split("; "))
+            made["JAX engine revisions"] |= {p for p in parts if p.startswith(JAX_REVISION)}
     merged = [run for run in runs.values() if run.seeds]
     configs = [run.config for run in merged]
     keys = list(dict.fromkeys(key for config in configs for key in config))  # as first seen
@@ -201,14 +207,6 @@ def load(
     return Loaded(
         frame, runs_table, keys, skipped=skipped, n_files=n_files, seed_stats=stats, makers=makers
     )
-
-
-def _add_makers(makers: dict[str, dict[str, set[str]]], folder: Path, engine: str) -> None:
-    """Add what made ``folder``'s numbers (:attr:`Loaded.makers`) to ``engine``'s entry."""
-    made = makers.setdefault(engine, {"nslb versions": set(), "JAX engine revisions": set()})
-    made["nslb versions"] |= provenance.versions(folder)
-    parts = (part for found in provenance.numbers(folder)[0] for part in found.split("; "))
-    made["JAX engine revisions"] |= {p for p in parts if p.startswith(JAX_REVISION)}
 
 
 def mixed_makers(loaded: Loaded) -> list[str]:
@@ -226,30 +224,6 @@ CONTRADICTED = (
     "its seeds record another config (damaged or edited?); the folder's seeds are skipped "
     "until the command that wrote them runs again and restores it"
 )
-
-
-def _attested(folder: Path, found: dict[int, Columns], key: str, in_parquet: bool) -> bool:
-    """Whether a seed of ``found`` records the folder's result ``key``: when some record another
-    key and none this one, ``config.yaml`` is what is wrong."""
-    return (in_parquet and bool(found)) or any(
-        seed_record(seed_csv(folder, seed)).get("config") == key for seed in found
-    )
-
-
-def read_seed_stats(csv: Path) -> dict[str, float]:
-    """The numeric statistics recorded beside a seed CSV (``seed=K.json``), without the
-    record's own keys; empty when there is no readable record."""
-    try:
-        record = json.loads(csv.with_suffix(".json").read_bytes())
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(record, dict):
-        return {}
-    return {
-        str(key): number
-        for key, value in record.items()
-        if key not in STATS_KEYS and (number := _number(value)) is not None
-    }
 
 
 def _number(value: object) -> float | None:
@@ -284,8 +258,9 @@ def _seed_type(runs: list[_Run]) -> type[np.signedinteger]:
 
 def _stats(path: Path, seed: int, in_parquet: dict[Path, dict[int, dict[str, float]]]) -> dict:
     """The statistics of ``seed`` from ``path``: its CSV's record or its Parquet file's."""
-    if path.suffix != ".parquet":
-        return read_seed_stats(path)
+    if path.suffix != ".parquet":  # the numbers of seed=K.json but the record's own keys
+        items = seed_record(path).items()
+        return {k: n for k, v in items if k not in STATS_KEYS and (n := _number(v)) is not None}
     if path.parent.name == parquet.PARTS and not path.exists():  # sealed since it was read
         path = path.parent.parent / parquet.FILE
     if path not in in_parquet:
@@ -327,14 +302,11 @@ def _merge(
             "the same run.every"
         )
         skipped.append(Skipped(here, reason))
-    return skipped + [
-        Skipped(
-            here,
-            (f"seeds {seed_ranges(seeds)} are" if len(seeds) > 1 else f"seed {seeds[0]} is")
-            + f" also in {there}, a run of the same resolved config; that one is kept",
-        )
-        for there, seeds in again.items()
-    ]
+    kept = "a run of the same resolved config; that one is kept"
+    for there, seeds in again.items():
+        which = f"seeds {seed_ranges(seeds)} are" if len(seeds) > 1 else f"seed {seeds[0]} is"
+        skipped.append(Skipped(here, f"{which} also in {there}, {kept}"))
+    return skipped
 
 
 def _join(runs: list[_Run], columns: Sequence[str], keys: Sequence[str]) -> pd.DataFrame:

@@ -96,9 +96,8 @@ class _Recorder(Agent):
         self.t = t
         actions = self.agent.act(t, contexts)
         if self.action_error is None:
-            self.action_error = _action_problem(actions, self.problem.n_runs, self.problem.n_arms)
-            if self.action_error is not None:
-                self.action_error = f"round {t + 1}: {self.action_error}"
+            problem = _action_problem(actions, self.problem.n_runs, self.problem.n_arms)
+            self.action_error = None if problem is None else f"round {t + 1}: {problem}"
         return actions
 
     def update(
@@ -500,12 +499,9 @@ def run_checks(
             outcomes.append(Outcome(check.name, "skip", f"not checked: raised in {crashed[0]}"))
             continue
         step(f"the check '{check.name}'")
-        failures = [(r.setting.label, f) for r in runs if (f := check.test(r)) is not None]
-        if failures:
-            outcomes.append(Outcome(check.name, "FAIL", "{}: {}".format(*failures[0])))
-        else:
-            outcomes.append(Outcome(check.name, "pass", check.meaning))
-    agreed = None
-    if engines and all(o.passed for o in outcomes):
-        agreed = engines_agree(cls, params, settings)
+        failures = [f"{r.setting.label}: {f}" for r in runs if (f := check.test(r)) is not None]
+        status, detail = ("FAIL", failures[0]) if failures else ("pass", check.meaning)
+        outcomes.append(Outcome(check.name, status, detail))
+    passed = engines and all(o.passed for o in outcomes)
+    agreed = engines_agree(cls, params, settings) if passed else None
     return outcomes if agreed is None else [*outcomes, agreed]

@@ -114,11 +114,9 @@ def _report(config: RunConfig, store: RunFolder, pending: np.ndarray, seconds: f
     """The line of a job that added ``pending`` in ``seconds``, over all the folder's seeds."""
     everything = sorted(store.done | set(pending.tolist()))
     regret = store.final_values(everything, "cum_regret")
-    spread = (
-        f"± {regret.std(ddof=1) / np.sqrt(len(regret)):.2f} (mean ± SE)"
-        if len(regret) > 1
-        else "(one seed: no standard error)"
-    )
+    spread = "(one seed: no standard error)"
+    if len(regret) > 1:
+        spread = f"± {regret.std(ddof=1) / np.sqrt(len(regret)):.2f} (mean ± SE)"
     log.info(
         "%s: %s added (%d already done) in %.1f s -> %s; final cum_regret over its %s %.2f %s",
         f"{config.agent.name} on {config.env.name}",
@@ -164,18 +162,12 @@ def _traceback_into_log(err: BaseException) -> str:
     )  # fmt: skip
     for handler in files:
         handler.handle(record)
-    return (
-        f" (its traceback: {files[0].baseFilename})"
-        if files
-        else " (no log file keeps its traceback)"
-    )
+    kept = f"its traceback: {files[0].baseFilename}" if files else "no log file keeps its traceback"
+    return f" ({kept})"
 
 
 def data_record(config: RunConfig) -> dict[str, Any] | None:
     """What ``data.json`` records (the environment's ``provenance``) for an environment built from
     data files, else ``None``; the fingerprint is part of the result key."""
     describe = getattr(ENVIRONMENTS[config.env.name], "provenance", None)
-    if describe is None:
-        return None
-    record: dict[str, Any] = describe(config.env)
-    return record
+    return None if describe is None else describe(config.env)

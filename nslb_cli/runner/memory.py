@@ -7,16 +7,18 @@ import os
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import fields
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from nslb_cli.agents import AGENTS
-from nslb_cli.agents.base import Agent
 from nslb_cli.bandit.problem import FLOAT, Sizes
 from nslb_cli.common.errors import describe_error
 from nslb_cli.common.stopping import stopped_by
 from nslb_cli.envs import ENVIRONMENTS
+
+if TYPE_CHECKING:
+    from nslb_cli.runner.engines import Engine  # which imports trace_bytes from here
 
 TRACE_ARRAYS = 10
 RUN_KEYS = ("run.batch_size", "run.n_seeds")
@@ -102,14 +104,6 @@ def env_memory(env: Any, params: Any, sizes: Sizes) -> dict[str, int]:
         return {}
     keys = config_keys("env", params) | set(RUN_KEYS)
     return declared(f"environment '{params.name}'", memory, params, sizes, keys)
-
-
-class Engine(Protocol):
-    """What the estimate asks of an engine (:class:`nslb_cli.runner.engines.Engine`)."""
-
-    def batch_terms(
-        self, env: Any, agent: type[Agent], sizes: Sizes, statistics: dict[str, int], every: int
-    ) -> list[dict[str, int]]: ...
 
 
 def batch_bytes(

@@ -28,7 +28,7 @@ from nslb_cli.common.stopping import held
 from nslb_cli.runner.config import DIRECTIONS
 from nslb_cli.store.atomic import atomic_write_text
 from nslb_cli.store.folder import BEST_FILE, BEST_HEADER, STUDY_FILE, OutputConflict
-from nslb_cli.store.results import flatten
+from nslb_cli.store.results import flatten, read_json
 
 FOLDER = ".nslb-study"
 NEXT = ".nslb-study-next"  # the trials of the study running, until it ends
@@ -172,7 +172,6 @@ def start(folder: Path, study: Plan) -> None:
         )
     if study.storage is not None:
         _open_storage(study)
-    (folder / NEXT).mkdir(parents=True, exist_ok=True)
     about = {"agent": study.agent, "tuned": study.tuned, "key": study.key, "world": study.world,
              "seeds": list(study.seeds)}  # fmt: skip
     atomic_write_text(folder / NEXT / ABOUT, yaml.safe_dump(about, sort_keys=False))
@@ -234,9 +233,7 @@ def record_trial(
         "metric": f"final {objective}",
         "direction": direction(objective),
     }
-    folder = sweep_dir / NEXT
-    folder.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(folder / f"{number}.json", json.dumps(record) + "\n")
+    atomic_write_text(sweep_dir / NEXT / f"{number}.json", json.dumps(record) + "\n")
 
 
 def _about(records: Path) -> dict[str, Any]:
@@ -251,12 +248,7 @@ def _about(records: Path) -> dict[str, Any]:
 def finished_trials(records: Path) -> list[dict[str, Any]]:
     """The records in the folder ``records`` of the trials that returned an objective (a
     record that cannot be read is left out)."""
-    trials = []
-    for path in sorted(records.glob("*.json")):
-        try:
-            trials.append(json.loads(path.read_text()))
-        except (OSError, ValueError):
-            continue
+    trials = [read_json(path) for path in sorted(records.glob("*.json"))]
     return [
         t for t in trials if isinstance(t, dict) and isinstance(t.get("objective"), (int, float))
     ]
@@ -272,7 +264,10 @@ def finish(folder: Path) -> str:
         atomic_write_text(fresh / BEST_FILE, _best_text(folder, best, len(trials), _about(fresh)))
         atomic_write_text(fresh / STUDY_FILE, _results_text(best))
         with held():  # Ctrl-C waits; a kill leaves the new record to the next study's start
-            _swap(folder)
+            for name in (BEST_FILE, STUDY_FILE):  # its two files, then its trials
+                os.replace(fresh / name, folder / name)
+            shutil.rmtree(folder / FOLDER, ignore_errors=True)
+            os.replace(fresh, folder / FOLDER)
         return f"the best trial's overrides are in {folder / BEST_FILE}"
     shutil.rmtree(fresh, ignore_errors=True)
     kept = finished_trials(folder / FOLDER)
@@ -281,15 +276,6 @@ def finish(folder: Path) -> str:
     # Optuna's sweeper writes its own results file, from its storage's trials
     atomic_write_text(folder / STUDY_FILE, _results_text(_best(kept)))
     return f"no trial of the study finished; the previous study's {folder / BEST_FILE} stays"
-
-
-def _swap(folder: Path) -> None:
-    """Move the new record in: its two files, then its trials."""
-    fresh = folder / NEXT
-    for name in (BEST_FILE, STUDY_FILE):
-        os.replace(fresh / name, folder / name)
-    shutil.rmtree(folder / FOLDER, ignore_errors=True)
-    os.replace(fresh, folder / FOLDER)
 
 
 def _best(trials: list[dict[str, Any]]) -> dict[str, Any]:
@@ -353,21 +339,13 @@ def _beside(overrides: list[str], arguments: list[str], where: int) -> list[str]
         values = listed.split(",")
         if key == "agent" and len(values) > 1 and agent in values:
             tuned = [o for o in overrides if _key(o).startswith("agent.")]
-            option = _tuned_option(str(agent), tuned)
+            option = f"{agent}_tuned"  # the agent option of the agent with the tuned values
+            pairs = (o.split("=", 1) for o in tuned)
+            node = {"name": agent} | {k.split(".", 1)[1]: yaml.safe_load(v) for k, v in pairs}
+            ConfigStore.instance().store(group="agent", name=option, node=node)
             arguments[index] = "agent=" + ",".join(option if v == agent else v for v in values)
             return [o for o in overrides if _key(o) != "agent" and o not in tuned]
     return overrides
-
-
-def _tuned_option(agent: str, tuned: list[str]) -> str:
-    """Store the agent option ``<agent>_tuned``, ``agent`` with the values of ``tuned``; return
-    its name."""
-    pairs = (o.split("=", 1) for o in tuned)
-    values = {key.split(".", 1)[1]: yaml.safe_load(value) for key, value in pairs}
-    ConfigStore.instance().store(
-        group="agent", name=f"{agent}_tuned", node={"name": agent, **values}
-    )
-    return f"{agent}_tuned"
 
 
 def refuse_tuning_seeds(arguments: list[str], first: int, last: int) -> None:

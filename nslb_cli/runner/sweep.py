@@ -155,9 +155,5 @@ def study_points(parsed: list[Override]) -> list[list[str]]:
         else:
             raise ConfigError(key, f"'{override.input_line}' is not a search space Optuna takes")
     lows = {key: values[0] for key, values in ends.items()}
-    points = [fixed + [f"{k}={v}" for k, v in lows.items()]]
-    for key, values in ends.items():
-        for value in values[1:]:
-            point = {**lows, key: value}
-            points.append(fixed + [f"{k}={v}" for k, v in point.items()])
-    return points
+    points = [lows] + [{**lows, key: value} for key, values in ends.items() for value in values[1:]]
+    return [fixed + [f"{k}={v}" for k, v in point.items()] for point in points]

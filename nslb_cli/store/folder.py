@@ -15,7 +15,7 @@ import yaml
 
 from nslb_cli.store import parquet, provenance
 from nslb_cli.store.atomic import atomic_write_text, temporary
-from nslb_cli.store.results import CONFIG_FILE, SEED_FILE, SEED_STATS, flatten
+from nslb_cli.store.results import CONFIG_FILE, SEED_FILE, SEED_STATS, flatten, read_json
 
 CONFIG_HEADER = "# nslb: the resolved config of the results in this folder\n"
 DATA_FILE = "data.json"
@@ -80,18 +80,15 @@ def refuse_foreign_files(folder: Path, key: str = "hydra.run.dir") -> None:
     # a folder where nslb writes a file of that name (results.parquet/) stands in its way
     blocking = [f"{p.name}/" for p in listed if p.is_dir() and _nslb_file(p.name)]
     plotted = _plotted(folder)
+    foreign = []
     if parquet.FILE in names and parquet.foreign(folder / parquet.FILE):
         names.discard(parquet.FILE)  # a Parquet file without nslb's record: somebody else's
-        foreign = [parquet.FILE]
-    else:
-        foreign = []
+        foreign.append(parquet.FILE)
     has_seeds = any(SEED_FILE.match(n) for n in names) or parquet.FILE in names
-    ours = [SEED_FILE, SEED_STATS, HIDDEN]
     foreign += [
         name
         for name in sorted(names)
-        if not (any(p.match(name) for p in ours) or name in plotted or name in NSLB_NAMES)
-        and name != BEST_FILE
+        if not (_nslb_file(name) or HIDDEN.match(name) or name in plotted or name == BEST_FILE)
         and temporary(name) is None
     ]
     if CONFIG_FILE in names and not (has_seeds or _has_header(folder / CONFIG_FILE)):
@@ -108,7 +105,7 @@ def refuse_foreign_files(folder: Path, key: str = "hydra.run.dir") -> None:
 
 def _nslb_file(name: str) -> bool:
     """Whether nslb writes a file called ``name`` into a run folder."""
-    return bool(SEED_FILE.match(name) or SEED_STATS.match(name)) or name in NSLB_NAMES
+    return written_under_lock(name) or name in NSLB_NAMES
 
 
 def _has_header(path: Path, header: str = CONFIG_HEADER) -> bool:
@@ -121,10 +118,8 @@ def _has_header(path: Path, header: str = CONFIG_HEADER) -> bool:
 
 def _plotted(folder: Path) -> set[str]:
     """The names ``nslb plot`` recorded writing into ``folder``."""
-    try:
-        files = json.loads((folder / PLOT_MANIFEST).read_text(encoding="utf-8"))["files"]
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
-        return set()
+    record = read_json(folder / PLOT_MANIFEST)
+    files = record.get("files") if isinstance(record, dict) else None
     return {str(name) for name in files} if isinstance(files, list) else set()
 
 

@@ -17,6 +17,7 @@ from filelock import FileLock, Timeout
 
 from nslb_cli.store.atomic import atomic_write_text
 from nslb_cli.store.folder import OutputConflict
+from nslb_cli.store.results import read_json
 
 LOCK_FILE = ".nslb.lock"
 WRITER_FILE = ".nslb-writer.json"
@@ -57,12 +58,9 @@ def _holder(folder: Path, lock: FileLock, key: str) -> dict[str, Any] | None:
     """The note of the process holding the lock (``None`` if it leaves none in time)."""
     deadline = time.monotonic() + NOTE_WAIT
     while True:
-        try:
-            note = json.loads((folder / WRITER_FILE).read_text(encoding="utf-8"))
-            if isinstance(note, dict):
-                return note
-        except (OSError, UnicodeDecodeError, ValueError):
-            pass
+        note = read_json(folder / WRITER_FILE)
+        if isinstance(note, dict):
+            return note
         if time.monotonic() > deadline:
             return None
         try:  # the holder may have finished meanwhile

@@ -98,7 +98,6 @@ def write_part(folder: Path, trace: Trace, key: str, every: int) -> None:
     seeds = [int(seed) for seed in trace.seeds]
     stats = {name: values.tolist() for name, values in trace.summary.items()}
     parts = folder / PARTS
-    parts.mkdir(parents=True, exist_ok=True)
     path = parts / f"seeds={seeds[0]}-{seeds[-1]}.parquet"
     _write(path, [batch_table(trace, every)], {"config": key, "every": every,
                                                "seeds": seeds, "stats": stats})  # fmt: skip

@@ -97,19 +97,9 @@ def trace_columns(trace: Trace, runs: slice = slice(None), every: int = 1) -> di
 def _columns(
     trace: Trace, runs: slice, rounds: np.ndarray, regret: np.ndarray, sums: dict[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
-    return {
-        "t": rounds,
-        "action": trace.action[runs],
-        "reward": trace.reward[runs],
-        "expected_reward": trace.expected_reward[runs],
-        "optimal_reward": trace.optimal_reward[runs],
-        "regret": regret,
-        "cum_regret": sums["cum_regret"],
-        "cum_reward": sums["cum_reward"],
-        "state": trace.state[runs],
-        "belief": trace.belief[runs],
-        "p_true_state": trace.p_true_state[runs],
-    }
+    """:data:`COLUMNS`, in order: the trace's arrays of the same names but those made here."""
+    made = {"t": rounds, "regret": regret, **sums}
+    return {name: made[name] if name in made else getattr(trace, name)[runs] for name in COLUMNS}
 
 
 def seed_columns(trace: Trace, run: int, every: int = 1) -> dict[str, np.ndarray]:
@@ -161,10 +151,8 @@ def write_trace(
     then fsync the folder once; ``threads`` threads overlap the runs' fsyncs."""
     folder.mkdir(parents=True, exist_ok=True)
     with ThreadPoolExecutor(threads, thread_name_prefix="nslb-write") as pool:
-        runs = range(len(trace.seeds))
-        writing = [pool.submit(_write_run, folder, trace, key, run, every) for run in runs]
-        for done in writing:
-            done.result()
+        runs = range(len(trace.seeds))  # each run's error, if any, raised here in order
+        list(pool.map(lambda run: _write_run(folder, trace, key, run, every), runs))
     fsync_folder(folder)
 
 
@@ -212,12 +200,17 @@ def integrity_problem(record: Any, data: bytes) -> str | None:
     )
 
 
+def read_json(path: Path) -> Any:
+    """The JSON value of the file ``path``; ``None`` when it cannot be read or parsed."""
+    try:
+        return json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+
+
 def seed_record(csv_path: Path) -> dict[str, Any]:
     """The ``seed=K.json`` beside ``csv_path`` (empty when absent or unreadable)."""
-    try:
-        record = json.loads(csv_path.with_suffix(".json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+    record = read_json(csv_path.with_suffix(".json"))
     return record if isinstance(record, dict) else {}
 
 
