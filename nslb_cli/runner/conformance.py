@@ -24,6 +24,7 @@ from nslb_cli.common.apart import step
 from nslb_cli.common.errors import describe_error
 from nslb_cli.common.stopping import stopped_by
 from nslb_cli.runner import memory
+from nslb_cli.runner.engines import trace_bytes
 from nslb_cli.runner.simulate import build_agent, simulate
 
 SEEDS = (2, 7, 11, 30)
@@ -368,7 +369,7 @@ def _declared_memory(r: _Runs) -> str | None:
         declared = sum(memory.agent_memory(r.cls, r.params, env_params, sizes).values())
     except memory.Malformed as err:
         return str(err)
-    peak, trace = r.again.peak, memory.trace_bytes(sizes)
+    peak, trace = r.again.peak, trace_bytes(sizes)
     if peak is None or peak <= MEMORY_FACTOR * (declared + trace) + MEMORY_SLACK:
         return None
     return (

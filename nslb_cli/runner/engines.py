@@ -21,8 +21,14 @@ from nslb_cli.bandit.trace import Trace, check_decisions
 from nslb_cli.envs import ENVIRONMENTS
 from nslb_cli.jax_engine import coverage
 from nslb_cli.jax_engine.sweep import Fits, SharedBatches
-from nslb_cli.runner.memory import trace_bytes
 from nslb_cli.runner.parts import plan_parts, simulate_parts
+
+TRACE_ARRAYS = 10
+
+
+def trace_bytes(sizes: Sizes) -> int:
+    """The trace's term alone (the simulator's record of a batch)."""
+    return sizes.n_runs * sizes.horizon * TRACE_ARRAYS * FLOAT
 
 
 class Unwritable(Exception):

@@ -12,15 +12,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nslb_cli.agents import AGENTS
-from nslb_cli.bandit.problem import FLOAT, Sizes
+from nslb_cli.bandit.problem import Sizes
 from nslb_cli.common.errors import describe_error
 from nslb_cli.common.stopping import stopped_by
 from nslb_cli.envs import ENVIRONMENTS
 
 if TYPE_CHECKING:
-    from nslb_cli.runner.engines import Engine  # which imports trace_bytes from here
+    from nslb_cli.runner.engines import Engine
 
-TRACE_ARRAYS = 10
 RUN_KEYS = ("run.batch_size", "run.n_seeds")
 """The run settings a declaration may name (they size a job's memory)."""
 
@@ -120,11 +119,6 @@ def batch_bytes(
     for term in terms:
         total.update(term)  # terms keyed alike are added (zeros kept)
     return dict(total)
-
-
-def trace_bytes(sizes: Sizes) -> int:
-    """The trace's term alone (the simulator's record of a batch)."""
-    return sizes.n_runs * sizes.horizon * TRACE_ARRAYS * FLOAT
 
 
 def physical_memory() -> int:
