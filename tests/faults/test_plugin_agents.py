@@ -234,8 +234,8 @@ IMPURE = """
 
 @pytest.mark.parametrize(
     ("body", "said"),
-    [(ACT.format("action=jnp.where(t == 5, 7, d.action)"),
-      "breaks the agent contract: its arm in round 6"),
+    [pytest.param(ACT.format("action=jnp.where(t == 5, 7, d.action)"),
+                  "breaks the agent contract: its arm in round 6", marks=pytest.mark.slow),
      pytest.param(IMPURE, "plays seeds otherwise in a batch of 7 than of 400",
                   marks=pytest.mark.slow)],  # a second program to compile: make test-full
     ids=["arm", "impure"],
@@ -250,6 +250,7 @@ def test_check_fails_a_jax_class_that_breaks_the_contract_or_its_seeds(
     assert engines.startswith("FAIL") and said in engines, engines
 
 
+@pytest.mark.slow  # the JAX engine's machinery on a CPU: make test-full
 def test_a_jax_sweep_runs_a_plugins_job_after_one_of_nslbs_own(tmp_path: Path) -> None:
     path = install(tmp_path / "site", "jax", "")
     done = nslb_with(path, "run", "-m", "agent=mts,hostile", "run.engine=jax", "env.horizon=30",
@@ -277,6 +278,7 @@ def test_a_jax_class_without_its_agent_is_one_line(tmp_path: Path) -> None:
     assert "'hostile' is declared as a JAX agent only" in line, line
 
 
+@pytest.mark.slow  # the JAX engine's machinery on a CPU: make test-full
 def test_a_thinned_jax_run_checks_the_rounds_it_does_not_keep_too(tmp_path: Path) -> None:
     """The bad arm in round 6, between the rounds that every 10th keeps (keeping only the
     last, every 30th, leaves it between kept rounds too: the same check, once more through

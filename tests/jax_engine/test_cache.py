@@ -1,5 +1,8 @@
 """The JAX engine's compilation cache: announced once, kept in nslb's cache folder, and a
-damaged cache costs a compilation, never a result."""
+damaged cache costs a compilation, never a result.
+
+On a CPU the JAX engine is for parity of numbers, which CI checks (test_agreement.py and the
+batch tests of test_cli.py); this module's machinery runs with ``make test-full``."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("jax")
+pytestmark = pytest.mark.slow
 
 from tests.helpers.cli import nslb  # noqa: E402
 

@@ -1,6 +1,9 @@
 """A sweep over traced parameters on the JAX engine: one program for the group, the next
 jobs' lanes in the same batch, and every job's folder as it would be had it run alone,
-through stopped, blocked and half-done sweeps."""
+through stopped, blocked and half-done sweeps.
+
+On a CPU the JAX engine is for parity of numbers, which CI checks (test_agreement.py and the
+batch tests of test_cli.py); this module's machinery runs with ``make test-full``."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ import numpy as np
 import pytest
 
 pytest.importorskip("jax")
+pytestmark = pytest.mark.slow
 
 from nslb_cli.agents import AGENTS  # noqa: E402
 from nslb_cli.common.apart import run_apart  # noqa: E402

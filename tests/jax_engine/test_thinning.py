@@ -1,5 +1,8 @@
 """``run.every`` on the JAX engine: the program makes only the rounds it keeps (and a
-detector's whole path), and they are the rows of the whole run, bit for bit."""
+detector's whole path), and they are the rows of the whole run, bit for bit.
+
+On a CPU the JAX engine is for parity of numbers, which CI checks (test_agreement.py and the
+batch tests of test_cli.py); this module's machinery runs with ``make test-full``."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ import numpy as np
 import pytest
 
 pytest.importorskip("jax")
+pytestmark = pytest.mark.slow
 
 from nslb_cli.agents import AGENTS  # noqa: E402
 from nslb_cli.bandit.trace import kept_rounds  # noqa: E402

@@ -58,6 +58,7 @@ def test_a_prior_worlds_true_parameters_follow_their_priors() -> None:
         assert abs(residual.mean()) < 4 * residual.std() / np.sqrt(residual.size)
 
 
+@pytest.mark.slow  # the JAX engine's machinery on a CPU: make test-full
 def test_a_seeds_world_is_the_same_alone_and_in_any_batch() -> None:
     """Bit for bit: its draws come from its own key (Bernoulli means and Dirichlet rows)."""
     batch, pair = worlds(np.array([2, 7, 11, 30]), np.array([7, 7]))
