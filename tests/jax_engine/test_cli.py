@@ -159,17 +159,14 @@ PRIOR, FOUR_STATES = (
     SyntheticParams(model="prior", horizon=60),
     SyntheticParams(n_states=4, horizon=60),
 )
-FAMILIES = ("mts",)  # a filter in CI (every agent: make test-full)
-ON_THE_PRIOR = ()  # umTS learning from the prior: make test-full
+IN_CI = ("mts", FOUR_STATES)  # a filter; every agent, on both worlds, with make test-full
 
 
 @pytest.mark.parametrize(
     ("name", "env"),
-    [*(pytest.param(name, FOUR_STATES, marks=() if name in FAMILIES else pytest.mark.slow)
-       for name in own()),
-     *(pytest.param(name, PRIOR, marks=() if name in ON_THE_PRIOR else pytest.mark.slow)
-       for name in own())],
-)  # fmt: skip  # slow: five programs of their own each, with make test-full
+    [pytest.param(name, env, marks=() if (name, env) == IN_CI else pytest.mark.slow)
+     for env in (FOUR_STATES, PRIOR) for name in own()],
+)  # fmt: skip  # slow: five programs of their own each
 def test_a_seed_plays_the_same_rounds_alone_and_in_any_batch(
     name: str, env: SyntheticParams
 ) -> None:
