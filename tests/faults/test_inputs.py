@@ -19,7 +19,7 @@ from nslb_cli.envs.piecewise import Piecewise, PiecewiseParams
 from nslb_cli.runner.compose import check_command_line
 from nslb_cli.runner.inputs import recorded
 from tests.faults.test_folders import one_error_line
-from tests.helpers.cli import nslb
+from tests.helpers.cli import nslb, nslb_process
 from tests.helpers.faults import snapshot
 from tests.helpers.movielens import TINY_RUN, tiny_release, write_generic
 from tests.helpers.plugins import fake_distribution, nslb_with
@@ -65,21 +65,21 @@ def test_one_name_or_data_folder_in_two_spellings_is_one_config(tmp_path: Path) 
     """``name=./foo`` is ``foo``; ``env.data_dir=…/`` is ``env.data_dir=…``; an edited item
     file (its genres decide the movies offered) is other data."""
     quick = ["env.horizon=50", "run.progress=false"]
-    assert nslb("run", "name=foo", *quick, "run.n_seeds=2", cwd=tmp_path).returncode == 0
-    again = nslb("run", "name=./foo", *quick, "run.n_seeds=3", cwd=tmp_path)
+    assert nslb_process("run", "name=foo", *quick, "run.n_seeds=2", cwd=tmp_path).returncode == 0
+    again = nslb_process("run", "name=./foo", *quick, "run.n_seeds=3", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     assert len(list(tmp_path.glob("outputs/foo/synthetic/mts/*/seed=*.csv"))) == 3
     data = write_generic(tiny_release(), tmp_path / "mine")
     run = ["run", "env=movielens", "agent=random", *TINY_RUN]
-    assert nslb(*run, f"env.data_dir={data}", cwd=tmp_path).returncode == 0
-    slash = nslb(*run, f"env.data_dir={data}/", "run.n_seeds=3", cwd=tmp_path)
+    assert nslb_process(*run, f"env.data_dir={data}", cwd=tmp_path).returncode == 0
+    slash = nslb_process(*run, f"env.data_dir={data}/", "run.n_seeds=3", cwd=tmp_path)
     assert slash.returncode == 0, slash.stderr
     (folder,) = tmp_path.glob("outputs/default/movielens/random/*")
     assert len(list(folder.glob("seed=*.csv"))) == 3
     assert yaml.safe_load((folder / "config.yaml").read_text())["env"]["data_dir"] == str(data)
     items = data / "items.csv"
     items.write_text(items.read_text().replace("|", "|Drama|", 1))
-    edited = nslb(*run, f"env.data_dir={data}", "run.n_seeds=4", cwd=tmp_path)
+    edited = nslb_process(*run, f"env.data_dir={data}", "run.n_seeds=4", cwd=tmp_path)
     line = one_error_line(edited.stderr)
     assert edited.returncode == 2 and "other data (items.csv changed" in line
     assert len(list(folder.glob("seed=*.csv"))) == 3

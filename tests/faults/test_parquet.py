@@ -18,7 +18,7 @@ import pytest
 from nslb_cli.api import ConfigError
 from nslb_cli.runner.compose import check_command_line
 from nslb_cli.store import parquet
-from tests.helpers.cli import NSLB, QUICK, nslb
+from tests.helpers.cli import NSLB, QUICK, nslb, nslb_process
 from tests.helpers.faults import stop_after, temporaries
 
 RUN = ["run", *QUICK, "run.n_seeds=6", "run.batch_size=2"]
@@ -142,7 +142,8 @@ def test_a_killed_sealers_temporaries_go_whatever_process_their_pid_names(
     part = folder / parquet.PARTS / f".seeds=6-7.parquet.{os.getpid()}.0a1b2c.tmp"
     for path in (sealing, part):
         path.write_bytes(b"PAR1 cut short")
-    more = run_into(folder, *PARQUET, "run.n_seeds=8", cwd=tmp_path)
+    # a process of its own: this test's pid is alive, the killed writer's was not
+    more = nslb_process(*RUN, *PARQUET, "run.n_seeds=8", f"hydra.run.dir={folder}", cwd=tmp_path)
     assert more.returncode == 0, more.stderr
     assert not temporaries(folder) and not (folder / parquet.PARTS).exists()
     assert sorted(set(pq.read_table(folder / parquet.FILE)["seed"].to_pylist())) == list(range(8))

@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("jax")
 pytestmark = pytest.mark.slow
 
-from tests.helpers.cli import nslb  # noqa: E402
+from tests.helpers.cli import nslb_process as nslb  # noqa: E402
 
 RUN = ("run", "run.engine=jax", "agent=cd_ts", "env.horizon=30", "run.n_seeds=2")
 

@@ -19,7 +19,8 @@ from nslb_cli.jax_engine import coverage  # noqa: E402
 from nslb_cli.jax_engine.agents import own  # noqa: E402
 from nslb_cli.jax_engine.engine import simulate_seeds  # noqa: E402
 from nslb_cli.plot.notebook import load_results  # noqa: E402
-from tests.helpers.cli import nslb, said  # noqa: E402
+from tests.helpers.cli import nslb_process as nslb  # noqa: E402
+from tests.helpers.cli import said  # noqa: E402
 
 SMALL = ("env.horizon=40", "run.n_seeds=3")
 

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.slow
 from nslb_cli.agents import AGENTS  # noqa: E402
 from nslb_cli.common.apart import run_apart  # noqa: E402
 from nslb_cli.envs.synthetic import SyntheticParams  # noqa: E402
-from tests.helpers.cli import nslb  # noqa: E402
+from tests.helpers.cli import nslb_process as nslb  # noqa: E402
 
 TAUS = (8, 20, 40)
 JOB = ("agent=cd_ucb", "run.engine=jax", "env.dynamics=fixed", "env.horizon=450")

@@ -17,7 +17,7 @@ import yaml
 from nslb_cli.plot.notebook import load_results
 from nslb_cli.runner import failures
 from nslb_cli.runner.owner import OWNER
-from tests.helpers.cli import NSLB, QUICK, nslb
+from tests.helpers.cli import NSLB, QUICK, nslb, nslb_process
 from tests.helpers.movielens import tiny_env_params
 
 
@@ -93,7 +93,7 @@ def test_every_other_writers_temporaries_are_removed_under_the_folders_lock(
     plotting = folder / f".regret.png.{os.getpid()}.abc123.tmp"  # a plot writes without it
     plotting.write_bytes(b"")
     assert dead.returncode == 0
-    done = nslb("run", *QUICK, "run.n_seeds=2", f"hydra.run.dir={folder}", cwd=tmp_path)
+    done = nslb_process("run", *QUICK, "run.n_seeds=2", f"hydra.run.dir={folder}", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert not stale.exists() and not reused.exists()
     assert plotting.exists(), "a live plot's file in the making is left to it"
