@@ -11,7 +11,11 @@ From a release's own files (:mod:`nslb_cli.data.ratings`, any supported layout):
    into ``n_states`` clusters;
 3. ``counts[s, g, o]`` is the number of ratings of value ``levels[o]`` that the users of
    cluster ``s`` gave to movies of genre ``g``. A movie of several genres counts for each
-   of them; a movie without a genre counts for none.
+   of them; a movie without a genre counts for none, and so does a movie that the movie
+   list does not list (said in one warning line).
+
+``kept`` counts the ratings left after each step (:data:`STEPS`); a run folder's
+``data.json`` records it.
 
 The outcomes ``levels`` are the release's distinct rating values, sorted. The arrays are
 cached by :mod:`~nslb_cli.data.prepared_cache`.
@@ -32,9 +36,10 @@ from nslb_cli.data.ratings import Ratings, detect, read_release
 
 log = logging.getLogger("nslb")
 
-VERSION = 1  # bump when a change of code changes the counts
+VERSION = 2  # bump when a change of code changes the counts
 MAX_LEVELS = 64  # distinct rating values (outcomes): switching_latent's largest size
 DATA_DIR = "env.data_dir"
+STEPS = ("read", "of_a_listed_movie", "of_a_kept_user", "of_a_movie_with_a_genre")
 
 
 @dataclass(frozen=True)
@@ -49,15 +54,17 @@ class GenreSettings:
 @dataclass(frozen=True)
 class GenreCounts:
     """``counts (S, G, N)``, ``levels (N,)``, the ``G`` genre names, users per cluster
-    ``(S,)`` and the SHA-256 of the ratings file."""
+    ``(S,)``, the ratings kept after each of the :data:`STEPS` and the SHA-256 of the ratings
+    file."""
 
     counts: np.ndarray
     levels: np.ndarray
     genre_names: tuple[str, ...]
     cluster_sizes: np.ndarray
+    kept: np.ndarray
     fingerprint: str
 
-    FIELDS = ("counts", "levels", "genre_names", "cluster_sizes", "fingerprint")
+    FIELDS = ("counts", "levels", "genre_names", "cluster_sizes", "kept", "fingerprint")
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         arrays = {name: np.asarray(getattr(self, name)) for name in self.FIELDS}
@@ -71,6 +78,7 @@ class GenreCounts:
             levels=arrays["levels"],
             genre_names=tuple(str(g) for g in arrays["genre_names"]),
             cluster_sizes=arrays["cluster_sizes"],
+            kept=arrays["kept"],
             fingerprint=str(arrays["fingerprint"]),
         )
 
@@ -127,7 +135,20 @@ def count(ratings: Ratings, s: GenreSettings) -> GenreCounts:
         cell = labels[user[flags[:, g]]] * N + level[flags[:, g]]
         counts[:, g] = np.bincount(cell, minlength=S * N).reshape(S, N)
     sizes = np.bincount(labels, minlength=S)
-    return GenreCounts(counts, levels, ratings.genre_names, sizes, "")
+    listed = ratings.listed(ratings.items)
+    kept = np.array([len(listed), listed.sum(), (listed & keep).sum(), flags.any(axis=1).sum()])
+    return GenreCounts(counts, levels, ratings.genre_names, sizes, kept, "")
+
+
+def warn_of_unlisted(data: GenreCounts, folder: Path) -> None:
+    """One warning line when ratings of movies that the movie list lacks were dropped."""
+    read, listed = int(data.kept[0]), int(data.kept[1])
+    if listed < read:
+        log.warning(
+            "%s: %d of %d ratings (%.0f %%) are of movies that the movie list does not list; "
+            "movielens_genres drops them (data.json counts the ratings kept at each step)",
+            folder, read - listed, read, 100 * (read - listed) / read,
+        )  # fmt: skip
 
 
 def load_or_count(folder: Path, settings: GenreSettings, root: Path) -> GenreCounts:
@@ -140,9 +161,11 @@ def load_or_count(folder: Path, settings: GenreSettings, root: Path) -> GenreCou
     path = root / "prepared" / f"movielens-genres-{key}.npz"
     stored = prepared_cache.load(path, key, GenreCounts.FIELDS)
     if stored is not None:
-        return GenreCounts.from_arrays(stored)
-    log.info("counting MovieLens ratings by genre from %s (cached in %s)", folder, path)
-    built = count(read_release(folder, layout), settings)
-    built = GenreCounts(**{**built.__dict__, "fingerprint": identity["fingerprint"]})
-    prepared_cache.save(path, key, built.to_arrays())
+        built = GenreCounts.from_arrays(stored)
+    else:
+        log.info("counting MovieLens ratings by genre from %s (cached in %s)", folder, path)
+        built = count(read_release(folder, layout), settings)
+        built = GenreCounts(**{**built.__dict__, "fingerprint": identity["fingerprint"]})
+        prepared_cache.save(path, key, built.to_arrays())
+    warn_of_unlisted(built, folder)
     return built

@@ -96,15 +96,18 @@ class Ratings:
                     record += 1
         return f"{self.source}, lines {', '.join(found)}"
 
+    def listed(self, items: np.ndarray) -> np.ndarray:
+        """``(len(items),)`` whether the movie list lists each raw movie id."""
+        return np.isin(items, self.movie_ids)
+
     def genres_of(self, items: np.ndarray) -> np.ndarray:
         """``(len(items), G)`` genre flags of raw movie ids (no genre if not listed)."""
         if len(self.movie_ids) == 0:
             return np.zeros((len(items), len(self.genre_names)), dtype=bool)
         where = np.searchsorted(self.movie_ids, items)
         where = np.minimum(where, len(self.movie_ids) - 1)
-        found = self.movie_ids[where] == items
         flags = self.genres[where]
-        flags[~found] = False
+        flags[~self.listed(items)] = False
         return flags
 
 

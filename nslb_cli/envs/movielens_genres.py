@@ -31,7 +31,7 @@ from nslb_cli.bandit.world import World
 from nslb_cli.common import validators as check
 from nslb_cli.common.errors import ConfigError
 from nslb_cli.data import releases
-from nslb_cli.data.genres import GenreCounts, GenreSettings, load_or_count
+from nslb_cli.data.genres import STEPS, GenreCounts, GenreSettings, load_or_count
 from nslb_cli.envs.switching_latent import MAX_SIZE, categorical_world, draw_transitions
 
 REWARDS = ("spread", "authors")
@@ -140,6 +140,7 @@ def provenance(p: MovieLensGenresParams) -> dict[str, Any]:
             "arms": [data.genre_names[g] for g in arms(data, p.n_arms)],
             "ratings": data.levels.tolist(),
             "cluster_sizes": data.cluster_sizes.tolist(),
+            "ratings_kept": dict(zip(STEPS, data.kept.tolist(), strict=True)),
         },
     }
 

@@ -152,6 +152,25 @@ def test_a_refusal_is_one_line(tiny: MovieLensGenresParams, tmp_path: Path) -> N
     assert line.startswith("nslb: ") and "lower env.n_states" in line
 
 
+def test_ratings_of_unlisted_movies_are_counted_in_one_line_and_in_data_json(
+    tiny: MovieLensGenresParams, tmp_path: Path
+) -> None:
+    ratings = Path(tiny.data_dir or "") / "u.data"
+    ratings.write_text(ratings.read_text() + "1\t7\t5\t1\n3\t7\t1\t2\n")  # u.item lacks 7
+    done = nslb(
+        "run", "env=movielens_genres", f"env.data_dir={tiny.data_dir}", "env.n_states=2",
+        "env.n_arms=3", "env.min_user_ratings=1", f"env.cache_dir={tmp_path}", *QUICK,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (line,) = [line for line in (done.stdout + done.stderr).splitlines() if "movie list" in line]
+    assert "2 of 24 ratings" in line
+    (record,) = (tmp_path / "outputs").rglob("data.json")
+    assert json.loads(record.read_text())["diagnostics"]["ratings_kept"] == {
+        "read": 24, "of_a_listed_movie": 22, "of_a_kept_user": 22, "of_a_movie_with_a_genre": 18
+    }  # fmt: skip  # 22 listed, of which the 4 of movie 5 have no genre
+
+
 @needs_ml_100k
 def test_sl_ec_runs_on_ml100k_offline_with_three_seeds(tmp_path: Path) -> None:
     done = nslb(
