@@ -24,9 +24,10 @@ sweeps of the ``2 K'^2`` rounds of the pairs and capped at the horizon. With ``a
 below ``K``, the arm-subset step explores the ``K'`` arms whose matrix minimises
 ``K'^2 sqrt(log(2 K'^2 N^2)) / sigma_min(A_C)``, if that beats all ``K`` arms.
 
-Per run, ``seed=K.json`` records ``exploration`` (``T0``), ``explored_arms`` (a bit mask,
-``sum 2^a``) and ``transition_error`` (``||P̂ - P||_1``, the sum of the absolute differences
-of all entries; NaN when exploration lasts the whole run).
+Per run, ``seed=K.json`` records ``exploration`` (``T0``), ``explored_arms`` (how many arms
+the exploration plays) and ``transition_error`` (``||P̂ - P||_1``, the sum of the absolute
+differences of all entries, of the estimate at the end of exploration: at the end of the
+run when exploration lasts the whole run).
 """
 
 from __future__ import annotations
@@ -231,6 +232,7 @@ class SwitchingLatentExploreCommit(Agent):
         return Belief(state=posterior.argmax(axis=1), posterior=posterior)
 
     def summary(self) -> dict[str, np.ndarray]:
+        self._commit(np.flatnonzero(self.exploration == self.problem.horizon))  # explored only
         error = np.abs(self.estimate - self.model.transitions).sum(axis=(1, 2))
-        masks = np.array([int((1 << a.astype(np.int64)).sum()) for a in self.arms], dtype=np.int64)
-        return {"exploration": self.exploration, "explored_arms": masks, "transition_error": error}
+        arms = np.array([len(a) for a in self.arms], dtype=np.int64)
+        return {"exploration": self.exploration, "explored_arms": arms, "transition_error": error}

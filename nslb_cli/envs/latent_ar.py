@@ -12,7 +12,8 @@ coefficients are given (``coefficients``, refused unless stationary: every root 
 ``x^k - gamma_1 x^{k-1} - … - gamma_k`` inside the unit circle) or drawn per seed from the
 parameters stream: partial autocorrelations uniform in ``(-1, 1)``, mapped to coefficients
 by the Durbin–Levinson recursion, a bijection onto the stationary region (Jones 1987), so
-every draw is stationary.
+every draw is stationary on paper; :func:`check_path` refuses a seed that is not in floating
+point, or whose path leaves a sane range.
 
 The world has one nominal state (the ``state`` column is 0); the offline model is the true AR
 model (``OfflineModel.ar_*``). Agents that act on a discrete latent model are refused here.
@@ -29,7 +30,10 @@ from nslb_cli.bandit.rewards import Gaussian
 from nslb_cli.bandit.rng import Stream, generator
 from nslb_cli.bandit.world import World
 from nslb_cli.common import validators as check
+from nslb_cli.common.errors import ConfigError
 from nslb_cli.envs.synthetic import MIN_SIGMA
+
+SANE = 1e6  # the latent's largest magnitude, in units of its scales (check_path)
 
 
 @dataclass
@@ -55,6 +59,12 @@ class LatentARParams(check.Section):
     def validate(self) -> None:
         check.positive(self.order, "order")
         check.positive(self.horizon, "horizon")
+        check.require(
+            self.order < self.horizon,
+            "order",
+            f"must be below env.horizon ({self.horizon}): the first env.order rounds hold the "
+            "initial values, so no round would follow the AR process",
+        )
         for key in ("sigma_z", "initial_sd"):
             check.non_negative(getattr(self, key), key)
         check.at_least(self.sigma_r, MIN_SIGMA, "sigma_r", "smaller noise underflows likelihoods")
@@ -133,6 +143,35 @@ def latent_path(p: LatentARParams, seeds: np.ndarray, gamma: np.ndarray) -> np.n
     return z
 
 
+def check_path(p: LatentARParams, seeds: np.ndarray, gamma: np.ndarray, z: np.ndarray) -> None:
+    """Refuse, in one line, a seed whose drawn coefficients are not stationary in floating
+    point or whose latent path leaves ``|z| <= SANE · max(sigma_z, initial_sd)``: a drawn
+    AR(k) of high order is stationary on paper, yet its variance grows like
+    ``prod_m 1/(1 - pi_m^2)`` and its path can reach 10^13 (order 60) or overflow."""
+    if p.coefficients is None:
+        R, k = gamma.shape
+        companion = np.zeros((R, k, k))
+        companion[:, 0] = gamma
+        companion[:, np.arange(1, k), np.arange(k - 1)] = 1.0
+        largest = np.abs(np.linalg.eigvals(companion)).max(axis=1)  # the roots, for every seed
+        if (largest >= 1.0).any():
+            run = int(np.argmax(largest >= 1.0))
+            raise ConfigError(
+                "env.order",
+                f"seed {seeds[run]}'s drawn AR({p.order}) coefficients are not stationary in "
+                f"floating point (largest root {largest[run]:.17g}): lower env.order or give "
+                "env.coefficients",
+            )
+    bound = SANE * max(p.sigma_z, p.initial_sd)
+    far = np.abs(z).max(axis=1)
+    if not (far <= bound).all():
+        run = int(np.argmax(~(far <= bound)))
+        raise ConfigError("env.order", f"seed {seeds[run]}'s latent path reaches |z| = "
+                          f"{far[run]:.3g}, beyond {SANE:.0e} x max(sigma_z, initial_sd): its "
+                          f"AR({p.order}) coefficients are stationary only on paper; lower "
+                          "env.order or give env.coefficients")  # fmt: skip
+
+
 class LatentAR:
     """Latent AR bandit (Trella et al., 2025): an AR(k) latent moves every arm's mean."""
 
@@ -149,6 +188,7 @@ class LatentAR:
         K = len(mu)
         gamma = np.stack([coefficients(p, int(s)) for s in seeds])  # (R, k)
         z = latent_path(p, seeds, gamma)
+        check_path(p, seeds, gamma, z)
         reward = Gaussian(p.sigma_r)
         noise = np.stack([reward.noise(generator(int(s), Stream.NOISE), n) for s in seeds])
         mean_rewards = mu + beta * z[:, :, None]  # (R, n, K)

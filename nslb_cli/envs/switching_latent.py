@@ -32,6 +32,7 @@ FIELDS = {
     "observations": ("observations", "state_action_reward_matrix"),
     "rewards": ("rewards", "possible_rewards"),
 }
+SIZES = ("n_states", "n_arms", "n_outcomes")  # env's sizes, in the observations' axes' order
 TOLERANCE = 1e-6  # how far a row of probabilities may sum from 1
 MAX_SIZE = 64  # states, arms or outcomes: SL-EC's matrix has (K N)^2 x S^2 entries
 
@@ -42,8 +43,8 @@ class SwitchingLatentParams(check.Section):
 
     name: str = "switching_latent"
     reward: str = "categorical"
-    n_states: int = 3
-    n_arms: int = 4
+    n_states: int | None = None
+    n_arms: int | None = None
     n_outcomes: int | None = None
     horizon: int = 10000
     transition_multiplier: float = 20.0
@@ -69,17 +70,13 @@ class SwitchingLatentParams(check.Section):
                 "n_outcomes",
                 "Bernoulli rewards have 2 outcomes (0 and 1)",
             )
+        if self.problem is not None:
+            self._sizes_from(Path(self.problem).expanduser())
+        self.n_states = 3 if self.n_states is None else self.n_states
+        self.n_arms = 4 if self.n_arms is None else self.n_arms
         if self.n_outcomes is None:
             self.n_outcomes = 2 if self.reward == "bernoulli" else 5
-        if self.problem is not None:
-            _, obs, r = read_problem(Path(self.problem).expanduser())
-            check.require(
-                self.reward == "categorical" or tuple(r) == (0.0, 1.0),
-                "reward",
-                "bernoulli needs the file's rewards to be [0, 1]",
-            )
-            self.n_states, self.n_arms, self.n_outcomes = obs.shape
-        for key in ("n_states", "n_arms", "n_outcomes"):
+        for key in SIZES:
             value = getattr(self, key)
             check.require(
                 isinstance(value, int) and 1 <= value <= MAX_SIZE,
@@ -95,15 +92,51 @@ class SwitchingLatentParams(check.Section):
                 f"must lie in (0, 1/n_states) = (0, {bound:.4g})",
             )
 
+    @property
+    def sizes(self) -> tuple[int, int, int]:
+        """``(S, K, N)`` as :meth:`validate` resolved them."""
+        S, K, N = self.n_states, self.n_arms, self.n_outcomes
+        assert S is not None and K is not None and N is not None
+        return S, K, N
+
+    def _sizes_from(self, path: Path) -> None:
+        """The sizes of the problem file at ``path``; a size set otherwise is refused."""
+        _, obs, r = read_problem(path)
+        check.require(
+            self.reward == "categorical" or tuple(r) == (0.0, 1.0),
+            "reward",
+            "bernoulli needs the file's rewards to be [0, 1]",
+        )
+        for key, size in zip(SIZES, obs.shape, strict=True):
+            given = getattr(self, key)
+            check.require(
+                given in (None, size),
+                key,
+                f"{path} has {size}, not {given}: the problem file sets it, leave it out",
+            )
+            setattr(self, key, size)
+
 
 def _field(data: dict[str, Any], key: str, path: Path) -> Any:
-    """The value of the problem file's field ``key`` under either of its names."""
-    for name in FIELDS[key]:
-        if name in data:
-            return data[name]
+    """The value of the problem file's field ``key`` under its one name there."""
+    names = [name for name in FIELDS[key] if name in data]
+    if len(names) > 1:
+        raise ConfigError("problem", f"{path}: {' and '.join(names)} are one field: keep one")
+    if names:
+        _numbers_only(data[names[0]], names[0], path)
+        return data[names[0]]
     if key == "rewards":  # the authors' estimation problems have none
         return None
     raise ConfigError("problem", f"{path}: no field {' or '.join(FIELDS[key])}")
+
+
+def _numbers_only(value: Any, name: str, path: Path) -> None:
+    """Refuse a field whose values are not all JSON numbers (a string, a boolean, a null)."""
+    if isinstance(value, list):
+        for item in value:
+            _numbers_only(item, name, path)
+    elif isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError("problem", f"{path}: {name} holds {json.dumps(value)}; only numbers")
 
 
 def _probabilities(value: Any, ndim: int, what: str, path: Path) -> np.ndarray:
@@ -176,7 +209,7 @@ def draw_problem(p: SwitchingLatentParams, rng: np.random.Generator) -> tuple[np
     in ``1..15``, raised where below ``min_transition_prob``; ``O[s] ∝ U + m_O Π_s E`` with
     ``U`` uniform in ``[0, 1]``, ``E`` the blocks of identity matrices that pair arms with
     outcomes and ``Π_s`` a uniform permutation of the arms (``K >= N``) or outcomes."""
-    S, K, N = p.n_states, p.n_arms, int(p.n_outcomes or 2)
+    S, K, N = p.sizes
     P = draw_transitions(S, p.transition_multiplier, p.min_transition_prob, rng)
     E = np.zeros((K, N))
     for i in range(max(K, N) // min(K, N)):

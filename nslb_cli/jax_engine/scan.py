@@ -214,6 +214,13 @@ def checked_scalar(function: Callable[[Any], Array], name: str, state: Any) -> A
     return value
 
 
+def _host_number(value: Array) -> np.ndarray:
+    """A summary's values on the host: counts as int64, as the numpy engine writes them,
+    anything else as float64."""
+    value = np.asarray(value)
+    return value.astype(np.int64 if value.dtype.kind in "biu" else float)
+
+
 def checked_summary(summary: Any) -> dict[str, Array]:
     """The agent's summary, one number per name; else :class:`BrokenContract`."""
     if not isinstance(summary, dict):
@@ -365,7 +372,7 @@ def simulate_batch(
     R, kept = len(seeds), kept_rounds(world_spec.problem.horizon, every)
     with pinned_numbers():
         columns, summary = run_compiled(world_spec, agent, padded, filled, every)
-        summary = {k: np.asarray(v, dtype=float)[:R] for k, v in summary.items()}
+        summary = {k: _host_number(v)[:R] for k, v in summary.items()}
         # lanes dropped on the host: a slice on the device is a program of its own, which
         # every process compiles (0.3 s for mTS's columns on a CPU)
         path = columns.pop("path", columns["state"])  # every round's latent state

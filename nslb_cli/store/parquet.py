@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from nslb_cli.bandit.trace import Trace
 from nslb_cli.store.atomic import atomic_write, fsync_folder
-from nslb_cli.store.results import arrow_table, trace_columns
+from nslb_cli.store.results import arrow_table, strict, trace_columns
 
 FILE = "results.parquet"
 PARTS = ".nslb-parts"  # the finished batches of a job not yet sealed into FILE
@@ -96,7 +96,7 @@ def batch_table(trace: Trace, every: int = 1) -> pa.Table:
 def write_part(folder: Path, trace: Trace, key: str, every: int) -> None:
     """Write the runs of ``trace`` (a batch) as a part of ``folder``'s results, atomically."""
     seeds = [int(seed) for seed in trace.seeds]
-    stats = {name: values.tolist() for name, values in trace.summary.items()}
+    stats = {name: strict(values.tolist()) for name, values in trace.summary.items()}
     parts = folder / PARTS
     path = parts / f"seeds={seeds[0]}-{seeds[-1]}.parquet"
     _write(path, [batch_table(trace, every)], {"config": key, "every": every,

@@ -4,6 +4,7 @@ round-trip form by Arrow, and ``seed=K.json``, its statistics, result key and re
 from __future__ import annotations
 
 import json
+import math
 import re
 import zlib
 from collections.abc import Iterable
@@ -43,7 +44,9 @@ NULLS = ("belief", "p_true_state")  # empty where NO_BELIEF, NaN: agents without
 # Arrow would quote the header's names (ours is written by hand); one batch is faster than 1,024
 _CSV_OPTIONS = pa_csv.WriteOptions(include_header=False, batch_size=1 << 16)
 EVERY = "every"  # the key of run.every in a seed's record (absent: 1, every round)
-RECORD_KEYS = frozenset({"seed", "config", "csv", EVERY})  # seed=K.json's keys, not statistics
+NOT_FINITE = "not_finite"  # the statistics written as null, and what they were (NaN, ±inf)
+# seed=K.json's keys, not statistics
+RECORD_KEYS = frozenset({"seed", "config", "csv", EVERY, NOT_FINITE})
 STATS_KEYS = frozenset({*RECORD_KEYS, "run"})  # names no statistic may take
 WRITE_THREADS = 4  # threads that write and fsync the files of write_trace
 TAIL_BYTES = 4096  # far more than one row (11 numbers in their shortest form)
@@ -159,14 +162,27 @@ def write_trace(
 def _write_run(folder: Path, trace: Trace, key: str, run: int, every: int) -> None:
     """``seed=K.json``, then ``seed=K.csv``, of one run."""
     seed = int(trace.seeds[run])
-    stats = {"seed": seed, **{k: _plain(v[run]) for k, v in trace.summary.items()}}
+    summary = {k: _plain(v[run]) for k, v in trace.summary.items()}
+    stats = {"seed": seed, **{k: strict(v) for k, v in summary.items()}}
     csv = seed_csv_bytes(trace, run, every)
     stats["config"] = key
     if every != 1:
         stats[EVERY] = every
     stats["csv"] = csv_integrity(csv)
-    atomic_write_bytes(folder / f"seed={seed}.json", (json.dumps(stats, indent=1) + "\n").encode())
+    if not_finite := {k: repr(v) for k, v in summary.items() if strict(v) != v}:
+        stats[NOT_FINITE] = not_finite
+    text = json.dumps(stats, indent=1, allow_nan=False)
+    atomic_write_bytes(folder / f"seed={seed}.json", (text + "\n").encode())
     atomic_write_bytes(seed_csv(folder, seed), csv)
+
+
+def strict(value: Any) -> Any:
+    """``value`` as strict JSON holds it: each non-finite float (NaN, ±inf) as ``None``."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, list | tuple):
+        return [strict(v) for v in value]
+    return value
 
 
 def check_summary(trace: Trace) -> None:

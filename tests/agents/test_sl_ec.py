@@ -127,9 +127,25 @@ def test_the_filter_that_knows_the_model_beats_sl_ec_early_and_sl_ec_records_its
     difference = trace.regret[:, :320].sum(axis=1) - _regrets(mts, world)[:, :320].sum(axis=1)
     assert difference.mean() > 3 * difference.std(ddof=1) / np.sqrt(30)
     summary = trace.summary
-    assert (summary["exploration"] == 320).all() and (summary["explored_arms"] == 15).all()
+    assert (summary["exploration"] == 320).all() and (summary["explored_arms"] == 4).all()
     assert (summary["transition_error"] > 0).all() and (summary["transition_error"] <= 6).all()
     assert np.isnan(sl_ec.estimate).sum() == 0
+
+
+def test_an_exploration_of_the_whole_run_estimates_p_from_all_of_it() -> None:
+    world = SwitchingLatent.build(SwitchingLatentParams(horizon=200), np.arange(3))
+    model, problem = world.offline_model, world.problem
+    sl_ec = SwitchingLatentExploreCommit(
+        SLECParams(exploration=10**6), problem, model, BatchRNG(range(3))
+    )
+    trace = simulate(world, sl_ec, progress=False)
+    assert (trace.summary["exploration"] == 200).all()
+    for r in range(3):
+        outcomes = problem.reward_model.outcome(trace.reward[r])  # type: ignore[union-attr]
+        laws = model.emissions[r]  # type: ignore[index]
+        P_hat = estimate_transitions(laws, np.arange(4), trace.action[r], outcomes)
+        error = np.abs(P_hat - model.transitions[r]).sum()
+        assert trace.summary["transition_error"][r] == pytest.approx(error, rel=1e-12)
 
 
 def test_sl_ec_is_refused_without_known_outcome_laws() -> None:

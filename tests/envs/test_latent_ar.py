@@ -80,6 +80,15 @@ def test_non_stationary_or_misshapen_coefficients_are_refused_in_one_line() -> N
         LatentARParams(beta=[1.0, 2.0, 3.0])
 
 
+def test_an_order_beyond_the_horizon_or_a_path_stationary_only_on_paper_is_refused() -> None:
+    with pytest.raises(ConfigError, match="order: must be below env.horizon"):
+        LatentARParams(order=500, horizon=500)
+    for order in (45, 60):  # drawn roots of modulus 1 in floating point, paths of 1e13
+        with pytest.raises(ConfigError, match="not stationary in floating point|latent path"):
+            LatentAR.build(LatentARParams(order=order, horizon=500), np.arange(20))
+    LatentAR.build(LatentARParams(order=25, horizon=500), np.arange(20))  # large, not insane
+
+
 def test_a_seed_has_the_same_world_alone_in_any_batch_and_for_any_agent() -> None:
     p = LatentARParams(order=3, horizon=60)
     batch, alone = LatentAR.build(p, np.array([2, 7, 11])), LatentAR.build(p, np.array([7]))

@@ -30,6 +30,11 @@ CASES = {
     "rewards for other outcomes": ({**GOOD, "rewards": [0.0, 0.5, 1.0]},
                                    r"3 rewards for 2 outcomes"),
     "not an object": ([1, 2], r"expected a JSON object"),
+    "one field twice": ({**GOOD, "transition_matrix": GOOD["transitions"]},
+                        r"transitions and transition_matrix are one field: keep one"),
+    "a text": ({**GOOD, "transitions": [["0.9", 0.1], [0.2, 0.8]]},
+               r'transitions holds "0.9"; only numbers'),
+    "a boolean": ({**GOOD, "rewards": [False, True]}, r"rewards holds false; only numbers"),
 }  # fmt: skip
 
 
@@ -47,6 +52,14 @@ def test_a_file_that_is_not_json_is_one_line(tmp_path: Path) -> None:
     path.write_text("transitions: [[1]]")
     with pytest.raises(ConfigError, match=r"^problem: cannot read .* as JSON"):
         SwitchingLatentParams(problem=str(path))
+
+
+def test_a_size_the_problem_file_contradicts_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "problem.json"
+    path.write_text(json.dumps(GOOD))
+    assert SwitchingLatentParams(problem=str(path), n_arms=2).sizes == (2, 2, 2)
+    with pytest.raises(ConfigError, match=r"^n_states: .* has 2, not 7: the problem file sets"):
+        SwitchingLatentParams(problem=str(path), n_states=7, n_arms=9)
 
 
 def test_bernoulli_with_other_rewards_and_sizes_out_of_range_are_refused(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ import pytest
 pytest.importorskip("jax")
 
 from nslb_cli.agents import AGENTS  # noqa: E402
+from nslb_cli.bandit.trace import Trace  # noqa: E402
 from nslb_cli.common.apart import run_apart  # noqa: E402
 from nslb_cli.envs.piecewise import PiecewiseParams  # noqa: E402
 from nslb_cli.envs.synthetic import SyntheticParams  # noqa: E402
@@ -42,16 +43,21 @@ def agent_params(label: str) -> object:
     return AGENTS[name].Params(**AGENT_OPTIONS.get(label, {}))
 
 
+def _regret_and_kinds(trace: Trace) -> tuple[np.ndarray, dict[str, str]]:
+    """Per seed, the final regret; and the kind of each summary statistic (``i``: a count)."""
+    return trace.regret.sum(axis=1), {k: v.dtype.kind for k, v in trace.summary.items()}
+
+
 def final_regrets(env: object, agent: object) -> tuple[np.ndarray, np.ndarray]:
-    """Per seed, the final regret of each engine (the numpy engine in batches of 500)."""
-    jax_regret = run_apart(
-        lambda: simulate_jax(env, agent, SEEDS, len(SEEDS)).regret.sum(axis=1), "the JAX engine"
+    """Per seed, the final regret of each engine (the numpy engine in batches of 500), once
+    the engines are seen to write each statistic as the same kind of number."""
+    jax_regret, jax_kinds = run_apart(
+        lambda: _regret_and_kinds(simulate_jax(env, agent, SEEDS, len(SEEDS))), "the JAX engine"
     )
     config = RunConfig("agreement", env, agent, RunSettings(n_seeds=len(SEEDS), batch_size=500))
-    numpy_regret = np.concatenate(
-        [simulate_numpy(config, part).regret.sum(axis=1) for part in np.split(SEEDS, 2)]
-    )
-    return jax_regret, numpy_regret
+    parts = [_regret_and_kinds(simulate_numpy(config, part)) for part in np.split(SEEDS, 2)]
+    assert jax_kinds == parts[0][1]
+    return jax_regret, np.concatenate([regret for regret, _ in parts])
 
 
 def assert_agree(jax_regret: np.ndarray, numpy_regret: np.ndarray) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -123,6 +124,24 @@ def test_write_trace_leaves_csv_and_json_and_no_temporary_files(tmp_path: Path, 
     names = sorted(p.name for p in (tmp_path / "new/folder").iterdir())
     assert names == ["seed=3.csv", "seed=3.json", "seed=4.csv", "seed=4.json"]
     assert json.loads((tmp_path / "new/folder/seed=4.json").read_text())["seed"] == 4
+
+
+def _refuse(constant: str) -> None:
+    raise ValueError(f"{constant} is not JSON")
+
+
+def test_a_non_finite_statistic_is_null_with_what_it_was(tmp_path: Path, traces) -> None:
+    delays = np.empty(2, dtype=object)  # a list per run, as detectors' delays are
+    delays[:] = [[np.inf], [2.0]]
+    summary = {"error": np.array([np.nan, 0.5]), "delays": delays}
+    write_trace(tmp_path, dataclasses.replace(traces["mts"], summary=summary), KEY)
+    first, second = (
+        json.loads((tmp_path / f"seed={seed}.json").read_text(), parse_constant=_refuse)
+        for seed in (3, 4)
+    )
+    assert (first["error"], first["delays"]) == (None, [None])
+    assert first["not_finite"] == {"error": "nan", "delays": "[inf]"}
+    assert (second["error"], second["delays"], "not_finite" in second) == (0.5, [2.0], False)
 
 
 def test_the_writer_threads_change_nothing_in_the_files(tmp_path: Path) -> None:
