@@ -53,6 +53,9 @@ class Agent(ABC):
     # "autoregressive": its AR process), refused on an environment whose ``latent`` (default
     # "discrete") differs; None: any environment
     latent_model: ClassVar[str | None] = None
+    # it acts on the offline model as the world's truth: refused unless the environment's
+    # ``true_model(params)`` says its agents are told the true model
+    needs_true_model: ClassVar[bool] = False
     # its rounds are spent in compiled code that releases the GIL: parts of a batch gain from
     # being simulated in threads at once (nslb_cli.runner.parts)
     concurrent: ClassVar[bool] = False

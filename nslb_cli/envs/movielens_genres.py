@@ -155,6 +155,11 @@ class MovieLensGenres:
     provenance = staticmethod(provenance)
 
     @staticmethod
+    def true_model(p: MovieLensGenresParams) -> bool:
+        """Agents are told the true ``P``, ``O`` and ``r`` (umTS's prior aside)."""
+        return True
+
+    @staticmethod
     def build(p: MovieLensGenresParams, seeds: np.ndarray) -> World:
         """A world for ``seeds``; seed ``k``'s realisation depends only on ``p`` and ``k``."""
         seeds = np.asarray(seeds, dtype=np.int64)

@@ -250,6 +250,11 @@ class SwitchingLatent:
     files = ("problem",)
 
     @staticmethod
+    def true_model(p: SwitchingLatentParams) -> bool:
+        """Agents are told the true ``P``, ``O`` and ``r`` (umTS's prior aside)."""
+        return True
+
+    @staticmethod
     def build(p: SwitchingLatentParams, seeds: np.ndarray) -> World:
         """A world for ``seeds``; seed ``k``'s realisation depends only on ``p`` and ``k``."""
         seeds = np.asarray(seeds, dtype=np.int64)

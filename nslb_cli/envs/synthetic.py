@@ -108,6 +108,12 @@ class Synthetic:
     contextual = False
 
     @staticmethod
+    def true_model(p: SyntheticParams) -> bool:
+        """Agents are told the true means and chain: ``model=known`` with ``markov`` dynamics
+        (``fixed`` dynamics change state on a schedule that no chain of theirs describes)."""
+        return p.model == "known" and p.dynamics == "markov"
+
+    @staticmethod
     def build(p: SyntheticParams, seeds: np.ndarray) -> World:
         """A world for ``seeds``; seed ``k``'s realisation depends only on ``p`` and ``k``."""
         seeds = np.asarray(seeds, dtype=np.int64)

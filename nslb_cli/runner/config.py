@@ -205,6 +205,13 @@ def validate(cfg: DictConfig) -> RunConfig:
         agent=_parameters(agent.Params, cfg.agent, "agent"),
         run=_parameters(RunSettings, cfg.get("run"), "run"),
     )
+    if agent.needs_true_model and not getattr(env, "true_model", lambda _: False)(config.env):
+        raise ConfigError(
+            "agent",
+            f"{cfg.agent.name} needs the true model, and env={cfg.env.name} does not tell its "
+            "agents the true model with these settings: use env=switching_latent, "
+            "env=movielens_genres, or env=synthetic with env.model=known env.dynamics=markov",
+        )
     refused = config.engine.refusal(config.env, config.agent)
     if refused:
         raise ConfigError(*refused)
