@@ -71,7 +71,8 @@ def _selection(p: argparse.ArgumentParser) -> None:
         help="the agent paired differences are taken against, in every group: an agent or "
         "display name (umts, umTS), a label ('umTS (num_particles=100)'), or a name with "
         "settings, 'umts(num_particles=100)', when the agent ran with several (default: "
-        f"{DEFAULT_REFERENCE}, where one run of it is present); 'none' for no differences. "
+        f"{' where one run of it is present, else '.join(DEFAULT_REFERENCE)}); 'none' for no "
+        "differences. "
         "One that names no agent or several in a group is an error",
     )
     p.add_argument(

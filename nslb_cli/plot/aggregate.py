@@ -43,7 +43,9 @@ METRICS = {
 }
 SUMMARY_METRICS = ("cum_regret", "avg_reward")  # what the summary tables report
 DEFAULT_METRICS = ("cum_regret", "avg_reward")  # the curves drawn, the columns loaded
-DEFAULT_REFERENCE = "mts"  # of paired differences, where exactly one run of it is present
+# of paired differences: the first of these with a run in the group, where exactly one is
+# (the filter oracle: the switching-latent papers' reference; mTS: the paper's)
+DEFAULT_REFERENCE = ("filter_oracle", "mts")
 PAIRED_METRIC = "cum_regret"
 CI_METHODS = ("se", "bootstrap")  # --ci: mean ± SE only, or a bootstrap interval beside it
 CONFIDENCE = 0.95

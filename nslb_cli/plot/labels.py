@@ -310,19 +310,26 @@ def select(runs: pd.DataFrame, selector: str, rename: Mapping[str, str] | None =
 
 def references(
     runs: pd.DataFrame,
-    selector: str | None,
+    selector: str | Sequence[str] | None,
     rename: Mapping[str, str] | None = None,
     required: bool = True,
-) -> tuple[dict[str, str | None], list[str]]:
-    """Each group's reference label as ``selector`` names it, and the groups where it named
-    several; ``required``: naming none or several raises :class:`SelectionError`."""
+) -> tuple[dict[str, str | None], dict[str, str]]:
+    """Each group's reference label as ``selector`` names it (a sequence: the first of its
+    selectors that names an agent of the group), and the groups where it named several;
+    ``required``: naming none or several raises :class:`SelectionError`. The groups where it
+    named several come with the selector that did."""
     found: dict[str, str | None] = {}
-    ambiguous = []
+    ambiguous: dict[str, str] = {}
+    candidates = [selector] if isinstance(selector, str) else list(selector or [])
     for group, in_group in runs.groupby(runs[GROUP].map(str), sort=False):
-        matches = select(in_group, selector, rename) if selector else []
+        matches: list[str] = []
+        for candidate in candidates:
+            matches = select(in_group, candidate, rename)
+            if matches:
+                break
         found[str(group)] = matches[0] if len(matches) == 1 else None
         if len(matches) > 1:
-            ambiguous.append(str(group))
+            ambiguous[str(group)] = candidate
         if not required or not selector or len(matches) == 1:
             continue
         if not matches:

@@ -167,8 +167,8 @@ def summarise(
         **{lab.GROUP: lambda f: f["group"].astype(str), lab.LABEL: lambda f: f["agent"].astype(str)}
     )
     runs = runs.assign(**{c: _values(runs[c]) for c in settings})
-    selector = DEFAULT_REFERENCE if reference is None else reference.strip()
-    selector = "" if selector.lower() == "none" else selector
+    given = "" if reference is None or reference.strip().lower() == "none" else reference.strip()
+    selector = DEFAULT_REFERENCE if reference is None else given
     try:
         found, _ = lab.references(runs, selector or None, required=reference is not None)
     except lab.SelectionError as err:

@@ -292,10 +292,10 @@ def _references(
         found, ambiguous = lab.references(runs, selector or None, rename, required=bool(reference))
     except lab.SelectionError as err:
         raise PlotError(f"--reference: {err}") from None
-    for group in ambiguous:
+    for group, named in ambiguous.items():
         warn(
-            f"no paired differences in {group}: it has several {lab.display_name(selector)} "
-            f"runs; name one with --reference, e.g. --reference '{selector}(key=value)'"
+            f"no paired differences in {group}: it has several {lab.display_name(named)} "
+            f"runs; name one with --reference, e.g. --reference '{named}(key=value)'"
         )
     return found
 

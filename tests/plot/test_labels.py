@@ -258,7 +258,8 @@ def test_references_are_one_agent_per_group_or_an_error_naming_the_group() -> No
     with pytest.raises(lab.SelectionError, match="names no agent in group 'e'"):
         lab.references(table, "cd_ucb")
     found, ambiguous = lab.references(table, "umts", required=False)
-    assert found == {"e": None} and ambiguous == ["e"], "the default reference: left out"
+    assert found == {"e": None} and ambiguous == {"e": "umts"}, "the default: left out"
+    assert lab.references(table, ["cd_ucb", "mts"])[0] == {"e": "mTS"}, "the first present"
 
 
 def test_an_ordered_sweep_is_one_family_in_value_order() -> None:
