@@ -111,9 +111,20 @@ class Agent(ABC):
         ``None`` for one that does not."""
         return None
 
+    @classmethod
+    def notes(cls, params: Any, summary: dict[str, np.ndarray], horizon: int) -> list[str]:
+        """What a run's log line should say of how the agent played, read from a batch's
+        ``summary`` (either engine's): e.g. that a default made it play as ``random``."""
+        return []
+
 
 class Windowed(Agent):
     """Base class of the agents that keep each run's last ``params.tau`` observations."""
+
+    # its window slides over the last tau rounds: one of tau >= n rounds holds the whole run
+    # and is run as tau = n on both engines (the job's line says so); False: a detector's
+    # window, which never fills when longer than the run
+    slides: ClassVar[bool] = False
 
     @classmethod
     def memory(cls, params: Any, sizes: Sizes) -> dict[str, int]:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -179,6 +180,14 @@ class ExponentialWeights(Agent):
 
     def summary(self) -> dict[str, np.ndarray]:
         return {"gamma": self.gamma, "alpha": self.alpha}
+
+    @classmethod
+    def notes(cls, params: Any, summary: dict[str, np.ndarray], horizon: int) -> list[str]:
+        if params.gamma is None and (np.asarray(summary["gamma"]) >= 1.0).all():
+            return [f"{params.name}'s default gamma is 1 here (Auer et al.'s tuning for this "
+                    "horizon and number of changes): it plays uniformly at random; set "
+                    "agent.gamma below 1"]  # fmt: skip
+        return []
 
 
 class Exp3S(ExponentialWeights):

@@ -200,6 +200,7 @@ class SlidingWindowModelUCB(Windowed):
 
     Params: ClassVar[type] = SWMUCBParams
     latent_model = "discrete"
+    slides = True
 
     def __init__(
         self, params: SWMUCBParams, problem: Problem, model: OfflineModel, rng: BatchRNG

@@ -231,6 +231,14 @@ class SwitchingLatentExploreCommit(Agent):
         posterior = np.ascontiguousarray(self._belief.T)
         return Belief(state=posterior.argmax(axis=1), posterior=posterior)
 
+    @classmethod
+    def notes(cls, params: Any, summary: dict[str, np.ndarray], horizon: int) -> list[str]:
+        if (np.asarray(summary["exploration"]) >= horizon).all():
+            rule = "its exploration rule" if params.exploration is None else "agent.exploration"
+            return [f"sl_ec explores for the whole run: {rule} gives T0 >= env.horizon, so it "
+                    "never commits; lower agent.exploration or lengthen env.horizon"]  # fmt: skip
+        return []
+
     def summary(self) -> dict[str, np.ndarray]:
         self._commit(np.flatnonzero(self.exploration == self.problem.horizon))  # explored only
         error = np.abs(self.estimate - self.model.transitions).sum(axis=(1, 2))

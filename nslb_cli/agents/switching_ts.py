@@ -280,6 +280,7 @@ class SlidingWindowThompsonSampling(_ForgettingThompson, Windowed):
     style = Style("#800000", "--", "H")
 
     Params = SlidingWindowThompsonSamplingParams
+    slides = True
 
     def __init__(
         self,

@@ -141,6 +141,7 @@ class SlidingWindowUCB(Windowed):
     style = Style("#332288", "--", "<")
 
     Params = SlidingWindowUCBParams
+    slides = True
     fixed_arms = True
 
     def __init__(

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
@@ -73,6 +73,7 @@ class RunConfig:
     env: Any
     agent: Any
     run: RunSettings
+    notes: tuple[str, ...] = ()  # what the job's line says of settings nslb adjusted
 
     @property
     def seeds(self) -> np.ndarray:
@@ -212,7 +213,21 @@ def validate(cfg: DictConfig) -> RunConfig:
             "agents the true model with these settings: use env=switching_latent, "
             "env=movielens_genres, or env=synthetic with env.model=known env.dynamics=markov",
         )
+    config = window_within_the_run(config, agent)
     refused = config.engine.refusal(config.env, config.agent)
     if refused:
         raise ConfigError(*refused)
     return config
+
+
+def window_within_the_run(config: RunConfig, agent: Any) -> RunConfig:
+    """``config`` with a sliding window longer than the run cut to the run's horizon: the same
+    window (it holds every round), without the time and memory of a longer one."""
+    tau, horizon = getattr(config.agent, "tau", None), getattr(config.env, "horizon", None)
+    if not getattr(agent, "slides", False) or tau is None or horizon is None or tau <= horizon:
+        return config
+    note = (
+        f"agent.tau={tau} is beyond env.horizon={horizon}: the window is the whole run, run "
+        f"as agent.tau={horizon}"
+    )
+    return replace(config, agent=replace(config.agent, tau=horizon), notes=(*config.notes, note))

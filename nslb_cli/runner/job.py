@@ -94,10 +94,13 @@ def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> float:
             shown = "its 1 seed" if done == 1 else f"all {done} seeds"
             log.info("%s: %s already in %s", label, shown, folder)
         else:
-            start = time.perf_counter()
+            start, notes = time.perf_counter(), list(config.notes)
             for first in range(0, len(pending), config.run.batch_size):
                 batch = pending[first : first + config.run.batch_size]
                 trace = simulate_seeds(config, batch)
+                if first == 0:
+                    horizon = int(getattr(config.env, "horizon", 0))
+                    notes += AGENTS[config.agent.name].notes(config.agent, trace.summary, horizon)
                 check_summary(trace)  # before the folder is claimed
                 finite.check_finite(trace, config.env)  # nothing of a batch that overflowed
                 check_owner()  # a worker whose command was killed writes nothing more
@@ -105,20 +108,23 @@ def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> float:
                 store.write(batch, trace)
             check_owner()
             store.seal()
-            _report(config, store, pending, time.perf_counter() - start)
+            _report(config, store, pending, time.perf_counter() - start, notes)
     # after the swap: an interrupted read leaves the new results in place
     return float(store.final_values(config.seeds, config.run.objective).mean())
 
 
-def _report(config: RunConfig, store: RunFolder, pending: np.ndarray, seconds: float) -> None:
-    """The line of a job that added ``pending`` in ``seconds``, over all the folder's seeds."""
+def _report(
+    config: RunConfig, store: RunFolder, pending: np.ndarray, seconds: float, notes: list[str]
+) -> None:
+    """The line of a job that added ``pending`` in ``seconds``, over all the folder's seeds,
+    and its ``notes``."""
     everything = sorted(store.done | set(pending.tolist()))
     regret = store.final_values(everything, "cum_regret")
     spread = "(one seed: no standard error)"
     if len(regret) > 1:
         spread = f"± {regret.std(ddof=1) / np.sqrt(len(regret)):.2f} (mean ± SE)"
     log.info(
-        "%s: %s added (%d already done) in %.1f s -> %s; final cum_regret over its %s %.2f %s",
+        "%s: %s added (%d already done) in %.1f s -> %s; final cum_regret over its %s %.2f %s%s",
         f"{config.agent.name} on {config.env.name}",
         counted(len(pending), "seed"),
         len(store.done & set(config.seeds.tolist())),
@@ -127,6 +133,7 @@ def _report(config: RunConfig, store: RunFolder, pending: np.ndarray, seconds: f
         counted(len(regret), "seed"),
         regret.mean(),
         spread,
+        "".join(f"; {note}" for note in notes),
     )
 
 

@@ -133,13 +133,19 @@ def warm_up_jax(report: Callable[[str], None]) -> int:
 
 
 def _worlds(scratch: Path) -> list[Any]:
-    """The environment params of :data:`SETTINGS` and :data:`MOVIELENS` (its data and cache
-    in ``scratch``)."""
+    """The environment params of :data:`SETTINGS`, :data:`MOVIELENS` (its data and cache in
+    ``scratch``) and of the successors' families (switching latent, latent AR), whose agents
+    play nowhere else."""
     synthetic, movielens = ENVIRONMENTS["synthetic"], ENVIRONMENTS["movielens"]
     worlds = [replace(synthetic.Params(), **values) for values in SETTINGS]
     data = write_ratings(scratch)
     cache = str(scratch / "cache")
-    return [*worlds, replace(movielens.Params(), data_dir=str(data), cache_dir=cache, **MOVIELENS)]
+    families = [ENVIRONMENTS[name].Params(horizon=12) for name in ("switching_latent", "latent_ar")]
+    return [
+        *worlds,
+        replace(movielens.Params(), data_dir=str(data), cache_dir=cache, **MOVIELENS),
+        *families,
+    ]
 
 
 def warm(engine: Engine, report: Callable[[str], None]) -> tuple[str | None, str | None]:

@@ -99,6 +99,23 @@ def test_sweep_matches_single_runs_byte_for_byte(tmp_path: Path) -> None:
     assert (tmp_path / "s/synthetic/umts/agent.num_particles=30,env.horizon=60").is_dir()
 
 
+def test_a_default_that_plays_as_random_or_never_commits_is_said_in_the_jobs_line(
+    tmp_path: Path,
+) -> None:
+    """On a 300-round switching latent problem Exp4.S's tuned gamma is 1 (p(a) = gamma / K:
+    uniform play) and SL-EC's exploration rule covers the whole run."""
+    for agent, note in (("exp4s", "plays uniformly at random"), ("sl_ec", "never commits")):
+        done = nslb(
+            "run", "env=switching_latent", "env.horizon=300", f"agent={agent}", "run.n_seeds=2",
+            "run.progress=false", cwd=tmp_path,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        (line,) = [line for line in done.stdout.splitlines() if "seeds added" in line]
+        assert note in line
+    gammas = {yaml.safe_load(p.read_text())["gamma"] for p in tmp_path.rglob("exp4s/*/seed=*.json")}
+    assert gammas == {1.0}
+
+
 def test_list_and_help(tmp_path: Path) -> None:
     listed = nslb("list", cwd=tmp_path)
     assert listed.returncode == 0 and "umts" in listed.stdout and "synthetic" in listed.stdout

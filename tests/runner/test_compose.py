@@ -76,6 +76,20 @@ def test_validate_refuses_the_pairs_the_rule_refuses_and_builds_the_others() -> 
     assert np.shape(config.env.means) == (5, 3)
 
 
+def test_a_sliding_window_beyond_the_horizon_is_the_whole_run_and_said() -> None:
+    """The same config for both engines: a window of every round, as long as the run (a
+    detector's window, which never fills when longer than the run, is left as given)."""
+    for agent in ("sw_mucb", "sw_ucb", "sw_ts"):
+        config = load([f"agent={agent}", "agent.tau=100000000", "env.horizon=500"])
+        assert config.agent.tau == 500
+        assert config.notes == (
+            "agent.tau=100000000 is beyond env.horizon=500: the window is the whole run, run "
+            "as agent.tau=500",
+        )
+    assert load(["agent=sw_mucb", "agent.tau=500", "env.horizon=500"]).notes == ()
+    assert load(["agent=cd_ucb", "agent.tau=1000", "env.horizon=500"]).agent.tau == 1000
+
+
 @pytest.mark.parametrize("experiment", options("experiment"))
 def test_every_experiment_preset_composes(experiment: str) -> None:
     assert check_command_line([f"experiment={experiment}"], multirun=False).jobs >= 1

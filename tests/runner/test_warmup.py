@@ -1,4 +1,5 @@
-"""``nslb warmup`` compiles the kernels of MovieLens's contextual worlds too, quietly."""
+"""``nslb warmup`` compiles the kernels of MovieLens's contextual worlds and of the successors'
+families too, quietly."""
 
 from __future__ import annotations
 
@@ -10,18 +11,18 @@ from pathlib import Path
 from tests.helpers.cli import COMPILING, NSLB
 from tests.helpers.movielens import TINY_RUN, tiny_release, write_generic
 
-WARM = "from nslb_cli.runner.warmup import warm_up; warm_up(print, names=['cd_linucb'])"
+WARM = "from nslb_cli.runner.warmup import warm_up; warm_up(print, names=['cd_linucb', 'sl_ec'])"
 
 
-def test_after_warmup_a_movielens_run_compiles_nothing(tmp_path: Path) -> None:
-    """A linear agent's kernels run only on contextual worlds: warm_up plays them on its own
-    small ratings file, so the first MovieLens run after it compiles nothing (they used to
-    compile there)."""
+def test_after_warmup_a_movielens_or_switching_run_compiles_nothing(tmp_path: Path) -> None:
+    """A linear agent's kernels run only on contextual worlds, SL-EC's only where outcome laws
+    are known: warm_up plays them on its own small ratings file and switching latent problem,
+    so the first run after it compiles nothing (they used to compile there)."""
     env = os.environ | {"NSLB_CACHE": str(tmp_path / "cache")}
     warm = subprocess.run(
         [sys.executable, "-c", WARM], env=env, check=False, capture_output=True, text=True
     )
-    assert warm.stdout.startswith("cd_linucb: ")
+    assert sorted(line.split(":")[0] for line in warm.stdout.splitlines()) == ["cd_linucb", "sl_ec"]
     assert COMPILING not in warm.stderr, "its lines would advise running nslb warmup"
     data = write_generic(tiny_release(), tmp_path / "release")
     run = subprocess.run(
@@ -31,3 +32,10 @@ def test_after_warmup_a_movielens_run_compiles_nothing(tmp_path: Path) -> None:
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
     assert COMPILING not in run.stderr
+    switching = subprocess.run(
+        [NSLB, "run", "env=switching_latent", "env.horizon=300", "agent=sl_ec",
+         "agent.exploration=64", "run.progress=false"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert switching.returncode == 0, switching.stderr
+    assert COMPILING not in switching.stderr
