@@ -321,7 +321,9 @@ def run_compiled(
     if values is None:
         values = lane_values(world_spec, agent, len(seeds))
     lanes, traced = on_devices(seeds, values)
-    return program(world_spec, agent, len(seeds), every)(lanes, traced)
+    result = program(world_spec, agent, len(seeds), every)(lanes, traced)
+    cache.record()  # the entries its compilation wrote, to tell them damaged later
+    return result
 
 
 def on_devices(seeds: np.ndarray, values: Values) -> tuple[Any, Values]:

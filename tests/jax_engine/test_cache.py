@@ -15,6 +15,7 @@ pytest.importorskip("jax")
 pytestmark = pytest.mark.slow
 
 from tests.helpers.cli import nslb_process as nslb  # noqa: E402
+from tests.helpers.cli import said  # noqa: E402
 
 RUN = ("run", "run.engine=jax", "agent=cd_ts", "env.horizon=30", "run.n_seeds=2")
 
@@ -52,16 +53,24 @@ def test_a_program_is_announced_once_then_read_from_the_cache(
     assert (tmp_path / "a/seed=1.csv").read_bytes() == (tmp_path / "b/seed=1.csv").read_bytes()
 
 
-def test_a_damaged_cache_is_compiled_again_with_the_same_results(
+def test_a_damaged_cache_is_healed_in_one_line_with_the_same_results(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, compiled: tuple[Path, str]
 ) -> None:
-    entries = [p for p in _copy(compiled, tmp_path, monkeypatch).rglob("*") if p.is_file()]
+    """A damaged entry is removed before JAX reads it (JAX would warn and compile again every
+    run), named in one line, and written anew: the next run is silent."""
+    entries = list(_copy(compiled, tmp_path, monkeypatch).rglob("*-cache"))
     assert entries
     for entry in entries:
         entry.write_bytes(b"\x00garbage" * 3)
     again = nslb(*RUN, f"hydra.run.dir={tmp_path / 'b'}", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
+    assert said(again.stderr) == [
+        f"nslb: removed {len(entries)} damaged entries of the JAX compilation cache in "
+        f"{entries[0].parent}; their programs compile again, once"
+    ]
     assert (tmp_path / "a/seed=0.csv").read_bytes() == (tmp_path / "b/seed=0.csv").read_bytes()
+    then = nslb(*RUN, f"hydra.run.dir={tmp_path / 'c'}", cwd=tmp_path)
+    assert then.returncode == 0 and said(then.stderr) == [], then.stderr
 
 
 def test_an_unwritable_cache_is_said_and_the_run_goes_on(
