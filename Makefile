@@ -19,13 +19,16 @@ BENCH_ARGS ?=
 COMPARE_ARGS ?=
 # make compare-latent-ar: e.g. LATENT_AR_ARGS='--seeds 20' (see python -m benchmarks.latent_ar --help)
 LATENT_AR_ARGS ?=
+# make compare-switching: e.g. SWITCHING_ARGS='--runs 10 --horizon 2000', or --checkout DIR (their
+# code at the pinned commit already on disk; see python -m benchmarks.switching_latent --help)
+SWITCHING_ARGS ?=
 
 # mkdocs build: --strict (in mkdocs.yml) fails on a broken link, anchor or API reference;
 # NO_MKDOCS_2_WARNING silences the theme's banner about a future MkDocs 2.
 MKDOCS := NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build
 
 .DEFAULT_GOAL := help
-.PHONY: help install lint docs test test-full bench bench-data smpy-venv compare-smpybandits compare-latent-ar paper paper-runs clean
+.PHONY: help install lint docs test test-full bench bench-data smpy-venv compare-smpybandits compare-latent-ar compare-switching paper paper-runs clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  %-10s %s\n", $$1, $$2}'
@@ -67,6 +70,9 @@ compare-smpybandits: ## the field's baselines vs SMPyBandits on the same worlds 
 
 compare-latent-ar: ## the latent-AR agents vs the LARL authors' code (git clone at a pinned commit into .bench/)
 	$(BIN)/python -m benchmarks.latent_ar $(LATENT_AR_ARGS)
+
+compare-switching: ## the filter oracle vs the switching-latent authors' code (git clone at a pinned commit into .bench/)
+	$(BIN)/python -m benchmarks.switching_latent $(SWITCHING_ARGS)
 
 paper: paper-runs ## the paper's synthetic experiments (100 seeds per agent), then figures (figure2, figure3, …) + tables in outputs/paper/figures
 	$(BIN)/nslb plot outputs/paper --out outputs/paper/figures --paper
