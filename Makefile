@@ -28,7 +28,7 @@ SWITCHING_ARGS ?=
 MKDOCS := NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build
 
 .DEFAULT_GOAL := help
-.PHONY: help install lint docs test test-full bench bench-data smpy-venv compare-smpybandits compare-latent-ar compare-switching paper paper-runs clean
+.PHONY: help install lint docs test test-full validate bench bench-data smpy-venv compare-smpybandits compare-latent-ar compare-switching paper paper-runs clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  %-10s %s\n", $$1, $$2}'
@@ -54,6 +54,10 @@ test: ## the fast test suite (what CI runs)
 
 test-full: ## every test, slow statistical and end-to-end ones included
 	$(BIN)/python -m pytest -n 2 -q -m '' --durations=25
+
+validate: ## nslb's filters against Dynamax's, round by round (installs the [validate] extra if missing)
+	$(BIN)/python -c 'import dynamax' 2>/dev/null || $(BIN)/pip install -e '.[validate]'
+	$(BIN)/python -m pytest -q tests/validation
 
 bench: bench-data ## speed targets, this tree vs BENCH_BASELINE in one run (BENCH_ARGS=--quick: skip slow rows)
 	$(BIN)/python -m benchmarks.speed --baseline $(BENCH_BASELINE) $(BENCH_ARGS)

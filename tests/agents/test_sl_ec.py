@@ -165,5 +165,5 @@ def test_nslb_refuses_sl_ec_where_no_outcome_laws_are_given_in_one_line(tmp_path
     ]
 
 
-def test_the_warm_up_skips_what_sl_ec_refuses() -> None:
-    assert warm_up(lambda line: None, ["sl_ec"]) == (0, True)
+def test_the_warm_up_plays_sl_ec_where_outcome_laws_are_known_and_skips_the_rest() -> None:
+    assert warm_up(lambda line: None, ["sl_ec"]) == (1, True)
