@@ -314,19 +314,15 @@ def references(
     rename: Mapping[str, str] | None = None,
     required: bool = True,
 ) -> tuple[dict[str, str | None], dict[str, str]]:
-    """Each group's reference label as ``selector`` names it (a sequence: the first of its
-    selectors that names an agent of the group), and the groups where it named several;
-    ``required``: naming none or several raises :class:`SelectionError`. The groups where it
-    named several come with the selector that did."""
+    """Each group's reference label as ``selector`` names it (a sequence: its first selector
+    that names an agent of the group), and the groups where one named several, with it;
+    ``required``: naming none or several raises :class:`SelectionError`."""
     found: dict[str, str | None] = {}
     ambiguous: dict[str, str] = {}
     candidates = [selector] if isinstance(selector, str) else list(selector or [])
     for group, in_group in runs.groupby(runs[GROUP].map(str), sort=False):
-        matches: list[str] = []
-        for candidate in candidates:
-            matches = select(in_group, candidate, rename)
-            if matches:
-                break
+        named = ((c, select(in_group, c, rename)) for c in candidates)
+        candidate, matches = next(((c, m) for c, m in named if m), ("", []))
         found[str(group)] = matches[0] if len(matches) == 1 else None
         if len(matches) > 1:
             ambiguous[str(group)] = candidate

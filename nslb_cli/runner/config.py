@@ -207,12 +207,10 @@ def validate(cfg: DictConfig) -> RunConfig:
         run=_parameters(RunSettings, cfg.get("run"), "run"),
     )
     if agent.needs_true_model and not getattr(env, "true_model", lambda _: False)(config.env):
-        raise ConfigError(
-            "agent",
-            f"{cfg.agent.name} needs the true model, and env={cfg.env.name} does not tell its "
-            "agents the true model with these settings: use env=switching_latent, "
-            "env=movielens_genres, or env=synthetic with env.model=known env.dynamics=markov",
-        )
+        raise ConfigError("agent", f"{cfg.agent.name} needs the true model, which env="
+                          f"{cfg.env.name} does not tell its agents with these settings: use "
+                          "env=switching_latent, env=movielens_genres, or env=synthetic with "
+                          "env.model=known env.dynamics=markov")  # fmt: skip
     config = window_within_the_run(config, agent)
     refused = config.engine.refusal(config.env, config.agent)
     if refused:
@@ -226,8 +224,6 @@ def window_within_the_run(config: RunConfig, agent: Any) -> RunConfig:
     tau, horizon = getattr(config.agent, "tau", None), getattr(config.env, "horizon", None)
     if not getattr(agent, "slides", False) or tau is None or horizon is None or tau <= horizon:
         return config
-    note = (
-        f"agent.tau={tau} is beyond env.horizon={horizon}: the window is the whole run, run "
-        f"as agent.tau={horizon}"
-    )
+    note = f"agent.tau={tau} is beyond env.horizon={horizon}: the window is the whole run, run "
+    note += f"as agent.tau={horizon}"
     return replace(config, agent=replace(config.agent, tau=horizon), notes=(*config.notes, note))

@@ -47,6 +47,7 @@ MOVIELENS = {
     "horizon": 12,
 }
 """The MovieLens world of the warm-up, on :func:`write_ratings`'s file."""
+FAMILIES = ("switching_latent", "latent_ar")  # the successors' worlds, 12 rounds each
 
 
 def write_ratings(folder: Path) -> Path:
@@ -134,18 +135,13 @@ def warm_up_jax(report: Callable[[str], None]) -> int:
 
 def _worlds(scratch: Path) -> list[Any]:
     """The environment params of :data:`SETTINGS`, :data:`MOVIELENS` (its data and cache in
-    ``scratch``) and of the successors' families (switching latent, latent AR), whose agents
-    play nowhere else."""
+    ``scratch``) and :data:`FAMILIES`, where some agents play alone."""
     synthetic, movielens = ENVIRONMENTS["synthetic"], ENVIRONMENTS["movielens"]
     worlds = [replace(synthetic.Params(), **values) for values in SETTINGS]
     data = write_ratings(scratch)
     cache = str(scratch / "cache")
-    families = [ENVIRONMENTS[name].Params(horizon=12) for name in ("switching_latent", "latent_ar")]
-    return [
-        *worlds,
-        replace(movielens.Params(), data_dir=str(data), cache_dir=cache, **MOVIELENS),
-        *families,
-    ]
+    worlds.append(replace(movielens.Params(), data_dir=str(data), cache_dir=cache, **MOVIELENS))
+    return worlds + [ENVIRONMENTS[name].Params(horizon=12) for name in FAMILIES]
 
 
 def warm(engine: Engine, report: Callable[[str], None]) -> tuple[str | None, str | None]:

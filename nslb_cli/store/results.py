@@ -45,7 +45,6 @@ NULLS = ("belief", "p_true_state")  # empty where NO_BELIEF, NaN: agents without
 _CSV_OPTIONS = pa_csv.WriteOptions(include_header=False, batch_size=1 << 16)
 EVERY = "every"  # the key of run.every in a seed's record (absent: 1, every round)
 NOT_FINITE = "not_finite"  # the statistics written as null, and what they were (NaN, ±inf)
-# seed=K.json's keys, not statistics
 RECORD_KEYS = frozenset({"seed", "config", "csv", EVERY, NOT_FINITE})
 STATS_KEYS = frozenset({*RECORD_KEYS, "run"})  # names no statistic may take
 WRITE_THREADS = 4  # threads that write and fsync the files of write_trace
@@ -171,18 +170,16 @@ def _write_run(folder: Path, trace: Trace, key: str, run: int, every: int) -> No
     stats["csv"] = csv_integrity(csv)
     if not_finite := {k: repr(v) for k, v in summary.items() if strict(v) != v}:
         stats[NOT_FINITE] = not_finite
-    text = json.dumps(stats, indent=1, allow_nan=False)
-    atomic_write_bytes(folder / f"seed={seed}.json", (text + "\n").encode())
+    text = json.dumps(stats, indent=1, allow_nan=False) + "\n"
+    atomic_write_bytes(folder / f"seed={seed}.json", text.encode())
     atomic_write_bytes(seed_csv(folder, seed), csv)
 
 
 def strict(value: Any) -> Any:
     """``value`` as strict JSON holds it: each non-finite float (NaN, ±inf) as ``None``."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
     if isinstance(value, list | tuple):
         return [strict(v) for v in value]
-    return value
+    return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 def check_summary(trace: Trace) -> None:
