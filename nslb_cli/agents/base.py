@@ -113,8 +113,8 @@ class Agent(ABC):
 
     @classmethod
     def notes(cls, params: Any, summary: dict[str, np.ndarray], horizon: int) -> list[str]:
-        """What a run's log line should say of how the agent played, read from a batch's
-        ``summary`` (either engine's): e.g. that a default made it play as ``random``."""
+        """What a run's log line should say of how the agent played, read from the summary of
+        the job's first batch (either engine's): e.g. that a default made it play as ``random``."""
         return []
 
 

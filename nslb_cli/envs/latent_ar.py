@@ -165,11 +165,12 @@ def check_path(p: LatentARParams, seeds: np.ndarray, gamma: np.ndarray, z: np.nd
     bound = SANE * max(p.sigma_z, p.initial_sd)
     far = np.abs(z).max(axis=1)
     if not (far <= bound).all():
-        run = int(np.argmax(~(far <= bound)))
-        raise ConfigError("env.order", f"seed {seeds[run]}'s latent path reaches |z| = "
-                          f"{far[run]:.3g}, beyond {SANE:.0e} x max(sigma_z, initial_sd): its "
-                          f"AR({p.order}) coefficients are stationary only on paper; lower "
-                          "env.order or give env.coefficients")  # fmt: skip
+        run, given = int(np.argmax(~(far <= bound))), p.coefficients is not None
+        fix = "choose roots farther from 1" if given else "lower env.order or give env.coefficients"
+        raise ConfigError("env.coefficients" if given else "env.order", f"seed {seeds[run]}'s "
+                          f"latent path reaches |z| = {far[run]:.3g}, beyond {SANE:.0e} x "
+                          f"max(sigma_z, initial_sd): its AR({p.order}) coefficients are "
+                          f"stationary only on paper; {fix}")  # fmt: skip
 
 
 class LatentAR:

@@ -4,12 +4,15 @@ program kept (no minimum compile time), and announced like numba's kernels: the 
 a program is compiled, one line says so.
 
 Which programs were compiled is kept in ``programs.txt`` beside JAX's entries (a line a
-program: its world, agent, batch size and backend), and what each entry held when it was
-written in ``entries.json`` (its size, modification time and SHA-256). JAX reads an entry it
-cannot use as a miss, warns and compiles again, every run, without replacing the entry; so
-nslb removes an entry whose bytes are no longer those recorded before JAX reads it, says so
-in one line, and JAX's next compilation writes it anew. An unwritable cache folder leaves
-JAX's in-memory cache only, announced as for this process.
+program: its world, agent, batch size and backend), and what each entry held when this
+process's JAX wrote it in ``entries.json`` (its size, modification time and SHA-256). JAX
+reads an entry it cannot use as a miss, warns and compiles again, every run, without
+replacing the entry; so, before JAX reads any, nslb removes the entries whose bytes are no
+longer those recorded, and those never recorded that are older than :data:`GRACE` (a cache
+from before the manifest, or a write cut short), says so in one line, and JAX's next
+compilation writes them anew. Processes sharing the cache may record or remove each other's
+fresh entries; the worst that costs is a compilation, never a result. An unwritable cache
+folder leaves JAX's in-memory cache only, announced as for this process.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import hashlib
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +32,9 @@ from nslb_cli.common.paths import unwritable, user_cache
 INDEX = "programs.txt"
 MANIFEST = "entries.json"
 ENTRIES = "*-cache"  # JAX's entry files
+GRACE = 3600.0  # seconds: an unrecorded entry younger than this may be another run's, mid-run
 _configured: list[Path | None] = []
+_STARTED = time.time_ns()  # entries modified since were written by this process's JAX (or a peer)
 
 
 def folder() -> Path | None:
@@ -72,45 +78,49 @@ def _digest(entry: Path) -> str:
 
 def heal(path: Path) -> None:
     """Remove each entry of ``path`` whose bytes differ from those recorded (a changed size or
-    time, then its SHA-256, tells), and say so in one line."""
-    manifest, damaged = _recorded(path), 0
+    time, then its SHA-256, tells) or that was never recorded and is older than
+    :data:`GRACE`; say so in one line."""
+    manifest, removed = _recorded(path), 0
     for entry in sorted(path.glob(ENTRIES)):
-        kept = manifest.get(entry.name)
-        if not (isinstance(kept, list) and len(kept) == 3):
-            continue  # not written through nslb's engine yet: recorded when it is
         try:
-            stat = entry.stat()
-            if kept[:2] == [stat.st_size, stat.st_mtime_ns]:
-                continue
-            if _digest(entry) == kept[2]:  # touched, not changed
-                manifest[entry.name] = [stat.st_size, stat.st_mtime_ns, kept[2]]
+            stat, kept = entry.stat(), manifest.get(entry.name)
+            if kept is None:
+                if time.time() - stat.st_mtime < GRACE:
+                    continue  # another run's, recorded when it ends
+            elif kept[:2] == [stat.st_size, stat.st_mtime_ns] or _digest(entry) == kept[2]:
                 continue
             entry.unlink()
-        except OSError:
+        except (OSError, TypeError, IndexError):
             continue
-        del manifest[entry.name]
-        damaged += 1
-    if damaged:
+        manifest.pop(entry.name, None)
+        removed += 1
+    if removed:
         _save(path, manifest)
-        print(f"nslb: removed {damaged} damaged entries of the JAX compilation cache in "
-              f"{path}; their programs compile again, once", file=sys.stderr)  # fmt: skip
+        entries = "1 damaged entry" if removed == 1 else f"{removed} damaged entries"
+        print(f"nslb: removed {entries} of the JAX compilation cache in {path}; their programs "
+              "compile again, once", file=sys.stderr)  # fmt: skip
 
 
 def record() -> None:
-    """Record the entries JAX wrote since the manifest was last saved (after a program ran)."""
+    """Record the entries that JAX wrote since this process started, and forget the records of
+    entries that are gone."""
     path = folder()
     if path is None:
         return
     manifest = _recorded(path)
-    new = [entry for entry in path.glob(ENTRIES) if entry.name not in manifest]
-    for entry in new:
+    entries = {entry.name: entry for entry in path.glob(ENTRIES)}
+    changed = {name for name in manifest if name not in entries}
+    for name, entry in entries.items():
         try:
             stat = entry.stat()
-            manifest[entry.name] = [stat.st_size, stat.st_mtime_ns, _digest(entry)]
+            fresh = stat.st_mtime_ns >= _STARTED
+            if fresh and manifest.get(name, [None, None])[:2] != [stat.st_size, stat.st_mtime_ns]:
+                manifest[name] = [stat.st_size, stat.st_mtime_ns, _digest(entry)]
+                changed.add(name)
         except OSError:
             continue
-    if new:
-        _save(path, manifest)
+    if changed:
+        _save(path, {name: kept for name, kept in manifest.items() if name in entries})
 
 
 def announce(program: str, label: str, quiet: bool = False) -> None:

@@ -215,10 +215,11 @@ def checked_scalar(function: Callable[[Any], Array], name: str, state: Any) -> A
 
 
 def _host_number(value: Array) -> np.ndarray:
-    """A summary's values on the host: counts as int64, as the numpy engine writes them,
-    anything else as float64."""
+    """A summary's values on the host as the numpy engine writes them: counts as int64, flags
+    as booleans, anything else as float64."""
     value = np.asarray(value)
-    return value.astype(np.int64 if value.dtype.kind in "biu" else float)
+    kind = value.dtype.kind
+    return value.astype(np.int64 if kind in "iu" else bool if kind == "b" else float)
 
 
 def checked_summary(summary: Any) -> dict[str, Array]:

@@ -164,22 +164,22 @@ def _write_run(folder: Path, trace: Trace, key: str, run: int, every: int) -> No
     summary = {k: _plain(v[run]) for k, v in trace.summary.items()}
     stats = {"seed": seed, **{k: strict(v) for k, v in summary.items()}}
     csv = seed_csv_bytes(trace, run, every)
-    stats["config"] = key
-    if every != 1:
-        stats[EVERY] = every
-    stats["csv"] = csv_integrity(csv)
-    if not_finite := {k: repr(v) for k, v in summary.items() if strict(v) != v}:
-        stats[NOT_FINITE] = not_finite
+    stats |= {"config": key, **({EVERY: every} if every != 1 else {}), "csv": csv_integrity(csv)}
+    if odd := {k: json.dumps(v, default=float) for k, v in summary.items() if strict(v) != v}:
+        stats[NOT_FINITE] = odd  # NaN != NaN: only a non-finite float makes strict(v) differ
     text = json.dumps(stats, indent=1, allow_nan=False) + "\n"
     atomic_write_bytes(folder / f"seed={seed}.json", text.encode())
     atomic_write_bytes(seed_csv(folder, seed), csv)
 
 
 def strict(value: Any) -> Any:
-    """``value`` as strict JSON holds it: each non-finite float (NaN, ±inf) as ``None``."""
+    """``value`` as strict JSON holds it: numpy floats as Python's, each non-finite one (NaN,
+    ±inf) as ``None``."""
     if isinstance(value, list | tuple):
-        return [strict(v) for v in value]
-    return None if isinstance(value, float) and not math.isfinite(value) else value
+        return type(value)(strict(v) for v in value)
+    if isinstance(value, float | np.floating):
+        return float(value) if math.isfinite(value) else None
+    return value
 
 
 def check_summary(trace: Trace) -> None:

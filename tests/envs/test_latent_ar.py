@@ -83,10 +83,13 @@ def test_non_stationary_or_misshapen_coefficients_are_refused_in_one_line() -> N
 def test_an_order_beyond_the_horizon_or_a_path_stationary_only_on_paper_is_refused() -> None:
     with pytest.raises(ConfigError, match="order: must be below env.horizon"):
         LatentARParams(order=500, horizon=500)
-    for order in (45, 60):  # drawn roots of modulus 1 in floating point, paths of 1e13
-        with pytest.raises(ConfigError, match="not stationary in floating point|latent path"):
+    for order in (45, 60):  # drawn roots of modulus 1 in floating point
+        with pytest.raises(ConfigError, match="order: seed .* not stationary in floating point"):
             LatentAR.build(LatentARParams(order=order, horizon=500), np.arange(20))
     LatentAR.build(LatentARParams(order=25, horizon=500), np.arange(20))  # large, not insane
+    near = (-np.poly([0.8] * 15)[1:]).tolist()  # 15 roots at 0.8: |z| reaches 1e12 by t = 200
+    with pytest.raises(ConfigError, match="coefficients: seed 0's latent path reaches"):
+        LatentAR.build(LatentARParams(order=15, coefficients=near, horizon=200), np.arange(2))
 
 
 def test_a_seed_has_the_same_world_alone_in_any_batch_and_for_any_agent() -> None:

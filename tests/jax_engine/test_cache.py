@@ -6,7 +6,9 @@ batch tests of test_cli.py); this module's machinery runs with ``make test-full`
 
 from __future__ import annotations
 
+import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -53,15 +55,20 @@ def test_a_program_is_announced_once_then_read_from_the_cache(
     assert (tmp_path / "a/seed=1.csv").read_bytes() == (tmp_path / "b/seed=1.csv").read_bytes()
 
 
+@pytest.mark.parametrize("recorded", [True, False])
 def test_a_damaged_cache_is_healed_in_one_line_with_the_same_results(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, compiled: tuple[Path, str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, compiled: tuple[Path, str], recorded: bool
 ) -> None:
     """A damaged entry is removed before JAX reads it (JAX would warn and compile again every
-    run), named in one line, and written anew: the next run is silent."""
+    run), named in one line, and written anew: the next run is silent. So is one that was
+    never recorded (a cache from before the record, or a write cut short), once it is old."""
     entries = list(_copy(compiled, tmp_path, monkeypatch).rglob("*-cache"))
     assert entries
     for entry in entries:
         entry.write_bytes(b"\x00garbage" * 3)
+        if not recorded:
+            (entry.parent / "entries.json").unlink(missing_ok=True)
+            os.utime(entry, (time.time() - 2 * 3600, time.time() - 2 * 3600))
     again = nslb(*RUN, f"hydra.run.dir={tmp_path / 'b'}", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     assert said(again.stderr) == [
