@@ -171,10 +171,10 @@ def _dispatch(arguments: list[str]) -> None:
         check_stop()  # a request whose exception a library swallowed: the command stops
     except SystemExit:
         raise
-    except ConfigError as err:  # a command's bad input, in one line
-        fail(str(err))
     except BaseException as err:
-        stop = stopped_by(err)
+        stop = stopped_by(err)  # an error after a request to stop is that request
+        if stop is None and isinstance(err, ConfigError):  # a command's bad input, in one line
+            fail(str(err))
         if stop is None:
             raise
         process.stop_workers()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -16,6 +17,7 @@ import pytest
 
 from nslb_cli.cli import COMMANDS
 from nslb_cli.cli.process import BLAS_THREADS
+from nslb_cli.common.errors import ConfigError
 from nslb_cli.compiled import jit as compiled
 from tests.helpers.cli import NSLB, QUICK, nslb, said
 
@@ -258,3 +260,25 @@ def test_the_command_runs_blas_on_one_thread_unless_told_otherwise(tmp_path: Pat
         assert done.returncode == 0, done.stderr
         seen = json.loads(done.stdout)
         assert seen and set(seen) == {threads}, (given, seen)
+
+
+def test_a_config_error_after_a_request_to_stop_is_the_stop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A SIGTERM during Hydra's composition surfaced as Hydra's error, which the dispatcher
+    printed as a bad override (exit 2): it is the stop (exit 143)."""
+    from nslb_cli import cli
+    from nslb_cli.common import stopping
+
+    def cut(arguments: list[str]) -> None:
+        with contextlib.suppress(stopping.Terminated):
+            stopping.request(stopping.Terminated())
+        raise ConfigError("overrides", "'NoneType' object has no attribute '_invalidate_flags'")
+
+    monkeypatch.setattr(cli, "_main_of", lambda command: cut)
+    try:
+        with pytest.raises(SystemExit) as stopped:
+            cli._dispatch(["check"])
+    finally:
+        stopping.forget()
+    assert stopped.value.code == 143
