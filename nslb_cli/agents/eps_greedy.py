@@ -38,6 +38,7 @@ class EpsGreedyParams(check.Section):
 class EpsilonGreedy(Agent):
     """ε-greedy on each arm's empirical mean; see the module docstring."""
 
+    display_name = "ε-greedy"
     Params = EpsGreedyParams
     fixed_arms = True
 

@@ -154,6 +154,7 @@ class SwitchingLatentExploreCommit(Agent):
     """SL-EC (Russo, Metelli & Restelli, 2024): explore with pairs of arms, estimate ``P`` by
     least squares, commit to the filter's greedy arm. See the module docstring."""
 
+    display_name = "SL-EC"
     Params = SLECParams
     needs_outcome_laws = True  # refused where the environment does not declare outcome_laws
 

@@ -56,6 +56,8 @@ LOOK: dict[RcKeyType, Any] = {  # nslb's look over the seaborn theme (never size
     "font.sans-serif": ["DejaVu Sans", "Arial", "Liberation Sans", "sans-serif"],
     "figure.dpi": 150,  # = the default --dpi: text laid out to measure is reused for the PNG
     "pdf.compression": 1,  # zlib's fastest level: ~20% less drawing time, ~10% larger PDFs
+    "pdf.fonttype": 42,  # TrueType fonts: submission systems refuse matplotlib's Type 3
+    "ps.fonttype": 42,
 }
 FONT_SIZES: tuple[RcKeyType, ...] = (  # relative to font.size by matplotlib's defaults
     "axes.labelsize",

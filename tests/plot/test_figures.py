@@ -293,6 +293,8 @@ def test_paper_figures_in_the_papers_layout(tmp_path: Path, capsys) -> None:
         *("figure2.png", "figure2.pdf", "figure2.caption.txt"),
         *("figure3.png", "figure3.pdf", "figure3.caption.txt"),
     }, "no MovieLens"
+    pdf = (tmp_path / "figs/figure2.pdf").read_bytes()  # the fonts' objects are not compressed
+    assert b"/Type3" not in pdf and b"/CIDFontType2" in pdf, "TrueType, as submissions take"
     env = {**MOVIELENS_ENV, "release": "ml-100k"}
     write_fake_run(
         tmp_path / "paper/movielens/mts", fake_config("paper/movielens", env, "mts"), [0]

@@ -31,9 +31,12 @@ def run(agent: str, particles: float = math.nan, switch: float = 0.005, name: st
 
 
 def test_display_names_and_renames() -> None:
+    from nslb_cli.agents import AGENTS
+
+    nameless = [n for n in AGENTS if not AGENTS.foreign(n) and AGENTS[n].display_name is None]
+    assert nameless == [], "every built-in agent has a display name"
     assert lab.display_name("cd_ucb") == "CD-UCB" and lab.display_name("exp4s") == "Exp4.S"
     assert lab.display_name("my_agent") == "my_agent", "unknown agents keep their name"
-    assert lab.display_name("eps_greedy") == "eps_greedy", "so does one that declares none"
     assert lab.display_name("mts", {"mts": "mTS (true model)"}) == "mTS (true model)"
     assert lab.display_name("mts", {"mTS": "ours"}) == "ours", "rename by display name too"
 
