@@ -112,9 +112,10 @@ class Agent(ABC):
         return None
 
     @classmethod
-    def notes(cls, params: Any, summary: dict[str, np.ndarray], horizon: int) -> list[str]:
-        """What a run's log line should say of how the agent played, read from the summary of
-        the job's first batch (either engine's): e.g. that a default made it play as ``random``."""
+    def notes(cls, params: Any, summary: dict[str, np.ndarray], env: Any) -> list[str]:
+        """What a run's log line should say of how the agent played in environment ``env`` (its
+        params), read from the summary of the job's first batch (either engine's): e.g. that a
+        default made it play as ``random``."""
         return []
 
 

@@ -182,11 +182,12 @@ class ExponentialWeights(Agent):
         return {"gamma": self.gamma, "alpha": self.alpha}
 
     @classmethod
-    def notes(cls, params: Any, summary: dict[str, np.ndarray], horizon: int) -> list[str]:
+    def notes(cls, params: Any, summary: dict[str, np.ndarray], env: Any) -> list[str]:
         if params.gamma is None and (np.asarray(summary["gamma"]) >= 1.0).all():
-            return [f"{params.name}'s default gamma is 1 here (Auer et al.'s tuning for this "
-                    "horizon and number of changes): it plays uniformly at random; set "
-                    "agent.gamma below 1"]  # fmt: skip
+            return [
+                f"{params.name}'s default gamma is 1 here (Auer et al.'s tuning for this horizon "
+                "and number of changes): it plays uniformly at random; set agent.gamma below 1"
+            ]
         return []
 
 

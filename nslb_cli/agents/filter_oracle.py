@@ -8,7 +8,7 @@ with the true transitions and reward laws; each round it pulls
 
 (the first such arm). The regret of an agent minus the filter oracle's, paired by seed, is
 the regret these papers report. The reported belief is ``argmax_s P_t(s)``. It is refused
-where the agents' model is not the world's (:func:`nslb_cli.runner.config.validate`).
+where the agents' model is not the world's (:func:`nslb_cli.runner.config.pairing_refusal`).
 """
 
 from __future__ import annotations

@@ -233,11 +233,13 @@ class SwitchingLatentExploreCommit(Agent):
         return Belief(state=posterior.argmax(axis=1), posterior=posterior)
 
     @classmethod
-    def notes(cls, params: Any, summary: dict[str, np.ndarray], horizon: int) -> list[str]:
-        if (np.asarray(summary["exploration"]) >= horizon).all():
+    def notes(cls, params: Any, summary: dict[str, np.ndarray], env: Any) -> list[str]:
+        if (np.asarray(summary["exploration"]) >= env.horizon).all():
             rule = "its exploration rule" if params.exploration is None else "agent.exploration"
-            return [f"sl_ec explores for the whole run: {rule} gives T0 >= env.horizon, so it "
-                    "never commits; lower agent.exploration or lengthen env.horizon"]  # fmt: skip
+            return [
+                f"sl_ec explores for the whole run: {rule} gives T0 >= env.horizon, so it never "
+                "commits; lower agent.exploration or lengthen env.horizon"
+            ]
         return []
 
     def summary(self) -> dict[str, np.ndarray]:

@@ -147,8 +147,11 @@ def warn_of_unlisted(data: GenreCounts, folder: Path) -> None:
         log.warning(
             "%s: %d of %d ratings (%.0f %%) are of movies that the movie list does not list; "
             "movielens_genres drops them (data.json counts the ratings kept at each step)",
-            folder, read - listed, read, 100 * (read - listed) / read,
-        )  # fmt: skip
+            folder,
+            read - listed,
+            read,
+            100 * (read - listed) / read,
+        )
 
 
 def load_or_count(folder: Path, settings: GenreSettings, root: Path) -> GenreCounts:

@@ -22,6 +22,7 @@ model (``OfflineModel.ar_*``). Agents that act on a discrete latent model are re
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -105,10 +106,16 @@ def _vector(values: list[float], key: str) -> np.ndarray:
     return array
 
 
-def largest_root(coefficients: np.ndarray) -> float:
-    """The largest modulus of the roots of ``x^k - gamma_1 x^(k-1) - … - gamma_k``: the
-    process is stationary when it is below 1."""
-    return float(np.abs(np.roots(np.concatenate([[1.0], -np.asarray(coefficients)]))).max())
+def largest_root(coefficients: np.ndarray) -> Any:
+    """The largest modulus of the roots of ``x^k - gamma_1 x^(k-1) - … - gamma_k``, the
+    eigenvalues of its companion matrix, for the last axis of ``coefficients`` (``(k,)``: a
+    number; ``(R, k)``: one per row): the process is stationary when it is below 1."""
+    gamma = np.asarray(coefficients, dtype=float)
+    k = gamma.shape[-1]
+    companion = np.zeros((*gamma.shape, k))
+    companion[..., 0, :] = gamma
+    companion[..., np.arange(1, k), np.arange(k - 1)] = 1.0
+    return np.abs(np.linalg.eigvals(companion)).max(axis=-1)
 
 
 def from_partial_autocorrelations(partial: np.ndarray) -> np.ndarray:
@@ -149,11 +156,7 @@ def check_path(p: LatentARParams, seeds: np.ndarray, gamma: np.ndarray, z: np.nd
     AR(k) of high order is stationary on paper, yet its variance grows like
     ``prod_m 1/(1 - pi_m^2)`` and its path can reach 10^13 (order 60) or overflow."""
     if p.coefficients is None:
-        R, k = gamma.shape
-        companion = np.zeros((R, k, k))
-        companion[:, 0] = gamma
-        companion[:, np.arange(1, k), np.arange(k - 1)] = 1.0
-        largest = np.abs(np.linalg.eigvals(companion)).max(axis=1)  # the roots, for every seed
+        largest = largest_root(gamma)  # every seed's
         if (largest >= 1.0).any():
             run = int(np.argmax(largest >= 1.0))
             raise ConfigError(
@@ -167,10 +170,12 @@ def check_path(p: LatentARParams, seeds: np.ndarray, gamma: np.ndarray, z: np.nd
     if not (far <= bound).all():
         run, given = int(np.argmax(~(far <= bound))), p.coefficients is not None
         fix = "choose roots farther from 1" if given else "lower env.order or give env.coefficients"
-        raise ConfigError("env.coefficients" if given else "env.order", f"seed {seeds[run]}'s "
-                          f"latent path reaches |z| = {far[run]:.3g}, beyond {SANE:.0e} x "
-                          f"max(sigma_z, initial_sd): its AR({p.order}) coefficients are "
-                          f"stationary only on paper; {fix}")  # fmt: skip
+        raise ConfigError(
+            "env.coefficients" if given else "env.order",
+            f"seed {seeds[run]}'s latent path reaches |z| = {far[run]:.3g}, beyond "
+            f"{SANE:.0e} x max(sigma_z, initial_sd): its AR({p.order}) coefficients are "
+            f"stationary only on paper; {fix}",
+        )
 
 
 class LatentAR:

@@ -97,8 +97,8 @@ def heal(path: Path) -> None:
     if removed:
         _save(path, manifest)
         entries = "1 damaged entry" if removed == 1 else f"{removed} damaged entries"
-        print(f"nslb: removed {entries} of the JAX compilation cache in {path}; their programs "
-              "compile again, once", file=sys.stderr)  # fmt: skip
+        said = f"removed {entries} of the JAX compilation cache in {path}; their programs compile"
+        print(f"nslb: {said} again, once", file=sys.stderr)
 
 
 def record() -> None:

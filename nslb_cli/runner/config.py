@@ -156,8 +156,11 @@ def container(cfg: DictConfig) -> dict[str, Any]:
     return {str(key): value for key, value in values.items()}
 
 
-def pairing_refusal(env: Any, agent: Any, env_name: str, agent_name: str) -> ConfigError | None:
-    """Why agent class ``agent`` cannot play environment class ``env``; ``None`` if it can."""
+def pairing_refusal(
+    env: Any, agent: Any, env_name: str, agent_name: str, env_params: Any = None
+) -> ConfigError | None:
+    """Why agent class ``agent`` cannot play environment class ``env`` (with ``env_params``,
+    where given); ``None`` if it can."""
     if env.contextual and agent.fixed_arms:
         return ConfigError(
             "agent",
@@ -180,6 +183,14 @@ def pairing_refusal(env: Any, agent: Any, env_name: str, agent_name: str) -> Con
             f"{agent_name} needs known outcome laws, which env={env_name} does not give: "
             "use env=switching_latent or env=movielens_genres",
         )
+    told = env_params is None or getattr(env, "true_model", lambda _: False)(env_params)
+    if getattr(agent, "needs_true_model", False) and not told:
+        return ConfigError(
+            "agent",
+            f"{agent_name} needs the true model, which env={env_name} does not tell its agents "
+            "with these settings: use env=switching_latent, env=movielens_genres, or "
+            "env=synthetic with env.model=known env.dynamics=markov",
+        )
     return None
 
 
@@ -197,20 +208,15 @@ def validate(cfg: DictConfig) -> RunConfig:
         )
     env = _registered(cfg.get("env"), "env", ENVIRONMENTS)
     agent = _registered(cfg.get("agent"), "agent", AGENTS)
-    refusal = pairing_refusal(env, agent, str(cfg.env.name), str(cfg.agent.name))
-    if refusal is not None:
-        raise refusal
     config = RunConfig(
         name=name,
         env=_parameters(env.Params, cfg.env, "env"),
         agent=_parameters(agent.Params, cfg.agent, "agent"),
         run=_parameters(RunSettings, cfg.get("run"), "run"),
     )
-    if agent.needs_true_model and not getattr(env, "true_model", lambda _: False)(config.env):
-        raise ConfigError("agent", f"{cfg.agent.name} needs the true model, which env="
-                          f"{cfg.env.name} does not tell its agents with these settings: use "
-                          "env=switching_latent, env=movielens_genres, or env=synthetic with "
-                          "env.model=known env.dynamics=markov")  # fmt: skip
+    refusal = pairing_refusal(env, agent, str(cfg.env.name), str(cfg.agent.name), config.env)
+    if refusal is not None:
+        raise refusal
     config = window_within_the_run(config, agent)
     refused = config.engine.refusal(config.env, config.agent)
     if refused:

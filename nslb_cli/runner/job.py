@@ -94,13 +94,12 @@ def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> float:
             shown = "its 1 seed" if done == 1 else f"all {done} seeds"
             log.info("%s: %s already in %s", label, shown, folder)
         else:
-            start, notes = time.perf_counter(), list(config.notes)
+            start, said = time.perf_counter(), list(config.notes)
             for first in range(0, len(pending), config.run.batch_size):
                 batch = pending[first : first + config.run.batch_size]
                 trace = simulate_seeds(config, batch)
-                if first == 0:
-                    horizon = int(getattr(config.env, "horizon", 0))
-                    notes += AGENTS[config.agent.name].notes(config.agent, trace.summary, horizon)
+                if first == 0:  # what the agent says of how it played, from its first batch
+                    said += AGENTS[config.agent.name].notes(config.agent, trace.summary, config.env)
                 check_summary(trace)  # before the folder is claimed
                 finite.check_finite(trace, config.env)  # nothing of a batch that overflowed
                 check_owner()  # a worker whose command was killed writes nothing more
@@ -108,7 +107,7 @@ def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> float:
                 store.write(batch, trace)
             check_owner()
             store.seal()
-            _report(config, store, pending, time.perf_counter() - start, notes)
+            _report(config, store, pending, time.perf_counter() - start, said)
     # after the swap: an interrupted read leaves the new results in place
     return float(store.final_values(config.seeds, config.run.objective).mean())
 

@@ -90,7 +90,7 @@ def _warm_agent(name: str) -> tuple[int, str, bool]:
     with tempfile.TemporaryDirectory(prefix="nslb-warmup-") as scratch:
         worlds = _worlds(Path(scratch))
         for env in worlds:
-            if pairing_refusal(ENVIRONMENTS[env.name], AGENTS[name], env.name, name):
+            if pairing_refusal(ENVIRONMENTS[env.name], AGENTS[name], env.name, name, env):
                 continue  # a pairing that nslb run refuses
             try:
                 agent = AGENTS[name].Params()
