@@ -45,6 +45,9 @@ lint: ## ruff (lint and format check), mypy (types), import-linter (the layers' 
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	$(MKDOCS) --strict --quiet
+	@# a reST role or literal-block marker that mkdocstrings shows as text fails the build
+	@! grep -rlE ':(class|func|meth|mod|data|attr|obj|exc|ref):`|::</(p|li)>' site --include='*.html' \
+		|| { echo 'reST markup shown as text in the pages above: write Markdown in docstrings'; exit 1; }
 
 docs: ## the documentation site (mkdocs.yml, docs/) into site/
 	$(MKDOCS)

@@ -2,7 +2,7 @@
 
     python -m benchmarks.latent_ar [--seeds 100] [--clone DIR] [--repository URL]
 
-Fetches ``annatrella/latent-auto-bandits`` at :data:`COMMIT` with git into ``--clone``
+Fetches ``annatrella/latent-auto-bandits`` at ``COMMIT`` with git into ``--clone``
 (``.bench/latent-auto-bandits``, ignored by git; reused when it is there) and runs their
 experiment of the paper's section 6 (``run_simulations_exp2.py``: ``K = 2``, ``beta = ±1``,
 ``sigma_z = sigma_r = 1``, ``T = 200``, ``k = 1, 5, 10``, seeds ``0 … n-1``) twice through
@@ -12,7 +12,7 @@ ground truth on the agents' own path, LARL-ETC keeping the fit of the ``s`` it c
 plays the same setting (``env=latent_ar/paper_k{k}``) with the matching agents, in one batch
 per agent. The table gives each side's mean regret over rounds ``t >= k`` ± its standard
 error and nslb's difference to the corrected code in combined standard errors; the command
-fails when one exceeds :data:`TOLERANCE`. The worlds differ (nslb's streams are its own),
+fails when one exceeds ``TOLERANCE``. The worlds differ (nslb's streams are its own),
 so the comparison is statistical.
 """
 
@@ -50,7 +50,7 @@ PAIRS = {  # the authors' agent -> nslb's overrides
 
 
 def fetch(clone: Path, repository: str) -> None:
-    """``repository`` at :data:`COMMIT` in ``clone`` (cloned once; checked out every time)."""
+    """``repository`` at ``COMMIT`` in ``clone`` (cloned once; checked out every time)."""
     if not (clone / ".git").exists():
         subprocess.run(["git", "clone", "--quiet", repository, str(clone)], check=True)
     subprocess.run(["git", "-C", str(clone), "checkout", "--quiet", COMMIT], check=True)
@@ -95,7 +95,7 @@ def _agent(overrides: list[str]) -> str:
 
 
 def table(seeds: int, original: dict, corrected: dict) -> tuple[str, list[str]]:
-    """The markdown table and the rows off by more than :data:`TOLERANCE`."""
+    """The markdown table and the rows off by more than ``TOLERANCE``."""
     lines = [
         "| k | authors' agent | their protocol | corrected | nslb | nslb agent | Δ / combined SE |",
         "|---:|---|---:|---:|---:|---|---:|",

@@ -1,5 +1,5 @@
 """Runs the LARL authors' code (``annatrella/latent-auto-bandits``) for
-:mod:`benchmarks.latent_ar`, in a process of its own (their code draws from numpy's global
+``benchmarks.latent_ar``, in a process of its own (their code draws from numpy's global
 generator).
 
     python benchmarks/latent_ar_driver.py CLONE PROTOCOL SEEDS OUT.json

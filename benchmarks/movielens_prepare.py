@@ -5,7 +5,7 @@ times ``nslb data prepare`` on it with the default settings of ``env=movielens``
 process and an empty cache each time, best of ``--repeat``) and reports the wall time and
 the peak resident memory of each run. The target (issue 11): 60 s and 4 GB or less.
 
-The generated release (:func:`generate`) has ML-25M's shape: 25,000,000 ratings
+The generated release (``generate``) has ML-25M's shape: 25,000,000 ratings
 (``userId,movieId,rating,timestamp``, half stars 0.5–5.0) by 162,541 users on 59,047 of
 62,423 listed movies (``movies.csv`` with ``|``-separated genres). User activity follows
 the log-normal fitted to ML-25M (``20 + 39.9 exp(1.589 Z)`` ratings, at least 20);

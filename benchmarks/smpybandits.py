@@ -2,7 +2,7 @@
 
     python -m benchmarks.smpybandits [--seeds 100] [--only REGEX] [--smpy-python PYTHON]
 
-For each pair of :data:`PAIRS` (an nslb agent and the SMPyBandits policy of the same
+For each pair of ``PAIRS`` (an nslb agent and the SMPyBandits policy of the same
 algorithm and parameters), both play the same seeds of one nslb environment — by default
 the paper's fixed scenario (``env.dynamics=fixed env.model=known``, 2,000 rounds, K = 5) —
 with the rewards exactly as nslb's worlds realise them (common random numbers: SMPyBandits
@@ -190,7 +190,7 @@ def changes(world: Any) -> int:
 
 
 def resolve(values: dict[str, Any], world: Any) -> dict[str, Any]:
-    """``values`` with each ``"=expr"`` string computed from ``world`` (:class:`Pair`)."""
+    """``values`` with each ``"=expr"`` string computed from ``world`` (``Pair``)."""
     K, T, upsilon = world.problem.n_arms, world.problem.horizon, changes(world)
     names = {"K": K, "T": T, "UPSILON": upsilon, "math": math}
     return {

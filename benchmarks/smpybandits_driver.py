@@ -46,7 +46,7 @@ class CorrectedDiscountedUCB(Policies.DiscountedUCB):
 
 
 class EagerDiscountedUCB(CorrectedDiscountedUCB):
-    """D-UCB with float counts (as :class:`CorrectedDiscountedUCB`) whose index uses every
+    """D-UCB with float counts (as ``CorrectedDiscountedUCB``) whose index uses every
     arm's statistics discounted up to the current round.
 
     Two further corrections of SMPyBandits 0.9.7's ``DiscountedUCB``:
@@ -189,8 +189,8 @@ class GaussianklUCB_forGLR(Policies.klUCB_forGLR):
 
 
 class PaperGaussianklUCB_forGLR(GaussianklUCB_forGLR):
-    """:class:`GaussianklUCB_forGLR` with the paper's exploration function, as
-    :class:`PaperklUCB_forGLR`: ``f(t_k) = log(t_k) + 3 log(max(1, log(t_k)))``."""
+    """``GaussianklUCB_forGLR`` with the paper's exploration function, as
+    ``PaperklUCB_forGLR``: ``f(t_k) = log(t_k) + 3 log(max(1, log(t_k)))``."""
 
     exploration = PaperklUCB_forGLR.exploration
 

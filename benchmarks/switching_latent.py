@@ -4,7 +4,7 @@
         [--repository URL] [--checkout DIR]
 
 Fetches ``alesnow97/SwitchingLatentBandits`` (Russo, Metelli & Restelli, TMLR 2024) at
-:data:`COMMIT` with git into ``--clone`` (``.bench/SwitchingLatentBandits``, ignored by git;
+``COMMIT`` with git into ``--clone`` (``.bench/SwitchingLatentBandits``, ignored by git;
 reused when it is there), or reads an existing checkout of that commit as it is
 (``--checkout DIR``: nothing is fetched). Their ``OraclePolicy`` plays their Figure 2a loop on
 their stored instance (``experiments/regret_figure_2a/3states_4actions_5obs``, bandit 0: 3
@@ -15,7 +15,7 @@ belief propagated by ``P`` as their chain moves (corrected) and by ``P.T`` as wr
 mu(A_t, S_t)``, against the arm best in the true current state. The table gives each row's
 mean final regret ± its standard error and its difference to the authors' corrected oracle in
 combined standard errors; the command fails when nslb's filter oracle is off by more than
-:data:`TOLERANCE`. The worlds differ (nslb's streams are its own), so the comparison is
+``TOLERANCE``. The worlds differ (nslb's streams are its own), so the comparison is
 statistical.
 """
 
@@ -50,7 +50,7 @@ NSLB = ("filter_oracle", "mts")
 
 
 def fetch(clone: Path, repository: str) -> None:
-    """``repository`` at :data:`COMMIT` in ``clone`` (cloned once; checked out every time)."""
+    """``repository`` at ``COMMIT`` in ``clone`` (cloned once; checked out every time)."""
     if not (clone / ".git").exists():
         subprocess.run(["git", "clone", "--quiet", repository, str(clone)], check=True)
     subprocess.run(["git", "-C", str(clone), "checkout", "--quiet", COMMIT], check=True)

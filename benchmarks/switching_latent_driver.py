@@ -1,5 +1,5 @@
 """Runs the filter oracle of the switching-latent authors' code
-(``alesnow97/SwitchingLatentBandits``) for :mod:`benchmarks.switching_latent`, in a process of its
+(``alesnow97/SwitchingLatentBandits``) for ``benchmarks.switching_latent``, in a process of its
 own: their code draws from numpy's
 global generator, finds its root by walking up the working directory to a folder named
 ``SwitchingLatentBandits`` and writes an experiment folder below it.

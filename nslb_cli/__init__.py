@@ -1,6 +1,6 @@
 """nslb: experiments with non-stationary latent bandits (Hong et al., AISTATS 2021).
 
-Results on disk as pandas frames, for notebooks (see :mod:`nslb_cli.plot.notebook`)::
+Results on disk as pandas frames, for notebooks (see ``nslb_cli.plot.notebook``):
 
     import nslb_cli
     frame = nslb_cli.load_results("outputs/paper/fixed", rounds=(None, 1000))

@@ -8,7 +8,7 @@ Registering
 ===========
 A package declares entry points in its ``pyproject.toml``; once it is installed in nslb's
 environment, ``agent=my_agent`` works in every command (``nslb list``, ``run``, sweeps,
-``check``, ``plot``), exactly as for nslb's own agents, which are declared the same way::
+``check``, ``plot``), exactly as for nslb's own agents, which are declared the same way:
 
     [project.entry-points."nslb.agents"]
     my_agent = "my_pkg.agents:MyAgent"
@@ -18,7 +18,7 @@ environment, ``agent=my_agent`` works in every command (``nslb list``, ``run``, 
 The class's ``Params`` is a dataclass: a field ``name`` whose default is the entry point's
 name, a default for every other field (they are the config group option:
 ``nslb run agent=my_agent agent.epsilon=0.2``), and a ``__post_init__`` that rejects bad
-values with :class:`ConfigError` (the helpers in :mod:`check` name the key and the range).
+values with ``ConfigError`` (the helpers in ``check`` name the key and the range).
 nslb reports unknown keys and wrong types itself, in the same one-line errors as for its own.
 
 A plugin that fails to import, or breaks these rules, is reported in one line naming it and
@@ -30,19 +30,19 @@ Agents
 ``R`` runs (seeds): ``MyAgent(params, problem, model, rng)``, where
 
 * ``params``: the validated ``Params`` instance;
-* ``problem``: :class:`Problem` — ``n_arms`` (K), ``n_states`` (S), ``horizon`` (n),
-  ``n_runs`` (R), ``reward_model`` (:class:`RewardModel`: Gaussian or Bernoulli rewards; its
+* ``problem``: ``Problem`` — ``n_arms`` (K), ``n_states`` (S), ``horizon`` (n),
+  ``n_runs`` (R), ``reward_model`` (``RewardModel``: Gaussian or Bernoulli rewards; its
   methods give the likelihood ``log_likelihood(r, mu)``, the conjugate prior of a mean from
   the model's ``means`` and ``mean_sd`` (``prior``), ``update``, the posterior predictive
   and posterior draws, so an agent written against them handles every reward model) and
   ``sigma``, the rewards' sub-Gaussian scale (the Gaussian noise's standard deviation, 1/2
   for Bernoulli rewards);
-* ``model``: :class:`OfflineModel` — what the environment tells agents: ``means`` ``(R, S,
+* ``model``: ``OfflineModel`` — what the environment tells agents: ``means`` ``(R, S,
   K)`` (linear models: ``(R, S, d)``), ``mean_sd``, ``transitions`` ``(R, S, S)``,
   ``concentration`` (Dirichlet prior or ``None``), ``initial`` ``(R, S)``, ``covariance``
   (linear only), and ``expected_rewards(contexts)`` ``(R, S, K)``. Model-free agents ignore
   it;
-* ``rng``: :class:`BatchRNG` — the agent's own random streams, one generator per run:
+* ``rng``: ``BatchRNG`` — the agent's own random streams, one generator per run:
   ``random(shape)``, ``normal(shape)``, ``integers(high, shape)`` return ``(R, *shape)``
   arrays, ``beta(a, b)`` one draw per entry of ``(R, …)`` arrays; ``generators`` is the list
   of the runs' ``numpy.random.Generator``.
@@ -51,7 +51,7 @@ Each round ``t`` (0-based) nslb calls, in this order:
 
 * ``act(t, contexts) -> actions``: an integer array ``(R,)`` of arms in ``[0, K)``.
   ``contexts`` is ``None`` (multi-armed) or ``(R, K, d)``, the features of this round's arms;
-* ``belief() -> Belief | None``: the belief behind that ``act`` — :class:`Belief` with
+* ``belief() -> Belief | None``: the belief behind that ``act`` — ``Belief`` with
   ``state`` ``(R,)`` in ``[0, S)`` and ``posterior`` ``(R, S)``, rows summing to one — or
   ``None`` for agents without one (then in every round). Optional: the default is ``None``;
 * ``update(t, contexts, actions, rewards)``: the rewards ``(R,)`` of those actions.
@@ -62,7 +62,7 @@ detects changes may define ``detection_counts() -> array (R,)`` (optional; defau
 its detections so far per run: nslb reads it after every ``update`` and records the rounds of
 the detections and how they match the true changes (false alarms, delays) in ``seed=K.json``.
 
-The rules (``nslb check agent=NAME`` tests them; see :mod:`nslb_cli.runner.conformance`):
+The rules (``nslb check agent=NAME`` tests them; see ``nslb_cli.runner.conformance``):
 
 1. Batched, runs independent: arrays carry the runs axis first, and what run ``r`` does
    depends only on its own observations and its own generator. Seed ``k`` must give the
@@ -73,7 +73,7 @@ The rules (``nslb check agent=NAME`` tests them; see :mod:`nslb_cli.runner.confo
 3. The agent sees the problem, the model, the contexts and its own rewards, nothing else
    of the world, and modifies none of its inputs in place. (A reference for plots, like
    the oracle, may declare ``sees_truth = True``: it is then also given ``truth=``, a
-   :class:`Truth`.)
+   ``Truth``.)
 
 An agent that learns per arm (arm ``a`` must be the same item every round) declares
 ``fixed_arms = True``: nslb then refuses it, in one line, on environments whose arms are
@@ -81,9 +81,9 @@ different items every round (``contextual``, e.g. MovieLens).
 
 How reports show it (``nslb plot``), all optional: ``display_name`` (its name in legends and
 labels; default: the entry point's name), ``legend_rank`` (its place in legends, lower first;
-nslb's own take 10 to 240; default: after those, by name) and ``style``, a :class:`Style`
+nslb's own take 10 to 240; default: after those, by name) and ``style``, a ``Style``
 (colour, matplotlib line style, marker: ``Style("#1B9E77", "--", "o")``; default: the
-report's next free colour, line style and marker)::
+report's next free colour, line style and marker):
 
     class MyAgent(Agent):
         Params = MyParams
@@ -96,12 +96,12 @@ agent states its part with the classmethod ``memory(params, sizes) -> dict[str, 
 bytes it keeps for a batch, each term keyed by the config key whose value makes it grow —
 one of its own (``"agent.window"``), the environment's (``"env.n_arms"``) or
 ``"run.batch_size"``; several joined by ``", "`` when the term grows with each. ``sizes`` is
-a :class:`Sizes`: ``n_runs`` (R), ``horizon``, ``n_arms``, ``n_states``, ``n_features``
+a ``Sizes``: ``n_runs`` (R), ``horizon``, ``n_arms``, ``n_states``, ``n_features``
 (the contexts' dimension d, 0 without contexts) and ``features_key``, the key that sets d.
-The default, :meth:`Agent.memory`, counts statistics per arm and state, ``8 R S (2K + S)``
+The default, ``Agent.memory``, counts statistics per arm and state, ``8 R S (2K + S)``
 bytes keyed ``"env.n_states, env.n_arms"`` (with contexts a regression per state,
 ``8 R S (d^2 + d)`` keyed ``features_key``); override it when your arrays grow with your
-own parameters::
+own parameters:
 
     @classmethod
     def memory(cls, params, sizes):
@@ -120,7 +120,7 @@ are different items with features, ``False`` for fixed arms) and
 ``k`` depends only on ``params`` and ``k`` (common random numbers): draw from
 ``generator(k, Stream.PARAMETERS)``, ``Stream.PATH``, ``Stream.NOISE``, ``Stream.CONTEXTS``,
 and draw the reward noise per round, not per arm (``RewardModel.noise``; the world's
-``problem.reward_model.realise`` turns it into the pulled arm's reward). See :class:`World`
+``problem.reward_model.realise`` turns it into the pulled arm's reward). See ``World``
 for its arrays.
 
 Input files: an environment that reads files names the ``Params`` fields holding their paths
@@ -132,7 +132,7 @@ another config, refused in the folder of the old one. A field naming a folder is
 normalised: its contents are the environment's to record.
 
 Memory (see Agents), with two optional static or class methods. nslb counts a batch's
-:class:`World` arrays itself from its :class:`Sizes`: by default the ``Params``' horizon,
+``World`` arrays itself from its ``Sizes``: by default the ``Params``' horizon,
 arms and states, without contexts. An environment with contexts gives them with
 ``sizes(params, n_runs) -> Sizes``, naming the contexts' dimension and the key that sets it
 (MovieLens: ``Sizes(n_runs, p.horizon, p.n_arms, p.n_states, p.rank, "env.rank")``). What
@@ -142,21 +142,21 @@ dict[str, int]``, keyed by its own config keys (``env.KEY``) or ``run.batch_size
 JAX agents
 ==========
 An agent can also run on the JAX engine (``run.engine=jax``, design §9) under the same name:
-declare a second class in the group ``nslb.jax_agents`` (where nslb declares its own)::
+declare a second class in the group ``nslb.jax_agents`` (where nslb declares its own):
 
     [project.entry-points."nslb.jax_agents"]
     my_agent = "my_pkg.jax_agents:MyJaxAgent"
 
 It is a frozen dataclass of ``params`` (the same validated ``Params``) and ``setting``
-(:class:`JaxSetting`: ``problem`` of one run, ``learns_transitions``, ``learns_means``),
+(``JaxSetting``: ``problem`` of one run, ``learns_transitions``, ``learns_means``),
 with class attributes ``Params``, ``sees_truth`` and ``reports_belief``, and four pure
 functions of ONE seed, which nslb vectorises over seeds and compiles with the world:
 
-* ``init(model, key) -> state``: ``model`` is :class:`JaxModel` (``means`` ``(S, K)``,
+* ``init(model, key) -> state``: ``model`` is ``JaxModel`` (``means`` ``(S, K)``,
   ``mean_sd``, ``transitions``, ``concentration``, ``initial``); ``state`` any pytree;
-* ``act(state, t, key, truth) -> (state, Decision)``: :class:`Decision` holds the arm, the
+* ``act(state, t, key, truth) -> (state, Decision)``: ``Decision`` holds the arm, the
   believed state and its distribution ``(S,)`` (``-1`` and any ``(S,)`` array without a
-  belief); ``truth`` is a :class:`JaxTruth` for an agent that ``sees_truth``, else ``None``;
+  belief); ``truth`` is a ``JaxTruth`` for an agent that ``sees_truth``, else ``None``;
 * ``update(state, t, action, reward, key) -> state``;
 * ``summary(state) -> {name: scalar}``, written to ``seed=K.json``.
 
@@ -165,7 +165,7 @@ check`` compares the two classes' regret (3 standard errors on 400 seeds).
 ``examples/epsilon_greedy`` has both.
 
 Results on disk, as pandas frames for notebooks, are ``nslb_cli.load_results`` and
-``nslb_cli.summarise`` (:mod:`nslb_cli.plot.notebook`): they are not part of this contract.
+``nslb_cli.summarise`` (``nslb_cli.plot.notebook``): they are not part of this contract.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Shared pytest fixtures (helper functions live in :mod:`tests.helpers`)."""
+"""Shared pytest fixtures (helper functions live in ``tests.helpers``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""No function or method of nslb_cli is longer than :data:`MOST_LINES` lines: a longer one
+"""No function or method of nslb_cli is longer than ``MOST_LINES`` lines: a longer one
 is split into steps that each have a name and a docstring."""
 
 from __future__ import annotations

@@ -1,1 +1,1 @@
-"""nslb's Hydra sweeper (:mod:`.sweeper`) and launcher (:mod:`.launcher`)."""
+"""nslb's Hydra sweeper (``.sweeper``) and launcher (``.launcher``)."""

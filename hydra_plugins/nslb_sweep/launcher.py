@@ -1,4 +1,4 @@
-"""nslb's launcher: Hydra's basic launch, in :func:`nslb_cli.runner.sweep.plan_sweep`'s order."""
+"""nslb's launcher: Hydra's basic launch, in ``nslb_cli.runner.sweep.plan_sweep``'s order."""
 
 from __future__ import annotations
 

@@ -31,4 +31,4 @@ class NslbSweeper(BasicSweeper):
         return super().sweep(arguments)
 
     def validate_batch_is_legal(self, batch: Sequence[Sequence[str]]) -> None:
-        """Nothing more: :meth:`sweep` composed and checked every job before the first batch."""
+        """Nothing more: ``sweep`` composed and checked every job before the first batch."""

@@ -1,9 +1,9 @@
 """The one agent interface every agent implements.
 
 An agent is built from ``(params, problem, offline_model, rng)``; one that declares
-``sees_truth`` (the oracle) also gets a :class:`~nslb_cli.bandit.problem.Truth`. Each round the
+``sees_truth`` (the oracle) also gets a ``Truth``. Each round the
 simulator calls ``act`` then ``update``. All arrays have a leading runs axis (the plugin
-contract: :mod:`nslb_cli.api`).
+contract: ``nslb_cli.api``).
 """
 
 from __future__ import annotations

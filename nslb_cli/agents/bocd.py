@@ -9,7 +9,7 @@ under the default Thompson prior (D25).
 **Acting**: draw ``l ~ P(l_t | H_t)`` by inverse CDF, then ``theta_a ~ pi_l(a)``, and pull
 ``argmax_a theta_a`` (lowest index on ties); ``1 + K`` draws per run and round.
 
-**Update** after ``(A_t, R_t)``, with the conjugate posterior predictive::
+**Update** after ``(A_t, R_t)``, with the conjugate posterior predictive:
 
     log q(l)   = log P(l_t = l | H_t) + log p(R_t | pi_l(A_t))
     Q(l)       = exp(log q(l) - max log q) / sum_l' exp(log q(l') - max log q)

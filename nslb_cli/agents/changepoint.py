@@ -2,7 +2,7 @@
 
 The structure is Cao et al. (2019)'s M-UCB. Per run the agent keeps, since its last restart
 ``r``, each arm's pull count ``n_a`` and reward sum ``Y_a``, and a
-:class:`~nslb_cli.agents.detectors.MeanShiftDetector` on each arm's last ``tau`` rewards. Round
+``MeanShiftDetector`` on each arm's last ``tau`` rewards. Round
 ``t`` (0-based):
 
 1. forced uniform exploration: if ``gamma > 0`` and ``k = (t - r) mod floor(K / gamma) < K``,
@@ -15,14 +15,14 @@ Base algorithms, with ``sigma = Problem.sigma`` and ``m = t - r + 1`` (docs/desi
 * ``cd_ucb``: UCB1, ``A_t = argmax_a Y_a / n_a + sigma sqrt(8 log m / n_a)`` (unpulled arms
   first, lowest index first).
 * ``cd_ts``: Thompson sampling from the default prior
-  (:meth:`~nslb_cli.bandit.rewards.RewardModel.sample_given_sums`), ``A_t = argmax_a theta_a``.
+  (``sample_given_sums``), ``A_t = argmax_a theta_a``.
 
 Defaults: ``tau = 100``, ``threshold = sigma sqrt(tau log(2 K n^2) / 2)``
-(:func:`~nslb_cli.agents.detectors.cao_threshold`), ``gamma = 0``.
+(``cao_threshold``), ``gamma = 0``.
 
 The compiled calls do the arithmetic of their numpy statements in ``tests/helpers/
 reference_kernels.py`` in the same order: window halves summed in numpy's pairwise order
-(:func:`plan_sum`), ``8 log m`` read from a table numpy computes, and CD-TS drawing ``K``
+(``plan_sum``), ``8 log m`` read from a table numpy computes, and CD-TS drawing ``K``
 numbers per run and round, also in rounds of forced exploration.
 """
 
@@ -108,7 +108,7 @@ def block_sum(values: np.ndarray, start: int, n: int) -> float:
 @inline
 def plan_sum(values: np.ndarray, start: int, plan: np.ndarray, partial: np.ndarray) -> float:
     """``values[start : start + n]`` summed as ``np.sum`` sums it: the postfix program ``plan``
-    (:func:`~nslb_cli.bandit.numerics.pairwise_plan`) run with :func:`block_sum` for its
+    (``pairwise_plan``) run with ``block_sum`` for its
     blocks; ``partial`` (``len(plan)``) holds the sums in progress."""
     top = 0
     for k in range(len(plan)):
@@ -126,7 +126,7 @@ def window_shift(
     ring: np.ndarray, count: int, ordered: np.ndarray, plan: np.ndarray, partial: np.ndarray
 ) -> float:
     """``sum_{i > tau/2} Y_i - sum_{i <= tau/2} Y_i`` of the last ``tau`` rewards in ``ring``
-    (slot ``count mod tau`` the oldest), each half by :func:`plan_sum`; ``ordered`` receives
+    (slot ``count mod tau`` the oldest), each half by ``plan_sum``; ``ordered`` receives
     the window, oldest first."""
     tau = len(ring)
     oldest = count % tau
@@ -150,8 +150,8 @@ def restarted_update(
     restart: np.ndarray,
     detections: np.ndarray,
 ) -> None:
-    """:meth:`DetectorRestarted.update`, compiled, in place (step 2): the pulled arm's ``n_a``,
-    ``Y_a`` and ring buffer; once it holds ``tau`` rewards, ``|`` :func:`window_shift` ``| >
+    """``DetectorRestarted.update``, compiled, in place (step 2): the pulled arm's ``n_a``,
+    ``Y_a`` and ring buffer; once it holds ``tau`` rewards, ``|`` ``window_shift`` ``| >
     threshold`` restarts the run (``restart[r] = t + 1``, ``detections[r] += 1``)."""
     tau = window.shape[2]
     ordered = np.empty(tau)
@@ -195,7 +195,7 @@ def ucb_choice(
     sigma: float,
     log_rounds: np.ndarray,
 ) -> np.ndarray:
-    """:meth:`CDUCB.act`, compiled: the :func:`forced_arm`, else the first arm of largest
+    """``CDUCB.act``, compiled: the ``forced_arm``, else the first arm of largest
     UCB index, ``8 log m = log_rounds[m - 1]``; ``(R,)``."""
     R, K = pulls.shape
     arms = np.zeros(R, dtype=np.int64)
@@ -229,8 +229,8 @@ def thompson_choice(
     sigma: float,
     generators: Any,
 ) -> np.ndarray:
-    """:meth:`CDTS.act`, compiled: per run the :func:`forced_arm`, else the Thompson arm of
-    :func:`~nslb_cli.agents.switching_ts.thompson_arms` (drawn in every run, forced or not);
+    """``CDTS.act``, compiled: per run the ``forced_arm``, else the Thompson arm of
+    ``thompson_arms`` (drawn in every run, forced or not);
     ``(R,)``."""
     arms = thompson_arms(family, sigma, pulls, sums, 0.0, 0.0, generators)
     K = pulls.shape[1]
@@ -265,7 +265,7 @@ class DetectorRestarted(Restarting):
     def update(
         self, t: int, contexts: np.ndarray | None, actions: np.ndarray, rewards: np.ndarray
     ) -> None:
-        """Compiled: :func:`restarted_update`."""
+        """Compiled: ``restarted_update``."""
         restarted_update(
             t,
             np.asarray(actions, dtype=np.int64),
@@ -301,7 +301,7 @@ class CDUCB(DetectorRestarted):
         self.log_rounds = 8.0 * np.log(np.arange(1, problem.horizon + 1, dtype=float))
 
     def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
-        """Compiled: :func:`ucb_choice`."""
+        """Compiled: ``ucb_choice``."""
         return ucb_choice(
             t,
             self.restart,
@@ -323,7 +323,7 @@ class CDTS(DetectorRestarted):
     Params = CDTSParams
 
     def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
-        """Compiled: :func:`thompson_choice`."""
+        """Compiled: ``thompson_choice``."""
         return thompson_choice(
             t,
             self.restart,

@@ -3,7 +3,7 @@
 Round ``t`` (``t = 1 .. n``), per run (docs/design.md §4.8):
 
 1. with probability ``alpha`` pull an arm uniformly at random (each arm with probability
-   ``alpha / K``); otherwise the UCB arm (the paper's equations (1)-(3))::
+   ``alpha / K``); otherwise the UCB arm (the paper's equations (1)-(3)):
 
        A_t = argmax_a  Y_a / N_a + 2 sigma sqrt(2 log(n_t) / N_a),   n_t = sum_a N_a
 
@@ -21,7 +21,7 @@ Round ``t`` (``t = 1 .. n``), per run (docs/design.md §4.8):
 
 ``eps`` and ``h`` are for rewards in ``[0, 1]``; the test runs with drift ``2 sigma eps`` and
 threshold ``2 sigma h``. Defaults (``null``), with ``Upsilon`` the offline model's expected
-changes (:func:`~nslb_cli.agents.tuning.expected_changes`, at least 1): ``h = log(n /
+changes (``expected_changes``, at least 1): ``h = log(n /
 Upsilon)``, ``alpha = sqrt(Upsilon / n · log(n / Upsilon))``, ``epsilon = 0.05``, ``M = 100``
 (SMPyBandits' ``CUSUM_IndexPolicy``).
 
@@ -96,8 +96,8 @@ def random_argmax(index: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
 def cusum_choice(
     u: np.ndarray, alpha: np.ndarray, pulls: np.ndarray, sums: np.ndarray, width: float
 ) -> np.ndarray:
-    """:meth:`CUSUMUCB.act`'s arms, compiled: per run, the uniform arm
-    ``min(floor(u[r, 1] K), K - 1)`` if ``u[r, 0] < alpha[r]``, else :func:`random_argmax`
+    """``CUSUMUCB.act``'s arms, compiled: per run, the uniform arm
+    ``min(floor(u[r, 1] K), K - 1)`` if ``u[r, 0] < alpha[r]``, else ``random_argmax``
     of the UCB indices ``sums / pulls + width sqrt(2 log(max(n_t, 1)) / pulls)`` (``+inf``
     for unpulled arms) with ``u[r, 1]``; ``(R,)``."""
     R, K = pulls.shape
@@ -146,7 +146,7 @@ def cusum_update(
     g_minus: np.ndarray,
     detections: np.ndarray,
 ) -> None:
-    """:meth:`CUSUMUCB.update`, compiled, in place: the pulled arm's statistics and two-sided
+    """``CUSUMUCB.update``, compiled, in place: the pulled arm's statistics and two-sided
     CUSUM (module docstring, step 2), and its restart on an alarm."""
     for r in range(len(actions)):
         a = actions[r]
@@ -207,7 +207,7 @@ class CUSUMUCB(Agent):
 
     def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
         """With probability ``alpha`` a uniform arm, else the UCB arm, ties at random
-        (compiled: :func:`cusum_choice`)"""
+        (compiled: ``cusum_choice``)"""
         u = self._draws.next()
         return cusum_choice(u, self.alpha, self.pulls, self.sums, 2.0 * self.problem.sigma)
 

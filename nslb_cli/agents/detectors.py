@@ -1,7 +1,7 @@
 """Change detectors that restart a bandit algorithm, batched over runs.
 
 A detector's owner restarts its own statistics when it fires and then calls
-:meth:`ChangeDetector.reset` for the runs it restarted.
+``ChangeDetector.reset`` for the runs it restarted.
 """
 
 from __future__ import annotations
@@ -32,12 +32,12 @@ class MeanShiftDetector:
     """Cao et al.'s two-window mean-shift test on each arm's own last ``tau`` rewards.
 
     After arm ``a`` is pulled and it has at least ``tau`` rewards since the last reset, with
-    ``Y_1 .. Y_tau`` its last ``tau`` rewards (oldest first), a change is detected when::
+    ``Y_1 .. Y_tau`` its last ``tau`` rewards (oldest first), a change is detected when:
 
         | sum_{i > tau/2} Y_i  -  sum_{i <= tau/2} Y_i |  >  threshold
 
     Only the arm pulled in a round is tested, compiled by
-    :func:`~nslb_cli.agents.changepoint.restarted_update` on this detector's arrays.
+    ``restarted_update`` on this detector's arrays.
 
     Args:
         n_runs: ``R``; n_arms: ``K``.
@@ -62,7 +62,7 @@ class MeanShiftDetector:
 
 
 DETECTOR_RIDGE = 1e-3
-"""Ridge added to each half-window Gram matrix of :class:`LinearShiftDetector`.
+"""Ridge added to each half-window Gram matrix of ``LinearShiftDetector``.
 
 Only there to keep the solve defined when a half has not spanned every direction (e.g. an arm
 not pulled in a half, with one-hot features): such a direction's weight is shrunk to 0. It is
@@ -78,15 +78,15 @@ class LinearShiftDetector:
 
     With ``(x_i, y_i)``, ``i = 1 .. tau`` (oldest first), the pulled arm's features and reward
     in the last ``tau`` rounds since the last reset, ``A' = sum_{i <= tau/2} x_i x_i'`` and
-    ``A = sum_{i > tau/2} x_i x_i'``::
+    ``A = sum_{i > tau/2} x_i x_i'``:
 
         W' = (A' + rho I)^-1 sum_{i <= tau/2} x_i y_i      (the older half)
         W  = (A  + rho I)^-1 sum_{i >  tau/2} x_i y_i      (the newest half)
         Sigma = A + A'
         fire when  ||W - W'||_Sigma = sqrt((W - W')' Sigma (W - W')) >= threshold
 
-    with ``rho`` = ``ridge`` (:data:`DETECTOR_RIDGE`); every round with a full window is
-    tested. Compiled (:func:`~nslb_cli.agents.linear_kernels.record_round`): running sums of
+    with ``rho`` = ``ridge`` (``DETECTOR_RIDGE``); every round with a full window is
+    tested. Compiled (``record_round``): running sums of
     the newest half, ``W`` by Cholesky, ``W'`` the ``W`` kept from ``tau / 2`` rounds ago.
 
     Args:

@@ -6,7 +6,7 @@ Both run one algorithm over ``N`` experts, each recommending one arm per round:
   offline model and recommends ``argmax_a mu(a, X_t, s)``;
 * ``exp3s``: the experts are the ``K`` arms themselves (expert ``a`` recommends arm ``a``).
 
-Round ``t``, with weights ``w`` normalised to sum to one and ``xi_i`` expert ``i``'s arm::
+Round ``t``, with weights ``w`` normalised to sum to one and ``xi_i`` expert ``i``'s arm:
 
     p(a)     = (1 - gamma) · sum_i w_i 1{xi_i = a}  +  gamma / K
     A_t ~ p,   x_t = reward mapped to [0, 1] (below)
@@ -17,12 +17,12 @@ which is Auer et al.'s Exp3.S update (the share term ``e alpha / N · sum_j w_j`
 normalised weights) and, with one-hot advice, Exp4's. ``alpha = 0`` gives Exp3 / Exp4.
 
 Defaults (``null`` in the config): ``gamma`` and ``alpha`` from Auer et al.'s tuning for the
-horizon and the expected number of changes, :func:`~nslb_cli.agents.tuning.exp3s_tuning`.
+horizon and the expected number of changes, ``exp3s_tuning``.
 
 Rewards are mapped to ``[0, 1]`` as ``x = clip((R_t - low) / (high - low), 0, 1)`` with
 ``low = min_{s,a} mu(a, X_t, s) - 2 sigma`` and ``high = max_{s,a} mu(a, X_t, s) + 2 sigma``
 from the offline model's predicted means, cut to ``RewardModel.support`` (docs/design.md §4.4).
-One uniform per run and round draws the arm (:func:`~nslb_cli.bandit.rng.categorical`).
+One uniform per run and round draws the arm (``categorical``).
 """
 
 from __future__ import annotations
@@ -88,8 +88,8 @@ class Exp4SParams(ExpParams):
 class ExponentialWeights(Agent):
     """The Exp3.S / Exp4.S core over ``n_experts`` experts; subclasses give the advice.
 
-    A multi-armed model's advice and reward range are observed once (:meth:`observe`), a
-    linear model's in each :meth:`act`.
+    A multi-armed model's advice and reward range are observed once (``observe``), a
+    linear model's in each ``act``.
     """
 
     def __init__(
@@ -124,7 +124,7 @@ class ExponentialWeights(Agent):
         predicted means ``mu(a, X_t, s)`` ``(R, S, K)``."""
 
     def observe(self, means: np.ndarray) -> None:
-        """The advice and the reward range (:meth:`unit_range`) for the predicted means
+        """The advice and the reward range (``unit_range``) for the predicted means
         ``(R, S, K)`` of this round."""
         self.recommended = self.advice(means)
         self.reward_range = self.unit_range(means)
@@ -174,7 +174,7 @@ class ExponentialWeights(Agent):
         return low, high
 
     def unit_rewards(self, rewards: np.ndarray) -> np.ndarray:
-        """Rewards mapped to ``[0, 1]`` by this round's :meth:`unit_range`, ``(R,)``."""
+        """Rewards mapped to ``[0, 1]`` by this round's ``unit_range``, ``(R,)``."""
         low = self.reward_range[0]
         return np.minimum(np.maximum((rewards - low) / self._width, 0.0), 1.0)
 

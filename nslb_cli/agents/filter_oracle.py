@@ -1,14 +1,14 @@
 """The filter oracle of the switching-latent papers (Russo, Metelli & Restelli, 2024): the
 agent that knows the true model, keeps the exact belief and plays greedily under it.
 
-The belief ``P_t`` is mTS's exact filter (:mod:`nslb_cli.agents.mts`, the paper's equation (1))
+The belief ``P_t`` is mTS's exact filter (``nslb_cli.agents.mts``, the paper's equation (1))
 with the true transitions and reward laws; each round it pulls
 
     A_t = argmax_a sum_s P_t(s) mu(a, X_t, s)
 
 (the first such arm). The regret of an agent minus the filter oracle's, paired by seed, is
 the regret these papers report. The reported belief is ``argmax_s P_t(s)``. It is refused
-where the agents' model is not the world's (:func:`nslb_cli.runner.config.pairing_refusal`).
+where the agents' model is not the world's (``nslb_cli.runner.config.pairing_refusal``).
 """
 
 from __future__ import annotations

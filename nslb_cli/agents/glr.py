@@ -15,7 +15,7 @@ arm's rewards, whose detection restarts that arm (local restarts, the default) o
 
    with ``N_a``, ``Y_a`` arm ``a``'s pulls and reward sum since its last restart ``tau_a``
    (0 at the start), ``d`` the reward model's divergence
-   (:meth:`~nslb_cli.bandit.rewards.RewardModel.divergence`). Unpulled arms come first;
+   (``divergence``). Unpulled arms come first;
    ties are broken uniformly at random. ``log log`` is clipped at 0, as SMPyBandits'
    ``klUCBloglog`` does.
 2. observe the reward; it is ``Z_k``, the ``k``-th reward of arm ``A_t`` since its restart.
@@ -29,7 +29,7 @@ arm's rewards, whose detection restarts that arm (local restarts, the default) o
    ``N_a = Y_a = 0``); with global restarts every arm is.
 
 Defaults (``null``), with ``Upsilon`` the offline model's expected changes
-(:func:`~nslb_cli.agents.tuning.expected_changes`, at least 1):
+(``expected_changes``, at least 1):
 
 * local restarts: ``delta = 1 / sqrt(K Upsilon n)``,
   ``alpha = alpha_scale sqrt(K Upsilon log(n) / n)``;
@@ -118,7 +118,7 @@ def exploration(s: np.ndarray) -> np.ndarray:
 
 @inline
 def divergence_of(family: int, variance: float, x: float, y: float) -> float:
-    """The compiled twin of :meth:`~nslb_cli.bandit.rewards.RewardModel.divergence`."""
+    """The compiled twin of ``divergence``."""
     if family == GAUSSIAN_KERNEL:
         return (x - y) ** 2 / (2.0 * variance)
     x = min(max(x, KL_EPSILON), 1.0 - KL_EPSILON)
@@ -143,7 +143,7 @@ def glr_update(
     restart: np.ndarray,
     detections: np.ndarray,
 ) -> None:
-    """:meth:`GLRklUCB.update`, compiled, in place: the pulled arm's statistics and split-point
+    """``GLRklUCB.update``, compiled, in place: the pulled arm's statistics and split-point
     sums, its GLR test when due (stopping at the first split point over the threshold), and
     the restart on a detection (of every arm with ``restart_all``)."""
     K = pulls.shape[1]

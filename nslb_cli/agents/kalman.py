@@ -13,7 +13,7 @@ rewards. The state is ``x = (z_j, z_{j-1}, …, z_{j-k+1})`` with mean ``m`` and
 
 Act greedily on the predicted means: ``A_t = argmax_a mu_a + beta_a m_c`` (lowest arm on
 ties). Then ``R_t`` observes ``z_t`` through the pulled arm: with ``h = beta_{A_t} e_c``,
-``S = beta^2 P_cc + sigma_r^2``, ``g = beta P e_c / S``::
+``S = beta^2 P_cc + sigma_r^2``, ``g = beta P e_c / S``:
 
     m <- m + g (R_t - mu_{A_t} - beta m_c),     P <- P - beta g (P e_c)'
 

@@ -10,7 +10,7 @@ In round ``t`` an agent with ``s`` lags forms, from rounds ``t - s … t - 1`` (
   ``s = k`` (the AR order) by default;
 
 and plays, with ``V_a = lambda I + sum_{i: A_i = a} x_i x_i'`` and
-``b_a = sum_{i: A_i = a} R_i x_i`` over the rounds since ``s``::
+``b_a = sum_{i: A_i = a} R_i x_i`` over the rounds since ``s``:
 
     theta_a = V_a^-1 b_a,    A_t = argmax_a theta_a' x_t + alpha sqrt(x_t' V_a^-1 x_t)
 
@@ -150,7 +150,7 @@ class RidgeUCB(Agent):
         )
 
     def learn(self, actions: np.ndarray, rewards: np.ndarray) -> None:
-        """Add this round's ``(x_t, R_t)`` to the pulled arm's regression (after :meth:`ucb`)."""
+        """Add this round's ``(x_t, R_t)`` to the pulled arm's regression (after ``ucb``)."""
         from nslb_cli.agents import larl_kernels
 
         larl_kernels.update(

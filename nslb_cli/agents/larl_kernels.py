@@ -1,8 +1,8 @@
-"""Compiled kernels of LARL, LARL-ETC and AR-UCB (:mod:`~nslb_cli.agents.larl`): features from
+"""Compiled kernels of LARL, LARL-ETC and AR-UCB (``larl``): features from
 each run's last rewards and actions, and LinUCB with one ridge regression per arm.
 
 Each kernel loops over the runs of a batch and works on one run's arrays with
-:mod:`nslb_cli.agents.linalg` (no BLAS, sums in index order), so a run's numbers do not depend
+``nslb_cli.agents.linalg`` (no BLAS, sums in index order), so a run's numbers do not depend
 on its batch. Run ``r`` uses the first ``dims[r]`` coordinates of its padded arrays (LARL-ETC
 chooses the number of lags per run). Imported where first used (numba is slow to import).
 """
@@ -55,7 +55,7 @@ def ucb_arms(
 ) -> np.ndarray:
     """LinUCB's arm per run with a regression per arm: ``argmax_a theta_a' x +
     alpha sqrt(x' V_a^-1 x)``, the lowest arm among ties; ``spread[r]`` gets ``V_a^-1 x``
-    of the chosen arm (what :func:`update` needs)."""
+    of the chosen arm (what ``update`` needs)."""
     R, K = theta.shape[0], theta.shape[1]
     arms = np.zeros(R, dtype=np.int64)
     u = np.empty(inverse.shape[-1])

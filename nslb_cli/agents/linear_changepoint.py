@@ -1,19 +1,19 @@
 """CD-LinUCB and CD-LinTS: ridge-regression bandits restarted by the linear detector (5.2).
 
 Per run, since its last restart, the ridge statistics of the pulled arms' features
-``x_i = X_i[A_i]`` and rewards ``y_i`` (docs/design.md §4.6)::
+``x_i = X_i[A_i]`` and rewards ``y_i`` (docs/design.md §4.6):
 
     A = lambda I + sum_i x_i x_i',   b = sum_i x_i y_i,   theta_hat = A^-1 b
 
-(``lambda`` = ``ridge``), and a :class:`~nslb_cli.agents.detectors.LinearShiftDetector` on its
+(``lambda`` = ``ridge``), and a ``LinearShiftDetector`` on its
 last ``tau`` rounds. After observing ``R_t``, if the detector fires the run restarts: ``A``,
 ``b`` and the detector's window are cleared.
 
-The agent keeps ``A^-1`` (``inverse``), updated by the Sherman–Morrison step::
+The agent keeps ``A^-1`` (``inverse``), updated by the Sherman–Morrison step:
 
     u = A^-1 x_t,   A^-1 <- A^-1 - u u' / (1 + x_t' u)
 
-in compiled per-run loops (:mod:`nslb_cli.agents.linear_kernels`), with no BLAS.
+in compiled per-run loops (``nslb_cli.agents.linear_kernels``), with no BLAS.
 
 Base algorithms, with ``X_t[a]`` the features of arm ``a``:
 

@@ -1,10 +1,10 @@
-"""Compiled kernels of the linear agents (:mod:`~nslb_cli.agents.linear_changepoint`) and of
-their change detector (:class:`~nslb_cli.agents.detectors.LinearShiftDetector`).
+"""Compiled kernels of the linear agents (``linear_changepoint``) and of
+their change detector (``LinearShiftDetector``).
 
 Each kernel loops over the runs of a batch and works on one run's arrays at a time with
-:mod:`nslb_cli.agents.linalg`, in place where it updates statistics; the classes' docstrings
+``nslb_cli.agents.linalg``, in place where it updates statistics; the classes' docstrings
 give the equations. Imported where first used (numba is slow to import and load, see
-:mod:`nslb_cli.agents.linalg`).
+``nslb_cli.agents.linalg``).
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def record_round(
     ridge: float,
     statistic: np.ndarray,
 ) -> None:
-    """One round of :class:`~nslb_cli.agents.detectors.LinearShiftDetector` for every run, in
+    """One round of ``LinearShiftDetector`` for every run, in
     place (its docstring)."""
     R, tau, d = window_x.shape
     half = tau // 2

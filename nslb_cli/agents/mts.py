@@ -4,11 +4,11 @@ The agent keeps the filtering distribution ``P_t(s) = P(S_t = s | H_t)`` of an H
 emissions are the rewards. Each round:
 
 1. sample a belief state ``B_t ~ P_t`` and pull ``A_t = argmax_a mu(a, X_t, B_t)``;
-2. observe ``R_t`` and update (the paper's equation (1))::
+2. observe ``R_t`` and update (the paper's equation (1)):
 
        P_{t+1}(s') ∝ sum_s P_t(s) · p(R_t | mu(A_t, X_t, s)) · phi(s, s')
 
-   with ``p(r | mu)`` the problem's reward likelihood (:mod:`nslb_cli.bandit.rewards`):
+   with ``p(r | mu)`` the problem's reward likelihood (``nslb_cli.bandit.rewards``):
    ``N(r; mu, sigma^2)`` for Gaussian rewards, ``mu^r (1 - mu)^(1 - r)`` for Bernoulli ones,
    ``O[s, A_t, o_t]`` for categorical outcomes with a known observation model.
 
@@ -46,7 +46,7 @@ def filter_step(
 
     Returns:
         ``(S, R)`` ``P_{t+1}``, never through BLAS; the numbers of the run-major statement to
-        the last bit (:func:`~nslb_cli.bandit.numerics.pairwise_sum_rows`).
+        the last bit (``pairwise_sum_rows``).
     """
     filtered = predictive * np.exp(log_likelihood - log_likelihood.max(axis=0))
     filtered /= pairwise_sum_rows(filtered)

@@ -1,7 +1,7 @@
 """SW-mUCB (the paper's Algorithm 4) and SW-umUCB (its appendix, proof of Theorem 2).
 
 Both keep, for the last ``tau`` rounds ``l = max(1, t - tau) .. t - 1``, the believed state
-``B_l``, and compute for every latent state ``s``::
+``B_l``, and compute for every latent state ``s``:
 
     N_t(s) = sum_l 1{B_l = s}
     G_t(s) = sum_l 1{B_l = s} (mu(A_l, X_l, s) - epsilon - R_l)
@@ -17,7 +17,7 @@ with ``mu`` the offline model's point estimate, ``n`` the horizon and ``sigma = 
 
 If no state is consistent, the agent falls back to all states (``fallbacks`` in
 ``summary()``). Its belief is ``B_t`` with a "posterior" uniform over ``C_t``. ``G_t(s)`` is
-summed each round in numpy's order (:func:`window_sums`), so the compiled comparisons are
+summed each round in numpy's order (``window_sums``), so the compiled comparisons are
 numpy's, to the last bit.
 """
 
@@ -104,7 +104,7 @@ def window_sums(
     stack: np.ndarray,
 ) -> None:
     """``stack[0, s] = sum_i 1{states[r, i] = s} values[r, i]`` for every state ``s``, in the
-    order of numpy's ``(member * values).sum()`` (``plan``: :func:`pairwise_plan`).
+    order of numpy's ``(member * values).sum()`` (``plan``: ``pairwise_plan``).
     ``acc``: ``(S, 8)`` scratch; ``stack``: ``(len(plan), S)`` scratch."""
     top = 0
     for k in range(len(plan)):
@@ -127,7 +127,7 @@ def sw_mucb_choice(
     radius: float,
     fallbacks: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:meth:`SlidingWindowModelUCB.act`, compiled: ``C_t`` (all states if empty, counted in
+    """``SlidingWindowModelUCB.act``, compiled: ``C_t`` (all states if empty, counted in
     ``fallbacks``), then the first ``(s, a)`` of largest ``means[s, a]`` over ``s in C_t``.
     Returns ``B_t`` and ``A_t`` ``(R,)`` and the uniform distribution on ``C_t`` ``(R, S)``."""
     R, S, K = means.shape
@@ -174,7 +174,7 @@ def sw_mucb_update(
     residuals: np.ndarray,
     counts: np.ndarray,
 ) -> None:
-    """:meth:`SlidingWindowModelUCB.update`, compiled, in place: ring-buffer slot ``slot``
+    """``SlidingWindowModelUCB.update``, compiled, in place: ring-buffer slot ``slot``
     of every run takes ``B_t`` and its residual ``means[B_t, A_t] - epsilon - R_t``, and
     ``counts`` (``N(s)``) trades the state that leaves the window for ``B_t``."""
     for r in range(len(states)):
@@ -223,7 +223,7 @@ class SlidingWindowModelUCB(Windowed):
 
     def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
         """``(B_t, A_t) = argmax_{s in C_t, a} mu(a, X_t, s)``, compiled
-        (:func:`sw_mucb_choice`)."""
+        (``sw_mucb_choice``)."""
         self.state, actions, uniform = sw_mucb_choice(
             self.model.expected_rewards(contexts),
             self.believed,
@@ -240,7 +240,7 @@ class SlidingWindowModelUCB(Windowed):
         self, t: int, contexts: np.ndarray | None, actions: np.ndarray, rewards: np.ndarray
     ) -> None:
         """Slot ``t mod tau`` of the window takes ``B_t`` and ``mu(A_t, X_t, B_t) - epsilon -
-        R_t``, compiled (:func:`sw_mucb_update`)."""
+        R_t``, compiled (``sw_mucb_update``)."""
         sw_mucb_update(
             self.model.expected_rewards(contexts),
             self.state,

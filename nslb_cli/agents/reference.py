@@ -21,7 +21,7 @@ class OracleParams(check.Section):
 class Oracle(Agent):
     """Oracle: knows ``S_t`` and ``theta*``, pulls ``argmax_a mu(a, X_t, S_t; theta*)``.
 
-    It is the only agent that sees the truth (``sees_truth``), through a :class:`Truth`.
+    It is the only agent that sees the truth (``sees_truth``), through a ``Truth``.
     """
 
     display_name = "Oracle"
@@ -80,7 +80,7 @@ class UniformRandom(Agent):
         self._uniforms = RoundDraws(rng.random)  # the numbers of rng.integers, in blocks
 
     def act(self, t: int, contexts: np.ndarray | None) -> np.ndarray:
-        """``floor(u K)`` for ``u ~ U[0, 1)``: :meth:`BatchRNG.integers`'s arm, drawn faster."""
+        """``floor(u K)`` for ``u ~ U[0, 1)``: ``BatchRNG.integers``'s arm, drawn faster."""
         return np.floor(self._uniforms.next() * self.problem.n_arms).astype(np.int64)
 
     def update(

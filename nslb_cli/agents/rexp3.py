@@ -1,7 +1,7 @@
 """Rexp3: Exp3 restarted in batches (Besbes, Gur & Zeevi, NeurIPS 2014; docs/design.md §4.9).
 
 Rounds are cut into batches of ``Delta`` rounds; each batch starts Exp3 afresh (``w = 1``).
-Within a batch, with ``K`` arms::
+Within a batch, with ``K`` arms:
 
     p_t(a) = (1 - gamma) w(a) / sum_b w(b) + gamma / K,     A_t ~ p_t
     w(A_t) <- w(A_t) exp(gamma R_t / (K p_t(A_t)))

@@ -1,8 +1,8 @@
 """Per-round random draws served from blocks of rounds.
 
-:class:`~nslb_cli.bandit.rng.BatchRNG` keeps one generator per seed, so a draw for the batch is a
+``BatchRNG`` keeps one generator per seed, so a draw for the batch is a
 Python call to every run's generator: per round, that loop can cost more than the agent's
-arithmetic. :class:`RoundDraws` draws :data:`BLOCK` rounds at once from each generator and
+arithmetic. ``RoundDraws`` draws ``BLOCK`` rounds at once from each generator and
 hands them out one round at a time. numpy's generators fill an array in order, so each run
 gets exactly the numbers it would get drawing round by round (and its numbers still do not
 depend on its batch), provided the agent draws nothing else from its stream.
@@ -23,7 +23,7 @@ class RoundDraws:
     run, ``RoundDraws(rng.normal, (d,))`` for a standard normal vector per run.
 
     Args:
-        draw: a :class:`~nslb_cli.bandit.rng.BatchRNG` method taking the per-run shape and returning
+        draw: a ``BatchRNG`` method taking the per-run shape and returning
             ``(R, *shape)``.
         shape: the per-run shape of one round's draw.
     """

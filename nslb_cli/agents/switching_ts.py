@@ -2,10 +2,10 @@
 
 Model-free per-arm baselines (docs/design.md §4.8). Per run and arm, a pseudo-count ``W_a`` and
 pseudo-sum ``Y_a``; each round ``theta_a`` is drawn from the default-prior posterior
-(:meth:`~nslb_cli.bandit.rewards.RewardModel.sample_given_sums`, D25) and ``A_t = argmax_a
+(``sample_given_sums``, D25) and ``A_t = argmax_a
 theta_a`` pulled (lowest index on ties).
 
-**D-TS** (Raj & Kalyani 2017, arXiv:1707.09727, Algorithm 1), every arm every round::
+**D-TS** (Raj & Kalyani 2017, arXiv:1707.09727, Algorithm 1), every arm every round:
 
     W_k <- gamma W_k + 1[A_t = k],         Y_k <- gamma Y_k + 1[A_t = k] R_t
 
@@ -15,7 +15,7 @@ rewards the tempered posterior ``N(0, sigma^2) · prod_s N(R_s; mu, sigma^2)^(ga
 
 **SW-TS** (Trovò, Paladino, Restelli & Gatti 2020, JAIR 68, Algorithm 1): ``W_k`` and ``Y_k``
 over the last ``tau`` rounds, default ``tau = ceil(sqrt(n log(n) / Upsilon))`` with
-``Upsilon`` the offline model's expected changes (:func:`~nslb_cli.agents.tuning.expected_changes`).
+``Upsilon`` the offline model's expected changes (``expected_changes``).
 
 The draws run in compiled per-run loops: run ``r`` draws ``K`` numbers per round from its own
 generator, in arm order, the numbers ``sample_given_sums`` would draw.
@@ -87,7 +87,7 @@ class SlidingWindowThompsonSamplingParams(check.Section):
 def draw_given_sums(
     family: int, sigma: float, pulls: float, sums: float, generator: np.random.Generator
 ) -> float:
-    """The compiled twin of :meth:`~nslb_cli.bandit.rewards.RewardModel.sample_given_sums`."""
+    """The compiled twin of ``sample_given_sums``."""
     if family == GAUSSIAN_KERNEL:
         scale = 1.0 / (pulls + 1.0)
         return sums * scale + sigma * np.sqrt(scale) * generator.standard_normal()
@@ -104,7 +104,7 @@ def thompson_arms(
     sums_offset: float,
     generators: Any,
 ) -> np.ndarray:
-    """``argmax_a theta_a`` per run, ``theta_a`` drawn by :func:`draw_given_sums` from
+    """``argmax_a theta_a`` per run, ``theta_a`` drawn by ``draw_given_sums`` from
     ``pulls[r, a] + pulls_offset`` rewards summing to ``sums[r, a] + sums_offset`` (lowest
     index on ties); run ``r`` draws ``K`` numbers from ``generators[r]``, in arm order."""
     R, K = pulls.shape
@@ -142,7 +142,7 @@ def discount(
     switches: np.ndarray,
 ) -> None:
     """D-TS's update, in place: every arm's ``pulls`` and ``sums`` times ``gamma``, then the
-    pulled arm's ``+ 1`` and ``+ reward``; arm switches counted (:func:`count_switch`)."""
+    pulled arm's ``+ 1`` and ``+ reward``; arm switches counted (``count_switch``)."""
     R, K = pulls.shape
     for r in range(R):
         for a in range(K):
@@ -169,7 +169,7 @@ def slide(
 ) -> None:
     """Add round ``t``'s observation to each run's window of ``window[r]`` rounds (a circular
     buffer ``kept_*``), removing round ``t - window[r]``'s, in place; an emptied arm's sum is
-    reset to exactly 0. Arm switches are counted (:func:`count_switch`)."""
+    reset to exactly 0. Arm switches are counted (``count_switch``)."""
     for r in range(len(actions)):
         slot = t % window[r]
         if t >= window[r]:

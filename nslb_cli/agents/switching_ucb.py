@@ -3,14 +3,14 @@
 ALT 2011, arXiv 0805.3415 (docs/design.md §4.8). ``I_s`` the arm played in round ``s``, ``X_s``
 its reward; ``t`` rounds have been played when ``I_{t+1}`` is chosen.
 
-``sw_ucb``, sliding window of ``tau`` rounds (the last ``tau`` rounds ``t - tau + 1 .. t``)::
+``sw_ucb``, sliding window of ``tau`` rounds (the last ``tau`` rounds ``t - tau + 1 .. t``):
 
     N_t(tau, i)    = sum_{s = t - tau + 1}^{t} 1{I_s = i}
     Xbar_t(tau, i) = 1 / N_t(tau, i) · sum_{s = t - tau + 1}^{t} X_s 1{I_s = i}
     c_t(tau, i)    = B sqrt(xi log(min(t, tau)) / N_t(tau, i))
     I_{t+1}        = argmax_i Xbar_t(tau, i) + c_t(tau, i)
 
-``d_ucb``, discount ``gamma``: every arm's statistics are discounted in every round::
+``d_ucb``, discount ``gamma``: every arm's statistics are discounted in every round:
 
     N_t(gamma, i)    = sum_{s=1}^{t} gamma^(t - s) 1{I_s = i}
     Xbar_t(gamma, i) = 1 / N_t(gamma, i) · sum_{s=1}^{t} gamma^(t - s) X_s 1{I_s = i}
@@ -21,7 +21,7 @@ its reward; ``t`` rounds have been played when ``I_{t+1}`` is chosen.
 An arm whose count is 0 has an infinite index; ties go to the lowest arm; no random numbers.
 
 Defaults (``null``), from the paper, with ``Upsilon_T`` the offline model's expected changes
-(:func:`~nslb_cli.agents.tuning.expected_changes`): ``tau = 2 B sqrt(T log T / Upsilon_T)``
+(``expected_changes``): ``tau = 2 B sqrt(T log T / Upsilon_T)``
 rounded down in ``[1, T]``, ``gamma = 1 - sqrt(Upsilon_T / T) / (4 B)`` in ``[1/2, 1]``
 (Theorem 1's range), ``xi = 0.6`` (the paper's experiments), ``bound = B = 2 sigma`` (rewards
 in ``[0, B]`` are ``B/2``-sub-Gaussian). ``summary()``: the ``tau`` or ``gamma`` of each run.

@@ -42,7 +42,7 @@ def exp3s_tuning(
     ``alpha = 1 / n`` and ``gamma = min(1, sqrt(K (S ln(N n) + e) / ((e - 1) n)))`` with ``K``
     arms and ``N`` experts (``N = K`` for Exp3.S; for Exp4.S the share step spreads over ``N``
     experts, which turns Exp3.S's ``ln(K n)`` into ``ln(N n)``). ``S`` is
-    :func:`expected_changes`.
+    ``expected_changes``.
 
     Returns:
         ``(gamma, alpha)``, each ``(R,)``.
@@ -58,7 +58,7 @@ def exp3s_tuning(
 def cao_exploration(problem: Problem, model: OfflineModel) -> np.ndarray:
     """Cao et al. (2019)'s forced-exploration fraction ``gamma = sqrt(K L log n / n)``, ``(R,)``.
 
-    ``L = 1 +`` :func:`expected_changes` stationary segments, capped at 1.
+    ``L = 1 +`` ``expected_changes`` stationary segments, capped at 1.
     """
     n, K = problem.horizon, problem.n_arms
     segments = 1.0 + expected_changes(model, n)
@@ -67,7 +67,7 @@ def cao_exploration(problem: Problem, model: OfflineModel) -> np.ndarray:
 
 def check_exploration(rate: float | None, key: str) -> None:
     """A configured forced-exploration rate: ``None`` (computed), 0 (none) or a probability of
-    at least :data:`MIN_EXPLORATION`."""
+    at least ``MIN_EXPLORATION``."""
     if rate is not None:
         check.probability(rate, key)
         check.require(

@@ -1,16 +1,16 @@
 """The bandit vocabulary that agents and environments share: the problem's shape, what agents
 are told, the world, the trace, the reward models and the random streams (docs/design.md §1-2).
 
-* :mod:`~nslb_cli.bandit.problem` — :class:`Problem` (sizes, horizon, reward model), the
-  :class:`OfflineModel` agents are told, the oracle's :class:`Truth` and the :class:`Sizes`
+* ``problem`` — ``Problem`` (sizes, horizon, reward model), the
+  ``OfflineModel`` agents are told, the oracle's ``Truth`` and the ``Sizes``
   a memory declaration reads;
-* :mod:`~nslb_cli.bandit.world` — a batch of environment realisations;
-* :mod:`~nslb_cli.bandit.trace` — what a simulation produced, round by round;
-* :mod:`~nslb_cli.bandit.rewards` — reward likelihoods and their conjugate posteriors;
-  :mod:`~nslb_cli.bandit.reward_kernels`, their compiled scalar twins;
-* :mod:`~nslb_cli.bandit.rng` — per-seed random streams (common random numbers, batch
+* ``world`` — a batch of environment realisations;
+* ``trace`` — what a simulation produced, round by round;
+* ``rewards`` — reward likelihoods and their conjugate posteriors;
+  ``reward_kernels``, their compiled scalar twins;
+* ``rng`` — per-seed random streams (common random numbers, batch
   invariance);
-* :mod:`~nslb_cli.bandit.numerics` — stable exponentials (softmax).
+* ``numerics`` — stable exponentials (softmax).
 
-May import: :mod:`nslb_cli.compiled` and :mod:`nslb_cli.common`.
+May import: ``nslb_cli.compiled`` and ``nslb_cli.common``.
 """

@@ -5,7 +5,7 @@ state differs from the previous round's. A *detection* is the round ``d`` whose 
 made the agent's detector fire (the agent restarts from round ``d + 1``). A detection is the
 true detection of change ``c_i`` (the last change at or before ``d``) when ``c_i`` has not
 been detected yet and ``d`` comes before both the next change and ``c_i +``
-:data:`DETECTION_WINDOW`; its delay is ``d - c_i`` (0: found in the change's first round).
+``DETECTION_WINDOW``; its delay is ``d - c_i`` (0: found in the change's first round).
 Every other detection is a false alarm; a change without a true detection is missed.
 """
 
@@ -57,7 +57,7 @@ def score(
 
 class AlarmLog:
     """The rounds in which each run's detection counter (an agent's
-    :meth:`~nslb_cli.agents.base.Agent.detection_counts`) went up, noted by the round loop."""
+    ``detection_counts``) went up, noted by the round loop."""
 
     def __init__(self, counts: np.ndarray) -> None:
         self.last = np.array(counts, copy=True)

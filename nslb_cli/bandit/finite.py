@@ -1,16 +1,16 @@
 """A run's numbers stay finite, or the run says in one line which parameter to lower.
 
-No parameter is bounded for the sake of the arithmetic (:mod:`nslb_cli.common.validators`):
+No parameter is bounded for the sake of the arithmetic (``nslb_cli.common.validators``):
 a value large enough to overflow float64 is refused where it overflows, on either engine,
 before anything of its batch is written.
 
-* :func:`arithmetic` — around a batch's simulation: an overflow in numpy's or Python's
+* ``arithmetic`` — around a batch's simulation: an overflow in numpy's or Python's
   arithmetic stops it at once, and so does a belief that is not a number
-  (:class:`~nslb_cli.bandit.trace.NotFinite`);
-* :func:`check_finite` — on the batch's trace: a reward, regret or sum of them that is not
+  (``NotFinite``);
+* ``check_finite`` — on the batch's trace: a reward, regret or sum of them that is not
   finite (compiled code and JAX overflow without a word).
 
-Both raise :class:`~nslb_cli.common.errors.ConfigError` keyed by the first parameter the
+Both raise ``ConfigError`` keyed by the first parameter the
 environment's ``Params`` names in ``scales`` (the section itself when it names none). An
 agent's summary is not checked: its statistics may be NaN for "none" (SL-EC's
 ``transition_error`` before it estimates).
@@ -41,7 +41,7 @@ def lower(section: str, params: Any, said: str) -> ConfigError:
 @contextmanager
 def arithmetic(env: Any, agent: Any) -> Iterator[None]:
     """Run the block with numpy's overflows raised; an overflow (numpy's or a Python float's)
-    becomes the one line of :func:`lower` for ``env``, whose scale the numbers grow with,
+    becomes the one line of ``lower`` for ``env``, whose scale the numbers grow with,
     that names ``agent``'s values too (its own parameters may be what overflowed)."""
     try:
         with np.errstate(over="raise"):
@@ -64,7 +64,7 @@ def _first(values: np.ndarray) -> tuple[int, int] | None:
 
 
 def check_finite(trace: Trace, env: Any) -> None:
-    """Refuse (:func:`lower`) a batch whose world's numbers are not all finite: its rewards,
+    """Refuse (``lower``) a batch whose world's numbers are not all finite: its rewards,
     their regret and the sums of both, which ``env``'s parameters scale; the line names the
     first such number's round and seed."""
     with np.errstate(over="ignore", invalid="ignore"):  # what overflows is said below

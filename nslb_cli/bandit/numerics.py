@@ -28,7 +28,7 @@ def pairwise_sum_rows(values: np.ndarray) -> np.ndarray:
     ``x.sum(axis=0)`` adds whole rows one after another; ``x.sum(axis=1)`` adds each row's
     ``n`` numbers pairwise: one after another below 8, in eight interleaved partial sums
     combined as ``((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))`` then the rest up to
-    :data:`PAIRWISE_BLOCK`, and beyond it as the sum of two halves (the first a multiple of 8).
+    ``PAIRWISE_BLOCK``, and beyond it as the sum of two halves (the first a multiple of 8).
     Code that keeps an array transposed for speed (state-major) keeps numpy's numbers with it.
     """
     n = len(values)
@@ -53,7 +53,7 @@ def pairwise_plan(n: int) -> np.ndarray:
     """numpy's pairwise summation of ``n`` terms as a postfix program for compiled code,
     ``(P, 2)`` integers: a row ``(lo, m)`` sums the block of the ``m <= PAIRWISE_BLOCK`` terms
     from ``lo`` (as above), a row ``(-1, 0)`` adds the last two sums. numpy sums a run of more
-    than :data:`PAIRWISE_BLOCK` terms as the sum of its first ``h`` terms plus that of the
+    than ``PAIRWISE_BLOCK`` terms as the sum of its first ``h`` terms plus that of the
     others, ``h = n // 2`` rounded down to a multiple of 8. (A program rather than a recursive
     kernel: numba cannot load a recursive function back from its cache; the process
     crashes.)"""

@@ -1,10 +1,10 @@
 """What an agent is told: the problem's shape, the offline model, and (reference agents only)
-the truth; for a batch of runs. And a batch's :class:`Sizes`, which memory estimates are
+the truth; for a batch of runs. And a batch's ``Sizes``, which memory estimates are
 computed from before anything is built.
 
 All arrays carry a leading runs axis ``R``; ``S`` latent states, ``K`` arms.
 
-Two models of the mean reward share one interface, :meth:`OfflineModel.expected_rewards`:
+Two models of the mean reward share one interface, ``OfflineModel.expected_rewards``:
 
 * multi-armed (no context): ``mu(a, s) = means[s, a]``, with an independent prior of
   standard deviation ``mean_sd[s, a]`` around it;
@@ -32,7 +32,7 @@ class Problem:
         sigma: the sub-Gaussian scale of the reward noise, ``reward_model.scale``: the noise
             standard deviation of Gaussian rewards, ``1/2`` for rewards in ``[0, 1]``.
         reward_model: the reward likelihood and its conjugate prior
-            (:mod:`nslb_cli.bandit.rewards`); Gaussian with standard deviation ``sigma`` when not
+            (``nslb_cli.bandit.rewards``); Gaussian with standard deviation ``sigma`` when not
             given.
     """
 
@@ -60,7 +60,7 @@ FLOAT = 8
 @dataclass(frozen=True)
 class Sizes:
     """The sizes of one batch of runs, known before anything is built: what memory estimates
-    are computed from (:mod:`nslb_cli.runner.memory`).
+    are computed from (``nslb_cli.runner.memory``).
 
     Attributes:
         n_runs: ``R``, the runs (seeds) of the batch (``run.batch_size`` at most).
@@ -108,7 +108,7 @@ class OfflineModel:
         ar_initial_sd: ``(R,)`` the standard deviation of each of ``z_0 … z_{k-1}``
             (independent, mean 0), which hold in the first ``k`` rounds.
         emissions: ``(R, S, K, N)`` the known observation model ``O[s, a, ·]`` of categorical
-            outcomes (:class:`~nslb_cli.bandit.rewards.Categorical`); ``means`` are then the
+            outcomes (``Categorical``); ``means`` are then the
             expected rewards ``sum_o O[s, a, o] r[o]``. ``None`` otherwise.
     """
 

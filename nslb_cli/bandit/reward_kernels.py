@@ -1,12 +1,12 @@
-"""Compiled scalar twins of the reward models' posterior formulas (:mod:`nslb_cli.bandit.rewards`).
+"""Compiled scalar twins of the reward models' posterior formulas (``nslb_cli.bandit.rewards``).
 
-Compiled agents pass the model's :attr:`~nslb_cli.bandit.rewards.RewardModel.kernel` pair
+Compiled agents pass the model's ``kernel`` pair
 ``(family, parameter)``: the family code selects the formulas here (codes rather than
 functions, which numba would not cache).
 
-Statistics are the models' own (:data:`nslb_cli.bandit.rewards.Statistics`), one entry:
-``(first, second)`` = ``(m, v)`` for :class:`~nslb_cli.bandit.rewards.Gaussian` (``parameter`` is
-``sigma^2``), ``(m, n)`` for :class:`~nslb_cli.bandit.rewards.Bernoulli` (``parameter`` unused).
+Statistics are the models' own (``nslb_cli.bandit.rewards.Statistics``), one entry:
+``(first, second)`` = ``(m, v)`` for ``Gaussian`` (``parameter`` is
+``sigma^2``), ``(m, n)`` for ``Bernoulli`` (``parameter`` unused).
 Each function computes exactly what its numpy twin computes (tested).
 """
 
@@ -46,7 +46,7 @@ def learns(family: int, second: float) -> bool:
 def update(
     family: int, parameter: float, reward: float, first: float, second: float
 ) -> tuple[float, float]:
-    """The statistics after one more reward (:meth:`nslb_cli.bandit.rewards.RewardModel.update`)."""
+    """The statistics after one more reward (``nslb_cli.bandit.rewards.RewardModel.update``)."""
     if family == GAUSSIAN:
         noise = parameter
         return (noise * first + second * reward) / (noise + second), second * noise / (
@@ -57,7 +57,7 @@ def update(
 
 @jit
 def draw(family: int, generator: np.random.Generator, first: float, second: float) -> float:
-    """One draw of the mean from the posterior (:meth:`nslb_cli.bandit.rewards.RewardModel.sample`):
+    """One draw of the mean from the posterior (``nslb_cli.bandit.rewards.RewardModel.sample``):
     ``m + sqrt(v) z``, or ``Beta(n m, n (1 - m))`` (``m`` itself when ``n`` is infinite,
     without a draw)."""
     if family == GAUSSIAN:

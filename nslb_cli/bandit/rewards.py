@@ -1,8 +1,8 @@
 """Reward models: the likelihood ``p(r | mu)`` of a reward with mean ``mu`` and its conjugate prior.
 
-Rewards use common random numbers (docs/design.md §2): :meth:`RewardModel.noise` draws one
-number per round and seed, :meth:`RewardModel.realise` maps a mean and that number to a reward.
-A posterior (:data:`Statistics`) is two arrays of one shape (Gaussian: mean and variance of
+Rewards use common random numbers (docs/design.md §2): ``RewardModel.noise`` draws one
+number per round and seed, ``RewardModel.realise`` maps a mean and that number to a reward.
+A posterior (``Statistics``) is two arrays of one shape (Gaussian: mean and variance of
 ``mu``; Beta: mean ``m = a / (a + b)`` and strength ``n = a + b``); every method broadcasts.
 A zero prior spread is a point mass: a known mean.
 """
@@ -19,7 +19,7 @@ from nslb_cli.bandit.rng import BatchRNG, categorical
 
 Statistics = tuple[np.ndarray, np.ndarray]
 
-#: Family codes of the compiled twins of these formulas (:mod:`nslb_cli.bandit.reward_kernels`).
+#: Family codes of the compiled twins of these formulas (``nslb_cli.bandit.reward_kernels``).
 GAUSSIAN_KERNEL, BERNOULLI_KERNEL = 0, 1
 
 #: Floor of probabilities in logarithms, so that an impossible reward leaves a filter finite.
@@ -28,7 +28,7 @@ SMALLEST_PROBABILITY = float(np.finfo(float).tiny)
 #: Bernoulli means in divergences are kept this far from 0 and 1, so that ``kl(x, y)`` is finite.
 KL_EPSILON = 1e-15
 
-#: Newton steps of the Bernoulli kl-UCB index (:meth:`Bernoulli.upper_confidence`).
+#: Newton steps of the Bernoulli kl-UCB index (``Bernoulli.upper_confidence``).
 KL_NEWTON_STEPS = 8
 
 
@@ -52,7 +52,7 @@ class RewardModel(ABC):
     @property
     @abstractmethod
     def kernel(self) -> tuple[int, float]:
-        """``(family, parameter)`` of the compiled twins (:mod:`nslb_cli.bandit.reward_kernels`)."""
+        """``(family, parameter)`` of the compiled twins (``nslb_cli.bandit.reward_kernels``)."""
 
     @property
     @abstractmethod
@@ -75,7 +75,7 @@ class RewardModel(ABC):
 
     @abstractmethod
     def prior_sd(self, prior_means: np.ndarray, prior_parameter: float) -> np.ndarray:
-        """The standard deviation of a true mean drawn by :meth:`draw_means`."""
+        """The standard deviation of a true mean drawn by ``draw_means``."""
 
     @abstractmethod
     def log_likelihood(self, rewards: np.ndarray, means: np.ndarray) -> np.ndarray:
@@ -282,7 +282,7 @@ class Bernoulli(RewardModel):
         return x * np.log(x / y) + (1.0 - x) * np.log((1.0 - x) / (1.0 - y))
 
     def upper_confidence(self, means: np.ndarray, levels: np.ndarray) -> np.ndarray:
-        """``max {q in [p, 1] : kl(p, q) <= L}`` by :data:`KL_NEWTON_STEPS` Newton steps.
+        """``max {q in [p, 1] : kl(p, q) <= L}`` by ``KL_NEWTON_STEPS`` Newton steps.
 
         The steps run in ``w = log(1 - q)``, where ``g(w) = kl(p, 1 - e^w)`` is convex and
         decreasing: ``w <- w + (g(w) - L) q / (q - p)``, from the smallest of three points
@@ -344,7 +344,7 @@ class Categorical(Bernoulli):
         self, emissions: np.ndarray, actions: np.ndarray, rewards: np.ndarray
     ) -> np.ndarray:
         """``log O[s, A_t, o_t]`` per state, state-major ``(S, R)``, for ``emissions`` of shape
-        ``(R, S, K, N)``; floored at :data:`SMALLEST_PROBABILITY`."""
+        ``(R, S, K, N)``; floored at ``SMALLEST_PROBABILITY``."""
         runs = np.arange(len(actions))
         laws = emissions[runs, :, actions, self.outcome(rewards)]  # (R, S)
         return np.log(np.maximum(laws, SMALLEST_PROBABILITY)).T
@@ -352,6 +352,6 @@ class Categorical(Bernoulli):
 
 def _log_bernoulli(rewards: np.ndarray, means: np.ndarray) -> np.ndarray:
     """``log P(r)`` for ``r ~ Bernoulli(mu)``, ``r in {0, 1}``, floored at
-    :data:`SMALLEST_PROBABILITY`."""
+    ``SMALLEST_PROBABILITY``."""
     probability = rewards * means + (1.0 - rewards) * (1.0 - means)
     return np.log(np.maximum(probability, SMALLEST_PROBABILITY))

@@ -1,12 +1,12 @@
 """Random streams: common random numbers and batch invariance (docs/design.md §2).
 
-Every seed owns independent streams derived with :class:`numpy.random.SeedSequence`:
+Every seed owns independent streams derived with ``numpy.random.SeedSequence``:
 
-* ``generator(seed, stream)`` — one generator per purpose (:class:`Stream`): the
+* ``generator(seed, stream)`` — one generator per purpose (``Stream``): the
   environment's randomness is split into true parameters, latent path, reward noise and
   contexts, so that, e.g., a longer horizon leaves the true parameters of a seed unchanged;
   it never depends on the agent. ``Stream.AGENT`` is the agent's.
-* :class:`BatchRNG` — the agent's randomness, one generator per seed.
+* ``BatchRNG`` — the agent's randomness, one generator per seed.
 
 Batched code draws from each seed's generator separately and stacks the results, so the
 numbers seed ``k`` sees do not depend on which other seeds share its batch.
@@ -87,7 +87,7 @@ def categorical(probabilities: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
 
 
 def categorical_first_axis(probabilities: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
-    """:func:`categorical` along the first axis (categories first, e.g. ``(S, R)``): the
+    """``categorical`` along the first axis (categories first, e.g. ``(S, R)``): the
     number of cumulative masses at most ``u`` times the total, capped at the last."""
     cdf = np.add.accumulate(probabilities, axis=0)
     index = (cdf <= uniforms * cdf[-1]).sum(axis=0)

@@ -1,6 +1,6 @@
 """The trace of a simulation: what happened in every round of every run (numpy only).
 
-Produced by the simulator, written by :mod:`nslb_cli.store.results`; depends on numpy alone.
+Produced by the simulator, written by ``nslb_cli.store.results``; depends on numpy alone.
 """
 
 from __future__ import annotations
@@ -87,15 +87,15 @@ class BrokenContract(RuntimeError):
 
 class NotFinite(BrokenContract):
     """A probability of the true state that is not a number: the agent's arithmetic
-    overflowed, which :func:`nslb_cli.bandit.finite.arithmetic` says as the values to lower."""
+    overflowed, which ``nslb_cli.bandit.finite.arithmetic`` says as the values to lower."""
 
 
 VIOLATIONS = ("arm", "believed state", "probability of the true state")
-"""What :func:`check_decisions` checks, in order."""
+"""What ``check_decisions`` checks, in order."""
 
 
 def violation(kind: int, t: int, seed: int, value: float, n_arms: int, n_states: int) -> str:
-    """The line of a decision out of range: its ``kind`` (an index of :data:`VIOLATIONS`),
+    """The line of a decision out of range: its ``kind`` (an index of ``VIOLATIONS``),
     round ``t`` (1-based), seed and value."""
     allowed = (f"0 … {n_arms - 1}", f"0 … {n_states - 1}, or {NO_BELIEF} for none", "[0, 1]")
     shown = f"{int(value)}" if kind < 2 and np.isfinite(value) else f"{value}"
@@ -103,7 +103,7 @@ def violation(kind: int, t: int, seed: int, value: float, n_arms: int, n_states:
 
 
 def check_decisions(trace: Trace, n_arms: int, n_states: int) -> None:
-    """Raise :class:`BrokenContract` at the first round of ``trace`` whose decision breaks
+    """Raise ``BrokenContract`` at the first round of ``trace`` whose decision breaks
     the contract (an agent without a belief reports ``NO_BELIEF`` and NaN)."""
     believed = trace.belief != NO_BELIEF
     probability = trace.p_true_state

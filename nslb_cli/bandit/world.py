@@ -27,13 +27,13 @@ class World:
         mean_rewards: ``(R, n, K)`` ``mu(a, X_t, S_t; theta*)`` of every arm in every round.
         noise: ``(R, n)`` the reward noise, one draw per round (not per arm): ``eps_t`` for
             Gaussian rewards, ``u_t ~ U(0, 1)`` for Bernoulli ones
-            (:meth:`nslb_cli.bandit.rewards.RewardModel.realise` makes it a reward).
+            (``nslb_cli.bandit.rewards.RewardModel.realise`` makes it a reward).
         offline_model: what model-based agents are told.
         items: ``(R, n, K)`` for contextual worlds, the item behind each arm in each round
             (ids, not feature copies, to keep memory small); ``None`` without context.
         features: ``(n_items, d)`` the feature vector shown to agents for each item.
         emissions: ``(R, S, K, N)`` the outcome laws ``O[s, a, ·]`` of categorical outcomes
-            (:class:`~nslb_cli.bandit.rewards.Categorical`): the reward of a pull is drawn from
+            (``Categorical``): the reward of a pull is drawn from
             the pulled arm's law in the true state with the round's uniform; ``None`` where a
             reward is a function of its mean.
     """
@@ -65,8 +65,8 @@ class World:
         return self.outcome(t, actions)[1]
 
     def outcome(self, t: int, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(mu(A_t, X_t, S_t; theta*), R_t)`` for each run: :meth:`expected_reward` and
-        :meth:`reward` at once."""
+        """``(mu(A_t, X_t, S_t; theta*), R_t)`` for each run: ``expected_reward`` and
+        ``reward`` at once."""
         expected = self.expected_reward(t, actions)
         drawn = expected if self.emissions is None else self._laws(self.states[:, t], actions)
         return expected, self.problem.reward_model.realise(drawn, self.noise[:, t])

@@ -1,4 +1,4 @@
-"""The ``nslb`` command: a dispatcher over subcommands (:data:`USAGE`), each imported when used.
+"""The ``nslb`` command: a dispatcher over subcommands (``USAGE``), each imported when used.
 
 The functions here are private: a public ``run`` would be shadowed by the submodule of that name.
 """
@@ -70,7 +70,7 @@ HELP_FLAGS = ("-h", "--help")
 
 
 def _run(arguments: Sequence[str]) -> None:
-    """``nslb run``: see :mod:`nslb_cli.cli.run`. Hydra's ``--shell-completion
+    """``nslb run``: see ``nslb_cli.cli.run``. Hydra's ``--shell-completion
     install=SHELL`` prints nslb's own script (Hydra's would call ``nslb`` without ``run``)."""
     for where, flag in enumerate(arguments[:-1]):
         value = arguments[where + 1]
@@ -81,7 +81,7 @@ def _run(arguments: Sequence[str]) -> None:
 
 
 def _warmup(arguments: Sequence[str]) -> None:
-    """``nslb warmup``: see :mod:`nslb_cli.runner.warmup`."""
+    """``nslb warmup``: see ``nslb_cli.runner.warmup``."""
     import time
 
     from nslb_cli.runner import warmup

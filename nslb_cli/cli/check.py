@@ -1,6 +1,6 @@
 """``nslb check agent=NAME [key=value ...]``: the conformance checks of one agent, one line each.
 
-Without ``env=NAME`` the agent is checked on :data:`~nslb_cli.runner.conformance.DEFAULT_ENVS`.
+Without ``env=NAME`` the agent is checked on ``DEFAULT_ENVS``.
 Exit status: 0 when every check passes, 1 when one fails, 2 for bad input.
 """
 

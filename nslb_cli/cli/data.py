@@ -1,6 +1,6 @@
 """``nslb data``: prepare the MovieLens data ahead of a run, and show where it is cached.
 
-Settings are given as in ``nslb run``, as ``env.key=value`` overrides of ``env=movielens``::
+Settings are given as in ``nslb run``, as ``env.key=value`` overrides of ``env=movielens``:
 
     nslb data prepare env.data_dir=~/data/ml-100k env.min_user_ratings=100 env.min_item_ratings=100
     nslb data prepare --json env.release=ml-1m      # the diagnostics as JSON
@@ -33,7 +33,7 @@ COMMANDS = ("prepare", "path")
 
 
 def main(arguments: Sequence[str]) -> None:
-    """Run ``nslb data <arguments>``; raises :class:`ConfigError` for bad input."""
+    """Run ``nslb data <arguments>``; raises ``ConfigError`` for bad input."""
     if not arguments or any(a in ("-h", "--help", "help") for a in arguments):
         print(USAGE, end="")
         return

@@ -1,4 +1,4 @@
-"""``nslb plot DIR [options]``: the command line of the report in :mod:`nslb_cli.plot`."""
+"""``nslb plot DIR [options]``: the command line of the report in ``nslb_cli.plot``."""
 
 from __future__ import annotations
 
@@ -145,7 +145,7 @@ def _drawing(p: argparse.ArgumentParser) -> None:
 
 
 def parse(argv: Sequence[str]) -> Options:
-    """Check the command line and return :class:`Options`; raise :class:`PlotError`."""
+    """Check the command line and return ``Options``; raise ``PlotError``."""
     args = parser().parse_args(argv)
     formats = _items(args.format)
     supported = FigureCanvasBase.get_supported_filetypes()
@@ -198,7 +198,7 @@ def parse(argv: Sequence[str]) -> Options:
 
 
 def main(argv: Sequence[str]) -> None:
-    """``nslb plot``: parse, plot, report; a :class:`PlotError` ends it in one line."""
+    """``nslb plot``: parse, plot, report; a ``PlotError`` ends it in one line."""
     try:
         options = parse(argv)
     except PlotError as err:

@@ -17,7 +17,7 @@ from nslb_cli.runner.owner import claim_ownership
 @contextlib.contextmanager
 def signals(in_process: bool) -> Iterator[None]:
     """Ctrl-C and SIGTERM request a stop while the command runs; afterwards the previous
-    handlers are back (``in_process``), or a signal ends the process at once (:func:`_late`)."""
+    handlers are back (``in_process``), or a signal ends the process at once (``_late``)."""
     handlers = {signal.SIGINT: _interrupt, signal.SIGTERM: _terminate}
     previous = {signum: signal.signal(signum, handler) for signum, handler in handlers.items()}
     claim_ownership()
@@ -35,7 +35,7 @@ BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
 
 def one_blas_thread() -> None:
     """One OpenBLAS thread for the command and its processes, unless the user set a count
-    (:data:`BLAS_THREADS`); set before numpy loads OpenBLAS, which reads it once.
+    (``BLAS_THREADS``); set before numpy loads OpenBLAS, which reads it once.
 
     nslb's matrix products are small, and OpenBLAS's idle threads spin, taking CPU from sweeps.
     """
@@ -56,12 +56,12 @@ def end(status: object) -> NoReturn:
 
 
 def _terminate(signum: int, frame: object) -> None:
-    """SIGTERM: unwind like Ctrl-C (see :mod:`nslb_cli.common.stopping`)."""
+    """SIGTERM: unwind like Ctrl-C (see ``nslb_cli.common.stopping``)."""
     request(Terminated(f"signal {signum}"))
 
 
 def _interrupt(signum: int, frame: object) -> None:
-    """SIGINT (Ctrl-C): ``KeyboardInterrupt``, recorded (:mod:`nslb_cli.common.stopping`)."""
+    """SIGINT (Ctrl-C): ``KeyboardInterrupt``, recorded (``nslb_cli.common.stopping``)."""
     request(KeyboardInterrupt())
 
 
@@ -101,7 +101,7 @@ def _workers() -> list[int]:
 
 def kill_workers() -> None:
     """Kill the worker processes of a parallel sweep at once (SIGKILL, no waiting: safe in
-    a signal handler that interrupted :func:`stop_workers`)."""
+    a signal handler that interrupted ``stop_workers``)."""
     for pid in _workers():
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)

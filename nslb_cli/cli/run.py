@@ -90,7 +90,7 @@ def hydra_job(cfg: DictConfig) -> float | None:
 
 def _check_job_folder(cfg: DictConfig, hydra_cfg: Any, folder: Path) -> None:
     """Refuse a sweep job that Hydra started in a stand-in folder because a file stands
-    where its own folder goes (:func:`nslb_cli.runner.folders.job_folder`)."""
+    where its own folder goes (``nslb_cli.runner.folders.job_folder``)."""
     intended = intended_folder(
         hydra_cfg.sweep.dir,
         hydra_cfg.runtime.choices.env,
@@ -114,7 +114,7 @@ def _user_message(err: BaseException, folder: Path) -> str:
 
 def main(arguments: Sequence[str]) -> None:
     """``nslb run``: check every job of the command line, then hand over to Hydra; bad input
-    is a :class:`ConfigError` (the dispatcher's one line)."""
+    is a ``ConfigError`` (the dispatcher's one line)."""
     os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra's own errors reach us, not its report
     provenance.remember_command(["run", *arguments])
     given = list(arguments)
@@ -156,7 +156,7 @@ def main(arguments: Sequence[str]) -> None:
 @contextlib.contextmanager
 def _one_study(folder: Path, plan: study.Plan, arguments: Sequence[str]) -> Iterator[None]:
     """Run a study in ``folder`` holding its writing lock, from its start to its record
-    (:func:`~nslb_cli.runner.study.finish`), interrupted or not."""
+    (``finish``), interrupted or not."""
     held = contextlib.ExitStack()
     try:
         held.enter_context(

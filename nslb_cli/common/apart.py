@@ -1,7 +1,7 @@
 """Code that may hang or end its process (a plugin's, a job's) run in a process of its own.
 
 A child that outlasts its time limit, ends without an answer or raises ``SystemExit`` raises
-:class:`Ended` in the parent, naming the child's :func:`step`.
+``Ended`` in the parent, naming the child's ``step``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from nslb_cli.common.stopping import stopped_by
 
 T = TypeVar("T")
 WATCH_SECONDS = 1.0
-"""How often a process that ends with another looks for it (:func:`end_when`)."""
+"""How often a process that ends with another looks for it (``end_when``)."""
 
 
 class Ended(RuntimeError):
@@ -39,7 +39,7 @@ compiles waits forever on a lock a thread of the parent held)."""
 
 
 def forbid_forks(reason: str) -> None:
-    """From now on :func:`run_apart` refuses, in one line naming ``reason``, rather than
+    """From now on ``run_apart`` refuses, in one line naming ``reason``, rather than
     fork a child that could hang (the JAX engine calls this when it first compiles)."""
     if not _unforkable:
         _unforkable.append(reason)
@@ -54,7 +54,7 @@ def step(name: str) -> None:
 
 def run_apart(function: Callable[[], T], name: str, seconds: float | None = None) -> T:
     """``function()`` run in a child process; ``name`` names its first step, ``seconds``
-    limits every step (``None``: no limit). Raises :class:`Ended` as the module says."""
+    limits every step (``None``: no limit). Raises ``Ended`` as the module says."""
     if _unforkable:
         raise Ended(
             f"{name} cannot run in a process of its own after {_unforkable[0]} in this one: "
@@ -109,7 +109,7 @@ def _outcome(function: Callable[[], Any]) -> tuple[str, Any, str]:
 
 def end_when(gone: Callable[[], bool], name: str) -> None:
     """End this process (status 143, as SIGTERM would), writing nothing more, within
-    :data:`WATCH_SECONDS` of ``gone()`` answering true: a thread ``name`` asks it."""
+    ``WATCH_SECONDS`` of ``gone()`` answering true: a thread ``name`` asks it."""
 
     def watch() -> None:
         while not gone():
@@ -120,7 +120,7 @@ def end_when(gone: Callable[[], bool], name: str) -> None:
 
 
 def _portable(err: BaseException, describe: Callable[[BaseException], str]) -> tuple[Any, ...]:
-    """``err`` as it can travel to the parent (:func:`_rebuilt` there): itself, else its
+    """``err`` as it can travel to the parent (``_rebuilt`` there): itself, else its
     class, arguments and attributes, else its one line (``describe``) in a RuntimeError."""
     for sent in ((err,), (type(err), err.args, vars(err))):
         with contextlib.suppress(Exception):
@@ -130,7 +130,7 @@ def _portable(err: BaseException, describe: Callable[[BaseException], str]) -> t
 
 
 def _rebuilt(*sent: Any) -> Any:
-    """The exception :func:`_portable` sent; one sent as its class, ``args`` and attributes
+    """The exception ``_portable`` sent; one sent as its class, ``args`` and attributes
     is made without its ``__init__`` (``ConfigError(key, message)``'s is not its ``args``)."""
     if len(sent) == 1:
         return sent[0]
@@ -149,7 +149,7 @@ class ChildTraceback(Exception):
 
 
 def _answer(reader: Connection, pid: int, name: str, seconds: float | None) -> Any:
-    """The child's value (its exception raised); :class:`Ended` if it gives none."""
+    """The child's value (its exception raised); ``Ended`` if it gives none."""
     while True:
         if not reader.poll(seconds):
             os.kill(pid, signal.SIGKILL)

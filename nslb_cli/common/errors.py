@@ -1,5 +1,5 @@
-"""The errors every package of nslb speaks: a bad configuration value (:class:`ConfigError`,
-printed as ``KEY: what to fix``), and any exception said in one line (:func:`describe_error`).
+"""The errors every package of nslb speaks: a bad configuration value (``ConfigError``,
+printed as ``KEY: what to fix``), and any exception said in one line (``describe_error``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Registries from a config name (``agent=umts``) to its class (docs/design.md §8).
 
 "Cannot be imported" means *any* exception but a request to stop; a plugin is first
-imported apart (:mod:`nslb_cli.common.apart`), so that one that blocks or exits is refused too.
+imported apart (``nslb_cli.common.apart``), so that one that blocks or exits is refused too.
 """
 
 from __future__ import annotations
@@ -55,9 +55,9 @@ def params_defaults(schema: type) -> dict[str, Any]:
 
 def require_params(name: str, cls: type) -> None:
     """Check that ``cls.Params`` is a dataclass whose fields all have defaults, ``name``'s being
-    the entry point's, and that ``Params()`` builds; raise :class:`InvalidEntry` if not.
+    the entry point's, and that ``Params()`` builds; raise ``InvalidEntry`` if not.
 
-    A :class:`ConfigError` from ``Params()`` means a setting must be given: the entry stays usable.
+    A ``ConfigError`` from ``Params()`` means a setting must be given: the entry stays usable.
     """
     params = getattr(cls, "Params", None)
     if not (isinstance(params, type) and dataclasses.is_dataclass(params)):
@@ -91,11 +91,11 @@ def require_params(name: str, cls: type) -> None:
 class Registry(Mapping[str, Any]):
     """A read-only mapping from config names to the classes of one entry-point group.
 
-    Iterating imports nothing; names declared by several packages are not usable (:meth:`problem`).
+    Iterating imports nothing; names declared by several packages are not usable (``problem``).
     """
 
     def __init__(self, kind: str, group: str, check: Callable[[str, Any], None]) -> None:
-        """``kind`` is ``agent`` or ``env``; ``check(name, obj)`` raises :class:`InvalidEntry`
+        """``kind`` is ``agent`` or ``env``; ``check(name, obj)`` raises ``InvalidEntry``
         when ``obj`` is not a valid entry of this registry."""
         self.kind = kind
         self.group = group
@@ -148,7 +148,7 @@ class Registry(Mapping[str, Any]):
         return loaded
 
     def _try(self, name: str, point: EntryPoint) -> None:
-        """In a child: :meth:`_load`, silenced; what it raises, the parent's own import
+        """In a child: ``_load``, silenced; what it raises, the parent's own import
         raises again, and reports."""
         with open(os.devnull, "w") as null:
             os.dup2(null.fileno(), 1)
@@ -195,7 +195,7 @@ class Registry(Mapping[str, Any]):
         return [p for p in twice if p is not None] + list(self._failed.values())
 
     def load_all(self) -> dict[str, Any]:
-        """Every usable entry, imported; those that fail are left out (see :meth:`problems`)."""
+        """Every usable entry, imported; those that fail are left out (see ``problems``)."""
         loaded = {}
         for name in self:
             with contextlib.suppress(PluginError):

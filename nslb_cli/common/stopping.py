@@ -1,7 +1,7 @@
-"""Requests to stop: Ctrl-C (``KeyboardInterrupt``) and SIGTERM (:class:`Terminated`).
+"""Requests to stop: Ctrl-C (``KeyboardInterrupt``) and SIGTERM (``Terminated``).
 
-Once a request is recorded (:func:`request`) every error is that request: a signal in compiled
-code can surface as another error or be swallowed. :func:`held` guards a step that must not be
+Once a request is recorded (``request``) every error is that request: a signal in compiled
+code can surface as another error or be swallowed. ``held`` guards a step that must not be
 cut (blocking the signals would not do: other threads still receive them).
 """
 
@@ -23,8 +23,8 @@ _holds = [0]  # how many held() blocks are open
 
 
 def request(stop: BaseException) -> None:
-    """Record ``stop`` (a ``KeyboardInterrupt`` or :class:`Terminated`, from a signal
-    handler) and raise it, unless a :func:`held` block is running: that raises it at its end."""
+    """Record ``stop`` (a ``KeyboardInterrupt`` or ``Terminated``, from a signal
+    handler) and raise it, unless a ``held`` block is running: that raises it at its end."""
     _requests.append(stop)
     if _holds[0] == 0:
         raise stop
@@ -44,7 +44,7 @@ def held() -> Iterator[None]:
 
 
 def check() -> None:
-    """Raise the request to stop recorded last, if any (outside :func:`held` blocks), even when a
+    """Raise the request to stop recorded last, if any (outside ``held`` blocks), even when a
     library swallowed the handler's exception."""
     if _requests and _holds[0] == 0:
         raise _requests[-1]
@@ -61,7 +61,7 @@ def pending() -> BaseException | None:
 
 
 def stopped_by(error: BaseException) -> BaseException | None:
-    """The request to stop behind ``error`` — a ``KeyboardInterrupt`` or :class:`Terminated`,
+    """The request to stop behind ``error`` — a ``KeyboardInterrupt`` or ``Terminated``,
     itself or among its causes, or a request recorded while ``error`` arose — or None."""
     for current in _chain(error):
         if isinstance(current, KeyboardInterrupt | Terminated):

@@ -1,8 +1,8 @@
 """Checks for the parameter dataclasses: what each value means, and one rule for all.
 
-:func:`section` applies the shared rule (an integer fits 64 bits, a float is finite), then the
-section's own :meth:`Section.validate`. Overflow is caught where it happens
-(:mod:`nslb_cli.bandit.finite`), not by bounds here.
+``section`` applies the shared rule (an integer fits 64 bits, a float is finite), then the
+section's own ``Section.validate``. Overflow is caught where it happens
+(``nslb_cli.bandit.finite``), not by bounds here.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from nslb_cli.common.errors import ConfigError
 
 
 def require(condition: bool, key: str, message: str) -> None:
-    """Raise :class:`ConfigError` for ``key`` unless ``condition`` holds."""
+    """Raise ``ConfigError`` for ``key`` unless ``condition`` holds."""
     if not condition:
         raise ConfigError(key, message)
 
@@ -44,7 +44,7 @@ def number(value: Any, key: str) -> None:
 
 
 def section(params: Any) -> None:
-    """Apply :func:`number` to every field of the dataclass ``params``."""
+    """Apply ``number`` to every field of the dataclass ``params``."""
     for field in dataclasses.fields(params):
         number(getattr(params, field.name), field.name)
 

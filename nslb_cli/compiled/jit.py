@@ -5,11 +5,11 @@ file changes. A kernel that calls a function of another module (or reads one of 
 constants) keeps, in its cache, that callee as it was: after an edit of the callee (or a
 ``git pull`` of a new nslb) it would run the old code, silently. So nslb's compiled code is
 cached in a folder of its own, named after a hash of numba's version and of every module
-that compiled code depends on (:data:`KERNEL_MODULES`: the modules with compiled functions
+that compiled code depends on (``KERNEL_MODULES``: the modules with compiled functions
 and every nslb module they import). Any change to any of them starts from an empty cache
 (compiling the multi-armed umTS kernels takes ~15 s), and switching back to a version
 already compiled finds its cache again. A new version's first import keeps the
-:data:`KEEP` - 1 folders used last and removes older ones (~8 MB each).
+``KEEP`` - 1 folders used last and removes older ones (~8 MB each).
 
 The folder is ``<root>/<hash>``: ``<root>`` is ``$NUMBA_CACHE_DIR/nslb`` when that is set,
 else ``<cache>/numba`` with ``<cache>`` nslb's user cache folder (``$NSLB_CACHE`` or the
@@ -18,7 +18,7 @@ own functions only: other numba code in the process is cached where numba would 
 If the folder cannot be written, nslb's kernels are cached in a temporary folder for the
 process (compiled again by every process, never stale) and a one-line warning says so.
 
-The cache heals itself (:class:`HealingCache`, which :func:`jit` and :func:`inline` give every
+The cache heals itself (``HealingCache``, which ``jit`` and ``inline`` give every
 compiled function in place of numba's own): each cache file ends in a CRC-32 of its contents,
 checked before numba unpickles anything from it. A file that cannot be loaded (damaged,
 truncated, garbage; any error while loading) gives one warning line, is removed, and the
@@ -68,7 +68,7 @@ _IMPORTS = re.compile(
 def _nslb_imports(source: str) -> set[str]:
     """The files of the package that ``source`` imports (anywhere in it).
 
-    Read from the text with :data:`_IMPORTS` rather than parsed (parsing every module cost
+    Read from the text with ``_IMPORTS`` rather than parsed (parsing every module cost
     0.15 s at each start of a process that compiles): an import statement quoted in a
     docstring counts too, which can only add a module to the hash, never leave one out.
     """
@@ -101,7 +101,7 @@ def _module_file(name: str) -> str | None:
 def kernel_modules() -> tuple[str, ...]:
     """The modules compiled code depends on: those that import this module (they hold
     compiled functions) and every nslb module they import, directly or not; sorted paths
-    relative to :data:`PACKAGE`."""
+    relative to ``PACKAGE``."""
     sources = {p.relative_to(PACKAGE).as_posix(): p for p in sorted(PACKAGE.rglob("*.py"))}
     todo = [name for name, path in sources.items() if _COMPILES.search(path.read_text())]
     closure: set[str] = set()
@@ -123,7 +123,7 @@ _IMPL: Any = getattr(caching, "CacheImpl", None) or caching._CacheImpl  # type: 
 
 
 def sources_hash() -> str:
-    """A hash of numba's version and of the source of every :data:`KERNEL_MODULES`."""
+    """A hash of numba's version and of the source of every ``KERNEL_MODULES``."""
     digest = hashlib.sha256(numba.__version__.encode())
     for name in KERNEL_MODULES:
         digest.update(name.encode() + b"\0" + (PACKAGE / name).read_bytes())
@@ -155,7 +155,7 @@ _scratch: list[Path] = []  # the process's temporary cache, when CACHE cannot be
 
 
 def cache_kept() -> bool:
-    """Whether the code this process compiled is kept in :data:`CACHE` for later processes
+    """Whether the code this process compiled is kept in ``CACHE`` for later processes
     (not when the folder could not be written, nor when a save failed)."""
     return not _scratch and "save" not in _warned
 
@@ -175,7 +175,7 @@ def _temporary_cache(reason: OSError) -> Path:
 
 
 class VersionedLocator(_LOCATOR):
-    """numba's cache locator for nslb's own compiled functions: :data:`CACHE`."""
+    """numba's cache locator for nslb's own compiled functions: ``CACHE``."""
 
     def __init__(self, py_func: Any, py_file: str) -> None:
         self._py_file = py_file
@@ -276,8 +276,8 @@ class SealedCacheFile(caching.IndexDataCacheFile):
     Writing goes through numba's own ``_open_for_write`` (a temporary file, then a rename),
     which this class wraps; reading the index is numba's own ``_load_index`` once the seal
     is checked (pickle ignores the bytes after a pickle, so numba's reader reads a sealed
-    file as it is). A file that fails its check raises :class:`DamagedCacheFile`;
-    :attr:`reading` is the file read last (the one at fault when loading fails later).
+    file as it is). A file that fails its check raises ``DamagedCacheFile``;
+    ``reading`` is the file read last (the one at fault when loading fails later).
     """
 
     reading: str | None = None
@@ -318,7 +318,7 @@ class SealedCacheFile(caching.IndexDataCacheFile):
 class HealingCache(caching.FunctionCache):
     """numba's cache of one compiled function, healing itself.
 
-    Its files are sealed (:class:`SealedCacheFile`). Loading a compiled function that fails in
+    Its files are sealed (``SealedCacheFile``). Loading a compiled function that fails in
     any way (a damaged, truncated or foreign file; any error while rebuilding it) gives one
     warning line per process, removes the file at fault and returns ``None``: numba compiles
     the function again and saves good files. A save that fails with ``OSError`` (a full
@@ -395,12 +395,12 @@ _HEALS = all(
     callable(getattr(caching.IndexDataCacheFile, name, None))
     for name in ("_open_for_write", "_load_index", "_load_data", "_data_path")
 )
-"""Whether this numba's cache files have the methods :class:`SealedCacheFile` wraps."""
+"""Whether this numba's cache files have the methods ``SealedCacheFile`` wraps."""
 
 
 def _cached(options: dict[str, Any]) -> Callable[[Callable[..., Any]], Any]:
     """A decorator compiling a function with numba's ``options``, cached by
-    :class:`HealingCache`."""
+    ``HealingCache``."""
     compile_ = numba.njit(**options)
 
     def decorate(func: Callable[..., Any]) -> Any:

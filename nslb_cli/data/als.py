@@ -1,7 +1,7 @@
 """Regularised low-rank matrix completion by alternating least squares (ALS).
 
 Given observed ratings ``r_ij`` for ``(i, j)`` in ``Omega``, find ``U (n_users, d)`` and
-``V (n_items, d)`` minimising::
+``V (n_items, d)`` minimising:
 
     sum_{(i,j) in Omega} (r_ij - U_i · V_j)^2 + reg · (sum_i ||U_i||^2 + sum_j ||V_j||^2)
 
@@ -10,7 +10,7 @@ terms, D8). Each half-step is exact: with ``V`` fixed, every ``U_i`` solves
 ``(V_Oi' V_Oi + reg I) U_i = V_Oi' r_i``, and symmetrically for ``V``. The Gram matrices of all
 rows come from one float32 sparse product; users and items without ratings get zero factors.
 A sweep that produces ``inf`` or ``NaN``, or a singular system, stops the fit with a one-line
-:class:`~nslb_cli.data.DataError`.
+``DataError``.
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ def _squares(factors: np.ndarray) -> float:
 
 def _fit(x: np.ndarray, gram: np.ndarray, rhs: np.ndarray) -> float:
     """``sum_i (x_i' G_i x_i - 2 x_i · b_i)``: the squared error of the rows' fit minus
-    ``sum r_ij^2`` (``G_i``, ``b_i`` as returned by :func:`_ridge_rows`)."""
+    ``sum r_ij^2`` (``G_i``, ``b_i`` as returned by ``_ridge_rows``)."""
     quadratic = np.einsum("nij,nj->ni", gram, x).astype(np.float64)
     x = x.astype(np.float64)
     return float(np.sum(x * quadratic) - 2.0 * np.sum(x * rhs.astype(np.float64)))

@@ -1,24 +1,24 @@
 """Rating counts per user cluster, genre and rating value, for ``env=movielens_genres``
 (docs/design.md §3.6).
 
-From a release's own files (:mod:`nslb_cli.data.ratings`, any supported layout):
+From a release's own files (``nslb_cli.data.ratings``, any supported layout):
 
 1. users with at least ``min_user_ratings`` ratings are kept;
 2. each kept user's profile is their taste: their mean rating of each genre minus their
    mean rating of all movies (0 for a genre they never rated), so that clusters group
    tastes rather than generous and harsh raters; k-means
-   (:func:`~nslb_cli.data.clusters.kmeans`, seeded by ``data_seed``) splits the profiles
+   (``kmeans``, seeded by ``data_seed``) splits the profiles
    into ``n_states`` clusters;
 3. ``counts[s, g, o]`` is the number of ratings of value ``levels[o]`` that the users of
    cluster ``s`` gave to movies of genre ``g``. A movie of several genres counts for each
    of them; a movie without a genre counts for none, and so does a movie that the movie
    list does not list (said in one warning line).
 
-``kept`` counts the ratings left after each step (:data:`STEPS`); a run folder's
+``kept`` counts the ratings left after each step (``STEPS``); a run folder's
 ``data.json`` records it.
 
 The outcomes ``levels`` are the release's distinct rating values, sorted. The arrays are
-cached by :mod:`~nslb_cli.data.prepared_cache`.
+cached by ``prepared_cache``.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ class GenreSettings:
 @dataclass(frozen=True)
 class GenreCounts:
     """``counts (S, G, N)``, ``levels (N,)``, the ``G`` genre names, users per cluster
-    ``(S,)``, the ratings kept after each of the :data:`STEPS` and the SHA-256 of the ratings
+    ``(S,)``, the ratings kept after each of the ``STEPS`` and the SHA-256 of the ratings
     file."""
 
     counts: np.ndarray

@@ -2,7 +2,7 @@
 
 1. **Filter** in one pass: users and movies with enough ratings in the whole release (D7).
 2. **Split** the kept ratings 50/50 uniformly at random (``floor(N/2)`` train).
-3. **Penalty** (``als_reg: auto``, :func:`choose_penalty`): hill-climb ``GRID`` by held-out
+3. **Penalty** (``als_reg: auto``, ``choose_penalty``): hill-climb ``GRID`` by held-out
    RMSE of both halves (D8), halves beyond ``SEARCH_RATINGS`` searched on a subset of users.
 4. **Factorise** each half with rank-``rank`` ALS: train gives ``Û, V̂``, test gives ``U, V``.
 5. **Cluster** ``U`` and ``Û`` with k-means, match train to test clusters by overlap.
@@ -196,7 +196,7 @@ class Half:
         """ALS at penalty ``reg`` (rank and sweeps of ``s``), started from ``purpose``'s stream.
 
         A ``final`` fit (the environment's) that shrinks the factors to nothing is refused
-        (:func:`refuse_collapse`); the search's fits may collapse, which only scores badly.
+        (``refuse_collapse``); the search's fits may collapse, which only scores badly.
         """
         rng = stream(s.data_seed, purpose)
         fit = als(self.users, self.items, self.values, shape, s.rank, reg, s.als_iterations, rng)
@@ -212,7 +212,7 @@ COLLAPSE = 1e-6  # predictions all below this share of the largest |rating|: no 
 
 
 def refuse_collapse(fit: Factors, values: np.ndarray, n_states: int, reg: float) -> None:
-    """Raise :class:`DataError` if ALS' factors at penalty ``reg`` cannot make the states:
+    """Raise ``DataError`` if ALS' factors at penalty ``reg`` cannot make the states:
     every prediction ``|U_i · V_j| <= max |U_i| · max |V_j|`` below ``COLLAPSE`` times the
     largest rating, or fewer than ``n_states`` distinct user vectors to cluster."""
     largest = float(np.max(np.abs(values)))
@@ -339,7 +339,7 @@ def choose_penalty(halves: tuple[Half, Half], s: Settings, scale: float) -> dict
 
 def _refuse_duplicates(ratings: Ratings, users: np.ndarray, items: np.ndarray) -> None:
     """Refuse ratings in which a user rated a movie twice, naming the first such pair's
-    user, movie and lines (``users``, ``items``: the ratings' indices, :func:`encode`)."""
+    user, movie and lines (``users``, ``items``: the ratings' indices, ``encode``)."""
     width = int(items.max()) + 1
     pairs = np.sort(users.astype(np.int64) * width + items)
     twice = np.flatnonzero(pairs[1:] == pairs[:-1])
@@ -362,7 +362,7 @@ def rating_scale(values: np.ndarray) -> dict[str, float]:
 
 
 def refuse_no_signal(scale: dict[str, float]) -> None:
-    """Refuse kept ratings that are all the same (:func:`rating_scale`)."""
+    """Refuse kept ratings that are all the same (``rating_scale``)."""
     if scale["min"] == scale["max"]:
         raise DataError(
             "env.data_dir",

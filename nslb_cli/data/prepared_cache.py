@@ -2,12 +2,12 @@
 
 The cache heals itself; no file of it ever has to be deleted by hand:
 
-* Writes go through :func:`nslb_cli.store.atomic.atomic_write` (a temporary file in the same
+* Writes go through ``nslb_cli.store.atomic.atomic_write`` (a temporary file in the same
   folder, fsynced, given the umask's permissions, then renamed), so a file under its final
   name is always complete. A write that fails (a full disk, a quota, a read-only cache
   folder) says so in one warning line and the caller goes on with the data in memory.
 * Every file is *sealed*: its zip comment is ``nslb-crc32:`` and the CRC-32 of every byte
-  before it (:func:`write_sealed`, checked by :func:`check_seal` before numpy reads a byte
+  before it (``write_sealed``, checked by ``check_seal`` before numpy reads a byte
   of the archive), and a manifest inside it records each array's dtype and shape. Any
   file that cannot be read back whole and consistent — truncated, a flipped byte
   anywhere, a damaged header, empty, random bytes, a field missing or of another dtype or
@@ -56,7 +56,7 @@ def write_sealed(handle: BinaryIO, archive: memoryview) -> None:
 
 
 def check_seal(raw: bytes) -> None:
-    """Raise :class:`DamagedCache` unless ``raw`` carries its seal, and the seal matches."""
+    """Raise ``DamagedCache`` unless ``raw`` carries its seal, and the seal matches."""
     if len(raw) < _END_SIZE + SEAL_SIZE or raw[-SEAL_SIZE:-8] != SEAL:
         raise DamagedCache("truncated or not an nslb cache file" if raw else "empty file")
     try:

@@ -119,7 +119,7 @@ LAYOUTS = (
 
 
 def detect(folder: Path) -> Layout:
-    """The layout of a release folder; :class:`DataError` if it is not one.
+    """The layout of a release folder; ``DataError`` if it is not one.
 
     A ``ratings.csv`` whose header names ``user,item,rating`` is the generic format; any
     other ``ratings.csv`` is a MovieLens CSV release.
@@ -157,7 +157,7 @@ def detect(folder: Path) -> Layout:
 
 
 def read_release(folder: Path, layout: Layout | None = None) -> Ratings:
-    """Parse the release in ``folder``; :class:`DataError` naming the file on any problem."""
+    """Parse the release in ``folder``; ``DataError`` naming the file on any problem."""
     layout = layout or detect(folder)
     if layout.format == "ml-100k":
         assert layout.movies is not None  # detect() finds u.item beside u.data

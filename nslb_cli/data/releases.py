@@ -3,7 +3,7 @@
 The cache folder is, in order of precedence: ``env.cache_dir``, the ``NSLB_CACHE``
 environment variable, or the user cache folder of the platform (``pooch.os_cache("nslb")``,
 e.g. ``~/.cache/nslb`` on Linux). It holds ``downloads/`` (release archives and their
-unzipped folders) and ``prepared/`` (the prepared arrays, see :mod:`~nslb_cli.data.prepare`).
+unzipped folders) and ``prepared/`` (the prepared arrays, see ``prepare``).
 
 Only releases whose archive checksum is pinned here are downloaded; any other release
 (or a copy you already have) is used through ``env.data_dir``.
@@ -47,7 +47,7 @@ def url(release: str) -> str:
 
 
 def check_source(release: str, data_dir: str | None) -> None:
-    """Refuse (:class:`ConfigError`) a ``release`` that is not downloaded, or a ``data_dir``
+    """Refuse (``ConfigError``) a ``release`` that is not downloaded, or a ``data_dir``
     that is not a folder: the data an environment's parameters name."""
     if data_dir is not None:
         folder = Path(data_dir).expanduser()
@@ -74,8 +74,8 @@ def fetch(release: str, root: Path, downloader: Downloader | None = None) -> Pat
 
     The archive is checked against its pinned MD5 by pooch (a mismatch deletes the
     download); an archive already in the cache is re-checked and re-downloaded if it does
-    not match, and its unzipped files are checked against it (:mod:`.unzipped`). Raises
-    :class:`DataError` with one line on any failure.
+    not match, and its unzipped files are checked against it (``.unzipped``). Raises
+    ``DataError`` with one line on any failure.
     """
     if release not in RELEASES:
         raise DataError("env.release", unknown_release_message(release))

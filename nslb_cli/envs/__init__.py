@@ -1,14 +1,14 @@
-"""Environments: each builds a :class:`~nslb_cli.bandit.world.World` from its parameters and seeds.
+"""Environments: each builds a ``World`` from its parameters and seeds.
 
 ``ENVIRONMENTS`` is the one registry that maps the config's ``env.name`` to a builder: every
 environment, built-in (``synthetic``, ``movielens``) or from another installed package, is an
-entry point of the group ``nslb.envs`` (see :mod:`nslb_cli.api`). An environment's module
+entry point of the group ``nslb.envs`` (see ``nslb_cli.api``). An environment's module
 (and MovieLens' data dependencies) is imported only when it is used.
 
-* :mod:`~nslb_cli.envs.synthetic` — the paper's section 5.1 (docs/design.md §3.1);
-* :mod:`~nslb_cli.envs.movielens` — the paper's section 5.2 (docs/design.md §3.2).
+* ``synthetic`` — the paper's section 5.1 (docs/design.md §3.1);
+* ``movielens`` — the paper's section 5.2 (docs/design.md §3.2).
 
-May import: :mod:`nslb_cli.data`, :mod:`nslb_cli.bandit` and :mod:`nslb_cli.common`. Never the
+May import: ``nslb_cli.data``, ``nslb_cli.bandit`` and ``nslb_cli.common``. Never the
 agents (a world is the same whoever plays it) or the runner.
 """
 
@@ -25,10 +25,10 @@ SIZES = ("n_arms", "n_states", "horizon")  # Params fields every environment has
 
 
 def check_environment_class(name: str, cls: object) -> None:
-    """Raise :class:`~nslb_cli.common.registry.InvalidEntry` unless ``cls`` has a callable
+    """Raise ``InvalidEntry`` unless ``cls`` has a callable
     ``build(params, seeds)``, a boolean ``contextual``, a valid ``Params`` dataclass for
-    the name ``name`` with the fields :data:`SIZES`, and, if any, ``files`` naming its
-    fields (:mod:`nslb_cli.api`)."""
+    the name ``name`` with the fields ``SIZES``, and, if any, ``files`` naming its
+    fields (``nslb_cli.api``)."""
     if not isinstance(cls, type):
         raise InvalidEntry(f"{cls!r} is not a class")
     if not callable(getattr(cls, "build", None)):

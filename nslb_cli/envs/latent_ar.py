@@ -1,7 +1,7 @@
 """The latent autoregressive bandit of Trella, Dempsey, Doshi-Velez & Murphy (RLC 2025),
 "Non-Stationary Latent Auto-Regressive Bandits" (docs/design.md §3.4).
 
-A continuous latent ``z_t`` follows an AR(k) process, and every arm's mean moves with it::
+A continuous latent ``z_t`` follows an AR(k) process, and every arm's mean moves with it:
 
     z_t = gamma_1 z_{t-1} + … + gamma_k z_{t-k} + eta_t,   eta_t ~ N(0, sigma_z^2)   (t >= k)
     R_t = mu_a + beta_a z_t + eps_t,                       eps_t ~ N(0, sigma_r^2)
@@ -12,7 +12,7 @@ coefficients are given (``coefficients``, refused unless stationary: every root 
 ``x^k - gamma_1 x^{k-1} - … - gamma_k`` inside the unit circle) or drawn per seed from the
 parameters stream: partial autocorrelations uniform in ``(-1, 1)``, mapped to coefficients
 by the Durbin–Levinson recursion, a bijection onto the stationary region (Jones 1987), so
-every draw is stationary on paper; :func:`check_path` refuses a seed that is not in floating
+every draw is stationary on paper; ``check_path`` refuses a seed that is not in floating
 point, or whose path leaves a sane range.
 
 The world has one nominal state (the ``state`` column is 0); the offline model is the true AR

@@ -152,9 +152,9 @@ def _load(release: str, data_dir: str | None, root: str, settings: Settings) -> 
 
 
 def describe(p: MovieLensParams) -> dict[str, Any]:
-    """The prepared data's diagnostics (:mod:`nslb_cli.data.prepare`) and what the
+    """The prepared data's diagnostics (``nslb_cli.data.prepare``) and what the
     environment adds: the offline chain's change probability and the expected number of
-    state changes per run (:func:`expected_changes`)."""
+    state changes per run (``expected_changes``)."""
     loaded = load(p)
     data = loaded.data
     phi_hat = transition_matrix(data.prior_means, p.stay, p.transitions)
@@ -173,7 +173,7 @@ def describe(p: MovieLensParams) -> dict[str, Any]:
 def provenance(p: MovieLensParams) -> dict[str, Any]:
     """What a run folder records of its data (``data.json``): ``fingerprint`` (SHA-256 of
     the ratings file), ``release`` (the release, or the name of the ``data_dir`` folder),
-    ``source`` (its download address, or the folder) and the :func:`describe` diagnostics."""
+    ``source`` (its download address, or the folder) and the ``describe`` diagnostics."""
     diagnostics = describe(p)
     return {
         "fingerprint": diagnostics["source"]["fingerprint"],
@@ -221,7 +221,7 @@ def transition_matrix(points: np.ndarray, stay: float, form: str = "structured")
 
 
 def smallest_transition(n_states: int, stay: float, form: str) -> float:
-    """A lower bound on every entry of :func:`transition_matrix`, whatever the points."""
+    """A lower bound on every entry of ``transition_matrix``, whatever the points."""
     if form == "literal":
         return JUMP_WEIGHT * min(stay / (n_states - 1), 1.0 - stay)
     return min(stay, (1.0 - stay) * JUMP_WEIGHT / (n_states - 1))
@@ -329,7 +329,7 @@ def true_means(
 
 def latent_path(seeds: np.ndarray, phi: np.ndarray, n: int) -> np.ndarray:
     """``S_1..S_n`` per seed, ``(R, n)``: ``S_1`` uniform, then ``S_t ~ phi[S_{t-1}]``, the
-    inverse-CDF draw (:func:`~nslb_cli.bandit.rng.categorical`) with the run's ``t``-th uniform.
+    inverse-CDF draw (``categorical``) with the run's ``t``-th uniform.
     """
     S = phi.shape[-1]
     rngs = [generator(int(s), Stream.PATH) for s in seeds]

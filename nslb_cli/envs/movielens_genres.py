@@ -2,7 +2,7 @@
 section 7; docs/design.md §3.6).
 
 States are clusters of a release's users, arms its genres, outcomes its rating values
-(:mod:`nslb_cli.data.genres`, cached). The observation model is the smoothed frequency of
+(``nslb_cli.data.genres``, cached). The observation model is the smoothed frequency of
 each rating among the ratings a cluster gave to a genre,
 
     ``O[s, a, o] = (counts[s, a, o] + smoothing) / (sum_o' counts[s, a, o'] + N smoothing)``
@@ -13,8 +13,8 @@ rating values ``v_o``: ``spread`` maps them linearly onto ``[0, 1]`` (1..5 to 0,
 ``authors`` divides them by the largest (1..5 to 0.2, …, 1, as the authors' code).
 
 ``O`` and ``r`` are the same for every seed; ``P`` is drawn per seed from its parameters
-stream as ``env=switching_latent`` draws it (:func:`draw_transitions`), and the world is
-:func:`categorical_world`'s: the path, outcomes and what agents are told are as there.
+stream as ``env=switching_latent`` draws it (``draw_transitions``), and the world is
+``categorical_world``'s: the path, outcomes and what agents are told are as there.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 ``S`` latent states follow a Markov chain with transition matrix ``P``, unknown to the agent;
 pulling arm ``a`` in state ``s`` shows one of ``N`` outcomes, ``o ~ O[s, a, ·]``, rewarded
 ``r[o]``; ``O`` and ``r`` are known. ``P`` and ``O`` are drawn as the authors' code draws
-them (:func:`draw_problem`) or read from a file (:func:`read_problem`).
+them (``draw_problem``) or read from a file (``read_problem``).
 
 Agents are told ``O`` (``OfflineModel.emissions``), the expected rewards as known means, the
 true ``P`` as the point estimate and a flat Dirichlet prior ``prior_concentration · 1``.
@@ -94,7 +94,7 @@ class SwitchingLatentParams(check.Section):
 
     @property
     def sizes(self) -> tuple[int, int, int]:
-        """``(S, K, N)`` as :meth:`validate` resolved them."""
+        """``(S, K, N)`` as ``validate`` resolved them."""
         S, K, N = self.n_states, self.n_arms, self.n_outcomes
         assert S is not None and K is not None and N is not None
         return S, K, N

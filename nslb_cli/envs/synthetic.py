@@ -1,7 +1,7 @@
 """The synthetic non-stationary multi-armed latent bandit of the paper's section 5.1
 (docs/design.md §3.1).
 
-``K`` arms, ``S`` latent states; Gaussian or Bernoulli rewards (:mod:`nslb_cli.bandit.rewards`).
+``K`` arms, ``S`` latent states; Gaussian or Bernoulli rewards (``nslb_cli.bandit.rewards``).
 
 Latent dynamics:
     * ``fixed``: ``S_1`` uniform; the state changes exactly every ``period`` rounds, to a
@@ -82,7 +82,7 @@ REWARDS: dict[str, Callable[[SyntheticParams], tuple[RewardModel, float]]] = {
     "bernoulli": lambda p: (Bernoulli(), p.prior_strength),
 }
 """``env.reward`` -> the reward model and the parameter of the prior on the true means in
-that model's units (:meth:`~nslb_cli.bandit.rewards.RewardModel.draw_means`)."""
+that model's units (``draw_means``)."""
 
 
 def uniform_switching(n_states: int, switch_prob: float) -> np.ndarray:

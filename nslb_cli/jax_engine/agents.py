@@ -1,6 +1,6 @@
 """The JAX engine's agents, nslb's own and plugins' alike: entry points of the group
 ``nslb.jax_agents`` (nslb's in its ``pyproject.toml``), found and checked as the numpy
-agents are (:class:`~nslb_cli.common.registry.Registry`), so that a broken entry (a missing
+agents are (``Registry``), so that a broken entry (a missing
 module, no class, a class without the contract, a name two packages declare) is one line
 naming the package. Listing them imports nothing; loading one of nslb's imports JAX, and a
 plugin's module does what it does when loaded, in a process of its own first."""
@@ -16,7 +16,7 @@ FUNCTIONS = ("init", "act", "update", "summary")
 
 
 def check_jax_agent_class(name: str, cls: object) -> None:
-    """Raise :class:`InvalidEntry` unless ``cls`` is a class with the JAX agent contract's
+    """Raise ``InvalidEntry`` unless ``cls`` is a class with the JAX agent contract's
     functions and a valid ``Params`` dataclass for the name ``name``."""
     if not isinstance(cls, type):
         raise InvalidEntry(f"{cls!r} is not a class")

@@ -8,7 +8,7 @@ program: its world, agent, batch size and backend), and what each entry held whe
 process's JAX wrote it in ``entries.json`` (its size, modification time and SHA-256). JAX
 reads an entry it cannot use as a miss, warns and compiles again, every run, without
 replacing the entry; so, before JAX reads any, nslb removes the entries whose bytes are no
-longer those recorded, and those never recorded that are older than :data:`GRACE` (a cache
+longer those recorded, and those never recorded that are older than ``GRACE`` (a cache
 from before the manifest, or a write cut short), says so in one line, and JAX's next
 compilation writes them anew. Processes sharing the cache may record or remove each other's
 fresh entries; the worst that costs is a compilation, never a result. An unwritable cache
@@ -79,7 +79,7 @@ def _digest(entry: Path) -> str:
 def heal(path: Path) -> None:
     """Remove each entry of ``path`` whose bytes differ from those recorded (a changed size or
     time, then its SHA-256, tells) or that was never recorded and is older than
-    :data:`GRACE`; say so in one line."""
+    ``GRACE``; say so in one line."""
     manifest, removed = _recorded(path), 0
     for entry in sorted(path.glob(ENTRIES)):
         try:

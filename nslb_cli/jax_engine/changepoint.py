@@ -123,7 +123,7 @@ class CDUCB:
 
     def _threshold(self) -> Array:
         """``b``: the configured one, else ``sigma sqrt(tau log(2 K n^2) / 2)`` (as
-        :func:`~nslb_cli.agents.detectors.cao_threshold` computes it)."""
+        ``cao_threshold`` computes it)."""
         if self.params.threshold is not None:
             return self.params.threshold
         problem = self.setting.problem

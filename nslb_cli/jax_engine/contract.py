@@ -1,19 +1,19 @@
 """The JAX agent contract: pure functions of one seed that nslb vectorises (docs/design.md §9).
 
-An agent is a class built from its ``Params`` and a :class:`Setting` (the problem and what
+An agent is a class built from its ``Params`` and a ``Setting`` (the problem and what
 the offline model leaves unknown) with four pure functions of one seed:
 
 * ``init(model, key) -> state``: the agent's state (a pytree) from the seed's
-  :class:`Model`;
+  ``Model``;
 * ``act(state, t, key, truth) -> (state, Decision)``: round ``t``'s arm; ``truth`` is the
-  round's :class:`Truth` for an agent that declares ``sees_truth`` (the oracle), else ``None``;
+  round's ``Truth`` for an agent that declares ``sees_truth`` (the oracle), else ``None``;
 * ``update(state, t, action, reward, key) -> state``: after ``R_t``;
 * ``summary(state) -> {name: scalar}``: the per-seed statistics of ``seed=K.json``;
 * optionally ``detection_count(state) -> scalar``, the detections so far: nslb records the
   rounds in which it rises and scores them against the true changes (design §6);
 * optionally ``traced``, a tuple of parameter names that the functions read as traced
   arrays (never as shapes or in Python branches): the jobs of a sweep over them share one
-  program (:mod:`nslb_cli.jax_engine.sweep`; nslb's own agents only; the model an agent is
+  program (``nslb_cli.jax_engine.sweep``; nslb's own agents only; the model an agent is
   given may hold traced arrays too);
 * optionally ``noise_traced = True``: the agent reads ``setting.problem.sigma`` only inside
   ``init``, ``act`` and ``update``, where it is the lane's traced reward noise.
@@ -38,7 +38,7 @@ class Model(NamedTuple):
 
     ``means`` ``(S, K)``, ``mean_sd`` ``(S, K)`` (0 where a mean is known), ``transitions``
     ``(S, S)`` (the point estimate ``phi``), ``concentration`` ``(S, S)`` (the Dirichlet
-    prior on ``phi``'s rows; unused when :attr:`Setting.learns_transitions` is false),
+    prior on ``phi``'s rows; unused when ``Setting.learns_transitions`` is false),
     ``initial`` ``(S,)``."""
 
     means: Array

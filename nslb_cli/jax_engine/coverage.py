@@ -16,10 +16,10 @@ ENVIRONMENTS = ("synthetic", "piecewise")
 EXTRA = "pip install -e '.[jax]' (on a CUDA machine, also the matching jax[cudaNN])"
 MOST_DEVICES = 4096  # CPU devices: JAX starts a thread for each (100,000 hung, then aborted)
 MOST_ROUNDS = 2**53  # a float64 count stops growing there (and 2^63 overflowed the loop)
-REVISION = "JAX engine numbers"  # how :func:`numbers` begins (a plugin's part may follow)
+REVISION = "JAX engine numbers"  # how ``numbers`` begins (a plugin's part may follow)
 NUMBERS = 9  # 9: a prior world's true parameters drawn by jax.random (8: settings pinned)
 """The revision of the JAX engine's numbers: raised whenever a change of the engine changes a
-seed's numbers, so that a folder never mixes seeds of two revisions (:func:`numbers`)."""
+seed's numbers, so that a folder never mixes seeds of two revisions (``numbers``)."""
 DEVICES = "--xla_force_host_platform_device_count"
 """XLA's flag of how many CPU devices JAX has (``nslb_cli.jax_engine`` sets it unless set)."""
 

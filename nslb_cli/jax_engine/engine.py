@@ -1,4 +1,4 @@
-"""How a job's batch is simulated with the JAX engine (what it covers: :mod:`.coverage`)."""
+"""How a job's batch is simulated with the JAX engine (what it covers: ``.coverage``)."""
 
 from __future__ import annotations
 
@@ -31,15 +31,15 @@ def agent_of(params: Any, world: Any) -> JaxAgent:
 def group_keys(jobs: Sequence[tuple[Any, Any, tuple[int, int]]]) -> list[str | None]:
     """The group key of each of a sweep's jobs, ``(env params, agent params, (batch size,
     every))``: jobs of one key differ only in traced parameters and can share a program and
-    its batches (:mod:`.sweep`); ``None``: never grouped (a plugin's)."""
+    its batches (``.sweep``); ``None``: never grouped (a plugin's)."""
     return sweep.group_keys(jobs, WORLDS.get, built_in)
 
 
 def plan_sweep(
     jobs: Sequence[tuple[Any, Any, tuple[int, int]]], fits: sweep.Fits
 ) -> sweep.SharedBatches:
-    """What a sweep's jobs (as :func:`group_keys` takes them, in the order they run) share:
-    those that differ only in traced parameters share programs and batches (:mod:`.sweep`),
+    """What a sweep's jobs (as ``group_keys`` takes them, in the order they run) share:
+    those that differ only in traced parameters share programs and batches (``.sweep``),
     as many lanes as ``fits`` (env, agent, lanes) allows."""
     return sweep.plan(jobs, WORLDS.get, built_in, fits)
 
@@ -54,7 +54,7 @@ def simulate_seeds(
 ) -> Trace:
     """The trace of ``seeds`` (one batch of at most ``batch_size``) for params ``env`` and
     ``agent``, holding the rounds ``every`` keeps: compiled once per job and batch size, or
-    once per group of the sweep whose jobs ``shared`` holds (:func:`plan_sweep`), whose
+    once per group of the sweep whose jobs ``shared`` holds (``plan_sweep``), whose
     next jobs' lanes fill the batch."""
     seeds, job = np.asarray(seeds, dtype=np.int64), (env, agent)
     shared = sweep.SharedBatches() if shared is None else shared

@@ -1,6 +1,6 @@
 """Exp4.S in the JAX engine (docs/design.md §4.4) for one seed: exponential weights with
 fixed share over the latent states as experts, expert ``s`` recommending
-``xi_s = argmax_a mu(a, s)``::
+``xi_s = argmax_a mu(a, s)``:
 
     p(a) = (1 - gamma) sum_s w_s 1{xi_s = a} + gamma / K,    A_t ~ p
     w_s <- w_s exp(gamma y_s / K) + e alpha / S, normalised,  y_s = 1{xi_s = A_t} x_t / p(A_t)

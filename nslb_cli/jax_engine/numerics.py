@@ -1,6 +1,6 @@
 """The JAX engine's shared arithmetic: draws from explicit keys, likelihoods, posteriors.
 
-Every function works on one seed; nslb vectorises over seeds (:mod:`.scan`).
+Every function works on one seed; nslb vectorises over seeds (``.scan``).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def written_after(value: Array, *read: Array) -> Array:
 def categorical(probabilities: Array, u: Array) -> Array:
     """Inverse-CDF draw along the last axis with the uniform ``u``: the first index whose
     cumulative mass exceeds ``u`` times the total (the last one if none does), as
-    :func:`nslb_cli.bandit.rng.categorical`."""
+    ``nslb_cli.bandit.rng.categorical``."""
     cdf = jnp.cumsum(probabilities, axis=-1)
     above = cdf > (u * cdf[..., -1])[..., None]
     above = above.at[..., -1].set(True)
@@ -78,10 +78,10 @@ def gamma(key: Array, alpha: Array) -> Array:
     """``Gamma(alpha, 1)`` draws, exactly, by Marsaglia & Tsang (2000)'s method on whole
     arrays: a proposal ``v = (1 + x / sqrt(9 d))^3``, ``d = a - 1/3``, ``x ~ N(0, 1)``, is
     accepted when ``log u < x^2 / 2 + d - d v + d log v``, and each entry keeps its first
-    accepted proposal. Shapes below :data:`BOOST` are boosted, ``G(alpha) = G(alpha + 1)
+    accepted proposal. Shapes below ``BOOST`` are boosted, ``G(alpha) = G(alpha + 1)
     u^(1 / alpha)``. A first round proposes for every entry; the few it leaves are gathered
-    into slots (one entry in :data:`FEW` at most, at least 16), and later rounds propose
-    :data:`TRIES` times for the slots alone. The draws depend on the key and ``alpha`` alone."""
+    into slots (one entry in ``FEW`` at most, at least 16), and later rounds propose
+    ``TRIES`` times for the slots alone. The draws depend on the key and ``alpha`` alone."""
     shape, alpha = alpha.shape, alpha.ravel()
     boost = alpha < BOOST
     a = jnp.where(boost, alpha + 1.0, alpha)
@@ -106,7 +106,7 @@ def gamma(key: Array, alpha: Array) -> Array:
     tries = jnp.repeat(jnp.where(used, a[jnp.minimum(at, n - 1)], 2.0), TRIES)  # 2: unused
 
     def few(carry: tuple[Array, Array, Array]) -> tuple[Array, Array, Array]:
-        """:data:`TRIES` proposals for every slot; a slot keeps its first accepted one."""
+        """``TRIES`` proposals for every slot; a slot keeps its first accepted one."""
         i, done, value = carry
         accept, proposed = _propose(jax.random.fold_in(few_key, i), tries)
         accept, proposed = accept.reshape(room, TRIES), proposed.reshape(room, TRIES)
@@ -123,7 +123,7 @@ def gamma(key: Array, alpha: Array) -> Array:
 
 
 def _propose(key: Array, a: Array) -> tuple[Array, Array]:
-    """A proposal of :func:`gamma` for every entry of shapes ``a`` (``a >= 1``): whether
+    """A proposal of ``gamma`` for every entry of shapes ``a`` (``a >= 1``): whether
     it is accepted, and its value."""
     k_normal, k_uniform = jax.random.split(key)
     d = a - 1.0 / 3.0
@@ -136,12 +136,12 @@ def _propose(key: Array, a: Array) -> tuple[Array, Array]:
 
 
 def dirichlet(key: Array, alpha: Array) -> Array:
-    """Rows ``~ Dir(alpha)`` along the last axis, as normalised :func:`gamma` draws."""
+    """Rows ``~ Dir(alpha)`` along the last axis, as normalised ``gamma`` draws."""
     g = gamma(key, alpha)
     return g / g.sum(axis=-1, keepdims=True)
 
 
 def beta(key: Array, a: Array, b: Array) -> Array:
-    """``Beta(a, b)`` draws as ``G_a / (G_a + G_b)`` (:func:`gamma`)."""
+    """``Beta(a, b)`` draws as ``G_a / (G_a + G_b)`` (``gamma``)."""
     g = gamma(key, jnp.stack([a, b]))
     return g[0] / (g[0] + g[1])

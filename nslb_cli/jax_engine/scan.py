@@ -4,7 +4,7 @@ per job and batch size.
 
 The agent's keys are its stream (``Stream.AGENT``) split into an init key and a round key,
 the round key folded with ``t`` and split for ``act`` and ``update``. A lane of the batch is a
-seed and the values of the world's and the agent's traced parameters (:func:`lane_values`);
+seed and the values of the world's and the agent's traced parameters (``lane_values``);
 a lane's numbers depend on its seed and values only.
 """
 
@@ -86,7 +86,7 @@ def play(
     world_spec: Any, agent: JaxAgent, every: int, seed: Array, values: Values
 ) -> tuple[dict[str, Array], dict[str, Array]]:
     """One lane's whole horizon: the seed's columns at the rounds ``run.every=every`` keeps
-    (:func:`kept_rounds`; every round's, ``(n,)``, when 1) and the agent's summary, the
+    (``kept_rounds``; every round's, ``(n,)``, when 1) and the agent's summary, the
     world's and the agent's traced parameters at ``values``. Thinned, a detector's columns
     come whole as well (``detected``, and ``path`` the latent states), for the alarms are
     scored against the whole path (docs/design.md §6)."""
@@ -141,15 +141,15 @@ def play(
 
 
 BROKEN = ("broken_round", "broken_kind", "broken_value")
-"""A thinned lane's first decision out of range (:func:`watch`): its round (0-based; -1:
-none), what (an index of :data:`~nslb_cli.bandit.trace.VIOLATIONS`, plus one) and its
+"""A thinned lane's first decision out of range (``watch``): its round (0-based; -1:
+none), what (an index of ``VIOLATIONS``, plus one) and its
 value."""
 
 
 def watch(round_: Round, n_arms: int, n_states: int, believes: bool) -> Round:
     """``round_`` with its carry paired with the first decision out of range (the arm, the
-    believed state, the probability of the true state: :func:`~nslb_cli.bandit.trace.
-    check_decisions`, which sees only the rounds a thinned run keeps)."""
+    believed state, the probability of the true state: ``
+    check_decisions``, which sees only the rounds a thinned run keeps)."""
 
     def step(carry: tuple[Any, ...], t: Array) -> tuple[tuple[Any, ...], tuple[Array, ...]]:
         inner, (at, kind, value) = carry
@@ -173,7 +173,7 @@ def watch(round_: Round, n_arms: int, n_states: int, believes: bool) -> Round:
 def checked_decision(decision: Decision, n_states: int) -> Decision:
     """``decision`` as the contract wants it (an integer arm and believed state, a
     posterior of one entry per latent state), checked as the program is traced; else
-    :class:`~nslb_cli.bandit.trace.BrokenContract`."""
+    ``BrokenContract``."""
     if not isinstance(decision, Decision):
         raise BrokenContract(f"act returns {type(decision).__name__} in place of a Decision")
     action, belief, posterior = (jnp.asarray(x) for x in decision)
@@ -192,7 +192,7 @@ def checked_decision(decision: Decision, n_states: int) -> Decision:
 
 def same_state(before: Any, after: Any, step: str) -> Any:
     """``after``, the state ``step`` returns, if it has the structure, shapes and types of
-    ``before`` (a scan's carry must keep them); else :class:`BrokenContract`."""
+    ``before`` (a scan's carry must keep them); else ``BrokenContract``."""
     structures: list[Any] = [jax.tree.structure(before), jax.tree.structure(after)]
     if structures[0] != structures[1]:
         raise BrokenContract(f"{step} returns a state of another structure than it was given")
@@ -207,7 +207,7 @@ def same_state(before: Any, after: Any, step: str) -> Any:
 
 
 def checked_scalar(function: Callable[[Any], Array], name: str, state: Any) -> Array:
-    """``function(state)``, one number; else :class:`BrokenContract`."""
+    """``function(state)``, one number; else ``BrokenContract``."""
     value = jnp.asarray(function(state))
     if value.shape != ():
         raise BrokenContract(f"{name} returns shape {value.shape}; it must be one number")
@@ -223,7 +223,7 @@ def _host_number(value: Array) -> np.ndarray:
 
 
 def checked_summary(summary: Any) -> dict[str, Array]:
-    """The agent's summary, one number per name; else :class:`BrokenContract`."""
+    """The agent's summary, one number per name; else ``BrokenContract``."""
     if not isinstance(summary, dict):
         raise BrokenContract(f"summary returns {type(summary).__name__}; it must be a dict")
     for name, value in summary.items():
@@ -241,7 +241,7 @@ def thinned_scan(
     round_: Round, start: tuple[Any, ...], horizon: int, every: int, whole: tuple[int, ...]
 ) -> tuple[tuple[Any, ...], tuple[Array, ...], tuple[Array, ...]]:
     """``round_`` over ``horizon`` rounds from the carry ``start``, keeping the rows of the
-    rounds that ``run.every=every`` keeps (:func:`kept_rounds`) and, of the entries ``whole``,
+    rounds that ``run.every=every`` keeps (``kept_rounds``) and, of the entries ``whole``,
     every round's: the last carry, the kept rows and the whole entries. The rounds play as in
     ``lax.scan(round_, …)``, so the kept rows are those of the whole run, bit for bit."""
     kept = kept_rounds(horizon, every)
@@ -269,7 +269,7 @@ def pinned_numbers() -> Iterator[None]:
     """The JAX settings that decide a seed's numbers, pinned whatever the environment sets:
     64-bit numbers, threefry's partitionable bits (``JAX_THREEFRY_PARTITIONABLE``) and
     compiled code (``JAX_DISABLE_JIT``: each operation alone rounds otherwise). The key's
-    generator is pinned where a seed's key is made (:func:`play`)."""
+    generator is pinned where a seed's key is made (``play``)."""
     with jax.enable_x64(True), jax.threefry_partitionable(True), jax.disable_jit(False):
         yield
 
@@ -283,7 +283,7 @@ bit: a seed's numbers would depend on the size of its batch (docs/design.md §2)
 
 @functools.cache
 def compiler_options() -> dict[str, str]:
-    """:data:`NO_LIBRARY_FUSIONS` where this jaxlib knows the option (a probe compiles a
+    """``NO_LIBRARY_FUSIONS`` where this jaxlib knows the option (a probe compiles a
     one-line program once), none where it does not: older jaxlibs have no such fusions."""
     try:
         jax.jit(lambda x: x + 1, compiler_options=NO_LIBRARY_FUSIONS).lower(1.0).compile()
@@ -296,7 +296,7 @@ def program(
     world_spec: Any, agent: JaxAgent, size: int, every: int = 1, quiet: bool = False
 ) -> Any:
     """The jitted batch function ``(seeds, values) -> (columns, summary)`` of a world and an
-    agent for batches of ``size`` lanes, cached in this process and on disk (:mod:`.cache`),
+    agent for batches of ``size`` lanes, cached in this process and on disk (``.cache``),
     announced when new (unless ``quiet``); from the first, this process no longer forks."""
     forbid_forks("the JAX engine")
     key = f"{world_spec!r}|{agent!r}|{size}" + (f"|every={every}" if every > 1 else "")
@@ -317,7 +317,7 @@ def run_compiled(
     values: Values | None = None,
     every: int = 1,
 ) -> Any:
-    """:func:`program` applied to ``seeds`` and their lanes' ``values`` (by default the
+    """``program`` applied to ``seeds`` and their lanes' ``values`` (by default the
     world's and the agent's own) as device arrays."""
     if values is None:
         values = lane_values(world_spec, agent, len(seeds))
@@ -348,7 +348,7 @@ def batch_size_on_devices(size: int) -> int:
 
 
 def compile_program(world_spec: Any, agent: JaxAgent, size: int) -> None:
-    """Compile :func:`program` into the cache without running it: ``nslb warmup``."""
+    """Compile ``program`` into the cache without running it: ``nslb warmup``."""
     with pinned_numbers():
         size = batch_size_on_devices(size)
         lanes, traced = on_devices(np.zeros(size, np.int64), lane_values(world_spec, agent, size))
@@ -365,7 +365,7 @@ def simulate_batch(
 ) -> Trace:
     """The trace of ``seeds`` (at most ``size`` lanes, each with its ``values``; by default
     their own), computed as a batch of ``size`` lanes padded with copies of the last; with
-    ``every`` above 1 only the kept rounds leave the device (:func:`thinned_scan`)."""
+    ``every`` above 1 only the kept rounds leave the device (``thinned_scan``)."""
     seeds = np.asarray(seeds, dtype=np.int64)
     if values is None:
         values = lane_values(world_spec, agent, len(seeds))
@@ -391,8 +391,8 @@ def simulate_batch(
 
 
 def _check_watched(problem: Any, seeds: np.ndarray, broken: dict[str, Any]) -> None:
-    """Raise :class:`BrokenContract` for the first of ``seeds`` whose lane found a decision
-    out of range in a round its thinned run does not keep (:func:`watch`)."""
+    """Raise ``BrokenContract`` for the first of ``seeds`` whose lane found a decision
+    out of range in a round its thinned run does not keep (``watch``)."""
     if not broken:
         return
     at, kind, value = (np.asarray(broken[k])[: len(seeds)] for k in BROKEN)
@@ -411,7 +411,7 @@ def _trace(
     summary: dict[str, np.ndarray],
     rounds: np.ndarray | None,
 ) -> Trace:
-    """The :class:`Trace` of the columns ``host`` (those of :data:`COLUMNS` brought back)."""
+    """The ``Trace`` of the columns ``host`` (those of ``COLUMNS`` brought back)."""
     believes = type(agent).reports_belief
     shape = host["action"].shape
     return Trace(

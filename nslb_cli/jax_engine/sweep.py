@@ -1,7 +1,7 @@
 """A sweep over traced parameters as one program (docs/design.md §9).
 
 Jobs of a sweep that differ only in the values of traced parameters form a group, built once
-for the group's largest values. :func:`plan` makes a :class:`SharedBatches` for the sweep: a
+for the group's largest values. ``plan`` makes a ``SharedBatches`` for the sweep: a
 job's batch is filled with the same seeds for the next jobs of its group, up to
 ``run.batch_size`` lanes, whose traces wait (one batch at most) until their jobs ask for them.
 """
@@ -67,7 +67,7 @@ def group_keys(
     jobs: Sequence[tuple[Any, Any, Any]], worlds: Lookup, agents: Lookup
 ) -> list[str | None]:
     """Each job's group key, ``(env params, agent params, run settings)`` each (the settings
-    as :func:`group_key` takes them); ``None`` for a plugin's, never grouped."""
+    as ``group_key`` takes them); ``None`` for a plugin's, never grouped."""
     keys: list[str | None] = []
     for env, params, run in jobs:
         built_in = worlds(env.name) is not None and agents(params.name) is not None
@@ -103,7 +103,7 @@ def lanes(jobs: list[Job], names: Names, seeds: np.ndarray) -> dict[str, dict[st
 @dataclass
 class SharedBatches:
     """A planned sweep's groups and the lanes that wait for their jobs: what the jobs of
-    one sweep share, for as long as the sweep runs (:func:`plan`). Empty, it is a job's
+    one sweep share, for as long as the sweep runs (``plan``). Empty, it is a job's
     outside any sweep: its group is itself, and nothing waits."""
 
     groups: dict[str, list[Job]] = field(default_factory=dict)
@@ -160,7 +160,7 @@ class SharedBatches:
     def keep(
         self, key: str, jobs: list[Job], names: Names, seeds: np.ndarray, trace: Trace
     ) -> Trace:
-        """Split ``trace`` (the lanes of :func:`lanes`) by job: the first job's is returned,
+        """Split ``trace`` (the lanes of ``lanes``) by job: the first job's is returned,
         the others wait for their jobs."""
         size = len(seeds)
         parts = [trace.runs(slice(i * size, (i + 1) * size)) for i in range(len(jobs))]
@@ -172,7 +172,7 @@ class SharedBatches:
 def plan(
     jobs: Sequence[tuple[Any, Any, Any]], worlds: Lookup, agents: Lookup, fits: Fits
 ) -> SharedBatches:
-    """What a sweep's jobs (as :func:`group_keys` takes them, in the order they will run)
+    """What a sweep's jobs (as ``group_keys`` takes them, in the order they will run)
     share, with ``fits`` telling whether a batch of lanes fits in memory. Where each
     group's jobs come in a row, a group's turn ends when another's begins."""
     groups: dict[str, list[Job]] = {}

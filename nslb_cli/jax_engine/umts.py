@@ -1,5 +1,5 @@
 """umTS in the JAX engine: the particle filter of Algorithm 3 for one seed (docs/design.md
-§4.2, whose steps this follows; :mod:`nslb_cli.agents.umts.agent` is the default engine's).
+§4.2, whose steps this follows; ``nslb_cli.agents.umts.agent`` is the default engine's).
 
 Particle ``i`` holds its last state ``B_{t-1}^i``, its Dirichlet counts ``(S, S)`` and the
 conjugate posterior of every state's arm means: Gaussian ``(m, v)`` or Beta ``(a, b)``

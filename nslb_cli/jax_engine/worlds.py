@@ -2,9 +2,9 @@
 from keys folded from the seed, stream by stream as the default engine draws them
 (docs/design.md §2-3: the same laws, not the same numbers).
 
-A world is drawn once per seed (:meth:`draw`; a prior model's Dirichlet rows and Beta means
+A world is drawn once per seed (``draw``; a prior model's Dirichlet rows and Beta means
 from ``jax.random``); the latent path and the rewards round by round inside the scan
-(:meth:`state`, :meth:`reward`), each round's numbers from its stream folded with ``t``.
+(``state``, ``reward``), each round's numbers from its stream folded with ``t``.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ class SyntheticWorld:
     """``env=synthetic`` (docs/design.md §3.1): uniform prior means; a known model, or true
     means drawn from the reward model's conjugate prior and true rows ``phi_s ~ Dir(alpha_s)``;
     ``fixed`` or ``markov`` dynamics. ``traced``: parameters that are arrays inside the
-    program (:mod:`.sweep`); ``noise`` the one an agent reads too (:func:`.scan.with_noise`)."""
+    program (``.sweep``); ``noise`` the one an agent reads too (``.scan.with_noise``)."""
 
     params: SyntheticParams
     traced = ("period", "switch_prob", "stay_concentration", "move_concentration", "prior_sd",
@@ -138,7 +138,7 @@ class SyntheticWorld:
         return jnp.where(t == 0, world.first_state, moved)
 
     def reward(self, world: SeedWorld, mean: Array, t: Array) -> Array:
-        """``R_t`` (:func:`realise`)."""
+        """``R_t`` (``realise``)."""
         return realise(self.params.reward, self.params.sigma, world, mean, t)
 
 
@@ -182,7 +182,7 @@ class PiecewiseWorld:
         return world.path[t]
 
     def reward(self, world: SeedWorld, mean: Array, t: Array) -> Array:
-        """``R_t`` (:func:`realise`)."""
+        """``R_t`` (``realise``)."""
         return realise(self.params.reward, self.params.sigma, world, mean, t)
 
 

@@ -27,7 +27,7 @@ class Metric:
     running_mean: bool = False
 
     def values(self, frame: pd.DataFrame) -> pd.Series:
-        """The metric on every row of ``frame`` (needs ``t`` and :attr:`column`)."""
+        """The metric on every row of ``frame`` (needs ``t`` and ``column``)."""
         values = frame[self.column]
         return values / frame["t"] if self.running_mean else values
 
@@ -103,7 +103,7 @@ def iqm(values: np.ndarray | pd.Series) -> float:
 
 def bootstrap_ci(values: np.ndarray | pd.Series) -> tuple[float, float]:
     """The 95 % BCa bootstrap interval of the mean, NaNs ignored, from a generator seeded with
-    :data:`BOOTSTRAP_SEED` (any order, same interval); NaN for fewer than two values."""
+    ``BOOTSTRAP_SEED`` (any order, same interval); NaN for fewer than two values."""
     array = np.sort(np.asarray(values, dtype=np.float64))  # sorted: any order, same interval
     array = array[~np.isnan(array)]
     if len(array) < 2:
@@ -249,8 +249,8 @@ def summary(
     stats: Sequence[str] = (),
     ci: str = "se",
 ) -> pd.DataFrame:
-    """One row per group and agent of ``final`` (:func:`finals` with the ``settings`` and
-    ``stats`` columns): the columns :func:`~nslb_cli.plot.notebook.summarise` returns."""
+    """One row per group and agent of ``final`` (``finals`` with the ``settings`` and
+    ``stats`` columns): the columns ``summarise`` returns."""
     bootstrap = ci == "bootstrap"
     rows = []
     for (group, agent), of_agent in final.groupby(KEYS, observed=True, sort=True):

@@ -1,6 +1,6 @@
 """Parse seed CSVs into checked columns (pyarrow's multithreaded CSV reader): one row per
-round ``1 … env.horizon``, no missing value outside :data:`NULLABLE`, else a
-:class:`MalformedResult` says what is wrong. Files of a run folder that share their header are
+round ``1 … env.horizon``, no missing value outside ``NULLABLE``, else a
+``MalformedResult`` says what is wrong. Files of a run folder that share their header are
 parsed in one call; those that fail are parsed one by one, which says why.
 """
 
@@ -108,7 +108,7 @@ def _read_joined(
     every: int,
 ) -> dict[int, Columns]:
     """Parse files sharing ``header`` and ``every`` in one call; return the seeds whose rows
-    pass :func:`_checked` (the others are read alone, which says why)."""
+    pass ``_checked`` (the others are read alone, which says why)."""
     size = len(header)
     body = b"".join([header, *(memoryview(text)[size:] for text, _ in texts.values())])
     try:
@@ -161,7 +161,7 @@ def _arrays(table: pa.Table) -> Columns:
 
 
 def _checked(arrays: Columns, horizon: int | None, every: int) -> Columns:
-    """One seed's columns in :data:`DTYPES` (the rounds ``every`` keeps), or
+    """One seed's columns in ``DTYPES`` (the rounds ``every`` keeps), or
     MalformedResult saying what is wrong."""
     t = arrays["t"]
     n = len(t)

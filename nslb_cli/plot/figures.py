@@ -1,6 +1,6 @@
-"""Drawing: seaborn figures of the small tables of :mod:`nslb_cli.plot.aggregate`, in one
-look (:func:`theme`, which a ``--style`` file overrides) and one style per agent
-(:func:`~nslb_cli.plot.styles.style_map`); an empty ``title`` draws none.
+"""Drawing: seaborn figures of the small tables of ``nslb_cli.plot.aggregate``, in one
+look (``theme``, which a ``--style`` file overrides) and one style per agent
+(``style_map``); an empty ``title`` draws none.
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ Theme = dict[RcKeyType, Any]  # matplotlib settings, as rc_context takes them
 
 def theme(context: str = "paper", style: Mapping[str, Any] | None = None) -> Theme:
     """The matplotlib settings figures are drawn with: seaborn's theme and ``context``,
-    :data:`LOOK`, then ``style`` (a style file's settings, :func:`read_style`), which wins."""
+    ``LOOK``, then ``style`` (a style file's settings, ``read_style``), which wins."""
     if context not in CONTEXTS:
         raise ValueError(f"unknown context {context!r}; choose from {', '.join(CONTEXTS)}")
     sized = sns.plotting_context(context)
@@ -154,7 +154,7 @@ _themes: list[Theme] = []  # the theme being drawn with (innermost last)
 
 @contextlib.contextmanager
 def drawing_with(rc: Theme) -> Iterator[None]:
-    """Draw and save figures with ``rc`` (see :func:`theme`) inside this block."""
+    """Draw and save figures with ``rc`` (see ``theme``) inside this block."""
     _themes.append(dict(rc))
     try:
         with matplotlib.rc_context(_themes[-1]):
@@ -164,7 +164,7 @@ def drawing_with(rc: Theme) -> Iterator[None]:
 
 
 def current_theme() -> Theme:
-    """The theme of the innermost :func:`drawing_with`, else the default :func:`theme`."""
+    """The theme of the innermost ``drawing_with``, else the default ``theme``."""
     return _themes[-1] if _themes else _default_theme()
 
 
@@ -355,7 +355,7 @@ def figure_legend(
     figure: Figure, entries: Mapping[str, Any], columns: int = 1, title: str = LEGEND_TITLE
 ) -> Legend | None:
     """One legend of ``entries`` (label -> handle) in ``columns`` columns, for
-    :func:`~layout.arrange` to place."""
+    ``arrange`` to place."""
     if not entries:
         return None
     return figure.legend(
@@ -391,7 +391,7 @@ def wrap(text: str, width: int) -> str:
 
 def save(figure: Figure, stem: Path, formats: Iterable[str], dpi: int) -> list[Path]:
     """Write ``stem.<format>`` for each format, each whole or not at all; images within
-    :data:`~nslb_cli.plot.layout.MAX_PIXELS`."""
+    ``MAX_PIXELS``."""
     paths = [stem.parent / f"{stem.name}.{fmt}" for fmt in formats]
     if any(path.suffix[1:] not in VECTOR_FORMATS for path in paths):
         width, height = figure.get_size_inches()

@@ -1,5 +1,5 @@
 """What a run *is*: its resolved configuration without the ``run`` section and the local
-paths (:data:`LOCAL_PATHS`), with the data it simulated named by content under :data:`DATA`
+paths (``LOCAL_PATHS``), with the data it simulated named by content under ``DATA``
 (docs/guide/plotting.md, *Runs and groups*).
 """
 
@@ -26,7 +26,7 @@ SHOWN_DIGITS = 8
 
 
 def with_data(config: dict[str, Any], folder: Path) -> dict[str, Any]:
-    """``config`` (flattened) with :data:`FINGERPRINT` and :data:`DATA` when it reads data."""
+    """``config`` (flattened) with ``FINGERPRINT`` and ``DATA`` when it reads data."""
     fingerprint = _fingerprint(folder)
     config = dict(config)
     if fingerprint is not None:
@@ -46,7 +46,7 @@ def data_identity(config: dict[str, Any]) -> str:
 
 
 def identity(config: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
-    """The key of equal runs: every setting but the data's source (:data:`DATA` stands for it)."""
+    """The key of equal runs: every setting but the data's source (``DATA`` stands for it)."""
     return tuple(sorted((k, v) for k, v in config.items() if k not in DATA_SOURCE))
 
 

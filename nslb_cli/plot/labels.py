@@ -150,7 +150,7 @@ def sort_key(value: Any) -> tuple:
 
 
 def order_runs(runs: pd.DataFrame, agents: Sequence[str] | None = None) -> pd.DataFrame:
-    """Runs in legend order: by agent (``agents``, else :func:`legend_key`), then settings."""
+    """Runs in legend order: by agent (``agents``, else ``legend_key``), then settings."""
     settings = setting_columns(runs.columns)
     order = {name: i for i, name in enumerate(agents or ())}
 
@@ -316,7 +316,7 @@ def references(
 ) -> tuple[dict[str, str | None], dict[str, str]]:
     """Each group's reference label as ``selector`` names it (a sequence: its first selector
     that names an agent of the group), and the groups where one named several, with it;
-    ``required``: naming none or several raises :class:`SelectionError`."""
+    ``required``: naming none or several raises ``SelectionError``."""
     found: dict[str, str | None] = {}
     ambiguous: dict[str, str] = {}
     candidates = [selector] if isinstance(selector, str) else list(selector or [])
@@ -404,7 +404,7 @@ def _unique(labels: pd.Series, runs: pd.DataFrame, context: Sequence[str]) -> pd
 
 
 def hashable(value: Any) -> Any:
-    """``None`` for a missing value (:func:`missing`), else the value."""
+    """``None`` for a missing value (``missing``), else the value."""
     return None if missing(value) else value
 
 

@@ -1,6 +1,6 @@
 """Figures whose plotting areas keep their size: the figure grows around them
-(:func:`new_figure`, then :func:`arrange` once everything is drawn), and no image exceeds
-:data:`MAX_PIXELS` (:func:`check_pixels`).
+(``new_figure``, then ``arrange`` once everything is drawn), and no image exceeds
+``MAX_PIXELS`` (``check_pixels``).
 """
 
 from __future__ import annotations
@@ -34,12 +34,12 @@ matplotlib's own limit, 2^23 pixels a side, would let one image take 256 TB."""
 
 
 class TooLarge(PlotError):
-    """A figure whose image would have more than :data:`MAX_PIXELS` pixels; one line."""
+    """A figure whose image would have more than ``MAX_PIXELS`` pixels; one line."""
 
 
 def check_pixels(width: float, height: float, dpi: float, what: str, least: bool = False) -> None:
-    """Raise :class:`TooLarge` naming ``what`` and the largest dpi that fits if ``width x
-    height`` inches at ``dpi`` exceed :data:`MAX_PIXELS` (``least``: the smallest figure)."""
+    """Raise ``TooLarge`` naming ``what`` and the largest dpi that fits if ``width x
+    height`` inches at ``dpi`` exceed ``MAX_PIXELS`` (``least``: the smallest figure)."""
     pixels = (round(width * dpi), round(height * dpi))
     if pixels[0] * pixels[1] <= MAX_PIXELS:
         return
@@ -54,7 +54,7 @@ def check_pixels(width: float, height: float, dpi: float, what: str, least: bool
 
 def new_figure(n_panels: int, panel: tuple[float, float]) -> tuple[Figure, list[Axes]]:
     """A figure with ``n_panels`` axes of ``panel`` inches each (at least
-    :data:`SMALLEST_PANEL`), within :data:`MAX_PIXELS`."""
+    ``SMALLEST_PANEL``), within ``MAX_PIXELS``."""
     width, height = panel
     if width < SMALLEST_PANEL[0] or height < SMALLEST_PANEL[1]:
         raise ValueError(f"a plotting area of {panel} inches: smaller than {SMALLEST_PANEL}")
@@ -113,7 +113,7 @@ def arrange_to_width(
     figure: Figure, panels: Sequence[Axes], width: float, aspect: float, legend: Legend | None
 ) -> None:
     """Size ``figure`` ``width`` inches wide, as printed: ``panels`` side by side (or one
-    under another below :data:`NARROWEST`), ``aspect`` times as high, ``legend`` below."""
+    under another below ``NARROWEST``), ``aspect`` times as high, ``legend`` below."""
     renderer = cast(FigureCanvasAgg, figure.canvas).get_renderer()
     across = _place(figure, panels, width, aspect, legend)
     for axes in panels:
@@ -132,7 +132,7 @@ def _place(
     legend: Legend | None,
     across: int | None = None,
 ) -> int:
-    """Size ``figure`` and place ``panels`` and ``legend`` for :func:`arrange_to_width`,
+    """Size ``figure`` and place ``panels`` and ``legend`` for ``arrange_to_width``,
     ``across`` panels a row (``None``: all, or one); return ``across``."""
     renderer = cast(FigureCanvasAgg, figure.canvas).get_renderer()
     left, bottom, right, top = np.max([_margins(a, renderer, figure.dpi) for a in panels], axis=0)

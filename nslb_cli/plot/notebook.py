@@ -1,7 +1,7 @@
 """Results as pandas frames, for notebooks: the tables ``nslb plot`` draws and writes.
 
-:func:`load_results` reads a results folder into one tidy frame, one row per agent, seed
-and round; :func:`summarise` turns such a frame into ``nslb plot``'s ``summary.csv``. Both
+``load_results`` reads a results folder into one tidy frame, one row per agent, seed
+and round; ``summarise`` turns such a frame into ``nslb plot``'s ``summary.csv``. Both
 read files only (examples: README, *Results in Python*); the frame's columns are those of
 ``summary.csv`` where they mean the same.
 """
@@ -53,7 +53,7 @@ def load_results(
         agent's defaults, e.g. ``CD-UCB (tau=50)``), ``agent.name`` (``cd_ucb``), every
         config key whose value differs between runs (``agent.tau``, ``env.switch_prob``, …;
         numeric where every run's value is a number, else categorical), ``data`` (the
-        identity of the data a run simulated, see :mod:`~nslb_cli.plot.identity`; only when
+        identity of the data a run simulated, see ``identity``; only when
         a run has data), ``seed``, ``t``, the ``metrics`` (float64: the values the result
         files hold, every digit, or running means of them), then the per-seed statistics of the
         agents (``detections``, ``resamples``, ``stat_gamma`` …, from ``seed=K.json``; named
@@ -104,7 +104,7 @@ def summarise(
     reference: str | None = None,
     ci: str = "se",
 ) -> pd.DataFrame:
-    """The summary table of a tidy frame (:func:`load_results`, or any frame with its
+    """The summary table of a tidy frame (``load_results``, or any frame with its
     columns): one row per group and agent, as ``nslb plot`` writes ``summary.csv``.
 
     The final values of each seed are those of its last round in ``frame`` (filter rounds to

@@ -34,7 +34,7 @@ def win_rates(final: pd.DataFrame, value: str) -> pd.DataFrame:
 
 @themed
 def heatmap(final: pd.DataFrame, *, value: str, title: str) -> Figure:
-    """The win rates of :func:`win_rates` as an annotated heatmap (rows: the agent that
+    """The win rates of ``win_rates`` as an annotated heatmap (rows: the agent that
     wins), the average in the last column; no title when ``title`` is empty."""
     wins = win_rates(final, value)
     n = len(wins)

@@ -1,6 +1,6 @@
 """The paper's figures in the paper's layout (``nslb plot DIR --paper``): Hong et al.
 (AISTATS 2021) section 5's figures 2-4 from the runs of the ``paper/…`` presets (see
-:data:`FIGURES`), untitled, panels sharing their y axis, each caption in a file beside it.
+``FIGURES``), untitled, panels sharing their y axis, each caption in a file beside it.
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ def draw(
     width: float | None = None,
 ) -> Figure:
     """One paper figure: each panel a group's per-round stats, one legend, shared y axis; at a
-    ``width`` (inches) as printed: :data:`PAGE_FONTS`, panels (a), (b), the legend below."""
+    ``width`` (inches) as printed: ``PAGE_FONTS``, panels (a), (b), the legend below."""
     page = dict(current_theme())
     if width:
         page.update(PAGE_FONTS)

@@ -1,6 +1,6 @@
 """Read a run folder's Parquet results (``run.format=parquet``) into checked columns per
-seed, as :mod:`~nslb_cli.plot.csvread` reads seed CSVs; a file whose bytes do not match its
-footer's record (:mod:`nslb_cli.store.parquet`) is skipped with its reason.
+seed, as ``csvread`` reads seed CSVs; a file whose bytes do not match its
+footer's record (``nslb_cli.store.parquet``) is skipped with its reason.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ CHANGING = "changed while it was read, again and again (a job is writing the fol
 
 
 def stored_now(folder: Path) -> tuple[list[parquet.Record], dict[Path, str]]:
-    """:func:`nslb_cli.store.parquet.stored`, listed again while a job seals the folder's
-    parts; after :data:`TRIES` lists, skipped in one line."""
+    """``nslb_cli.store.parquet.stored``, listed again while a job seals the folder's
+    parts; after ``TRIES`` lists, skipped in one line."""
     for _ in range(TRIES):
         with contextlib.suppress(FileNotFoundError):
             return parquet.stored(folder)
@@ -36,7 +36,7 @@ def read_run(
     folder: Path, columns: Sequence[str], horizon: int | None, key: str | None = None
 ) -> tuple[dict[int, Columns], list[Skipped]]:
     """The Parquet results of one run folder: ``{seed: columns}`` and the files or seeds
-    skipped; read again while a job seals its parts, :data:`TRIES` times."""
+    skipped; read again while a job seals its parts, ``TRIES`` times."""
     for _ in range(TRIES):
         with contextlib.suppress(FileNotFoundError, parquet.Changed):
             return _read_run(folder, columns, horizon, key)
@@ -46,7 +46,7 @@ def read_run(
 def _read_run(
     folder: Path, columns: Sequence[str], horizon: int | None, key: str | None
 ) -> tuple[dict[int, Columns], list[Skipped]]:
-    """:func:`read_run`, once."""
+    """``read_run``, once."""
     records = parquet.stored(folder)[0]
     skipped: list[Skipped] = []
     found: dict[int, Columns] = {}
@@ -80,7 +80,7 @@ def _read_run(
 
 
 def _checked(record: parquet.Record, arrays: dict[str, np.ndarray], horizon: int | None) -> Columns:
-    """The columns ``t`` and values of ``record``'s file in :data:`DTYPES`, once its rows are
+    """The columns ``t`` and values of ``record``'s file in ``DTYPES``, once its rows are
     its seeds' rows, each seed's exactly the rounds kept; else MalformedResult."""
     seeds, t = arrays.pop("seed"), arrays["t"]
     last = horizon if horizon is not None else int(t[record.rows - 1])

@@ -378,7 +378,7 @@ def sweeps(final: pd.DataFrame, runs: pd.DataFrame, rename: dict[str, str]) -> l
 
 
 def _styles(runs: pd.DataFrame, swept: list[Sweep], rename: dict[str, str]) -> dict[str, Style]:
-    """One style per agent label of every figure of the report (:mod:`styles`)."""
+    """One style per agent label of every figure of the report (``styles``)."""
     names = dict(zip(runs[lab.LABEL], runs[lab.AGENT].map(str), strict=True))
     families = lab.ordered_families(runs)
     for found in swept:
@@ -439,7 +439,7 @@ MAX_STEM = 120  # bytes: 255 a file name less suffixes and a temporary's marks; 
 
 
 class _Stems:
-    """File name stems from titles: safe characters only, at most :data:`MAX_STEM` bytes, each
+    """File name stems from titles: safe characters only, at most ``MAX_STEM`` bytes, each
     once."""
 
     def __init__(self, out: Path) -> None:

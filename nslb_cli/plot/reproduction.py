@@ -5,7 +5,7 @@ and umTS beat every baseline "by a significant margin"; that with priors (Figure
 ends above mTS; that on MovieLens (Figure 4) umTS improves on mTS in the long term. nslb's
 design adds that with a known model (Figures 2, 3a) the two perform alike. Each claim is one
 row per pair of agents, checked on the final round of its preset's group (the group
-:func:`~nslb_cli.plot.paper.preset_groups` draws) by the paired difference over the seeds
+``preset_groups`` draws) by the paired difference over the seeds
 both agents ran, ``d_i = x_i(better) - x_i(worse)`` with the sign that makes "better"
 positive (regret: lower is better):
 
@@ -71,8 +71,8 @@ CLAIMS = tuple(
 
 
 def check(final: pd.DataFrame, groups: Mapping[str, str]) -> pd.DataFrame:
-    """One row of :data:`COLUMNS` per claim of :data:`CLAIMS`. ``final``: one row per
-    (run, seed) at its last round (:func:`~nslb_cli.plot.aggregate.finals`), with ``group``,
+    """One row of ``COLUMNS`` per claim of ``CLAIMS``. ``final``: one row per
+    (run, seed) at its last round (``finals``), with ``group``,
     ``agent`` (label), ``agent.name``, ``seed``, ``t`` and the metrics; ``groups``: the
     group of each preset."""
     rows = []

@@ -1,5 +1,5 @@
 """Which results a report or a frame keeps: the agents and rounds asked for, refused in one
-line when the results have none (also for :func:`nslb_cli.load_results`, which must not load
+line when the results have none (also for ``nslb_cli.load_results``, which must not load
 the plotting libraries).
 """
 
@@ -14,7 +14,7 @@ from nslb_cli.plot import labels as lab
 
 class PlotError(ValueError):
     """A problem with the command line or the results folder; the message is one line (a
-    ``ValueError`` for :func:`nslb_cli.load_results`, which refuses the same)."""
+    ``ValueError`` for ``nslb_cli.load_results``, which refuses the same)."""
 
 
 def select(
@@ -26,7 +26,7 @@ def select(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The rows and runs of ``agents`` (agent or display names; all when empty) in rounds
     ``START…END``: an agent with no results, or a bound past the last round, is a
-    :class:`PlotError`; a run with no rounds in the range is left out with ``warn``."""
+    ``PlotError``; a run with no rounds in the range is left out with ``warn``."""
     if agents:
         names = runs[lab.AGENT].map(str)
         shown = names.map(lab.display_name)
@@ -69,7 +69,7 @@ def select(
 def rounds_range(rounds: object) -> tuple[int | None, int | None]:
     """``START:END``, ``START:``, ``:END`` or ``END`` (text), ``END`` or ``(START, END)``
     (whole numbers, either ``None``) as ``(start, end)``, checked: rounds start at 1, START
-    does not exceed END; a :class:`PlotError` otherwise."""
+    does not exceed END; a ``PlotError`` otherwise."""
     if rounds is None or (isinstance(rounds, str) and not rounds.strip()):
         return None, None
     if isinstance(rounds, str):

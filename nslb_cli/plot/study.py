@@ -121,7 +121,7 @@ def read(folder: Path) -> tuple[Study, list[Skipped]]:
 
 
 def read_trial(path: Path) -> Trial:
-    """One trial file, checked; :class:`MalformedResult` with a one-line reason if not."""
+    """One trial file, checked; ``MalformedResult`` with a one-line reason if not."""
     try:
         record = json.loads(path.read_text())
     except (OSError, UnicodeDecodeError, ValueError) as err:

@@ -1,8 +1,8 @@
 """One colour, line style and marker per agent label, the same in every figure of a report.
 
-An agent's own :attr:`~nslb_cli.agents.base.Agent.style` is used under its plain name; an
-ordered sweep (:func:`~nslb_cli.plot.labels.ordered_families`) gets one hue, light to dark;
-every other label the next free colour (:data:`EXTRA_COLORS`, then nslb's agents' colours),
+An agent's own ``style`` is used under its plain name; an
+ordered sweep (``ordered_families``) gets one hue, light to dark;
+every other label the next free colour (``EXTRA_COLORS``, then nslb's agents' colours),
 line style and marker, in natural order of the labels.
 """
 
@@ -39,7 +39,7 @@ LIGHTEST, DARKEST = 0.62, 0.45  # a family's ends: its hue mixed with this much 
 
 
 def own_style(agent: str) -> Style | None:
-    """The style agent ``agent`` declares (:attr:`~nslb_cli.agents.base.Agent.style`), if any."""
+    """The style agent ``agent`` declares (``style``), if any."""
     cls = agent_class(agent)
     return None if cls is None else cls.style
 

@@ -1,6 +1,6 @@
 """Summary tables as text: markdown for reading, CSV for further analysis, from
-:func:`nslb_cli.plot.aggregate.summary`'s table (``92.6 ± 2.6``: the SE to two significant
-digits, the mean to the same place; CSV numbers to :data:`CSV_DIGITS` significant digits).
+``nslb_cli.plot.aggregate.summary``'s table (``92.6 ± 2.6``: the SE to two significant
+digits, the mean to the same place; CSV numbers to ``CSV_DIGITS`` significant digits).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def format_pm(mean: float, se: float, signed: bool = False) -> str:
 
 
 def format_ci(mean: float, se: float, low: float, high: float, signed: bool = False) -> str:
-    """``mean ± se [low, high]``: :func:`format_pm` and the interval to the same place."""
+    """``mean ± se [low, high]``: ``format_pm`` and the interval to the same place."""
     text = format_pm(mean, se, signed)
     if math.isnan(low) or math.isnan(high):
         return text
@@ -42,7 +42,7 @@ def format_ci(mean: float, se: float, low: float, high: float, signed: bool = Fa
 
 
 def format_value(value: float, like: float) -> str:
-    """``value`` to the decimal place :func:`format_pm` gives a mean whose SE is ``like``."""
+    """``value`` to the decimal place ``format_pm`` gives a mean whose SE is ``like``."""
     if math.isnan(value):
         return "–"
     return f"{value:.4g}" if math.isnan(like) else f"{value:.{_decimals(like)}f}"
@@ -67,7 +67,7 @@ def _decimals(se: float) -> int:
 def markdown(
     table: pd.DataFrame, *, title: str, details: str = "", stats: Sequence[str] = ()
 ) -> str:
-    """One group's summary (rows of :func:`~nslb_cli.plot.aggregate.summary`) as markdown,
+    """One group's summary (rows of ``summary``) as markdown,
     the ``stats`` some agent here has in one column."""
     reference = next((r for r in table["reference"] if r), "")
     paired = METRICS[PAIRED_METRIC].label
@@ -140,7 +140,7 @@ def csv_table(table: pd.DataFrame, settings: Sequence[str]) -> pd.DataFrame:
 
 def write(table: pd.DataFrame, text: str, stem: Path, settings: Sequence[str] = ()) -> list[Path]:
     """Write ``stem.md`` (``text``) and ``stem.csv`` (``table``: the ``settings`` that vary
-    among its rows, numbers to :data:`CSV_DIGITS` significant digits)."""
+    among its rows, numbers to ``CSV_DIGITS`` significant digits)."""
     paths = [stem.parent / f"{stem.name}.md", stem.parent / f"{stem.name}.csv"]
     atomic_write_text(paths[0], text)
     csv = csv_table(table, settings).to_csv(index=False, float_format=CSV_FLOAT)
@@ -158,7 +158,7 @@ DETECTION_STATS = {
 
 def detection_table(summary: pd.DataFrame, settings: Sequence[str]) -> tuple[pd.DataFrame, str]:
     """The rows of ``summary`` whose seeds record how their detections match the true
-    changes, with :data:`DETECTION_STATS`, and that table as markdown (empty when none)."""
+    changes, with ``DETECTION_STATS``, and that table as markdown (empty when none)."""
     columns = stat_columns(list(DETECTION_STATS))
     pairs = list(columns.values())
     marker = columns["false_alarms"][0]

@@ -1,8 +1,8 @@
 """Load an outputs tree into one tidy DataFrame: one row per (run, seed, round).
 
-A *run* is a resolved configuration (:mod:`identity`), not a folder: folders of equal configs
+A *run* is a resolved configuration (``identity``), not a folder: folders of equal configs
 are merged, a seed present in both taken from the first in sorted order. One bad file never
-stops the rest; each is left out with a one-line reason in :attr:`Loaded.skipped`.
+stops the rest; each is left out with a one-line reason in ``Loaded.skipped``.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def walk(root: Path, skipped: list[Skipped]) -> Iterator[tuple[Path, list[str]]]
 
 
 def find_seed_files(root: Path, skipped: list[Skipped]) -> dict[Path, list[tuple[int, Path]]]:
-    """Every run folder under ``root`` (:func:`walk`) with its ``(seed, file)``s: seed CSVs or
+    """Every run folder under ``root`` (``walk``) with its ``(seed, file)``s: seed CSVs or
     Parquet files; a folder holding both is named in ``skipped`` and left out."""
     runs: dict[Path, list[tuple[int, Path]]] = {}
     for folder, files in walk(root, skipped):
@@ -154,7 +154,7 @@ def load(
     join_config: bool = True,
 ) -> Loaded:
     """Read every seed file under ``roots`` (a run folder under two is read once) into one tidy
-    table; ``join_config=False`` leaves the config columns out of :attr:`Loaded.frame`."""
+    table; ``join_config=False`` leaves the config columns out of ``Loaded.frame``."""
     columns = [column for column in dict.fromkeys(columns) if column != "t"]
     unknown = sorted(set(columns) - set(COLUMNS))
     if unknown:
@@ -210,7 +210,7 @@ def load(
 
 
 def mixed_makers(loaded: Loaded) -> list[str]:
-    """A line per engine and maker (:attr:`Loaded.makers`) of which the loaded runs have
+    """A line per engine and maker (``Loaded.makers``) of which the loaded runs have
     several: their seeds may not be comparable."""
     return [
         f"combines {engine}-engine runs made by different {kind}: {'; '.join(sorted(values))}"

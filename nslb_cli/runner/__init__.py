@@ -1,5 +1,5 @@
 """From a command line's overrides to results on disk (docs/design.md §8).
 
-May import: :mod:`nslb_cli.envs`, :mod:`nslb_cli.agents`, :mod:`nslb_cli.data`,
-:mod:`nslb_cli.store`, :mod:`nslb_cli.bandit`, :mod:`nslb_cli.common`.
+May import: ``nslb_cli.envs``, ``nslb_cli.agents``, ``nslb_cli.data``,
+``nslb_cli.store``, ``nslb_cli.bandit``, ``nslb_cli.common``.
 """

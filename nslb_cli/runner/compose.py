@@ -1,4 +1,4 @@
-"""Compose ``conf/`` with Hydra: one job's config (:func:`load`), a command line's check."""
+"""Compose ``conf/`` with Hydra: one job's config (``load``), a command line's check."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ OmegaConf.register_new_resolver("nslb_direction", study.direction, replace=True)
 
 def _option(registry: Registry, name: str) -> dict[str, Any]:
     """The config group option of ``name``: its ``Params`` defaults (``{name}`` alone if it
-    cannot be loaded, so that choosing it reports why in :func:`validate`)."""
+    cannot be loaded, so that choosing it reports why in ``validate``)."""
     try:
         return params_defaults(registry[name].Params)  # untyped: validate() checks them
     except (PluginError, OmegaConfBaseException):
@@ -99,7 +99,7 @@ class BuiltInAgents(ConfigSource):
 
 
 class BuiltInAgentsPath(SearchPathPlugin):
-    """Puts :class:`BuiltInAgents` in Hydra's search path, after nslb's ``conf/``."""
+    """Puts ``BuiltInAgents`` in Hydra's search path, after nslb's ``conf/``."""
 
     def manipulate_search_path(self, search_path: ConfigSearchPath) -> None:
         search_path.append("nslb", f"{BuiltInAgents.scheme()}://")
@@ -159,7 +159,7 @@ def _composed(parsed: list[Override]) -> tuple[DictConfig, set[str]]:
 
 
 def load(overrides: list[str]) -> RunConfig:
-    """The validated config of one job (no sweep) of ``overrides``; raise :class:`ConfigError`."""
+    """The validated config of one job (no sweep) of ``overrides``; raise ``ConfigError``."""
     parsed = parse_overrides(overrides)
     register_options(overrides)
     with initialize_config_module(CONFIG_MODULE, version_base="1.3"):
@@ -183,7 +183,7 @@ class CommandLine:
 
 def check_command_line(overrides: list[str], multirun: bool) -> CommandLine:
     """Check ``nslb run [-m] overrides``: its overrides, a single run's config and memory, a
-    study's search space, and the output folder; raise :class:`ConfigError` at the first bad point.
+    study's search space, and the output folder; raise ``ConfigError`` at the first bad point.
     """
     parsed = parse_overrides(overrides)
     register_options(overrides)

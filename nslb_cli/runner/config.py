@@ -1,4 +1,4 @@
-"""The validated config of one job: :class:`RunConfig`, built by :func:`validate`.
+"""The validated config of one job: ``RunConfig``, built by ``validate``.
 
 The bottom of the runner: it knows the registries and the schemas, not Hydra's composition.
 """
@@ -81,7 +81,7 @@ class RunConfig:
 
     @property
     def engine(self) -> Engine:
-        """The engine of ``run.engine`` (:mod:`nslb_cli.runner.engines`)."""
+        """The engine of ``run.engine`` (``nslb_cli.runner.engines``)."""
         return ENGINES[self.run.engine]
 
 
@@ -99,12 +99,12 @@ def unknown_key(schema: type, section: str, key: str, entry: Any = None) -> Conf
 
 
 def unknown_section(key: str) -> ConfigError:
-    """The refusal of a top-level key that is none of :data:`SECTIONS`."""
+    """The refusal of a top-level key that is none of ``SECTIONS``."""
     return ConfigError(key, f"unknown top-level key; valid: {', '.join(SECTIONS)}")
 
 
 def _parameters(schema: type, node: Any, section: str) -> Any:
-    """``node`` as an instance of ``schema``; every problem becomes a :class:`ConfigError`."""
+    """``node`` as an instance of ``schema``; every problem becomes a ``ConfigError``."""
     if not isinstance(node, DictConfig):
         raise ConfigError(section, f"must be a mapping, got {node!r}")
     try:
@@ -130,7 +130,7 @@ def _parameters(schema: type, node: Any, section: str) -> Any:
 
 def schema_of(node: Any, section: str) -> type:
     """The parameter dataclass of section ``section`` (``env``, ``agent`` or ``run``) whose
-    composed config is ``node``; :class:`ConfigError` for an entry that is not registered."""
+    composed config is ``node``; ``ConfigError`` for an entry that is not registered."""
     if section == "run":
         return RunSettings
     registry = ENVIRONMENTS if section == "env" else AGENTS
@@ -195,7 +195,7 @@ def pairing_refusal(
 
 
 def validate(cfg: DictConfig) -> RunConfig:
-    """Check a composed config and build its :class:`RunConfig`; raise :class:`ConfigError`."""
+    """Check a composed config and build its ``RunConfig``; raise ``ConfigError``."""
     unknown = sorted(set(map(str, cfg.keys())) - set(SECTIONS) - {"hydra"})
     if unknown:
         raise unknown_section(unknown[0])

@@ -1,7 +1,7 @@
 """The conformance checks every agent must pass (``nslb check agent=NAME``).
 
 Each setting is played three times: ``SEEDS`` in one batch, the same after reseeding the global
-generators, and ``ALONE`` by itself; :data:`CHECKS` then reads the plays. The memory check's
+generators, and ``ALONE`` by itself; ``CHECKS`` then reads the plays. The memory check's
 ``tracemalloc`` does not see compiled code's own arrays.
 """
 
@@ -420,7 +420,7 @@ CHECKS = (
 
 
 def _plays(cls: type[Agent], params: Any, s: Setting) -> _Runs:
-    """The plays of setting ``s`` (the step ``runs`` of :func:`run_checks`)."""
+    """The plays of setting ``s`` (the step ``runs`` of ``run_checks``)."""
     step(f"the check 'runs' on {s.label}")
     return _Runs(
         cls=cls,
@@ -439,7 +439,7 @@ FEW = 7  # seeds played again in a batch of their own: a JAX class's numbers are
 
 def engines_agree(cls: type[Agent], params: Any, settings: Sequence[Setting]) -> Outcome | None:
     """The default and the JAX engine agree (design §9): on each setting the JAX engine
-    covers, the mean final regret of :data:`AGREEMENT_SEEDS` seeds of each is within 3
+    covers, the mean final regret of ``AGREEMENT_SEEDS`` seeds of each is within 3
     combined standard errors. ``None`` (no such check) without JAX or when the JAX engine
     runs the agent on none of the settings."""
     from nslb_cli.jax_engine import coverage
@@ -490,8 +490,8 @@ def engines_agree(cls: type[Agent], params: Any, settings: Sequence[Setting]) ->
 def run_checks(
     cls: type[Agent], params: Any, settings: Sequence[Setting], engines: bool = True
 ) -> list[Outcome]:
-    """Check agent class ``cls`` with ``params`` on every setting: one :class:`Outcome` per check
-    of :data:`CHECKS`, then (with ``engines``, when all passed) :func:`engines_agree`."""
+    """Check agent class ``cls`` with ``params`` on every setting: one ``Outcome`` per check
+    of ``CHECKS``, then (with ``engines``, when all passed) ``engines_agree``."""
     runs = [_plays(cls, params, s) for s in settings]
     crashed = [r.setting.label for r in runs if _runs_without_error(r) is not None]
     outcomes = []

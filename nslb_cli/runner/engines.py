@@ -1,4 +1,4 @@
-"""The engines of ``run.engine``, one object each (:class:`Engine`): what simulates a job's
+"""The engines of ``run.engine``, one object each (``Engine``): what simulates a job's
 batches; the runner asks the object, never the name (docs/design.md §8, step 2)."""
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ class Engine(ABC):
     the default engine's results name no engine)."""
     shares_batches = False
     """Whether the jobs of a sweep on it that differ only in traced parameters share
-    programs and batches, and are announced first (:meth:`sharing`)."""
+    programs and batches, and are announced first (``sharing``)."""
 
     def refusal(self, env: Any, agent: Any) -> tuple[str, str] | None:
         """``(key, reason)`` when the engine cannot run ``agent`` on ``env`` (params)."""
@@ -83,7 +83,7 @@ class Engine(ABC):
     @abstractmethod
     def warm_cache(self, alone: bool) -> list[Path]:
         """The cache folders ``nslb warmup`` fills, checked writable now rather than after
-        minutes of compiling (else :class:`Unwritable`); ``alone``: the only engine warmed."""
+        minutes of compiling (else ``Unwritable``); ``alone``: the only engine warmed."""
 
 
 class NumpyEngine(Engine):
@@ -132,7 +132,7 @@ class JaxEngine(Engine):
     COPIES = 2  # the state and the rows: as the program holds them, and a copy each
 
     def __init__(self) -> None:
-        self._shared: SharedBatches | None = None  # the running sweep's (:meth:`sharing`)
+        self._shared: SharedBatches | None = None  # the running sweep's (``sharing``)
 
     def refusal(self, env: Any, agent: Any) -> tuple[str, str] | None:
         return coverage.refusal(env, agent)
@@ -147,7 +147,7 @@ class JaxEngine(Engine):
     ) -> Terms:
         """No world arrays; the trace of the ``ceil(n / every)`` kept rounds, a detector's
         latent path and alarms of every round ``9 R n``; all and the agent's statistics
-        :data:`COPIES` times."""
+        ``COPIES`` times."""
         R, n = sizes.n_runs, sizes.horizon
         trace = trace_bytes(replace(sizes, horizon=-(-n // every)))  # kept_rounds' count
         detects = agent.detection_counts is not Agent.detection_counts
@@ -180,7 +180,7 @@ class JaxEngine(Engine):
 
     @contextmanager
     def sharing(self, jobs: Sequence[SweepJob], fits: Fits) -> Iterator[None]:
-        """The jobs' programs and batches (:mod:`nslb_cli.jax_engine.sweep`), planned when
+        """The jobs' programs and batches (``nslb_cli.jax_engine.sweep``), planned when
         the block begins and dropped when it ends: a job run after it shares nothing."""
         from nslb_cli.jax_engine.engine import plan_sweep
 

@@ -2,7 +2,7 @@
 ends with one short summary of what failed.
 
 Records are ``.nslb-failures/<sweep>/<job number>.json``, ``<sweep>`` naming one command
-(:data:`SWEEP`), so that two sweeps into one folder keep theirs apart.
+(``SWEEP``), so that two sweeps into one folder keep theirs apart.
 """
 
 from __future__ import annotations

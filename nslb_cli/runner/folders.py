@@ -18,7 +18,7 @@ BLOCKED = ".nslb-blocked"
 def folder_name(override_dirname: str) -> str:
     """Hydra's ``key=value,…`` override list as a folder name: ``+``/``++`` prefixes dropped
     and items sorted, a path value as its last part and a hash of the whole path
-    (``env.data_dir=ml-100k-3f2a9c1e``), and a name longer than :data:`MAX_NAME` bytes cut to
+    (``env.data_dir=ml-100k-3f2a9c1e``), and a name longer than ``MAX_NAME`` bytes cut to
     a prefix and a hash of the whole."""
     items = re.split(r",(?=[^,=]+=)", override_dirname) if override_dirname else []
     name = ",".join(sorted(_shown(item.lstrip("+")) for item in items))
@@ -44,7 +44,7 @@ def _digest(text: str, digits: int) -> str:
 
 def job_folder(sweep_dir: str, env: str, agent: str, override_dirname: str) -> str:
     """A sweep job's folder below ``sweep_dir``: ``<env>/<agent>/<folder_name>``, or, when a
-    file stands there, a hidden folder of :data:`BLOCKED` where the job only records its failure."""
+    file stands there, a hidden folder of ``BLOCKED`` where the job only records its failure."""
     relative = f"{env}/{agent}/{folder_name(override_dirname)}"
     blocked = Path(sweep_dir) / relative
     if any(p.exists() and not p.is_dir() for p in (blocked, *blocked.parents)):
@@ -53,5 +53,5 @@ def job_folder(sweep_dir: str, env: str, agent: str, override_dirname: str) -> s
 
 
 def intended_folder(sweep_dir: str, env: str, agent: str, override_dirname: str) -> Path:
-    """Where a sweep job's results belong (what :func:`job_folder` gives when unblocked)."""
+    """Where a sweep job's results belong (what ``job_folder`` gives when unblocked)."""
     return Path(sweep_dir) / env / agent / folder_name(override_dirname)

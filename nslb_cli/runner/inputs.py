@@ -1,6 +1,6 @@
 """The inputs that shape a world, as a run folder records them (docs/design.md §6).
 
-Each declared input file's SHA-256 is recorded in section :data:`FILES` of the config, so an
+Each declared input file's SHA-256 is recorded in section ``FILES`` of the config, so an
 edited file is another config.
 """
 

@@ -35,8 +35,8 @@ class CodeRaised(RuntimeError):
 
 
 def simulate_seeds(config: RunConfig, seeds: np.ndarray) -> Trace:
-    """:func:`play_seeds`; an ``OSError`` a plugin's code raises is told from one of nslb's
-    own writes (:class:`CodeRaised`)."""
+    """``play_seeds``; an ``OSError`` a plugin's code raises is told from one of nslb's
+    own writes (``CodeRaised``)."""
     try:
         with finite.arithmetic(config.env, config.agent):  # an overflow: one line
             return play_seeds(config, seeds)
@@ -137,7 +137,7 @@ def _report(
 
 
 def run_job_guarded(config: RunConfig, resolved: DictConfig, folder: Path) -> float:
-    """:func:`run_job`, apart (:mod:`nslb_cli.common.apart`) when a plugin's code runs or in a
+    """``run_job``, apart (``nslb_cli.common.apart``) when a plugin's code runs or in a
     launcher's worker: a job that ends its process is then a failed job, and the sweep goes on.
     nslb's own jobs run by the command run in it: consecutive jobs share compiled code."""
     plugins = plugins_of(config.agent.name, config.env.name)

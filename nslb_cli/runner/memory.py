@@ -31,7 +31,7 @@ class Malformed(ValueError):
 
 def _call(owner: str, what: str, function: Callable[..., Any], *args: Any) -> Any:
     """``function(*args)``, any exception of the plugin's code (a request to stop aside)
-    turned into :class:`Malformed`."""
+    turned into ``Malformed``."""
     try:
         return function(*args)
     except BaseException as err:
@@ -47,7 +47,7 @@ def config_keys(section: str, params: Any) -> set[str]:
 
 def sizes_of(env: Any, params: Any, runs: int) -> Sizes:
     """The sizes of a batch of ``runs`` runs of ``env`` with ``params``: its ``sizes(params, runs)``
-    where it has one (:class:`Malformed` if that fails), else its horizon, arms and states."""
+    where it has one (``Malformed`` if that fails), else its horizon, arms and states."""
     declared = getattr(env, "sizes", None)
     if declared is None:
         return Sizes(runs, params.horizon, params.n_arms, params.n_states)
@@ -68,7 +68,7 @@ def declared(
     owner: str, memory: Callable[[Any, Sizes], Any], params: Any, sizes: Sizes, keys: set[str]
 ) -> dict[str, int]:
     """``memory(params, sizes)`` checked against the contract: config keys among ``keys`` (or
-    several, joined by ``", "``) to bytes (integers ``>= 0``); else :class:`Malformed`."""
+    several, joined by ``", "``) to bytes (integers ``>= 0``); else ``Malformed``."""
     terms = _call(owner, "memory(params, sizes)", memory, params, sizes)
     if not isinstance(terms, dict):
         raise Malformed(
@@ -89,15 +89,15 @@ def declared(
 
 
 def agent_memory(agent: Any, params: Any, env_params: Any, sizes: Sizes) -> dict[str, int]:
-    """Agent class ``agent``'s declaration for ``sizes``, checked (:func:`declared`): its keys
-    may be its own, the environment's (``env_params``) or :data:`RUN_KEYS`."""
+    """Agent class ``agent``'s declaration for ``sizes``, checked (``declared``): its keys
+    may be its own, the environment's (``env_params``) or ``RUN_KEYS``."""
     keys = config_keys("agent", params) | config_keys("env", env_params) | set(RUN_KEYS)
     return declared(f"agent '{params.name}'", agent.memory, params, sizes, keys)
 
 
 def env_memory(env: Any, params: Any, sizes: Sizes) -> dict[str, int]:
     """Environment class ``env``'s declaration ``memory(params, sizes)``, checked
-    (:func:`declared`: its keys may be its own or :data:`RUN_KEYS`); none without one."""
+    (``declared``: its keys may be its own or ``RUN_KEYS``); none without one."""
     memory = getattr(env, "memory", None)
     if memory is None:
         return {}
@@ -109,7 +109,7 @@ def batch_bytes(
     env_params: Any, agent_params: Any, batch: int, engine: Engine, every: int = 1
 ) -> dict[str, int]:
     """The estimated bytes of one batch of ``batch`` runs on ``engine`` keeping every ``every``-th
-    round, by config key; :class:`Malformed` if a declaration is."""
+    round, by config key; ``Malformed`` if a declaration is."""
     env, agent = ENVIRONMENTS[env_params.name], AGENTS[agent_params.name]
     sizes = sizes_of(env, env_params, batch)
     statistics = agent_memory(agent, agent_params, env_params, sizes)

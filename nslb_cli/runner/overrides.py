@@ -1,7 +1,7 @@
 """A command line's overrides: parsed with Hydra's parser, and nslb's own checks of them.
 
 nslb checks what Hydra's advice would get wrong (``agent.taux=3``: "use +agent.taux=3");
-any other problem is Hydra's message, on one line (:func:`one_line`).
+any other problem is Hydra's message, on one line (``one_line``).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ GROUPS = ("env", "agent", "experiment", "hparams_search", "study")
 """nslb's config groups, of which a run chooses one option each."""
 HOME = re.compile(r"^([^=~][^=]*)=~(?=/|$)")
 COMPOSING = (HydraException, OmegaConfBaseException, ValueError)
-"""What Hydra's composition raises for a bad override (:func:`one_line` tells it)."""
+"""What Hydra's composition raises for a bad override (``one_line`` tells it)."""
 
 
 def expand_home(overrides: list[str]) -> list[str]:
@@ -47,7 +47,7 @@ def one_line(err: BaseException) -> str:
 
 
 def parse_overrides(overrides: list[str]) -> list[Override]:
-    """The parsed overrides; an unparsable one is a :class:`ConfigError` naming it."""
+    """The parsed overrides; an unparsable one is a ``ConfigError`` naming it."""
     parser = OverridesParser.create()
     parsed = []
     for item in overrides:
@@ -149,7 +149,7 @@ def refuse_unknown_keys(
 
 
 def _owning_section(config: DictConfig, key: str) -> str | None:
-    """The first section of ``config`` (:data:`SECTIONS`) that has the key ``key``."""
+    """The first section of ``config`` (``SECTIONS``) that has the key ``key``."""
     return next(
         (s for s in SECTIONS if isinstance(config.get(s), DictConfig) and key in config[s]), None
     )

@@ -1,7 +1,7 @@
 """Jobs whose command has gone stop instead of writing.
 
-A job checks its command (:data:`OWNER`) before it writes (:func:`check_owner`); a worker also
-ends itself once its command has gone (:func:`end_with_owner`).
+A job checks its command (``OWNER``) before it writes (``check_owner``); a worker also
+ends itself once its command has gone (``end_with_owner``).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def claim_ownership() -> None:
 
 
 def owner_alive(owner: str | None = None) -> bool:
-    """Whether the command that owns this process's jobs (default: :data:`OWNER`'s) still runs;
+    """Whether the command that owns this process's jobs (default: ``OWNER``'s) still runs;
     ``True`` when it runs on another machine."""
     owner = os.environ.get(OWNER) if owner is None else owner
     if owner is None:
@@ -48,7 +48,7 @@ _watched: list[str] = []  # the owner a thread of end_with_owner watches, once p
 
 def end_with_owner() -> None:
     """In a worker on this machine: end it, writing nothing more, once its command has gone
-    (:func:`~nslb_cli.common.apart.end_when`). Started once per process."""
+    (``end_when``). Started once per process."""
     owner = os.environ.get(OWNER)
     if _watched or owner is None or is_command():
         return  # the command itself (every process that runs one claims its jobs)
@@ -57,6 +57,6 @@ def end_with_owner() -> None:
 
 
 def check_owner() -> None:
-    """Raise :class:`Terminated` if the command that owns this job has gone."""
+    """Raise ``Terminated`` if the command that owns this job has gone."""
     if not owner_alive():
         raise Terminated(f"the nslb command (pid {os.environ.get(OWNER)}) has gone")

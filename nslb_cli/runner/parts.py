@@ -26,7 +26,7 @@ MIN_RUNS = 8
 
 def plan_parts(agent: type[Agent], threads: int | None, runs: int) -> int:
     """How many parts, one thread each, to play ``runs`` runs of ``agent`` in: one unless it is
-    concurrent, else ``threads`` (default: the usable CPUs); at least :data:`MIN_RUNS` a part."""
+    concurrent, else ``threads`` (default: the usable CPUs); at least ``MIN_RUNS`` a part."""
     most = runs // MIN_RUNS
     if not agent.concurrent or most <= 1:
         return 1

@@ -24,7 +24,7 @@ def build_agent(cls: type[Agent], params: Any, world: World, rng: BatchRNG) -> A
 
 
 class Abandoned(Exception):
-    """The round loop stopped because its caller gave up on it (:func:`simulate`'s
+    """The round loop stopped because its caller gave up on it (``simulate``'s
     ``abandoned``): another part of the same batch failed."""
 
 
@@ -38,7 +38,7 @@ def simulate(
     """Play ``agent`` in ``world`` for the whole horizon.
 
     ``progress``: show a progress bar (``None``: only on a terminal), named ``label``;
-    ``abandoned``: asked every round, raising :class:`Abandoned` once true.
+    ``abandoned``: asked every round, raising ``Abandoned`` once true.
     """
     R, n = world.states.shape
     action = np.empty((R, n), dtype=np.int64)

@@ -55,7 +55,7 @@ def is_study(sweeper: Any) -> bool:
 
 @dataclass(frozen=True)
 class Plan:
-    """A study as the command line asks for it, checked (:func:`plan`)."""
+    """A study as the command line asks for it, checked (``plan``)."""
 
     agent: str
     trials: int
@@ -76,7 +76,7 @@ class Plan:
 
 def plan(base: DictConfig, overrides: list[str]) -> Plan:
     """The study of the composed ``base`` config and the command line's ``overrides``;
-    :class:`ConfigError` in one line for one that cannot run as asked."""
+    ``ConfigError`` in one line for one that cannot run as asked."""
     sweeper, objective = base.hydra.sweeper, str(base.run.objective)
     for setting in ("n_trials", "n_jobs"):
         value = sweeper.get(setting)
@@ -316,7 +316,7 @@ def _not_replayed(override: str) -> bool:
 
 def expand_best(arguments: list[str]) -> list[str]:
     """Replace each argument naming a ``best.yaml`` by its overrides, but for keys a later
-    argument sets; beside a later sweep of agents, the tuned values are an option (:func:`_beside`).
+    argument sets; beside a later sweep of agents, the tuned values are an option (``_beside``).
     """
     arguments, expanded = list(arguments), []
     for where, argument in enumerate(arguments):
@@ -351,7 +351,7 @@ def _beside(overrides: list[str], arguments: list[str], where: int) -> list[str]
 def refuse_tuning_seeds(arguments: list[str], first: int, last: int) -> None:
     """Refuse to evaluate a ``best.yaml`` among ``arguments`` on seeds ``first``…``last``
     that overlap the seeds it was tuned on (its ``tuning_seeds``): the minimum of noisy
-    trials is biased low on them. :class:`ConfigError` in one line."""
+    trials is biased low on them. ``ConfigError`` in one line."""
     for argument in filter(_names_a_file, arguments):
         tuned = _read_best(argument).get("tuning_seeds")
         if isinstance(tuned, list) and len(tuned) == 2 and first <= tuned[1] and tuned[0] <= last:
@@ -374,7 +374,7 @@ def _names_a_file(argument: str) -> bool:
 
 
 def _read_best(argument: str) -> dict[str, Any]:
-    """The YAML file ``argument``, with its ``overrides`` list; :class:`ConfigError` if none."""
+    """The YAML file ``argument``, with its ``overrides`` list; ``ConfigError`` if none."""
     try:
         content = yaml.safe_load(Path(argument).read_text())
     except FileNotFoundError:

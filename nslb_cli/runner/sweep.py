@@ -1,4 +1,4 @@
-"""A sweep's jobs, each checked before any runs (:func:`check_sweep`, called by nslb's
+"""A sweep's jobs, each checked before any runs (``check_sweep``, called by nslb's
 sweeper), and the order nslb's launcher runs them in."""
 
 from __future__ import annotations
@@ -25,14 +25,14 @@ Compose = Callable[[list[str]], DictConfig]
 
 
 def check_sweep(jobs: Sequence[list[str]], composed: Compose) -> list[DictConfig]:
-    """Check every job of ``jobs`` (:func:`check_job`); return their configs. Raise
-    :class:`ConfigError` naming the first bad job."""
+    """Check every job of ``jobs`` (``check_job``); return their configs. Raise
+    ``ConfigError`` naming the first bad job."""
     return [check_job(composed, job, jobs) for job in jobs]
 
 
 def check_job(composed: Compose, job: list[str], jobs: Sequence[list[str]]) -> DictConfig:
     """Validate the config ``composed(job)`` of one job of ``jobs`` and check that a batch of
-    its seeds fits in memory; raise :class:`ConfigError` naming the job (plugins': apart)."""
+    its seeds fits in memory; raise ``ConfigError`` naming the job (plugins': apart)."""
     try:
         config = composed(job)
         if _of_plugin(config):
@@ -48,7 +48,7 @@ def check_job(composed: Compose, job: list[str], jobs: Sequence[list[str]]) -> D
 
 
 def _check_values(composed: DictConfig) -> None:
-    """:func:`validate` a job's config and check that a batch of its seeds fits in memory."""
+    """``validate`` a job's config and check that a batch of its seeds fits in memory."""
     config = validate(composed)
     batch = min(config.run.batch_size, config.run.n_seeds)
     reason = memory.too_many_seeds(config.run.n_seeds) or memory.too_large(
@@ -61,7 +61,7 @@ def _check_values(composed: DictConfig) -> None:
 def plan_sweep(configs: Sequence[DictConfig]) -> tuple[list[int], AbstractContextManager[None]]:
     """The order to run a sweep's jobs in (indices into ``configs``), and the block to run them in.
 
-    Jobs that differ only in traced parameters run one after another (:func:`grouped_order`), and
+    Jobs that differ only in traced parameters run one after another (``grouped_order``), and
     plugins' jobs first: a child cannot be forked once the JAX engine ran. With ``run.fail_fast``
     the jobs keep Hydra's order, so that a failure skips the jobs numbered after it.
     """

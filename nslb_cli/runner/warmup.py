@@ -1,10 +1,10 @@
 """``nslb warmup``: compile every agent's kernels in advance, so no real run waits for them.
 
 numba compiles a kernel for the argument types of its first call and caches it on disk
-(:mod:`nslb_cli.compiled.jit`); the types depend on the reward model and on whether the
+(``nslb_cli.compiled.jit``); the types depend on the reward model and on whether the
 model is known or a prior, not on the sizes. Each agent therefore plays a few rounds of
-two seeds in each of :data:`SETTINGS`, and on :data:`MOVIELENS` (a small ratings file of its
-own, :func:`write_ratings`, so no release is needed).
+two seeds in each of ``SETTINGS``, and on ``MOVIELENS`` (a small ratings file of its
+own, ``write_ratings``, so no release is needed).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ MOVIELENS = {
     "n_arms": 6,
     "horizon": 12,
 }
-"""The MovieLens world of the warm-up, on :func:`write_ratings`'s file."""
+"""The MovieLens world of the warm-up, on ``write_ratings``'s file."""
 FAMILIES = ("switching_latent", "latent_ar")  # the successors' worlds, 12 rounds each
 
 
@@ -134,8 +134,8 @@ def warm_up_jax(report: Callable[[str], None]) -> int:
 
 
 def _worlds(scratch: Path) -> list[Any]:
-    """The environment params of :data:`SETTINGS`, :data:`MOVIELENS` (its data and cache in
-    ``scratch``) and :data:`FAMILIES`, where some agents play alone."""
+    """The environment params of ``SETTINGS``, ``MOVIELENS`` (its data and cache in
+    ``scratch``) and ``FAMILIES``, where some agents play alone."""
     synthetic, movielens = ENVIRONMENTS["synthetic"], ENVIRONMENTS["movielens"]
     worlds = [replace(synthetic.Params(), **values) for values in SETTINGS]
     data = write_ratings(scratch)

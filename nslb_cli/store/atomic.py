@@ -21,7 +21,7 @@ FILE_MODE = 0o666 & ~_UMASK
 
 def atomic_write(path: Path, write: Callable[[BinaryIO], object]) -> None:
     """Write ``path`` whole or not at all, ``write(handle)`` filling its temporary; the
-    rename is durable once the folder is fsynced (:func:`fsync_folder`)."""
+    rename is durable once the folder is fsynced (``fsync_folder``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(6)}{TMP}"
     created = False
@@ -41,12 +41,12 @@ def atomic_write(path: Path, write: Callable[[BinaryIO], object]) -> None:
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """:func:`atomic_write` of ``data``."""
+    """``atomic_write`` of ``data``."""
     atomic_write(path, lambda handle: handle.write(data))
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """:func:`atomic_write_bytes` of ``text`` in UTF-8 (newlines written as given)."""
+    """``atomic_write_bytes`` of ``text`` in UTF-8 (newlines written as given)."""
     atomic_write_bytes(path, text.encode())
 
 

@@ -69,7 +69,7 @@ def claim(folder: Path, config: dict[str, Any]) -> None:
 
 
 def refuse_foreign_files(folder: Path, key: str = "hydra.run.dir") -> None:
-    """Raise :class:`OutputConflict` if ``folder`` holds files nslb did not write
+    """Raise ``OutputConflict`` if ``folder`` holds files nslb did not write
     (docs/design.md §6); folders are not counted unless named as a file nslb writes."""
     try:
         listed = list(folder.iterdir())

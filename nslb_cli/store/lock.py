@@ -1,5 +1,5 @@
 """One writer per run folder (docs/design.md §6): an ``flock`` on ``.nslb.lock``, taken
-through :mod:`filelock`, and a note of its holder beside it (``.nslb-writer.json``)."""
+through ``filelock``, and a note of its holder beside it (``.nslb-writer.json``)."""
 
 from __future__ import annotations
 

@@ -56,7 +56,7 @@ class Record:
 
 
 class _Checksummed:
-    """A binary file that checksums what is written, keeping what follows :meth:`keep`."""
+    """A binary file that checksums what is written, keeping what follows ``keep``."""
 
     def __init__(self, handle: BinaryIO) -> None:
         self.handle, self.size, self.crc, self.closed = handle, 0, 0, False
@@ -85,7 +85,7 @@ class _Checksummed:
 
 
 def batch_table(trace: Trace, every: int = 1) -> pa.Table:
-    """The rows of every run of ``trace``: ``seed``, then :func:`trace_columns`."""
+    """The rows of every run of ``trace``: ``seed``, then ``trace_columns``."""
     columns = trace_columns(trace, slice(None), every)
     runs, rounds = columns["reward"].shape
     rows = {"seed": np.repeat(np.asarray(trace.seeds, np.int64), rounds)}
@@ -180,7 +180,7 @@ def foreign(path: Path) -> bool:
 
 def stored(folder: Path, lost: set[int] | None = None) -> tuple[list[Record], dict[Path, str]]:
     """The checked records of ``folder``'s Parquet files, and the damaged ones with their reason,
-    their seeds added to ``lost``. A file gone once listed raises :class:`FileNotFoundError`."""
+    their seeds added to ``lost``. A file gone once listed raises ``FileNotFoundError``."""
     records, damaged = [], {}
     sealed = [folder / FILE] if (folder / FILE).is_file() else []
     for path in sealed + sorted((folder / PARTS).glob("*.parquet")):

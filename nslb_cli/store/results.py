@@ -54,7 +54,7 @@ TAIL_BYTES = 4096  # far more than one row (11 numbers in their shortest form)
 @dataclass(frozen=True)
 class Layout:
     """How a job stores its rounds: ``run.format`` (``csv`` or ``parquet``) and ``run.every``
-    (the rounds kept: :func:`kept_rounds`)."""
+    (the rounds kept: ``kept_rounds``)."""
 
     format: str = "csv"
     every: int = 1
@@ -99,13 +99,13 @@ def trace_columns(trace: Trace, runs: slice = slice(None), every: int = 1) -> di
 def _columns(
     trace: Trace, runs: slice, rounds: np.ndarray, regret: np.ndarray, sums: dict[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
-    """:data:`COLUMNS`, in order: the trace's arrays of the same names but those made here."""
+    """``COLUMNS``, in order: the trace's arrays of the same names but those made here."""
     made = {"t": rounds, "regret": regret, **sums}
     return {name: made[name] if name in made else getattr(trace, name)[runs] for name in COLUMNS}
 
 
 def seed_columns(trace: Trace, run: int, every: int = 1) -> dict[str, np.ndarray]:
-    """The columns of one run of a trace (:func:`trace_columns`), each one-dimensional."""
+    """The columns of one run of a trace (``trace_columns``), each one-dimensional."""
     columns = trace_columns(trace, slice(run, run + 1), every)
     return {name: values if name == "t" else values[0] for name, values in columns.items()}
 
@@ -116,7 +116,7 @@ def seed_csv_bytes(trace: Trace, run: int, every: int = 1) -> bytes:
 
 
 def arrow_text(columns: dict[str, np.ndarray]) -> bytes:
-    """The CSV text of :func:`seed_columns` ``columns``, by Arrow's CSV writer."""
+    """The CSV text of ``seed_columns`` ``columns``, by Arrow's CSV writer."""
     table = arrow_table(columns)
     stream = pa.BufferOutputStream()
     stream.write(HEADER)
@@ -125,7 +125,7 @@ def arrow_text(columns: dict[str, np.ndarray]) -> bytes:
 
 
 def arrow_table(columns: dict[str, np.ndarray]) -> pa.Table:
-    """One-dimensional ``columns`` as an Arrow table, null where :data:`NULLS` are unknown."""
+    """One-dimensional ``columns`` as an Arrow table, null where ``NULLS`` are unknown."""
     nulls = {
         name: columns[name] == NO_BELIEF if name in INTEGERS else np.isnan(columns[name])
         for name in NULLS
@@ -183,7 +183,7 @@ def strict(value: Any) -> Any:
 
 
 def check_summary(trace: Trace) -> None:
-    """Refuse (:class:`BrokenContract`) a statistic named as a field of the seed's record."""
+    """Refuse (``BrokenContract``) a statistic named as a field of the seed's record."""
     taken = sorted(set(trace.summary) & STATS_KEYS)
     if taken:
         raise BrokenContract(
@@ -236,7 +236,7 @@ def recorded_every(csv_path: Path) -> int:
 
 
 OTHER_KEY = "written for another config or data"
-"""How :func:`damaged` begins its reason for a seed recording another result key."""
+"""How ``damaged`` begins its reason for a seed recording another result key."""
 
 
 def damaged(csv_path: Path, data: bytes, key: str | None = None) -> str | None:

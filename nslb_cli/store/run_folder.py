@@ -1,4 +1,4 @@
-"""A run folder as one job writes it: :class:`RunFolder` owns the order of the steps that
+"""A run folder as one job writes it: ``RunFolder`` owns the order of the steps that
 keep its promises (docs/design.md §6, *Resuming, and what a folder may hold*)."""
 
 from __future__ import annotations
@@ -63,13 +63,13 @@ class RunFolder:
         self.batch_size, self.numbers, self.overwrite = batch_size, numbers, overwrite
         self.key = result_key(settings, None if data is None else data["fingerprint"], engine)
         self.data = None if data is None else json.dumps(data, indent=1, sort_keys=True) + "\n"
-        self.done: set[int] = set()  # the seeds done before this job (:meth:`missing`)
+        self.done: set[int] = set()  # the seeds done before this job (``missing``)
         self._target = path  # where the results go: the staging folder when overwriting
         self._claimed = False
 
     @contextlib.contextmanager
     def open(self) -> Iterator[RunFolder]:
-        """Hold the folder's lock and tidy the folder; with :attr:`overwrite` stage the results,
+        """Hold the folder's lock and tidy the folder; with ``overwrite`` stage the results,
         swapped in on a clean exit, dropped otherwise."""
         with folder_lock(self.path, self.key, provenance.command()):
             staging.recover(self.path)
@@ -97,7 +97,7 @@ class RunFolder:
 
     def missing(self, seeds: Iterable[int]) -> np.ndarray:
         """The seeds of ``seeds`` not done in the folder, damaged ones again; rewrites a lost record
-        of done seeds. :class:`OutputConflict` for seeds of another key, data, layout or version."""
+        of done seeds. ``OutputConflict`` for seeds of another key, data, layout or version."""
         seeds = [int(seed) for seed in seeds]
         self.done, lost = self._scan()
         if left := sorted(lost - self.done - set(seeds)):  # gone when the results are sealed
@@ -116,7 +116,7 @@ class RunFolder:
 
     def write(self, seeds: np.ndarray, trace: Trace) -> None:
         """Write the batch of ``seeds`` played as ``trace`` and its provenance line (first with
-        :attr:`numbers`), the first claiming the folder."""
+        ``numbers``), the first claiming the folder."""
         if not self._claimed:
             claim(self._target, self.settings)
             self._restore_records()
@@ -143,7 +143,7 @@ class RunFolder:
 
     def _scan(self) -> tuple[set[int], set[int]]:
         """The done seeds of the folder's result key, and the seeds its damaged Parquet files name;
-        refuses seeds of another key, data or :attr:`layout` (:class:`OutputConflict`)."""
+        refuses seeds of another key, data or ``layout`` (``OutputConflict``)."""
         folder, key, layout = self._target, self.key, self.layout
         try:
             names = [path.name for path in folder.iterdir()]
@@ -279,7 +279,7 @@ def _listed(seeds: list[int]) -> str:
 
 
 def _refuse_other_versions(folder: Path, numbers: str | None, seeds: frozenset[int]) -> None:
-    """Raise :class:`OutputConflict` if another nslb version wrote ``folder``'s results, or,
+    """Raise ``OutputConflict`` if another nslb version wrote ``folder``'s results, or,
     given ``numbers``, unless its provenance records these for every one of ``seeds``."""
     this = provenance.environment()["nslb"]
     others = sorted(provenance.versions(folder) - {this})

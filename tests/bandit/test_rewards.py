@@ -129,7 +129,7 @@ def assert_moments(draws: np.ndarray, mean: list[float], var: list[float]) -> No
     ids=["gaussian", "bernoulli"],
 )
 def test_posterior_draws_have_the_posterior_moments(model, stats, mean, var) -> None:
-    """20000 draws, one run each (module helper :func:`assert_moments`)."""
+    """20000 draws, one run each (module helper ``assert_moments``)."""
     batch = (np.tile(stats[0], (DRAWS, 1)), np.tile(stats[1], (DRAWS, 1)))
     assert_moments(model.sample(batch, BatchRNG(range(DRAWS))), mean, var)
 

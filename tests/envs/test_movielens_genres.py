@@ -33,7 +33,7 @@ COUNTS = {
 
 
 def write_tiny(folder: Path) -> Path:
-    """An ML-100K layout of :data:`TASTES` (``u.genre``, ``u.item``, ``u.data``)."""
+    """An ML-100K layout of ``TASTES`` (``u.genre``, ``u.item``, ``u.data``)."""
     folder.mkdir(parents=True, exist_ok=True)
     names = ("unknown", *GENRES)
     (folder / "u.genre").write_text("".join(f"{g}|{i}\n" for i, g in enumerate(names)))

@@ -1,7 +1,7 @@
 """``python -m tests.faults.small_disk ROOM ARG…``: ``nslb ARG…`` on a disk with ROOM bytes
 left, without the privileges a small tmpfs needs to be mounted.
 
-Every file nslb writes goes through :func:`nslb_cli.store.atomic.atomic_write`, which fills its
+Every file nslb writes goes through ``nslb_cli.store.atomic.atomic_write``, which fills its
 temporary through ``os.fdopen(fd, "wb")``. Here that handle's writes share ROOM bytes, as the
 kernel's ``write(2)`` shares a full disk's last blocks: a write gets the bytes that still fit
 (a short write, which the buffered file retries), and one that finds no room left fails with

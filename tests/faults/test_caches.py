@@ -185,7 +185,7 @@ def huge_npy(dtype: str) -> bytes:
 
 
 def warning_lines(text: str) -> list[str]:
-    """The lines of ``text`` (stderr) that say something (:func:`tests.helpers.cli.said`)."""
+    """The lines of ``text`` (stderr) that say something (``tests.helpers.cli.said``)."""
     return said(text)
 
 
@@ -330,7 +330,7 @@ EXPECTED = kernel(*ARGS)
 
 
 def fresh_dispatcher(cache: Path) -> Any:
-    """A new dispatcher of :func:`kernel` whose cache folder is in ``cache`` (nslb's
+    """A new dispatcher of ``kernel`` whose cache folder is in ``cache`` (nslb's
     versioned locator, pointed at this folder for the decoration only)."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(compiled, "PACKAGE", HERE)
@@ -340,7 +340,7 @@ def fresh_dispatcher(cache: Path) -> Any:
 
 @pytest.fixture(scope="module")
 def kernel_cache(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[Path, bytes]]:
-    """:func:`kernel` compiled once into a cache folder: its index and data files, and the
+    """``kernel`` compiled once into a cache folder: its index and data files, and the
     bytes of each."""
     cache = tmp_path_factory.mktemp("numba")
     dispatcher = fresh_dispatcher(cache)

@@ -96,7 +96,7 @@ def test_two_sweeps_into_one_folder_keep_their_own_failures(tmp_path: Path) -> N
 def test_a_sweep_goes_on_past_a_job_whose_folder_a_file_blocks(tmp_path: Path) -> None:
     """A file where one of the job's parent folders goes: the job fails naming that file,
     and the other jobs run (a file where the job's own folder goes:
-    :func:`test_two_sweeps_into_one_folder_keep_their_own_failures`)."""
+    ``test_two_sweeps_into_one_folder_keep_their_own_failures``)."""
     sweep = tmp_path / "s"
     (sweep / "synthetic").mkdir(parents=True)
     (sweep / "synthetic/mts").write_text("in the way")

@@ -3,7 +3,7 @@ written that looks valid: the next run, with room, completes as an undisturbed o
 
 The disk fills through a file-size limit (RLIMIT_FSIZE: writes past it fail with EFBIG, as
 on a full disk), through writes that share a few bytes and then fail with ENOSPC
-(:mod:`tests.faults.small_disk`: a full disk without privileges, wherever the tests run), and,
+(``tests.faults.small_disk``: a full disk without privileges, wherever the tests run), and,
 where this machine lets the tests mount one, through a small tmpfs.
 """
 
@@ -23,7 +23,7 @@ from tests.helpers.paths import REPO
 
 RUN = ["run", *QUICK, "run.n_seeds=6", "run.batch_size=2"]
 BIG = [*RUN, "env.horizon=2000", "run.n_seeds=20"]
-"""Twenty seeds of about 250 kB each: more than a disk of :data:`MIB` holds."""
+"""Twenty seeds of about 250 kB each: more than a disk of ``MIB`` holds."""
 MIB = 1 << 20
 
 
@@ -35,7 +35,7 @@ def limited(args: list[str], cwd: Path, limit: int) -> subprocess.CompletedProce
 
 
 def on_small_disk(args: list[str], cwd: Path, room: int) -> subprocess.CompletedProcess[str]:
-    """``nslb args…`` with ``room`` bytes left on its disk (:mod:`tests.faults.small_disk`)."""
+    """``nslb args…`` with ``room`` bytes left on its disk (``tests.faults.small_disk``)."""
     path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
     return subprocess.run(
         [sys.executable, "-m", "tests.faults.small_disk", str(room), *args], cwd=cwd,
@@ -83,7 +83,7 @@ FILLS: dict[str, Callable[[list[str], Path], subprocess.CompletedProcess[str]]] 
     "No space left on device": lambda args, cwd: on_small_disk(args, cwd, 50_000),
 }
 """Two ways the disk fills during an overwrite: by file size, and (with ``-m slow``) for
-all files together, which :func:`test_a_full_disk_keeps_the_finished_batches_and_resumes`
+all files together, which ``test_a_full_disk_keeps_the_finished_batches_and_resumes``
 tries on a run."""
 
 
@@ -127,7 +127,7 @@ def test_a_sweep_on_a_full_disk_records_each_failed_job(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def big(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The results of :data:`BIG`, written undisturbed."""
+    """The results of ``BIG``, written undisturbed."""
     cwd = tmp_path_factory.mktemp("big")
     reference = nslb(*BIG, "hydra.run.dir=ref", cwd=cwd)
     assert reference.returncode == 0, reference.stderr
@@ -149,7 +149,7 @@ def tmpfs(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 
 def test_a_full_disk_keeps_the_finished_batches_and_resumes(big: Path, tmp_path: Path) -> None:
-    """:func:`test_a_really_full_disk`'s run, on a disk of 1 MiB that needs no privileges:
+    """``test_a_really_full_disk``'s run, on a disk of 1 MiB that needs no privileges:
     the same one line and exit status, the batches that fit kept whole, and the next run,
     with room, completes as an undisturbed one."""
     full = on_small_disk([*BIG, "hydra.run.dir=r"], tmp_path, MIB)

@@ -7,7 +7,7 @@ attribute access raises: ``nslb list`` still works and prints exactly one warnin
 the plugin, ``nslb run agent=mts`` does not import it (no line); choosing it is one error line.
 A ``KeyboardInterrupt`` (or nslb's own SIGTERM exception) during a plugin's import still
 stops nslb. Fake distributions are dist-info folders on ``PYTHONPATH``
-(:mod:`tests.helpers.plugins`).
+(``tests.helpers.plugins``).
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def install(site: Path, name: str, source: str, group: str = GROUP) -> str:
 
 
 def warning_for(name: str) -> str:
-    """The line that says why the plugin ``name`` of :data:`BROKEN` is left out."""
+    """The line that says why the plugin ``name`` of ``BROKEN`` is left out."""
     return (
         f"nslb: warning: agent '{name}' (broken-{name} 1.0): cannot use "
         f"plugin_{name}:Agent: {BROKEN[name][1]}"
@@ -215,7 +215,7 @@ def test_params_that_refuse_their_defaults_with_a_config_error_stay_usable(
 
 @pytest.fixture
 def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A folder on ``sys.path`` for fake distributions, seen by a fresh :class:`Registry`."""
+    """A folder on ``sys.path`` for fake distributions, seen by a fresh ``Registry``."""
     folder = tmp_path / "site"
     folder.mkdir()
     monkeypatch.syspath_prepend(str(folder))
@@ -310,7 +310,7 @@ PATCHED = "import {module} as m; m.{constant} = 2; from nslb_cli.cli import main
 
 
 def hostile(site: Path, name: str, action: str) -> str:
-    """Install agent ``name`` doing ``action`` in round 6 (see :data:`HOSTILE`)."""
+    """Install agent ``name`` doing ``action`` in round 6 (see ``HOSTILE``)."""
     return install(site, name, HOSTILE.format(name=name, action=action))
 
 

@@ -1,5 +1,5 @@
-"""The ``nslb`` command in a test: in the test's process (:func:`nslb`), or as the installed
-console script in a subprocess (:func:`nslb_process`) where the promise is about a process
+"""The ``nslb`` command in a test: in the test's process (``nslb``), or as the installed
+console script in a subprocess (``nslb_process``) where the promise is about a process
 (signals, exit of workers, environment, output written below Python)."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Agents that each break one rule of the plugin interface, for the conformance checks.
 
-:mod:`tests.runner.test_conformance` expects each to fail its own check and only it;
-:mod:`tests.cli.test_check` installs :class:`GlobalRandom` as a plugin and runs ``nslb check``
+``tests.runner.test_conformance`` expects each to fail its own check and only it;
+``tests.cli.test_check`` installs ``GlobalRandom`` as a plugin and runs ``nslb check``
 on it (the entry point ``tests.helpers.faulty_agents:GlobalRandom``).
 """
 

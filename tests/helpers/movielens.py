@@ -151,7 +151,7 @@ TINY = Settings(
     n_states=3,
     data_seed=0,
 )
-"""Preparation settings for :func:`tiny_release` (those of :func:`tiny_env_params`)."""
+"""Preparation settings for ``tiny_release`` (those of ``tiny_env_params``)."""
 
 TINY_RUN = [
     "env.min_user_ratings=20",
@@ -163,7 +163,7 @@ TINY_RUN = [
     "run.n_seeds=2",
     "run.progress=false",
 ]
-"""``nslb run env=movielens`` overrides of a tiny release's run (:data:`TINY`'s filtering, a
+"""``nslb run env=movielens`` overrides of a tiny release's run (``TINY``'s filtering, a
 rank-3 model, 2 seeds of 60 rounds)."""
 
 

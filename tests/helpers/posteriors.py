@@ -1,6 +1,6 @@
 """umTS's reward posteriors laid out per particle, for tests to read.
 
-The pool keeps each statistic once per slot (:class:`~nslb_cli.agents.umts.pool.SlotPool`);
+The pool keeps each statistic once per slot (``SlotPool``);
 ``gather`` copies it out per particle: ``(R, N, S, ...)``.
 """
 

@@ -21,7 +21,7 @@ from nslb_cli.agents.mucb import SlidingWindowModelUCB
 
 
 def cusum_index(agent: CUSUMUCB) -> np.ndarray:
-    """CUSUM-UCB's UCB indices ``(R, K)``, the arms :func:`~nslb_cli.agents.cusum.cusum_choice`
+    """CUSUM-UCB's UCB indices ``(R, K)``, the arms ``cusum_choice``
     ranks: ``Y_a / N_a + 2 sigma sqrt(2 log(n_t) / N_a)`` with ``n_t = sum_a N_a``, ``+inf``
     for arms not pulled since their restart."""
     total = agent.pulls.sum(axis=1, keepdims=True)  # n_t
@@ -38,7 +38,7 @@ def mean_shift_update(
     """Cao et al.'s test after recording ``(A_t, R_t)`` of every run: ``(R,)`` bool, True
     where, with ``Y_1 .. Y_tau`` the pulled arm's last ``tau`` rewards (oldest first),
     ``| sum_{i > tau/2} Y_i - sum_{i <= tau/2} Y_i | > threshold`` and the arm has ``tau``
-    rewards since the reset (:func:`~nslb_cli.agents.changepoint.restarted_update` compiled)."""
+    rewards since the reset (``restarted_update`` compiled)."""
     runs = np.arange(len(arms))
     count = detector.counts[runs, arms]
     detector.rewards[runs, arms, count % detector.tau] = rewards
@@ -56,7 +56,7 @@ def cd_choose(agent: DetectorRestarted, t: int) -> np.ndarray:
     """The base algorithm's arm for every run, ``(R,)``: CD-UCB's
     ``argmax_a Y_a / n_a + sigma sqrt(8 log(t - r + 1) / n_a)`` (unpulled arms first), CD-TS's
     argmax of one posterior draw per arm (the draws of
-    :func:`~nslb_cli.agents.changepoint.thompson_choice`)."""
+    ``thompson_choice``)."""
     if isinstance(agent, CDUCB):
         rounds = (t - agent.restart + 1).astype(float)[:, None]
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -70,7 +70,7 @@ def cd_choose(agent: DetectorRestarted, t: int) -> np.ndarray:
 
 def reference_act(agent: DetectorRestarted, t: int) -> np.ndarray:
     """CD-UCB's / CD-TS's ``act``: the forced arm ``(t - r) mod period`` where it is below
-    ``K``, else :func:`cd_choose`'s."""
+    ``K``, else ``cd_choose``'s."""
     base = cd_choose(agent, t)
     phase = (t - agent.restart) % np.maximum(agent.period, 1)
     forced = (agent.period > 0) & (phase < agent.problem.n_arms)
@@ -80,8 +80,8 @@ def reference_act(agent: DetectorRestarted, t: int) -> np.ndarray:
 def reference_update(
     agent: DetectorRestarted, t: int, actions: np.ndarray, rewards: np.ndarray
 ) -> None:
-    """CD-UCB's / CD-TS's ``update`` (:func:`~nslb_cli.agents.changepoint.restarted_update`):
-    the pulled arms' statistics, :func:`mean_shift_update`, the restarts."""
+    """CD-UCB's / CD-TS's ``update`` (``restarted_update``):
+    the pulled arms' statistics, ``mean_shift_update``, the restarts."""
     runs = np.arange(agent.problem.n_runs)
     agent.pulls[runs, actions] += 1.0
     agent.sums[runs, actions] += rewards
@@ -101,7 +101,7 @@ def split_statistics(
     s: np.ndarray,
 ) -> np.ndarray:
     """``G(s) = s d(mu_1:s, mu_1:k) + (k - s) d(mu_s+1:k, mu_1:k)`` (the module docstring of
-    :mod:`nslb_cli.agents.glr`), broadcasting: ``prefix`` the sum of the first ``s`` rewards,
+    ``nslb_cli.agents.glr``), broadcasting: ``prefix`` the sum of the first ``s`` rewards,
     ``total`` the sum of all ``k``, ``divergence(x, y)`` the reward model's (one call for both
     halves)."""
     mean = total / k
@@ -112,7 +112,7 @@ def split_statistics(
 def glr_statistic(agent: GLRklUCB, runs: np.ndarray, arms: np.ndarray, k: np.ndarray) -> np.ndarray:
     """``max_s G(s)`` of arm ``arms[i]`` of run ``runs[i]`` on its first ``k[i] >= 2``
     rewards since its restart, over the split points ``1, 1 + Delta s, .. <= k - 1``:
-    ``(m,)`` (what :func:`~nslb_cli.agents.glr.glr_update` compares with the threshold)."""
+    ``(m,)`` (what ``glr_update`` compares with the threshold)."""
     step = agent.params.split_every
     width = int((k.max() - 2) // step + 1)
     s = 1 + step * np.arange(width)[None, :]  # split points (sizes of the first part)
@@ -127,7 +127,7 @@ def glr_statistic(agent: GLRklUCB, runs: np.ndarray, arms: np.ndarray, k: np.nda
 
 def consistent_states(agent: SlidingWindowModelUCB) -> np.ndarray:
     """SW-mUCB's ``C_t`` as an ``(R, S)`` mask, before any fallback: the states ``s`` with
-    ``G_t(s) <= radius sqrt(N_t(s))`` (what :func:`~nslb_cli.agents.mucb.sw_mucb_choice`
+    ``G_t(s) <= radius sqrt(N_t(s))`` (what ``sw_mucb_choice``
     computes)."""
     S = agent.problem.n_states
     member = agent.believed[:, None, :] == np.arange(S)[None, :, None]  # (R, S, tau)

@@ -1,6 +1,6 @@
 """Helpers for the plot tests: write run folders exactly as ``nslb run`` lays them out.
 
-:func:`write_run` simulates an agent (real results); :func:`write_fake_run` writes seed CSVs
+``write_run`` simulates an agent (real results); ``write_fake_run`` writes seed CSVs
 of made-up values under any config (MovieLens configs, data records, many agents), which is
 all the plot pipeline looks at.
 """

@@ -113,7 +113,7 @@ def test_a_sweep_refuses_an_interval_naming_the_key() -> None:
 
 def refusals(tmp: Path) -> list[tuple[list[str], str]]:
     """(arguments, a fragment the one line must contain); ``-m`` first for a sweep; each row
-    ends with the argument at fault (:func:`named_key`). ``tmp`` holds a file and a folder."""
+    ends with the argument at fault (``named_key``). ``tmp`` holds a file and a folder."""
     a_file, empty = tmp / "a_file", tmp / "empty"
     ml = ["env=movielens", f"env.data_dir={empty}", f"env.cache_dir={tmp / 'cache'}"]
     return [

@@ -41,7 +41,7 @@ def write_trial(
     folder: Path, number: int, objective: float | None, direction: str = "minimize"
 ) -> None:
     """Record trial ``number`` (tau = 10 (number + 1)) of the study running in ``folder``,
-    starting one (:func:`plan_of`) if none runs."""
+    starting one (``plan_of``) if none runs."""
     if not (folder / study.NEXT).is_dir():
         study.start(folder, plan_of())
     study.record_trial(

@@ -58,7 +58,7 @@ def _master(loader: object, folder: Path) -> DictConfig:
 
 
 def _sweeper(loader: object, folder: Path, batch: int | None) -> tuple[Any, Recorder]:
-    """nslb's sweeper of ``PRESET``, its launcher a :class:`Recorder`. Its module is
+    """nslb's sweeper of ``PRESET``, its launcher a ``Recorder``. Its module is
     imported after Hydra's plugin scan, as the command imports it (the scan executes the
     basic sweeper's module again)."""
     Plugins.instance()

@@ -62,7 +62,7 @@ BASIC = Launcher("hydra", [], {})
 def sweep(
     launcher: Launcher, folder: Path, *args: str, cwd: Path
 ) -> subprocess.CompletedProcess[str]:
-    """``nslb run -m`` of :data:`SWEEP` (and ``args``) into ``folder`` under ``launcher``."""
+    """``nslb run -m`` of ``SWEEP`` (and ``args``) into ``folder`` under ``launcher``."""
     command = [NSLB, "run", "-m", *launcher.args, *SWEEP, *args, f"hydra.sweep.dir={folder}"]
     return subprocess.run(
         command,
@@ -110,7 +110,7 @@ class Reference:
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory: pytest.TempPathFactory) -> Reference:
     """The same sweeps under the basic launcher: a clean one of 4 seeds, and one of 2 seeds
-    while another writer holds :data:`LOCKED`."""
+    while another writer holds ``LOCKED``."""
     root = tmp_path_factory.mktemp("basic")
     clean = sweep(BASIC, root / "clean", "run.n_seeds=4", cwd=root)
     assert clean.returncode == 0, clean.stderr

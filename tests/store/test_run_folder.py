@@ -1,4 +1,4 @@
-"""What a run folder holds for a result key (:class:`nslb_cli.store.run_folder.RunFolder`)."""
+"""What a run folder holds for a result key (``nslb_cli.store.run_folder.RunFolder``)."""
 
 from __future__ import annotations
 

@@ -96,7 +96,7 @@ def played(cls: type[Agent], world: World) -> tuple[Trace, np.ndarray]:
 
 
 def cyclic_world(folder: Path) -> tuple[World, np.ndarray]:
-    """A switching-latent world of :data:`CYCLIC` read from a problem file, and its outcome
+    """A switching-latent world of ``CYCLIC`` read from a problem file, and its outcome
     laws ``O[s, a, o]`` (3 states, 4 arms, 5 outcomes)."""
     laws = np.random.default_rng(2024).dirichlet(np.full(5, 0.7), size=(3, 4))
     path = folder / "problem.json"
@@ -155,7 +155,7 @@ def test_mts_and_the_filter_oracle_keep_dynamaxs_predicted_probabilities(tmp_pat
 
 
 def engine_run(env: SyntheticParams) -> dict[str, np.ndarray]:
-    """The JAX engine's trace of mTS for :data:`SEEDS` and each seed's offline model as the
+    """The JAX engine's trace of mTS for ``SEEDS`` and each seed's offline model as the
     engine draws it (the same key: ``jax.random.key(seed)``, threefry). In a child."""
     import jax
 
@@ -256,7 +256,7 @@ def markov_paths(P: np.ndarray, runs: int, n: int, rng: np.random.Generator) -> 
 
 def jax_agent_gaps() -> dict[str, float]:
     """The JAX agent's beliefs against Dynamax's predicted probabilities, given ``P``
-    (``belief``) and ``P'`` (``transposed``), on :data:`CYCLIC` with Gaussian rewards."""
+    (``belief``) and ``P'`` (``transposed``), on ``CYCLIC`` with Gaussian rewards."""
     rng = np.random.default_rng(7)
     means, sigma = rng.uniform(0.0, 1.0, (3, 4)), 0.5
     states = markov_paths(CYCLIC, len(SEEDS), HORIZON, rng)

@@ -25,7 +25,7 @@ posterior-predictive transition row and samples ``mu^i(a)`` from its reward post
   ``B_t^j``.
 
 ``p_true_state`` is ``sum_i w_i P(B_t^i = s | B_{t-1}^i)`` at the true state
-(:meth:`state_posterior`). With Gaussian rewards ``sum_i w_i mu^i(a)`` is one draw of its exact
+(``state_posterior``). With Gaussian rewards ``sum_i w_i mu^i(a)`` is one draw of its exact
 Gaussian law. Weights are kept in log space.
 
 Per run and round, draws from the run's own generator in this order: acting (``mean``: ``N``
@@ -107,7 +107,7 @@ class UncertainModelThompsonSampling(Agent):
     @classmethod
     def memory(cls, params: UMTSParams, sizes: Sizes) -> dict[str, int]:
         """``N`` particles, each with the statistics per state of one agent
-        (:meth:`Agent.memory`'s default, times ``N``), keyed ``agent.num_particles`` (and the
+        (``Agent.memory``'s default, times ``N``), keyed ``agent.num_particles`` (and the
         contexts' key, with contexts: each particle's regressions grow with it)."""
         per_particle = sum(super().memory(params, sizes).values())
         keys = ["agent.num_particles", *([sizes.features_key] if sizes.n_features else [])]

@@ -1,9 +1,9 @@
 """Per-particle conjugate posteriors of the reward parameters, for umTS.
 
 Each particle keeps, per latent state, an independent conjugate posterior of each mean
-``mu(a, s)`` in the reward model's statistics (:mod:`nslb_cli.bandit.rewards`), updated by its
-compiled twins (:mod:`nslb_cli.bandit.reward_kernels`) in :mod:`~nslb_cli.agents.umts.step`,
-in a pool shared by the particles (:mod:`~nslb_cli.agents.umts.pool`).
+``mu(a, s)`` in the reward model's statistics (``nslb_cli.bandit.rewards``), updated by its
+compiled twins (``nslb_cli.bandit.reward_kernels``) in ``step``,
+in a pool shared by the particles (``pool``).
 
 Acting draws ``M(a) = sum_m w_m mu^{i_m}(a)``: when the posteriors are normal
 (``RewardModel.normal_sums``) from its exact law ``N(sum_m w_m m_m, sum_m w_m^2 v_m)``, one
@@ -87,7 +87,7 @@ def _drawn_mixture(
 class ArmPosterior(PooledPosterior):
     """Independent conjugate posteriors of ``mu(a, s)`` per particle (multi-armed), in the
     reward model's statistics, in a pool shared between particles
-    (:mod:`nslb_cli.agents.umts.pool`)."""
+    (``nslb_cli.agents.umts.pool``)."""
 
     def __init__(self, model: OfflineModel, n_particles: int, reward_model: RewardModel) -> None:
         R, S, K = model.means.shape

@@ -70,7 +70,7 @@ def state_posterior(
     transitions: np.ndarray,
 ) -> np.ndarray:
     """The particle estimate of ``P(S_t = s | H_t)`` before ``R_t``, ``(R, S)``; the same
-    computation as the act kernels' (:func:`act_states`, :func:`act_particle`)."""
+    computation as the act kernels' (``act_states``, ``act_particle``)."""
     R, N = log_weights.shape
     S = initial.shape[1]
     weights = np.empty((R, N))
@@ -158,8 +158,8 @@ def propose(
     For particle ``i`` with ``p = B_{t-1}^i``: draw ``phi_p`` (``g_s ~ Gamma(counts[p, s])``,
     ``phi_{p,s} = g_s / sum g``; ``P_1`` or the known row otherwise), then with the reward
     predictive ``p(R_t | s) = c · scale[k] · exp(exponent[k])`` of state ``s`` in pool slot
-    ``k = slot[r, i, s]`` (:func:`~nslb_cli.bandit.reward_kernels.predictive`; ``c`` a
-    constant common to every particle)::
+    ``k = slot[r, i, s]`` (``predictive``; ``c`` a
+    constant common to every particle):
 
         q(s) = phi_{p,s} · p(R_t | s),   log w_i += log sum_s q(s),
         B_t^i ~ q / sum_s q,   counts[p, B_t^i] += 1.
@@ -227,7 +227,7 @@ def resample(
 
     Writes the normalised weights into ``weights[r]`` (scratch, ``(R, N)``) and the
     ancestors into ``ancestors`` (``(N,)``, ``a[i] = i`` where nothing moves; see
-    :mod:`.resampling`), copies ``previous`` and ``counts`` and resets the weights.
+    ``.resampling``), copies ``previous`` and ``counts`` and resets the weights.
     Returns whether the run resampled: the caller then copies the reward statistics.
     """
     N = previous.shape[1]

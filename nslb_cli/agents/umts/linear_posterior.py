@@ -2,15 +2,15 @@
 
 Contexts ``X_t`` (``K`` arms, ``d`` features), ``mu(a, X, s) = X[a] · theta_s`` and, per
 particle and state, ``theta_s ~ N(m_s, C_s)``. One reward ``r`` with features ``x`` (the
-Kalman / recursive least-squares step, with ``y = C x``)::
+Kalman / recursive least-squares step, with ``y = C x``):
 
     m <- m + y (r - x' m) / (x' y + sigma^2),   C <- C - y y' / (x' y + sigma^2)
 
 ``C`` stays exactly symmetric: ``y_j y_k`` is computed once for both ``(j, k)`` and
 ``(k, j)``. The predictive of the reward in state ``s`` is ``N(x' m_s, x' C_s x + sigma^2)``.
 
-The update is :mod:`~nslb_cli.agents.umts.step`'s, on a pool of slots
-(:mod:`~nslb_cli.agents.umts.pool`). Acting draws ``M(a) = X[a] · theta`` with
+The update is ``step``'s, on a pool of slots
+(``pool``). Acting draws ``M(a) = X[a] · theta`` with
 ``theta ~ N(sum_m w_m m_m, sum_m w_m^2 C_m)``, the exact law of ``sum_m w_m X[a] · theta^{i_m}``
 for independent particle draws: ``d`` normals per run.
 """
@@ -72,7 +72,7 @@ def _linear_mixture(
 
 class LinearPosterior(PooledPosterior):
     """Bayesian linear regression posteriors of ``theta_s`` per particle (contextual), in a
-    pool of statistics shared between particles (:mod:`nslb_cli.agents.umts.pool`)."""
+    pool of statistics shared between particles (``nslb_cli.agents.umts.pool``)."""
 
     def __init__(self, model: OfflineModel, n_particles: int, noise_var: float) -> None:
         assert model.covariance is not None

@@ -50,7 +50,7 @@ class OutcomePosterior(ArmPosterior):
         scheme: int,
         resamples: np.ndarray,
     ) -> None:
-        """The update of :class:`~nslb_cli.agents.umts.step.PooledPosterior` with the click
+        """The update of ``PooledPosterior`` with the click
         of virtual arm ``A_t N + o_t``."""
         outcomes = self.outcomes.outcome(rewards)
         seen = np.asarray(actions, dtype=np.int64) * self.n_outcomes + outcomes

@@ -2,7 +2,7 @@
 
 Kernels (functions called from Python) loop over the runs of a batch inside compiled
 code. Run ``r`` draws only from its own generator ``generators[r]`` (a ``numba.typed.List``
-of ``numpy.random.Generator``, :meth:`nslb_cli.bandit.rng.BatchRNG.typed`) and sums only its own
+of ``numpy.random.Generator``, ``nslb_cli.bandit.rng.BatchRNG.typed``) and sums only its own
 numbers, in the order written (no ``fastmath``), so its results do not depend on the
 other runs of the batch (docs/design.md §2).
 
@@ -58,7 +58,7 @@ def standard_gammas(generator: np.random.Generator, shapes: np.ndarray) -> None:
 def draw_each(weights: np.ndarray, generator: np.random.Generator, out: np.ndarray) -> None:
     """``out[m] ~ weights[m] / sum(weights[m])`` for every row ``m``, one uniform ``u`` each:
     the first index whose cumulative weight exceeds ``u · sum(weights[m])`` (the rule of
-    :func:`nslb_cli.bandit.rng.categorical`)."""
+    ``nslb_cli.bandit.rng.categorical``)."""
     M, S = weights.shape
     for m in range(M):
         u = generator.random()

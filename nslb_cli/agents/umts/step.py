@@ -4,25 +4,25 @@ posterior (docs/design.md §4.2; the paper's equations (3)-(4)).
 Per run, after observing ``(A_t, X_t, R_t)``:
 
 1. the posterior predictive of ``R_t`` under every live slot of reward statistics
-   (:mod:`~nslb_cli.agents.umts.pool`), as ``p(R_t | slot) = c · scale · exp(exponent)``,
+   (``pool``), as ``p(R_t | slot) = c · scale · exp(exponent)``,
    and whether ``R_t`` would change that slot (``informative``);
-2. the latent step (:func:`~nslb_cli.agents.umts.latent.propose`): transitions drawn, every
+2. the latent step (``propose``): transitions drawn, every
    particle's weight multiplied by its predictive likelihood, ``B_t^i`` proposed;
-3. the slot updates the pool plans (:func:`~nslb_cli.agents.umts.pool.plan_updates`): a slot
+3. the slot updates the pool plans (``plan_updates``): a slot
    copied where particles part ways, then ``R_t`` added to it;
 4. resampling when the effective sample size falls below ``threshold · N``
-   (:func:`~nslb_cli.agents.umts.latent.resample`), the pool's references following.
+   (``resample``), the pool's references following.
 
-Steps 1 and 3 are the family's: :func:`predictives` and :func:`learn` (with :func:`observe`
-and :func:`work_arrays`), one implementation per family chosen by numba from the type of the
+Steps 1 and 3 are the family's: ``predictives`` and ``learn`` (with ``observe``
+and ``work_arrays``), one implementation per family chosen by numba from the type of the
 statistics (``numba.extending.overload``: 4-D ``second`` means the linear family) and inlined
-into :func:`step`, which numba compiles and caches once per family. The families:
+into ``step``, which numba compiles and caches once per family. The families:
 
-* per-arm conjugate posteriors (:mod:`~nslb_cli.agents.umts.arm_posterior`; no contexts):
+* per-arm conjugate posteriors (``arm_posterior``; no contexts):
   statistics ``first`` and ``second``, two ``(R, P, K)`` arrays in the reward model's
   parameterisation; ``(family, parameter)`` select the reward model's compiled formulas
-  (:mod:`nslb_cli.bandit.reward_kernels`); the observation is the arm ``a``;
-* Bayesian linear regression (:mod:`~nslb_cli.agents.umts.linear_posterior`; contexts):
+  (``nslb_cli.bandit.reward_kernels``); the observation is the arm ``a``;
+* Bayesian linear regression (``linear_posterior``; contexts):
   ``first`` the means ``(R, P, d)`` and ``second`` the covariances ``(R, P, d, d)``;
   ``parameter`` is ``sigma^2``; the observation is the pulled arm's features ``x =
   X_t[A_t]``, and ``y = C x``, ``x' m`` and ``x' C x`` per slot are kept from step 1 for
@@ -236,7 +236,7 @@ def _learn(
             parameter: Any,
         ) -> Any:
             """``m += y (r - x' m) / (x' y + sigma^2)``, ``C -= y y' / (x' y + sigma^2)``
-            with the ``y``, ``x' m`` and ``x' y`` of the source slot (:func:`predictives`);
+            with the ``y``, ``x' m`` and ``x' y`` of the source slot (``predictives``);
             ``C`` stays exactly symmetric (``y_j y_k`` is the same product both ways)."""
             y, centre, spread = work
             d = first.shape[2]
