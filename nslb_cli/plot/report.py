@@ -86,14 +86,15 @@ class Job:
 
 @dataclass
 class _Work:
-    """What a report of ``options`` will write, named by ``stems``: figures (jobs), tables,
-    captions (in publication mode) and printed sections."""
+    """What a report of ``options`` will write, named by ``stems``: figures (jobs), tables
+    (Markdown and CSV, some also LaTeX), captions (in publication mode) and printed sections."""
 
     options: Options
     stems: _Stems
     jobs: list[Job] = field(default_factory=list)
     tables: list[tuple[pd.DataFrame, str, Path, list[str]]] = field(default_factory=list)
     captions: dict[Path, str] = field(default_factory=dict)  # figure stem -> caption
+    latex: dict[Path, str] = field(default_factory=dict)  # table stem -> its booktabs tabular
     sections: list[str] = field(default_factory=list)
 
     def figure(self, draw: Callable[..., Figure], stem: Path, args: dict, caption: str) -> None:
@@ -133,6 +134,7 @@ def plot(options: Options) -> tuple[list[Path], list[str]]:
     planned += [
         f"{stem.name}.{suffix}" for _, _, stem, _ in work.tables for suffix in ("md", "csv")
     ]
+    planned += [f"{stem.name}.tex" for stem in work.latex]
     claim_plotted(options.out, planned)  # made if need be; nothing it did not write is replaced
     written = []
     for job in work.jobs:  # a figure grown large around a style's huge fonts: layout.TooLarge
@@ -145,6 +147,9 @@ def plot(options: Options) -> tuple[list[Path], list[str]]:
         written.append(path)
     for table, text, stem, settings in work.tables:
         written += tables.write(table, text, stem, settings)
+    for stem, text in work.latex.items():
+        written.append(stem.with_name(f"{stem.name}.tex"))
+        atomic_write_text(written[-1], text)
     return written, work.sections
 
 
