@@ -28,7 +28,7 @@ SWITCHING_ARGS ?=
 MKDOCS := NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build
 
 .DEFAULT_GOAL := help
-.PHONY: help install lint docs test test-full validate bench bench-data smpy-venv compare-smpybandits compare-latent-ar compare-switching paper paper-runs clean
+.PHONY: help install lint docs docs-serve test test-full validate bench bench-data smpy-venv compare-smpybandits compare-latent-ar compare-switching paper paper-runs clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  %-10s %s\n", $$1, $$2}'
@@ -51,6 +51,9 @@ lint: ## ruff (lint and format check), mypy (types), import-linter (the layers' 
 
 docs: ## the documentation site (mkdocs.yml, docs/) into site/
 	$(MKDOCS)
+
+docs-serve: ## serve the documentation site, with search, at http://127.0.0.1:8000 (rebuilt on edits)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
 test: ## the fast test suite (what CI runs)
 	$(BIN)/python -m pytest -n 2 -q --durations=25

@@ -182,6 +182,14 @@ def test_the_readme_links_reach_files_and_headings() -> None:
             assert anchor in slugs, f"README.md links to #{anchor}, which no heading has"
 
 
+def test_the_home_page_lists_every_guide_page_and_environment() -> None:
+    home = (REPO / "docs" / "index.md").read_text()
+    for page in sorted((REPO / "docs" / "guide").glob("*.md")):
+        assert f"(guide/{page.name})" in home, f"docs/index.md does not link guide/{page.name}"
+    for env in (name for name in known_options()["env"] if "/" not in name):
+        assert f"`{env}`" in home, f"docs/index.md does not name env={env}"
+
+
 def heading_slug(heading: str) -> str:
     """A heading's anchor as GitHub makes it: lower case, punctuation dropped, spaces as -."""
     return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
