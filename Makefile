@@ -9,6 +9,10 @@ PAPER_PRESETS ?= fixed known prior
 PAPER_PARALLEL ?= $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
 PAPER_LAUNCH ?=
 PAPER_ARGS ?=
+# make family: extra overrides for every run of the successors' presets (e.g. FAMILY_ARGS=run.n_seeds=5),
+# and a MovieLens release for family/movielens_genres (FAMILY_DATA=~/data/ml-1m; unset: skipped).
+FAMILY_ARGS ?=
+FAMILY_DATA ?=
 # make bench-data: e.g. BENCH_DATA_ARGS='--folder /tmp/ml25m-like --repeat 1' keeps the release
 BENCH_DATA_ARGS ?=
 # make bench: the commit to compare against (main before the speed work), extra arguments
@@ -28,7 +32,7 @@ SWITCHING_ARGS ?=
 MKDOCS := NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build
 
 .DEFAULT_GOAL := help
-.PHONY: help install lint docs docs-serve test test-full validate bench bench-data smpy-venv compare-smpybandits compare-latent-ar compare-switching paper paper-runs clean
+.PHONY: help install lint docs docs-serve test test-full validate bench bench-data smpy-venv compare-smpybandits compare-latent-ar compare-switching paper paper-runs family clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  %-10s %s\n", $$1, $$2}'
@@ -94,6 +98,13 @@ PAPER_TARGETS := $(addprefix paper/,$(PAPER_PRESETS))
 .PHONY: $(PAPER_TARGETS)
 $(PAPER_TARGETS): paper/%:
 	$(BIN)/nslb run experiment=paper/$* $(PAPER_LAUNCH) $(PAPER_ARGS)
+
+family: ## the successors' experiments (Trella et al., Russo et al.), then figures + claim tables in outputs/family/figures
+	$(BIN)/nslb run experiment=family/latent_ar $(FAMILY_ARGS)
+	$(BIN)/nslb run experiment=family/switching_latent $(FAMILY_ARGS)
+	$(BIN)/nslb run experiment=family/switching_latent_estimation $(FAMILY_ARGS)
+	$(if $(FAMILY_DATA),$(BIN)/nslb run experiment=family/movielens_genres env.data_dir=$(FAMILY_DATA) $(FAMILY_ARGS),@echo 'family/movielens_genres skipped: set FAMILY_DATA to a MovieLens release folder (e.g. FAMILY_DATA=~/data/ml-1m)')
+	$(BIN)/nslb plot outputs/family --out outputs/family/figures --paper
 
 clean: ## remove caches and build files (outputs/ is kept)
 	rm -rf build dist *.egg-info .pytest_cache .ruff_cache

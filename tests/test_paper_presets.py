@@ -1,4 +1,5 @@
-"""The paper's presets (docs/design.md §5): their settings, a sweep with or without -m, run -> plot.
+"""The presets (docs/design.md §5), the paper's and its successors' (family/…): their settings,
+a sweep with or without -m, run -> plot, ``make paper`` and ``make family``.
 
 That every job of every preset validates is checked by tests/runner/test_compose.py.
 """
@@ -131,3 +132,83 @@ def test_make_paper_runs_each_preset_with_the_extra_overrides_then_plots() -> No
     assert sorted(c[2] for c in runs) == ["experiment=paper/fixed", "experiment=paper/prior"]
     assert all(c[-1] == "run.n_seeds=2" for c in runs)
     assert commands[-1][1:3] == ["plot", "outputs/paper"], "the plot comes after the runs"
+
+
+SWITCHING_AGENTS = ["sl_ec", "eps_greedy", "exp3s", "umts", "filter_oracle", "mts"]
+
+
+def test_switching_latent_preset_holds_russo_et_al_figure_2a() -> None:
+    cfg = composed("family/switching_latent")
+    assert cfg.name == "family/switching_latent" and cfg.hydra.mode.name == "MULTIRUN"
+    assert cfg.env.name == "switching_latent" and cfg.env.min_transition_prob == 0.3
+    assert (cfg.env.n_states, cfg.env.n_arms, cfg.env.n_outcomes) == (3, 4, 5)
+    assert cfg.env.horizon == 10_000 and cfg.hydra.sweeper.params.agent.split(",") == (
+        SWITCHING_AGENTS
+    )
+    assert check_command_line(["experiment=family/switching_latent"], False).jobs == 6
+
+
+def test_estimation_preset_sweeps_sl_ecs_exploration_on_the_same_problems() -> None:
+    cfg, regret = (
+        composed("family/switching_latent_estimation"),
+        composed("family/switching_latent"),
+    )
+    assert cfg.agent.name == "sl_ec" and cfg.hydra.mode.name == "MULTIRUN"
+    assert cfg.hydra.sweeper.params["agent.exploration"] == "200,800,3200"
+    same = ("n_states", "n_arms", "n_outcomes", "min_transition_prob", "transition_multiplier")
+    assert all(cfg.env[key] == regret.env[key] for key in same)
+    assert cfg.env.horizon == 3200, "the run ends with the longest exploration"
+
+
+def test_movielens_genres_preset_runs_the_same_agents_on_its_release() -> None:
+    cfg = composed("family/movielens_genres")
+    assert cfg.name == "family/movielens_genres" and cfg.env.name == "movielens_genres"
+    assert cfg.env.release == "ml-1m" and cfg.env.data_dir is None, "the authors' release"
+    assert cfg.hydra.sweeper.params.agent.split(",") == SWITCHING_AGENTS
+
+
+@needs_ml_100k
+def test_movielens_genres_preset_validates_every_job_on_ml_100k() -> None:
+    overrides = ["experiment=family/movielens_genres", f"env.data_dir={ML_100K}"]
+    assert check_command_line(overrides, False).jobs == 6
+
+
+def test_make_family_runs_the_successors_presets_then_plots_and_skips_movielens_without_data():
+    def dry(*settings: str) -> list[list[str]]:
+        result = subprocess.run(
+            ["make", "-n", "family", "FAMILY_ARGS=run.n_seeds=2", *settings],
+            cwd=REPO, capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        return [line.split() for line in result.stdout.splitlines()]
+
+    plain = dry()
+    runs = [c[2] for c in plain if len(c) > 2 and c[1] == "run"]
+    assert runs == [
+        "experiment=family/latent_ar",
+        "experiment=family/switching_latent",
+        "experiment=family/switching_latent_estimation",
+    ]
+    assert any("family/movielens_genres skipped" in " ".join(c) for c in plain)
+    assert plain[-1][1:] == ["plot", "outputs/family", "--out", "outputs/family/figures", "--paper"]
+    with_data = [c for c in dry("FAMILY_DATA=/data/ml-1m") if len(c) > 2 and c[1] == "run"]
+    assert with_data[-1][2:] == [
+        "experiment=family/movielens_genres", "env.data_dir=/data/ml-1m", "run.n_seeds=2"
+    ]  # fmt: skip
+
+
+@pytest.mark.slow
+def test_switching_presets_run_and_plot_russo_et_als_claim_table(tmp_path: Path) -> None:
+    ok(
+        "run",
+        "experiment=family/switching_latent",
+        "run.n_seeds=3",
+        "env.horizon=300",
+        cwd=tmp_path,
+    )
+    short = ["env.horizon=300", "agent.exploration=32,256", "run.n_seeds=3"]
+    ok("run", "experiment=family/switching_latent_estimation", *short, cwd=tmp_path)
+    ok("plot", "outputs/family", "--out", "figures", "--format", "png", "--paper", cwd=tmp_path)
+    table = pd.read_csv(tmp_path / "figures/reproduction-russo2024.csv")
+    ran = table[table["verdict"] != "not run"]
+    assert list(ran["figure"]) == ["2a"] * 4 + ["estimation"], "MovieLens did not run"
+    assert set(ran["n_pairs"]) == {3} and not (tmp_path / "figures/reproduction.md").exists()

@@ -14,7 +14,14 @@ from nslb_cli.plot.aggregate import CI_METHODS, DEFAULT_METRICS, DEFAULT_REFEREN
 from nslb_cli.plot.figures import CONTEXTS
 from nslb_cli.plot.layout import MAX_PIXELS
 from nslb_cli.plot.paper import COLUMNS, MAX_WIDTH, MIN_WIDTH
-from nslb_cli.plot.report import DEFAULT_DPI, DEFAULT_FORMATS, Options, PlotError, plot
+from nslb_cli.plot.report import (
+    DEFAULT_DPI,
+    DEFAULT_FORMATS,
+    SWEEP_LOG_X,
+    Options,
+    PlotError,
+    plot,
+)
 from nslb_cli.plot.selection import rounds_range
 from nslb_cli.store.folder import OutputConflict
 
@@ -91,6 +98,21 @@ def _drawing(p: argparse.ArgumentParser) -> None:
     p.add_argument("--log-x", action="store_true", help="logarithmic round axis")
     p.add_argument("--log-y", action="store_true", help="logarithmic metric axis")
     p.add_argument(
+        "--no-sweep-references",
+        dest="sweep_references",
+        action="store_false",
+        help="sweep figures: leave out the group's agents without the swept setting (drawn "
+        "by default as horizontal lines with their ± SE band)",
+    )
+    p.add_argument(
+        "--sweep-log-x",
+        choices=tuple(SWEEP_LOG_X),
+        default="auto",
+        help="sweep figures' axis of numeric setting values above 0: logarithmic (on), linear "
+        "(off), or logarithmic where the largest value is over 10 times the smallest (auto, "
+        "the default)",
+    )
+    p.add_argument(
         "--dpi",
         type=int,
         help=f"PNG resolution (default: the style's savefig.dpi, else {DEFAULT_DPI}); an image "
@@ -141,6 +163,14 @@ def _drawing(p: argparse.ArgumentParser) -> None:
         help="summary tables: mean ± SE and the interquartile mean (se, the default), plus a "
         "95%% bootstrap confidence interval of each mean and paired difference (bootstrap: "
         "scipy's BCa, 9,999 resamples, seeded: the same every run)",
+    )
+    p.add_argument(
+        "--belief-seed",
+        type=int,
+        metavar="K",
+        help="also draw, per group, the belief strip of seed K: for each agent that reports a "
+        "belief, the true and the believed state against the round, and the posterior mass "
+        "on the true state (<group>-belief-seed=K.png)",
     )
 
 
@@ -193,6 +223,9 @@ def parse(argv: Sequence[str]) -> Options:
         reference="" if reference and reference.lower() == "none" else reference,
         rounds=rounds_range(args.rounds),
         width=width,
+        belief_seed=args.belief_seed,
+        sweep_references=args.sweep_references,
+        sweep_log_x=args.sweep_log_x,
         **{name: getattr(args, name) for name in as_given},
     )
 
@@ -214,7 +247,7 @@ def main(argv: Sequence[str]) -> None:
         verb = "read" if reading else "write"
         fail(f"cannot {verb} {where}: {err.strerror or err}")
     print("\n".join(sections), end="")
-    n_tables = sum(path.suffix in (".md", ".csv") for path in written)
+    n_tables = sum(path.suffix in (".md", ".csv", ".tex") for path in written)
     n_captions = sum(path.name.endswith(".caption.txt") for path in written)
     captions = f", {n_captions} captions" if n_captions else ""
     print(

@@ -53,6 +53,8 @@ BOOTSTRAP_RESAMPLES = 9999
 BOOTSTRAP_SEED = 0  # every interval is drawn from this seed: identical run to run
 IQM_CUT = 0.25  # the interquartile mean drops this share of the seeds at each end
 TRANSIENT = 0.01  # running means leave out this share of the rounds, mostly noise, at the start
+COST = "seconds_per_1k_seed_rounds"  # per seed: 1000 x its share of its batch's simulation
+# seconds (provenance.jsonl) / its rounds; per agent, in the summary: the mean over its seeds
 
 
 def labelled(
@@ -165,6 +167,61 @@ def per_round(frame: pd.DataFrame, metric: Metric) -> pd.DataFrame:
     )
 
 
+def paired_per_round(
+    frame: pd.DataFrame, metric: Metric, references: Mapping[str, str | None]
+) -> pd.DataFrame:
+    """Per group, agent and round: the mean, paired SE and count (``n``: seeds both ran) of
+    ``metric`` minus the group's reference agent's on the same seed and round (columns of
+    ``per_round``); the reference itself and groups without one are left out."""
+    groups, agents = frame["group"].cat.categories, list(frame["agent"].cat.categories)
+    chosen = [references.get(str(group)) for group in groups]
+    reference_of = np.array([agents.index(r) if r in agents else -2 for r in chosen], np.int64)
+    group = frame["group"].cat.codes.to_numpy(np.int64)
+    agent = frame["agent"].cat.codes.to_numpy(np.int64)
+    is_reference = agent == reference_of[group] if len(groups) else np.zeros(0, bool)
+    seed_code = pd.factorize(frame["seed"])[0].astype(np.int64)
+    t = frame["t"].to_numpy(np.int64)
+    span = int(t.max(initial=0)) + 1
+    key = (group * (int(seed_code.max(initial=0)) + 1) + seed_code) * span + t
+    where = pd.Index(key[is_reference]).get_indexer(key)  # the reference's row, or -1
+    paired = (where >= 0) & ~is_reference
+    column = frame[metric.column].to_numpy(np.float64)
+    base = column[is_reference][where[paired]]
+    differences = pd.DataFrame(
+        {
+            "group": pd.Categorical.from_codes(group[paired], dtype=frame["group"].dtype),
+            "agent": pd.Categorical.from_codes(agent[paired], dtype=frame["agent"].dtype),
+            "t": t[paired],
+            metric.column: column[paired] - base,
+        }
+    )
+    return per_round(differences, metric)
+
+
+def change_points(frame: pd.DataFrame) -> dict[str, tuple[int, ...]]:
+    """Per group, the rounds at which the true state (``state``) changes on every seed of
+    every run alike: the world's deterministic change points (``dynamics=fixed``,
+    ``piecewise``); none where they differ between seeds (Markov changes) or where the group
+    has a single seed, which cannot tell them apart."""
+    if not _in_blocks(frame):
+        frame = frame.sort_values(["run", "seed", "t"], kind="stable")
+    run, seed, t = (frame[c].to_numpy(np.int64) for c in ("run", "seed", "t"))
+    group, state = frame["group"].cat.codes.to_numpy(np.int64), frame["state"].to_numpy()
+    same = (run[1:] == run[:-1]) & (seed[1:] == seed[:-1])
+    starts = np.append(True, ~same)  # the first row of each (run, seed)
+    changed = np.append(False, same & (state[1:] != state[:-1]))
+    blocks = pd.DataFrame({"group": group[starts], "seed": seed[starts]})
+    per_group = blocks.groupby("group")["seed"].agg(["size", "nunique"])
+    counts = pd.DataFrame({"group": group[changed], "t": t[changed]}).value_counts()
+    found: dict[str, tuple[int, ...]] = {}
+    for code, (n_blocks, n_seeds) in per_group.iterrows():
+        of_group = counts[counts.index.get_level_values("group") == code]
+        if n_seeds > 1 and (of_group == n_blocks).all():
+            rounds = of_group.index.get_level_values("t")
+            found[str(frame["group"].cat.categories[code])] = tuple(sorted(map(int, rounds)))
+    return found
+
+
 def finals(frame: pd.DataFrame) -> pd.DataFrame:
     """The last round of every (run, seed) in ``frame``, with every metric's value there."""
     columns = {m.column for m in METRICS.values()}
@@ -250,7 +307,8 @@ def summary(
     ci: str = "se",
 ) -> pd.DataFrame:
     """One row per group and agent of ``final`` (``finals`` with the ``settings`` and
-    ``stats`` columns): the columns ``summarise`` returns."""
+    ``stats`` columns, and ``COST`` where the runs recorded their time): the columns
+    ``summarise`` returns."""
     bootstrap = ci == "bootstrap"
     rows = []
     for (group, agent), of_agent in final.groupby(KEYS, observed=True, sort=True):
@@ -266,6 +324,7 @@ def summary(
             row[f"{name}_iqm"] = iqm(values)
             if bootstrap:
                 row[f"{name}_ci_low"], row[f"{name}_ci_high"] = bootstrap_ci(values)
+        row[COST] = compute_cost(of_agent)
         rows.append(row)
     table = pd.DataFrame(rows)
     for column in settings:  # config values as they are: 100, not 100.0 beside a missing one
@@ -293,6 +352,17 @@ def summary(
         found = [mean_se(part) for _, part in by_agent[stat]]
         table[mean_column], table[se_column] = [m for m, _, _ in found], [s for _, s, _ in found]
     return table
+
+
+def compute_cost(final: pd.DataFrame) -> float:
+    """Seconds of simulation per 1,000 seed-rounds over the seeds of ``final`` whose time is
+    recorded (``1000 * sum(seconds) / (seeds * horizon)``: the mean of their ``COST``); NaN
+    where none is (results of a build that recorded no time)."""
+    if COST not in final:
+        return float("nan")
+    values = final[COST].to_numpy(np.float64)
+    values = values[~np.isnan(values)]
+    return float(values.mean()) if len(values) else float("nan")
 
 
 def stat_columns(stats: Sequence[str]) -> dict[str, tuple[str, str]]:

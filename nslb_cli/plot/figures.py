@@ -9,7 +9,7 @@ import contextlib
 import logging
 import textwrap
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import cache, partial, wraps
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar, cast
@@ -36,7 +36,13 @@ PANEL = (5.6, 3.4)  # inches of one plotting area
 VECTOR_FORMATS = frozenset({"pdf", "svg", "svgz", "eps", "ps", "pgf"})
 """Formats drawn without pixels, whatever the resolution; every other is an image."""
 ROUND_LABEL = "round t"
-LEGEND_TITLE = "agent (seeds)"
+LEGEND_TITLE = "agent (seeds)"  # a legend whose entries name their seed counts
+NAMES_TITLE = "agent"  # one whose agents all ran the same number of seeds, said elsewhere
+PANEL_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+CHANGE_COLOR, CHANGE_WIDTH = "#C4C4C4", 0.8  # the true change points: light grey, thin
+CHANGE_ZORDER = 0.9  # behind the bands (1) and lines (2), above the grid
+ZERO_COLOR = "#555555"  # the zero line of a paired-difference figure
+CHANGES_CAPTION = " Grey vertical lines: the true change points, the same on every seed."
 LEGEND_WIDTH = 30  # characters; longer legend labels wrap
 TITLE_WIDTH = 70  # characters; longer titles wrap
 BOX_LINE, BOX_GAP = 0.16, 0.14  # inches per line of an agent's name in a box plot, and between
@@ -195,9 +201,15 @@ def dashes(linestyle: LineStyle) -> str | tuple[float, ...]:
     return ""
 
 
-def curve_lines(axes: Axes, stats: pd.DataFrame, styles: Mapping[str, Style]) -> dict[str, Artist]:
+def curve_lines(
+    axes: Axes,
+    stats: pd.DataFrame,
+    styles: Mapping[str, Style],
+    labels: Mapping[str, str] | None = None,
+) -> dict[str, Artist]:
     """Mean ± SE band per agent on ``axes``; the legend entries of the agents drawn, highest
-    line end first."""
+    line end first, under ``labels`` (agent -> label; default ``legend_labels(stats)``)."""
+    labels = legend_labels(stats)[0] if labels is None else labels
     counts = stats.groupby("agent", observed=True, sort=True)["n"]
     drawn = [str(agent) for agent, n in counts if n.max() > 0]
     if not drawn:
@@ -227,9 +239,50 @@ def curve_lines(axes: Axes, stats: pd.DataFrame, styles: Mapping[str, Style]) ->
     last = data.dropna(subset="mean").sort_values("t").groupby("agent", sort=False)["mean"].last()
     for agent in sorted(drawn, key=lambda agent: -last.get(agent, -np.inf)):  # top line first
         style = styles[agent]
-        label = legend_label(agent, counts.get_group(agent))
-        entries[label] = Line2D([], [], color=style.color, linestyle=cast(Any, style.linestyle))
+        line = Line2D([], [], color=style.color, linestyle=cast(Any, style.linestyle))
+        entries[labels[agent]] = line
     return entries
+
+
+def legend_labels(counts: pd.DataFrame) -> tuple[dict[str, str], str]:
+    """Each agent's legend label and the legend's title, from a table of ``agent`` and ``n``
+    (seeds, e.g. per round): names alone when every agent ran the same number of seeds (the
+    caption or title says it once), else each with its count, which is then information."""
+    by_agent = counts.groupby("agent", observed=True, sort=True)["n"]
+    if common_seeds(counts) is not None:
+        return {str(agent): wrap(str(agent), LEGEND_WIDTH) for agent, _ in by_agent}, NAMES_TITLE
+    return {str(agent): legend_label(str(agent), n) for agent, n in by_agent}, LEGEND_TITLE
+
+
+def common_seeds(counts: pd.DataFrame) -> int | None:
+    """The number of seeds every agent of ``counts`` (``agent``, ``n``) ran, when it is one
+    number (rounds no seed has are not counted); ``None`` when the counts differ."""
+    seeds = counts.loc[counts["n"] > 0, "n"]
+    return int(seeds.iloc[0]) if len(seeds) and seeds.nunique() == 1 else None
+
+
+def over_seeds(counts: pd.DataFrame) -> str:
+    """``over 100 seeds`` when every agent ran that many, else ``over seeds``: titles say the
+    seed count the legend leaves out."""
+    n = common_seeds(counts)
+    return "over seeds" if n is None else f"over {n} seed{'s' * (n != 1)}"
+
+
+def panel_labels(panels: Sequence[Axes]) -> None:
+    """Label the panels of a figure of several (a), (b), … at their top left."""
+    if len(panels) > 1:
+        for letter, axes in zip(PANEL_LETTERS, panels, strict=False):
+            axes.set_title(f"({letter})", loc="left", fontweight="bold")
+
+
+def change_lines(axes: Axes, rounds: Sequence[int], within: pd.Series) -> None:
+    """The true change points ``rounds`` inside the range of ``within`` (rounds drawn) as thin
+    light grey vertical lines behind the curves."""
+    if len(within):
+        low, high = within.min(), within.max()
+        for round_ in rounds:
+            if low <= round_ <= high:
+                axes.axvline(round_, color=CHANGE_COLOR, lw=CHANGE_WIDTH, zorder=CHANGE_ZORDER)
 
 
 @themed
@@ -242,19 +295,29 @@ def curves(
     note: str = "",
     log_x: bool = False,
     log_y: bool = False,
+    changes: Sequence[int] = (),
+    reference: str = "",
 ) -> Figure:
-    """Mean ± SE of a metric against the round, one line and band per agent (one group);
-    no title when ``title`` is empty."""
+    """Mean ± SE of a metric against the round, one line and band per agent (one group), the
+    true ``changes`` as vertical lines; no title when ``title`` is empty. With a ``reference``,
+    ``stats`` are ``aggregate.paired_per_round``'s: per agent the paired difference to it (mean
+    over the seeds both ran, a band of ± one paired SE) and a zero line, the reference itself."""
     figure, (axes,) = new_figure(1, PANEL)
-    entries = curve_lines(axes, stats, styles)
+    labels, legend_title = legend_labels(stats)
+    if reference:
+        axes.axhline(0.0, color=ZERO_COLOR, lw=CHANGE_WIDTH, zorder=CHANGE_ZORDER + 0.05)
+        value_label = f"Δ {value_label} to {reference}"
+    entries = curve_lines(axes, stats, styles, labels)
+    change_lines(axes, changes, stats["t"])
     axes.set(xlabel=ROUND_LABEL, ylabel=value_label)
     if title:
-        axes.set_title(heading(f"{title}: mean ± SE over seeds", note))
+        what = "paired Δ, mean ± SE" if reference else "mean ± SE"
+        axes.set_title(heading(f"{title}: {what} {over_seeds(stats)}", note))
     if log_x:  # values <= 0 (an oracle's zero regret) are not drawn
         axes.set_xscale("log")
     if log_y:
         axes.set_yscale("log")
-    arrange(figure, [axes], PANEL, legend=figure_legend(figure, entries))
+    arrange(figure, [axes], PANEL, legend=figure_legend(figure, entries, title=legend_title))
     return figure
 
 
@@ -270,8 +333,9 @@ def final_distribution(
 ) -> Figure:
     """Box plot of ``value`` per agent with every seed a (seeded, jittered) dot."""
     agents = [str(a) for a in final["agent"].cat.categories if (final["agent"] == a).any()]
-    counts = final.groupby("agent", observed=True)["seed"].nunique()
-    names = [legend_label(agent, pd.Series([counts[agent]])) for agent in agents]
+    counts = final.groupby("agent", observed=True)["seed"].nunique().rename("n").reset_index()
+    labels = legend_labels(counts)[0]
+    names = [labels[agent] for agent in agents]
     lines = max(name.count("\n") + 1 for name in names)
     panel = (PANEL[0], max(PANEL[1] * 0.75, (BOX_LINE * lines + BOX_GAP) * len(agents)))
     figure, (axes,) = new_figure(1, panel)
@@ -294,7 +358,9 @@ def final_distribution(
     axes.grid(False, axis="y")
     axes.set(xlabel=value_label, ylabel="")
     if title:
-        axes.set_title(heading(f"{title}: one dot per seed", note))
+        n = common_seeds(counts)
+        each = f", {n} seed{'s' * (n != 1)} per agent" if n is not None else ""
+        axes.set_title(heading(f"{title}: one dot per seed{each}", note))
     arrange(figure, [axes], panel)
     return figure
 
@@ -308,9 +374,12 @@ def sweep(
     title: str,
     styles: Mapping[str, Style],
     references: pd.DataFrame | None = None,
+    log_x: bool | None = None,
 ) -> Figure:
     """Mean ± SE of a final value against a swept parameter, one line per agent;
-    ``references``: agents without it, as horizontal lines with their SE band."""
+    ``references``: agents without it, as horizontal lines with their SE band. Numeric values
+    all above 0 are on a log axis where ``log_x``, or, where it is ``None``, where they span
+    more than a decade (the largest over 10 times the smallest)."""
     figure, (axes,) = new_figure(1, PANEL)
     entries: dict[str, Any] = {}  # legend label -> handle (an errorbar container, a line)
     numeric = pd.api.types.is_numeric_dtype(points["x"].infer_objects())
@@ -338,7 +407,8 @@ def sweep(
             axes.axhspan(row.mean - row.se, row.mean + row.se, color=style.color, alpha=0.12, lw=0)
     if numeric:
         values = points["x"].to_numpy(float)
-        if values.min() > 0 and values.max() / values.min() > 10:
+        decade = values.max() > 10 * values.min()
+        if values.min() > 0 and (decade if log_x is None else log_x):
             axes.set_xscale("log")
             axes.set_xticks(sorted(set(values)), [format_value(v) for v in sorted(set(values))])
             axes.minorticks_off()

@@ -4,10 +4,12 @@ per run); docs/guide/plotting.md, *Runs and groups*, says what each is.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
+from pathlib import PurePosixPath
 from typing import Any
 
 import pandas as pd
@@ -37,8 +39,8 @@ class SelectionError(ValueError):
 
 def config_value(value: Any) -> Any:
     """A config value as a runs table holds it: lists and mappings as their YAML text."""
-    if isinstance(value, list | dict):
-        return yaml.safe_dump(value, default_flow_style=True).strip()
+    if isinstance(value, list | dict):  # on one line however long: titles never break
+        return yaml.safe_dump(value, default_flow_style=True, width=math.inf).strip()
     return value
 
 
@@ -189,21 +191,74 @@ def environment(run: pd.Series) -> str:
 
 def group_titles(runs: pd.DataFrame) -> pd.Series:
     """Each run's group title: its name plus the environment settings that set it apart (from
-    the group's first run); a clash of titles gets ``#2``, …."""
+    the group's first run), a long value in short form (``short_values``); a clash of titles
+    gets ``#2``, …."""
     keys = group_keys(runs.columns)
     titles = pd.Series("", index=runs.index, dtype=object)
     for name, same_name in runs.groupby(runs[NAME].map(format_value), sort=False):
         differing = varying_columns(same_name, keys[1:])
         ids = [tuple(hashable(row[key]) for key in keys) for _, row in same_name.iterrows()]
-        given: dict[tuple, str] = {}
-        shown: dict[str, int] = {}  # title -> groups shown under it so far
+        firsts: dict[tuple, Any] = {}
         for index, group in zip(same_name.index, ids, strict=True):
-            if group not in given:
-                title = _with_settings(str(name), same_name.loc[index], differing)
-                shown[title] = shown.get(title, 0) + 1
-                given[group] = title if shown[title] == 1 else f"{title} #{shown[title]}"
-            titles[index] = given[group]
+            firsts.setdefault(group, index)
+        table, columns = short_values(same_name, differing, list(firsts.values()))
+        shown: dict[str, int] = {}  # title -> groups shown under it so far
+        given: dict[tuple, str] = {}
+        for group, index in firsts.items():
+            title = _with_settings(str(name), table.loc[index], columns)
+            shown[title] = shown.get(title, 0) + 1
+            given[group] = title if shown[title] == 1 else f"{title} #{shown[title]}"
+        titles[same_name.index] = [given[group] for group in ids]
     return titles
+
+
+LONG_VALUE = 24
+"""Characters of a setting's value beyond which a title names it by its preset or a hash."""
+HASH_DIGITS = 8
+PRESET = "env preset"  # a column of short_values' table: shown bare in a title
+
+
+def short_values(
+    runs: pd.DataFrame, columns: Sequence[str], firsts: Sequence[Any]
+) -> tuple[pd.DataFrame, list[str]]:
+    """``runs`` and the ``columns`` a title shows, those with a value longer than
+    ``LONG_VALUE`` characters (a list of AR coefficients; the data is named short anyway)
+    in short form: where the groups'
+    first runs (``firsts``) each have a distinct env preset (``preset``: ``paper_k5``), it is
+    shown, first, in their place; else each long value is the first ``HASH_DIGITS`` hex
+    digits of its SHA-256."""
+    long = [c for c in columns if c != DATA and runs[c].map(_long).any()]  # the data: short
+    if not long:
+        return runs, list(columns)
+    presets = [preset(runs.loc[index]) for index in firsts]
+    if all(presets) and len(set(presets)) == len(presets):
+        shown = pd.Series(None, index=runs.index, dtype=object)
+        shown[list(firsts)] = presets
+        kept = [column for column in columns if column not in long]
+        return runs.assign(**{PRESET: shown}), [PRESET, *kept]
+    hashed = {column: runs[column].map(lambda v: _digest(v) if _long(v) else v) for column in long}
+    return runs.assign(**hashed), list(columns)
+
+
+def _long(value: Any) -> bool:
+    return not absent(value) and len(_shown_value(value)) > LONG_VALUE
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(_shown_value(value).encode()).hexdigest()[:HASH_DIGITS]
+
+
+def preset(run: pd.Series) -> str | None:
+    """The env preset a run folder names (``paper_k5`` of
+    ``latent_ar/paper_k5/larl/env.horizon=100``: the part before the agent's folder, as
+    ``nslb run`` lays them out), or ``None`` where its folder does not show one."""
+    folder = run.get(FOLDER)
+    if not isinstance(folder, str) or not folder:
+        return None
+    parts = PurePosixPath(folder.split("; ")[0]).parts
+    agent = str(run.get(AGENT))
+    at = [i for i in range(max(0, len(parts) - 2), len(parts)) if parts[i] == agent]
+    return parts[at[0] - 1] if at and at[0] > 0 else None
 
 
 def agent_labels(
@@ -381,13 +436,16 @@ def varying_columns(runs: pd.DataFrame, columns: Iterable[str]) -> list[str]:
 def _with_settings(base: str, row: pd.Series, columns: Sequence[str], short: bool = True) -> str:
     """``base (key=value, …)`` for the recorded ``columns``; the data named short unless
     ``short=False``."""
-    shown = [
-        f"{short_key(column)}="
-        + (dataset(row, short) if column == DATA else _shown_value(row[column]))
-        for column in columns
-        if not absent(row[column])
-    ]
+    shown = [_setting(row, column, short) for column in columns if not absent(row[column])]
     return f"{base} ({', '.join(shown)})" if shown else base
+
+
+def _setting(row: pd.Series, column: str, short: bool) -> str:
+    """``key=value`` of one recorded setting; an env preset (``PRESET``) bare."""
+    if column == PRESET:
+        return str(row[column])
+    value = dataset(row, short) if column == DATA else _shown_value(row[column])
+    return f"{short_key(column)}={value}"
 
 
 def _shown_value(value: Any) -> str:

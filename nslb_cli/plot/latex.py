@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Sequence
 
 SPECIAL = {  # LaTeX's special characters, and the non-ASCII ones nslb's tables use
@@ -16,9 +17,16 @@ SPECIAL = {  # LaTeX's special characters, and the non-ASCII ones nslb's tables 
 }  # fmt: skip
 
 
+MINUS = re.compile(r"(?<![\w.])-(?=\d)")  # a minus sign (``-2.4``, ``[-3, -1]``), not a hyphen
+
+
 def escape(text: str) -> str:
-    """``text`` as LaTeX prints it: specials escaped, the tables' symbols in math mode."""
-    return "".join(SPECIAL.get(character, character) for character in text)
+    """``text`` as LaTeX prints it: specials escaped, the tables' symbols and minus signs in
+    math mode (a hyphen as in ``CD-UCB`` stays one)."""
+    return "".join(
+        "$-$" if MINUS.match(text, i) else SPECIAL.get(character, character)
+        for i, character in enumerate(text)
+    )
 
 
 def tabular(
@@ -29,7 +37,7 @@ def tabular(
 ) -> str:
     """A booktabs ``tabular``: ``header``, then ``rows`` of cells (text as in Markdown);
     ``align``: one ``l`` or ``r`` per column (default: the first left, the others right);
-    ``bold``: the ``(row, column)`` cells set in bold (e.g. each column's best value)."""
+    ``bold``: the ``(row, column)`` cells set in bold, their math too (each column's best)."""
     align = align or "l" + "r" * (len(header) - 1)
     lines = [
         f"\\begin{{tabular}}{{{align}}}",
@@ -39,7 +47,7 @@ def tabular(
     ]
     for i, row in enumerate(rows):
         cells = [
-            f"\\textbf{{{escape(cell)}}}" if (i, j) in bold and cell else escape(cell)
+            f"\\textbf{{\\boldmath{{}}{escape(cell)}}}" if (i, j) in bold and cell else escape(cell)
             for j, cell in enumerate(row)
         ]
         lines.append(" & ".join(cells) + r" \\")

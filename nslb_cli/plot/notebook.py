@@ -58,7 +58,9 @@ def load_results(
         files hold, every digit, or running means of them), then the per-seed statistics of the
         agents (``detections``, ``resamples``, ``stat_gamma`` …, from ``seed=K.json``; named
         ``stat_<name>`` where a setting has the name; float64, the same on every round of a
-        seed, NaN where an agent has none). ``group``, ``agent`` and ``agent.name`` are
+        seed, NaN where an agent has none), and ``seconds_per_1k_seed_rounds`` where a run
+        recorded how long its seeds took to simulate (1000 x a seed's share of its batch's
+        wall-clock seconds / its rounds). ``group``, ``agent`` and ``agent.name`` are
         ordered categoricals in legend order. Files that cannot be read are left out, each
         with a warning.
 
@@ -125,8 +127,10 @@ def summarise(
     Returns:
         ``group, agent, agent.name``, the config keys that vary among the rows, ``n_seeds,
         final_t``, then ``cum_regret_mean, _se, _iqm`` (and ``_ci_low, _ci_high``), the same
-        for ``avg_reward``, ``reference``, ``diff_cum_regret_mean, _se`` (and ``_ci_low,
-        _ci_high``), ``n_pairs``, and ``<statistic>_mean, _se`` for each per-seed statistic.
+        for ``avg_reward``, ``seconds_per_1k_seed_rounds`` (the mean over the seeds whose
+        time was recorded; NaN where none was), ``reference``, ``diff_cum_regret_mean, _se``
+        (and ``_ci_low, _ci_high``), ``n_pairs``, and ``<statistic>_mean, _se`` for each
+        per-seed statistic.
 
     Example:
         >>> table = summarise(load_results("outputs/sweep"), reference="cd_ucb(tau=100)")
@@ -155,7 +159,7 @@ def summarise(
     settings = [
         c for c in final.columns if c not in KEYS and ("." in str(c) or c in (DATA, lab.NAME))
     ]
-    known = {*KEYS, *settings, "seed", "t", "run", *METRICS, *COLUMNS}
+    known = {*KEYS, *settings, "seed", "t", "run", *METRICS, *COLUMNS, aggregate.COST}
     stats = [
         c for c in final.columns if c not in known and pd.api.types.is_numeric_dtype(final[c].dtype)
     ]

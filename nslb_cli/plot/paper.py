@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,12 +17,16 @@ from matplotlib.legend import Legend
 from nslb_cli.plot import labels as lab
 from nslb_cli.plot.aggregate import METRICS
 from nslb_cli.plot.figures import (
+    CHANGES_CAPTION,
     ROUND_LABEL,
     Theme,
+    change_lines,
     current_theme,
     curve_lines,
     drawing_with,
     figure_legend,
+    legend_labels,
+    panel_labels,
     themed,
 )
 from nslb_cli.plot.layout import arrange, arrange_to_width, fits, new_figure
@@ -38,7 +42,9 @@ PAGE_FONTS: Theme = {  # points, at the printed size (--width): none below 7
     "ytick.major.width": 0.6, "xtick.major.size": 2.5, "ytick.major.size": 2.5,
 }  # fmt: skip
 ASPECT = 0.75  # a panel's height over its width at a --width
-PRESET = re.compile(r"(^|/)paper/(?P<preset>[\w-]+)$")  # paper/fixed, smoke/paper/fixed
+# paper/fixed, smoke/paper/fixed, family/switching_latent, smoke/family/switching_latent
+PRESET = re.compile(r"(^|/)(?P<family>paper|family)/(?P<preset>[\w-]+)$")
+SPLIT = {"latent_ar": ("env.order", "k")}  # a preset over several environments: a key each
 
 
 @dataclass(frozen=True)
@@ -83,23 +89,38 @@ FIGURES = (
 def preset_groups(
     runs: pd.DataFrame, seeds: Mapping[int, int], warn: Callable[[str], None]
 ) -> dict[str, str]:
-    """The group drawn for each preset present in ``runs``: of several, the most seeds'."""
+    """The group drawn for each preset present in ``runs`` (keyed by ``preset_key``): of
+    several, the most seeds'."""
     sizes: dict[str, dict[str, int]] = {}
     for index, row in runs.iterrows():
-        match = PRESET.search(lab.format_value(row[lab.NAME]))
-        if match:
-            groups = sizes.setdefault(match["preset"], {})
+        key = preset_key(row)
+        if key is not None:
+            groups = sizes.setdefault(key, {})
             groups[row[lab.GROUP]] = groups.get(row[lab.GROUP], 0) + seeds.get(index, 0)
     chosen = {}
-    for preset, groups in sizes.items():
-        chosen[preset] = max(groups, key=lambda group: groups[group])
-        others = [group for group in groups if group != chosen[preset]]
+    for key, groups in sizes.items():
+        chosen[key] = max(groups, key=lambda group: groups[group])
+        others = [group for group in groups if group != chosen[key]]
         if others:
             warn(
-                f"--paper: paper/{preset} has several groups; drawn: {chosen[preset]}; "
+                f"--paper: preset {key} has several groups; drawn: {chosen[key]}; "
                 f"not drawn: {'; '.join(others)}"
             )
     return chosen
+
+
+def preset_key(run: pd.Series) -> str | None:
+    """The preset a run belongs to by its experiment name: ``fixed`` for ``paper/fixed`` (and
+    ``smoke/paper/fixed``), ``switching_latent`` for ``family/switching_latent``; a preset of
+    ``SPLIT`` adds its environment setting (``latent_ar/k5``); ``None`` for other names."""
+    match = PRESET.search(lab.format_value(run[lab.NAME]))
+    if match is None:
+        return None
+    preset = match["preset"]
+    if preset in SPLIT:
+        column, prefix = SPLIT[preset]
+        return f"{preset}/{prefix}{lab.format_value(run.get(column))}"
+    return preset
 
 
 @themed
@@ -108,46 +129,54 @@ def draw(
     panels: list[pd.DataFrame],
     styles: Mapping[str, Style],
     width: float | None = None,
+    changes: Sequence[Sequence[int]] = (),
 ) -> Figure:
-    """One paper figure: each panel a group's per-round stats, one legend, shared y axis; at a
-    ``width`` (inches) as printed: ``PAGE_FONTS``, panels (a), (b), the legend below."""
+    """One paper figure: each panel a group's per-round stats (with its true ``changes`` as
+    vertical lines), panels (a), (b), one legend, shared y axis; at a ``width`` (inches) as
+    printed: ``PAGE_FONTS``, the legend below."""
     page = dict(current_theme())
     if width:
         page.update(PAGE_FONTS)
     with drawing_with(page):
         figure, axes = new_figure(len(panels), PANEL)
         entries: dict[str, Any] = {}
+        labels, title = legend_labels(pd.concat(panels)[["agent", "n"]])
         for i, (ax, stats) in enumerate(zip(axes, panels, strict=True)):
             if i:
                 ax.sharey(axes[0])
-            entries |= curve_lines(ax, stats, styles)
+            entries |= curve_lines(ax, stats, styles, labels)
+            change_lines(ax, changes[i] if i < len(changes) else (), stats["t"])
             ax.set(xlabel=ROUND_LABEL, ylabel="" if i else METRICS[figure_spec.metric].label)
-            if width and len(panels) > 1:
-                ax.set_title(f"({'abcdefgh'[i]})", loc="left", fontweight="bold")
+        panel_labels(axes)
         if width:
-            arrange_to_width(figure, axes, width, ASPECT, _page_legend(figure, entries, width))
+            legend = _page_legend(figure, entries, width, title)
+            arrange_to_width(figure, axes, width, ASPECT, legend)
         else:
-            arrange(figure, axes, PANEL, legend=figure_legend(figure, entries))
+            arrange(figure, axes, PANEL, legend=figure_legend(figure, entries, title=title))
     return figure
 
 
-def _page_legend(figure: Figure, entries: dict[str, Any], width: float) -> Legend | None:
+def _page_legend(
+    figure: Figure, entries: dict[str, Any], width: float, title: str
+) -> Legend | None:
     """The legend of ``entries`` in as many columns as fit ``width`` inches."""
     for columns in range(len(entries), 1, -1):
-        legend = figure_legend(figure, entries, columns=columns)
+        legend = figure_legend(figure, entries, columns=columns, title=title)
         if legend is None or fits(figure, legend, width):
             return legend
         legend.remove()
-    return figure_legend(figure, entries)
+    return figure_legend(figure, entries, title=title)
 
 
 def caption(
     figure_spec: PaperFigure,
     panels: list[tuple[str, str, str]],
     seeds: list[int],
+    changes: Sequence[Sequence[int]] = (),
 ) -> str:
     """The caption of a paper figure: the paper's sentence, each panel ``(what, group, notes)``
-    and what the bands are; ``seeds``: the seed counts of the agents drawn."""
+    and what the bands and lines are; ``seeds``: the seed counts of the agents drawn (named in
+    the legend only where they differ); ``changes``: each panel's true change points."""
     counts = sorted(set(seeds))
     n = str(counts[-1]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
     text = f"Figure {figure_spec.number}: {figure_spec.caption.format(n=n)}."
@@ -157,7 +186,6 @@ def caption(
         detail = "; ".join(filter(None, [group, notes]))
         parts.append(f"{place + ': ' if len(panels) > 1 else ''}{what} ({detail})")
     text += " " + "; ".join(part[0].upper() + part[1:] for part in parts) + "."
-    return (
-        text + " Lines: mean over seeds; bands: ± one standard error; n in the legend: "
-        "seeds per agent.\n"
-    )
+    text += " Lines: mean over seeds; bands: ± one standard error"
+    text += "; n in the legend: seeds per agent" if len(counts) > 1 else ""
+    return text + "." + (CHANGES_CAPTION if any(changes) else "") + "\n"

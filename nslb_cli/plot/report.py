@@ -8,8 +8,9 @@ import hashlib
 import math
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from matplotlib.figure import Figure
 
 from nslb_cli.plot import (
     aggregate,
+    belief,
     figures,
     layout,
     pairwise,
@@ -30,16 +32,18 @@ from nslb_cli.plot import (
 from nslb_cli.plot import labels as lab
 from nslb_cli.plot.aggregate import METRICS, PAIRED_METRIC, SUMMARY_METRICS
 from nslb_cli.plot.identity import DATA, dataset
+from nslb_cli.plot.progress import Progress
 from nslb_cli.plot.selection import PlotError, select
 from nslb_cli.plot.styles import Style, style_map
 from nslb_cli.store.atomic import atomic_write_text
 from nslb_cli.store.folder import claim_plotted
+from nslb_cli.store.results import seed_ranges
 
 DEFAULT_FORMATS = ("png", "pdf")
 DEFAULT_DPI = 150
 CAPTION = "caption.txt"  # publication mode: <stem>.caption.txt beside each figure
 UNEVEN = "agents ran different seed sets"
-SEEDS_NOTE = f"{UNEVEN} (n in the legend); Δ uses the seeds both have"
+SEEDS_NOTE = f"{UNEVEN}; Δ uses the seeds both have"
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,9 @@ class Options:
     style: str | None = None  # a matplotlib style file (or style name)
     context: str = "paper"  # seaborn's plotting context
     ci: str = "se"  # "bootstrap": a 95 % bootstrap interval beside mean ± SE
+    sweep_references: bool = True  # sweep figures: the group's other agents as bands
+    sweep_log_x: str = "auto"  # sweep figures' x axis: SWEEP_LOG_X
+    belief_seed: int | None = None  # a belief strip of this seed per group (belief.strip)
 
 
 @dataclass(frozen=True)
@@ -124,7 +131,8 @@ def plot(options: Options) -> tuple[list[Path], list[str]]:
     for item in skipped:
         warn(f"skipped {item}")
     work = _Work(options, _Stems(options.out))
-    loaded = _load(options, studies_only=bool(studies))
+    progress = Progress(warn, shown=sys.stderr.isatty())
+    loaded = _load(options, [options.root / found.folder for found in studies], progress)
     if loaded is not None:
         _results(work, *loaded)
     for found in studies:
@@ -137,7 +145,8 @@ def plot(options: Options) -> tuple[list[Path], list[str]]:
     planned += [f"{stem.name}.tex" for stem in work.latex]
     claim_plotted(options.out, planned)  # made if need be; nothing it did not write is replaced
     written = []
-    for job in work.jobs:  # a figure grown large around a style's huge fonts: layout.TooLarge
+    for done, job in enumerate(work.jobs):  # grown large around huge fonts: layout.TooLarge
+        progress.step("drew", done, len(work.jobs), "figures")
         with figures.drawing_with(rc):
             figure = job.draw(**job.arguments)
             written += figures.save(figure, job.stem, options.formats, dpi)
@@ -163,28 +172,33 @@ def _results(
     references = _references(runs, options.reference, rename)
     final = aggregate.finals(frame)
     settings = [lab.NAME, *lab.setting_columns(runs.columns)]
-    stats = [column for column in seed_stats.columns if column not in ("run", "seed")]
+    stats = [c for c in seed_stats.columns if c not in ("run", "seed", aggregate.COST)]
     final = final.merge(runs[settings], left_on="run", right_index=True, how="left")
     final = final.merge(seed_stats, on=["run", "seed"], how="left")
     summary = aggregate.summary(final, references, settings=settings, stats=stats, ci=options.ci)
     swept = sweeps(final, runs, rename)
     styles = _styles(runs, swept, rename)
     per_round = {name: aggregate.per_round(frame, METRICS[name]) for name in options.metrics}
+    paired = {m: aggregate.paired_per_round(frame, METRICS[m], references) for m in DIFF_METRICS}
+    changes = aggregate.change_points(frame)
     seeds = aggregate.differing_seeds(final)
     group_stems = {group: stems.new(group) for group in dict.fromkeys(runs[lab.GROUP])}
-    sections = []
+    sections, tabulars = [], []  # per group: its Markdown summary and its LaTeX one
     for group, stem in group_stems.items():
         note = SEEDS_NOTE if group in seeds else ""
         environment = lab.environment(runs[runs[lab.GROUP] == group].iloc[0])
         in_group = final[final["group"] == group]
         latent_ar = runs.loc[runs[lab.GROUP] == group, "env.name"].eq("latent_ar").any()
-        drawn = _Drawn(group, stem, styles, note, environment, bool(latent_ar))
+        known = (references.get(group), changes.get(group, ()))
+        drawn = _Drawn(group, stem, styles, note, environment, bool(latent_ar), *known)
         _group_figures(work, drawn, per_round, in_group)
+        _difference_figures(work, drawn, paired)
         interval = " [95 % bootstrap CI of the mean]" if options.ci == "bootstrap" else ""
         details = (
             f"environment: {environment}; values at round {int(in_group['t'].max())}, mean ± SE "
             f"over seeds{interval}; IQM: interquartile mean (the middle half of the seeds); Δ: "
-            "difference to the reference on the same seeds"
+            f"difference to the reference on the same seeds; {tables.COST_TITLE}: seconds the "
+            "simulation took per 1,000 rounds of one seed, as the runs recorded them"
         )
         if group in seeds:
             sets = "; ".join(f"{agent} {ranges}" for agent, ranges in seeds[group].items())
@@ -192,12 +206,18 @@ def _results(
         rows = summary[summary["group"] == group]
         sections.append(tables.markdown(rows, title=group, details=details, stats=stats))
         work.tables.append((rows, sections[-1], _suffixed(stem, "summary"), settings))
+        tabulars.append(tables.latex(rows, stats=stats))
+        work.latex[_suffixed(stem, "summary")] = tabulars[-1]
     for found in swept:
         _sweep_figure(work, found, group_stems[found.group], styles)
+    if options.belief_seed is not None:
+        _belief_figures(work, frame, group_stems, styles)
     if options.paper:
         _paper(work, frame, final, runs, per_round, styles, set(seeds))
     work.sections += sections
     work.tables.append((summary, "\n".join(sections), options.out / "summary", settings))
+    headed = (f"% {group}\n{text}" for group, text in zip(group_stems, tabulars, strict=True))
+    work.latex[options.out / "summary"] = "\n".join(headed)  # a blank line: one under another
     found, text = tables.detection_table(summary, settings)
     if text:
         work.sections.append(text)
@@ -214,6 +234,8 @@ class _Drawn:
     note: str  # e.g. that agents ran different seed sets, or ""
     environment: str
     pairwise: bool = False  # Trella et al.'s pairwise comparison: env=latent_ar's groups
+    reference: str | None = None  # the agent of the paired differences, if any
+    changes: tuple[int, ...] = ()  # the true change points, the same on every seed
 
 
 def _group_figures(
@@ -227,22 +249,25 @@ def _group_figures(
     for name, stats_of in per_round.items():
         in_group = _drawn_rounds(stats_of[stats_of["group"] == drawn.group], name, options)
         arguments = {"stats": in_group, "value_label": METRICS[name].label, **common}
-        arguments |= {"log_x": options.log_x, "log_y": options.log_y}
+        arguments |= {"log_x": options.log_x, "log_y": options.log_y, "changes": drawn.changes}
         first = int(in_group["t"].min()) if len(in_group) else 1
         rounds = f" from round {first}" if first > 1 else ""
         caption = (
-            f"{drawn.group}: {METRICS[name].label}{rounds}, mean over seeds with a band of ± one "
-            "standard error (n in the legend: seeds per agent). Environment: "
-            f"{drawn.environment}.{_note(drawn.note)}\n"
+            f"{drawn.group}: {METRICS[name].label}{rounds}, mean {_seeds(in_group)} with a band "
+            f"of ± one standard error. Environment: {drawn.environment}."
+            f"{_changes(drawn)}{_note(drawn.note)}\n"
         )
         work.figure(figures.curves, _suffixed(drawn.stem, name), arguments, caption)
     value_label = f"final {METRICS[PAIRED_METRIC].label} (round {final['t'].max()})"
     arguments = {"final": final, "value": PAIRED_METRIC, "value_label": value_label, **common}
     box = _suffixed(drawn.stem, f"final_{PAIRED_METRIC}")
+    counts = final.groupby("agent", observed=True)["seed"].nunique().rename("n").reset_index()
+    n = figures.common_seeds(counts)
+    each = f"{n} per agent" if n is not None else "n beside each name"
     caption = (
         f"{drawn.group}: {value_label} of each agent: box from the first to the third "
         "quartile, the median, whiskers to the furthest seed within 1.5 interquartile ranges, "
-        f"and one dot per seed. Environment: {drawn.environment}.{_note(drawn.note)}\n"
+        f"and one dot per seed ({each}). Environment: {drawn.environment}.{_note(drawn.note)}\n"
     )
     work.figure(figures.final_distribution, box, arguments, caption)
     if publication and drawn.pairwise and final["agent"].nunique() > 1:
@@ -255,23 +280,116 @@ def _group_figures(
         work.figure(pairwise.heatmap, _suffixed(drawn.stem, "pairwise"), arguments, caption)
 
 
+def _belief_figures(
+    work: _Work, frame: pd.DataFrame, group_stems: dict[str, Path], styles: dict[str, Style]
+) -> None:
+    """Per group, the belief strip of ``--belief-seed`` of its agents that report a belief;
+    a seed no group has is an error in one line."""
+    seed = work.options.belief_seed
+    rows = frame[frame["seed"] == seed]
+    if rows.empty:
+        present = seed_ranges(sorted(int(s) for s in frame["seed"].unique()))
+        raise PlotError(f"--belief-seed {seed}: no results of seed {seed} (seeds: {present})")
+    drawn = 0
+    for group, stem in group_stems.items():
+        of_group = rows[rows["group"] == group]
+        agents = belief.believers(of_group)
+        if not agents:
+            continue
+        title = "" if work.options.paper else group
+        arguments = {"rows": of_group, "seed": seed, "title": title, "styles": styles}
+        caption = (
+            f"{group}, seed {seed}: per agent that reports a belief, the true latent state "
+            "(grey) and the agent's believed state against the round; last panel: the "
+            "posterior mass each puts on the true state.\n"
+        )
+        strip = work.stems.suffixed(stem, f"belief-seed={seed}")
+        work.figure(belief.strip, strip, arguments, caption)
+        drawn += 1
+    if not drawn:
+        warn(f"--belief-seed {seed}: no agent of seed {seed} reports a belief; no strip drawn")
+
+
+DIFF_METRICS = (PAIRED_METRIC, "avg_reward")  # drawn as paired differences to the reference
+
+
+def _difference_figures(work: _Work, drawn: _Drawn, paired: dict[str, pd.DataFrame]) -> None:
+    """A group's paired differences to its reference agent against the round, one figure per
+    metric of ``DIFF_METRICS``; none without a reference or another agent."""
+    options = work.options
+    for name, stats_of in paired.items():
+        in_group = _drawn_rounds(stats_of[stats_of["group"] == drawn.group], name, options)
+        if not drawn.reference or in_group.empty:
+            continue
+        label = METRICS[name].label
+        arguments = {"stats": in_group, "value_label": label, "reference": drawn.reference}
+        arguments |= {"title": "" if options.paper else drawn.group, "styles": drawn.styles}
+        arguments |= {"note": drawn.note, "log_x": options.log_x, "changes": drawn.changes}
+        first = int(in_group["t"].min())
+        rounds = f" from round {first}" if first > 1 else ""
+        caption = (
+            f"{drawn.group}: paired difference of the {label}{rounds} of each agent to "
+            f"{drawn.reference}'s on the same seed (below zero: less than {drawn.reference}), "
+            f"mean {_seeds(in_group, pairs=True)} with a band of ± one paired "
+            f"standard error. Environment: {drawn.environment}.{_changes(drawn)}"
+            f"{_note(drawn.note)}\n"
+        )
+        stem = work.stems.suffixed(drawn.stem, f"diff_{name}")
+        work.figure(figures.curves, stem, arguments, caption)
+
+
+def _seeds(counts: pd.DataFrame, pairs: bool = False) -> str:
+    """``over 100 seeds`` when every agent of ``counts`` (``agent``, ``n``) ran as many (or,
+    of ``pairs``, shares as many with the reference), else ``over seeds (n in the legend)``:
+    the caption states the count the legend leaves out."""
+    n = figures.common_seeds(counts)
+    seeds = "the seeds both ran" if pairs else "seeds"
+    if n is None:
+        return f"over {seeds} (n in the legend)"
+    return f"over the {n} seeds both ran" if pairs else f"over {n} seed{'s' * (n != 1)}"
+
+
+def _changes(drawn: _Drawn) -> str:
+    return figures.CHANGES_CAPTION if drawn.changes else ""
+
+
+SWEEP_LOG_X = {  # --sweep-log-x: whether a sweep's numeric axis is logarithmic, and why
+    "auto": (
+        None,
+        "logarithmic where the values are numbers above 0 whose largest is over 10 times the "
+        "smallest, else linear",
+    ),
+    "on": (True, "logarithmic where the values are numbers above 0, else linear"),
+    "off": (False, "linear"),
+}
+
+
 def _sweep_figure(work: _Work, found: Sweep, stem: Path, styles: dict[str, Style]) -> None:
-    """Final regret against one swept setting of a group."""
+    """Final regret against one swept setting of a group; the group's agents without it as
+    bands unless ``--no-sweep-references``."""
+    options = work.options
     label = f"final {METRICS[PAIRED_METRIC].label}"
+    references = found.references if options.sweep_references else None
+    log_x, scale = SWEEP_LOG_X[options.sweep_log_x]
     arguments = {
         "points": found.points,
         "parameter": found.setting,
         "value_label": label,
-        "title": "" if work.options.paper else found.group,
+        "title": "" if options.paper else found.group,
         "styles": styles,
-        "references": found.references,
+        "references": references,
+        "log_x": log_x,
     }
+    others = (
+        "; horizontal lines and bands: the agents of the group without that setting"
+        if references is not None and not references.empty
+        else ""
+    )
     caption = (
         f"{found.group}: {label} (mean ± standard error over seeds, n in the legend) "
-        f"against {found.setting}; horizontal lines and bands: the agents of the group "
-        "without that setting.\n"
+        f"against {found.setting} (x axis: {scale}){others}.\n"
     )
-    swept = _suffixed(stem, f"sweep-{lab.short_key(found.setting)}")
+    swept = work.stems.suffixed(stem, f"sweep-{lab.short_key(found.setting)}")
     work.figure(figures.sweep, swept, arguments, caption)
 
 
@@ -311,20 +429,23 @@ def warn(message: str) -> None:
 
 
 def _load(
-    options: Options, studies_only: bool = False
+    options: Options, studies: Sequence[Path], progress: Progress
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame] | None:
-    """The selected rows, runs and per-seed statistics; ``None`` when there are no seed files
-    but a study (``studies_only``)."""
+    """The selected rows, runs and per-seed statistics of the results outside the ``studies``
+    folders (their trials are plotted as studies: objective, parameters, trials table);
+    ``None`` when there are none but a study; ``progress``: told the seed files read."""
     if not options.root.is_dir():
         raise PlotError(f"{options.root}: no such folder")
     columns = {METRICS[name].column for name in (*options.metrics, *SUMMARY_METRICS)}
+    columns |= {"state", *(belief.COLUMNS if options.belief_seed is not None else ())}
     if options.paper:
         columns |= {METRICS[figure.metric].column for figure in paper.FIGURES}
-    loaded = tidy.load(options.root, sorted(columns), join_config=False)
+    read = partial(progress.step, "read", things="seed files")
+    loaded = tidy.load(options.root, sorted(columns), False, studies, read)
     for skipped in loaded.skipped:
         warn(f"skipped {skipped}")
     if loaded.n_files == 0:
-        if studies_only:
+        if studies:
             return None
         raise PlotError(
             f"no results in {options.root}: no seed=K.csv files (or results.parquet) below it "
@@ -350,11 +471,12 @@ def _study(work: _Work, found: study.Study) -> None:
     stem = work.stems.new("study" if where == "." else f"{where}-study")
     caption = study.caption(found, "objective of each trial and the best so far")
     history = {"study": found, "title": title}
-    work.figure(study.history, _suffixed(stem, "objective"), history, caption)
+    work.figure(study.history, work.stems.suffixed(stem, "objective"), history, caption)
     for key in found.params:
         arguments = {"study": found, "key": key, "title": title}
         caption = study.caption(found, f"objective against {key}, darker: later trials")
-        work.figure(study.parameter, _suffixed(stem, f"param-{key}"), arguments, caption)
+        parameter = work.stems.suffixed(stem, f"param-{key}")
+        work.figure(study.parameter, parameter, arguments, caption)
     trials = study.table(found)
     text = study.markdown(found, trials, name)
     work.sections.append(text)
@@ -403,11 +525,13 @@ def _paper(
     styles: dict[str, Style],
     uneven: set[str],
 ) -> None:
-    """The paper's figures whose results are present, with their captions, and
-    ``reproduction.md``; ``uneven``: the groups whose agents ran different seed sets."""
+    """The paper's figures whose results are present, with their captions, and the claim
+    table of each paper whose presets ran (``reproduction``); ``uneven``: the groups whose
+    agents ran different seed sets."""
     options, stems = work.options, work.stems
     seeds = final.groupby("run")["seed"].nunique().to_dict()
     groups = paper.preset_groups(runs, seeds, warn)
+    true_changes = aggregate.change_points(frame)
     for spec in paper.FIGURES:
         present = [(preset, what) for preset, what in spec.panels if preset in groups]
         if not present:
@@ -430,37 +554,59 @@ def _paper(
             notes.append(f"from round {first}" if first > 1 else "")
             described.append((what, group, "; ".join(filter(None, notes))))
             counts += [int(n) for n in in_group.groupby("agent", observed=True)["n"].max() if n > 0]
+        changes = [true_changes.get(groups[preset], ()) for preset, _ in present]
         arguments = {"figure_spec": spec, "panels": panels, "styles": styles}
-        arguments["width"] = options.width
-        caption = paper.caption(spec, described, counts)
+        arguments |= {"width": options.width, "changes": changes}
+        caption = paper.caption(spec, described, counts, changes)
         work.figure(paper.draw, stems.new(spec.stem), arguments, caption)
-    claims = reproduction.check(final, groups)  # whether each claim of section 5 held
-    text = reproduction.markdown(claims)
-    work.sections.append(text)
-    work.tables.append((claims, text, stems.new("reproduction"), []))
+    for claimed in reproduction.PAPERS:  # a claim table per paper whose presets ran
+        if reproduction.present(claimed, groups):
+            claims = reproduction.check(claimed, final, groups, runs)
+            text, stem = reproduction.markdown(claimed, claims), stems.new(claimed.stem)
+            work.sections.append(text)
+            work.tables.append((claims, text, stem, []))
+            work.latex[stem] = reproduction.latex(claims)
 
 
-MAX_STEM = 120  # bytes: 255 a file name less suffixes and a temporary's marks; longer: hashed
+MAX_NAME = 100  # bytes of a file name, suffixes included: names a listing shows whole
+LONGEST_EXTENSION = len(f".{CAPTION}")  # longer than any figure format's or table's
+SUFFIX_ROOM = 28  # for the suffixes of a group's files: "-final_cum_regret" (17), …
+MAX_STEM = MAX_NAME - LONGEST_EXTENSION - SUFFIX_ROOM
+DIGEST = 10  # hex digits of the hash that ends a shortened name
 
 
 class _Stems:
-    """File name stems from titles: safe characters only, at most ``MAX_STEM`` bytes, each
-    once."""
+    """File name stems from titles: safe characters only, at most ``MAX_STEM`` bytes (a longer
+    one is cut and ends in a hash of the whole), each once; ``suffixed`` keeps a stem and its
+    suffix within ``MAX_NAME`` bytes with any extension."""
 
     def __init__(self, out: Path) -> None:
         self.out = out
         self.used: set[str] = set()
 
     def new(self, title: str) -> Path:
-        base = re.sub(r"[^A-Za-z0-9._=+-]+", "_", title).strip("_") or "results"
-        if len(base) > MAX_STEM:  # ASCII only: characters are bytes
-            digest = hashlib.sha256(title.encode()).hexdigest()[:10]
-            base = f"{base[: MAX_STEM - 11].rstrip('_')}-{digest}"
+        base = _bounded(re.sub(r"[^A-Za-z0-9._=+-]+", "_", title).strip("_") or "results", title)
         stem, i = base, 2
         while stem in self.used:
             stem, i = f"{base}-{i}", i + 1
         self.used.add(stem)
         return self.out / stem
+
+    @staticmethod
+    def suffixed(stem: Path, suffix: str) -> Path:
+        """``<stem>-<suffix>``, the suffix cut and hashed where the name would be too long."""
+        room = MAX_NAME - LONGEST_EXTENSION - len(stem.name) - 1
+        safe = re.sub(r"[^A-Za-z0-9._=+-]+", "_", suffix)
+        return _suffixed(stem, _bounded(safe, suffix, room))
+
+
+def _bounded(name: str, whole: str, most: int = MAX_STEM) -> str:
+    """``name`` (ASCII: characters are bytes), or where it is longer than ``most`` its start
+    and a hash of ``whole``, together ``most`` bytes."""
+    if len(name) <= most:
+        return name
+    digest = hashlib.sha256(whole.encode()).hexdigest()[:DIGEST]
+    return f"{name[: most - DIGEST - 1].rstrip('_')}-{digest}"
 
 
 def _suffixed(stem: Path, suffix: str) -> Path:

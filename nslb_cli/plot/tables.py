@@ -1,18 +1,21 @@
-"""Summary tables as text: markdown for reading, CSV for further analysis, from
-``nslb_cli.plot.aggregate.summary``'s table (``92.6 ± 2.6``: the SE to two significant
+"""Summary tables as text: markdown for reading, LaTeX for a paper, CSV for further analysis,
+from ``nslb_cli.plot.aggregate.summary``'s table (``92.6 ± 2.6``: the SE to two significant
 digits, the mean to the same place; CSV numbers to ``CSV_DIGITS`` significant digits).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from nslb_cli.plot import labels as lab
-from nslb_cli.plot.aggregate import METRICS, PAIRED_METRIC, SUMMARY_METRICS, stat_columns
+from nslb_cli.plot.aggregate import COST, METRICS, PAIRED_METRIC, SUMMARY_METRICS, stat_columns
+from nslb_cli.plot.latex import tabular
 from nslb_cli.store.atomic import atomic_write_text
 
 MAX_DECIMALS = 6
@@ -64,53 +67,118 @@ def _decimals(se: float) -> int:
     return 3 if se == 0 else min(max(1 - math.floor(math.log10(se)), 0), MAX_DECIMALS)
 
 
-def markdown(
-    table: pd.DataFrame, *, title: str, details: str = "", stats: Sequence[str] = ()
-) -> str:
-    """One group's summary (rows of ``summary``) as markdown,
-    the ``stats`` some agent here has in one column."""
+COST_TITLE = "s / 1k seed-rounds"  # the column of aggregate.COST
+BETTER = {"cum_regret": min, "avg_reward": max}  # of each summary metric, the best value
+Ranked = dict[int, tuple[pd.Series, Callable[..., float]]]  # column -> its values by row, best
+
+
+@dataclass(frozen=True)
+class Cells:
+    """A summary table's text, built once for Markdown and LaTeX alike: the ``header``,
+    the ``rows`` of cell texts and the ``bold`` ``(row, column)`` cells, each column's best."""
+
+    header: list[str]
+    rows: list[list[str]]
+    bold: set[tuple[int, int]]
+
+
+def summary_cells(table: pd.DataFrame, stats: Sequence[str] = ()) -> Cells:
+    """One group's summary (rows of ``summary``) as cells, the ``stats`` some agent here
+    has in one column; in bold each metric's best mean and IQM and the best paired difference
+    (ties: every tied cell)."""
     reference = next((r for r in table["reference"] if r), "")
-    paired = METRICS[PAIRED_METRIC].label
-    bootstrap = f"{SUMMARY_METRICS[0]}_ci_low" in table
     shown_stats = {
         stat: columns
         for stat, columns in stat_columns(stats).items()
         if columns[0] in table and table[columns[0]].notna().any()
     }
     header = ["agent", "seeds"]
+    ranked: Ranked = {}
     for name in SUMMARY_METRICS:
+        ranked[len(header)] = (table[f"{name}_mean"], BETTER[name])
+        ranked[len(header) + 1] = (table[f"{name}_iqm"], BETTER[name])
         header += [f"final {METRICS[name].label}", "IQM"]
+    if reference:  # the reference itself is not ranked: its difference is 0 by definition
+        others = table["agent"].astype(str) != reference
+        ranked[len(header)] = (
+            table[f"diff_{PAIRED_METRIC}_mean"].where(others),
+            BETTER[PAIRED_METRIC],
+        )
     against = f" vs {reference}" if reference else ""
-    header += [f"Δ {paired}{against} (paired)", "paired seeds"]
+    header += [f"Δ {METRICS[PAIRED_METRIC].label}{against} (paired)", "paired seeds", COST_TITLE]
     if shown_stats:
         header.append("per-seed statistics")
-    lines = [f"### {title}", "", *([details, ""] if details else [])]
-    rows = []
-    for _, row in table.iterrows():
-        cells = [str(row["agent"]), str(row["n_seeds"])]
-        for name in SUMMARY_METRICS:
-            cells += [
-                _cell(row, name, bootstrap),
-                format_value(row[f"{name}_iqm"], row[f"{name}_se"]),
-            ]
-        prefix = f"diff_{PAIRED_METRIC}"
-        if not reference:
-            cells += ["no reference agent", ""]
-        elif row["agent"] == reference:
-            cells += ["(reference)", ""]
-        else:
-            pairs = "0" if pd.isna(row["n_pairs"]) else str(row["n_pairs"])
-            cells += [_cell(row, prefix, bootstrap, signed=True), pairs]
-        if shown_stats:
-            cells.append(
-                ", ".join(
-                    f"{stat} {format_pm(row[mean], row[se])}"
-                    for stat, (mean, se) in shown_stats.items()
-                    if not pd.isna(row[mean])
-                )
+    rows = [_row_cells(row, reference, shown_stats) for _, row in table.iterrows()]
+    return Cells(header, rows, _best_cells(ranked))
+
+
+def _row_cells(
+    row: pd.Series, reference: str, shown_stats: dict[str, tuple[str, str]]
+) -> list[str]:
+    """The cells of one agent's row of ``summary_cells``."""
+    bootstrap = f"{SUMMARY_METRICS[0]}_ci_low" in row
+    cells = [str(row["agent"]), str(row["n_seeds"])]
+    for name in SUMMARY_METRICS:
+        cells += [
+            _cell(row, name, bootstrap),
+            format_value(row[f"{name}_iqm"], row[f"{name}_se"]),
+        ]
+    if not reference:
+        cells += ["no reference agent", ""]
+    elif row["agent"] == reference:
+        cells += ["(reference)", ""]
+    else:
+        pairs = "0" if pd.isna(row["n_pairs"]) else str(row["n_pairs"])
+        cells += [_cell(row, f"diff_{PAIRED_METRIC}", bootstrap, signed=True), pairs]
+    cells.append(format_seconds(row.get(COST, math.nan)))
+    if shown_stats:
+        cells.append(
+            ", ".join(
+                f"{stat} {format_pm(row[mean], row[se])}"
+                for stat, (mean, se) in shown_stats.items()
+                if not pd.isna(row[mean])
             )
-        rows.append(cells)
-    return "\n".join(lines + grid(header, rows)) + "\n"
+        )
+    return cells
+
+
+def _best_cells(ranked: Ranked) -> set[tuple[int, int]]:
+    """The ``(row, column)`` cells holding the best value (``ranked``: per column, its values
+    by row and ``min`` or ``max``) of a column with two values or more."""
+    bold = set()
+    for j, (values, better) in ranked.items():
+        array = values.to_numpy(np.float64)
+        present = ~np.isnan(array)
+        if present.sum() > 1:
+            best = better(array[present])
+            bold |= {(int(i), j) for i in np.flatnonzero(present & (array == best))}
+    return bold
+
+
+def markdown(
+    table: pd.DataFrame, *, title: str, details: str = "", stats: Sequence[str] = ()
+) -> str:
+    """One group's summary (rows of ``summary``) as markdown,
+    the ``stats`` some agent here has in one column."""
+    cells = summary_cells(table, stats)
+    lines = [f"### {title}", "", *([details, ""] if details else [])]
+    return "\n".join(lines + grid(cells.header, cells.rows)) + "\n"
+
+
+def latex(table: pd.DataFrame, stats: Sequence[str] = ()) -> str:
+    """One group's summary as a booktabs ``tabular``: the cells of ``markdown``, each
+    column's best value in bold."""
+    cells = summary_cells(table, stats)
+    return tabular(cells.header, cells.rows, bold=cells.bold)
+
+
+def format_seconds(seconds: float) -> str:
+    """Seconds to three significant digits, without an exponent; ``–`` for NaN (not recorded)."""
+    if math.isnan(seconds):
+        return "–"
+    if seconds == 0:
+        return "0"
+    return f"{seconds:.{max(2 - math.floor(math.log10(abs(seconds))), 0)}f}"
 
 
 def _cell(row: pd.Series, prefix: str, bootstrap: bool, signed: bool = False) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ import pandas as pd
 import yaml
 
 from nslb_cli.plot import csvread, parquetread
+from nslb_cli.plot.aggregate import COST
 from nslb_cli.plot.csvread import Columns, MalformedResult, Skipped
 from nslb_cli.plot.identity import FINGERPRINT, identity, with_data
 from nslb_cli.plot.labels import ENGINE, config_value
@@ -152,9 +153,13 @@ def load(
     roots: Path | Sequence[Path],
     columns: Iterable[str] = ("cum_regret", "cum_reward"),
     join_config: bool = True,
+    skip: Sequence[Path] = (),
+    progress: Callable[[int, int], None] | None = None,
 ) -> Loaded:
     """Read every seed file under ``roots`` (a run folder under two is read once) into one tidy
-    table; ``join_config=False`` leaves the config columns out of ``Loaded.frame``."""
+    table; ``join_config=False`` leaves the config columns out of ``Loaded.frame``; the run
+    folders below ``skip`` are not read (a study's trials); ``progress(read, total)`` is told
+    the seed files read so far before each run folder."""
     columns = [column for column in dict.fromkeys(columns) if column != "t"]
     unknown = sorted(set(columns) - set(COLUMNS))
     if unknown:
@@ -164,8 +169,12 @@ def load(
     makers: dict[str, dict[str, set[str]]] = {}
     roots = [roots] if isinstance(roots, Path) else roots
     found_in = {f: (root, s) for root in roots for f, s in find_seed_files(root, skipped).items()}
+    found_in = {f: found for f, found in found_in.items() if not _below(f, skip)}
     n_files = sum(s.path.suffix == ".parquet" for s in skipped)  # damaged: none of their seeds
+    total = n_files + sum(len(seeds) for _, seeds in found_in.values())
     for folder, (root, seeds) in found_in.items():
+        if progress is not None:
+            progress(n_files, total)
         n_files += len(seeds)
         try:
             config, key = read_config(folder)
@@ -209,6 +218,11 @@ def load(
     )
 
 
+def _below(folder: Path, folders: Sequence[Path]) -> bool:
+    """Whether ``folder`` is one of ``folders`` or below one."""
+    return any(folder.is_relative_to(other) for other in folders)
+
+
 def mixed_makers(loaded: Loaded) -> list[str]:
     """A line per engine and maker (``Loaded.makers``) of which the loaded runs have
     several: their seeds may not be comparable."""
@@ -237,10 +251,17 @@ def _number(value: object) -> float | None:
 
 
 def _seed_stats(runs: list[_Run]) -> pd.DataFrame:
-    """The statistics of every loaded seed, one row per (run, seed) in the frame's order."""
+    """The statistics of every loaded seed, one row per (run, seed) in the frame's order,
+    and ``COST`` where its provenance recorded the seconds it took to simulate."""
     in_parquet: dict[Path, dict[int, dict[str, float]]] = {}  # file -> seed -> statistics
+    timed: dict[Path, dict[int, float]] = {}  # run folder -> seed -> simulation seconds
     rows = [
-        {"run": index, "seed": seed, **_stats(run.first[seed], seed, in_parquet)}
+        {
+            "run": index,
+            "seed": seed,
+            **_stats(run.first[seed], seed, in_parquet),
+            **_cost(run, seed, timed),
+        }
         for index, run in enumerate(runs)
         for seed in sorted(run.seeds)
     ]
@@ -254,6 +275,19 @@ def _seed_type(runs: list[_Run]) -> type[np.signedinteger]:
     """int32 for the seed column, int64 where a seed needs it (``run.seed`` up to 2^63 - 1)."""
     largest = max((seed for run in runs for seed in run.seeds), default=0)
     return np.int32 if largest <= np.iinfo(np.int32).max else np.int64
+
+
+def _cost(run: _Run, seed: int, timed: dict[Path, dict[int, float]]) -> dict[str, float]:
+    """``{COST: …}``: 1000 x the seconds ``seed`` took to simulate (its share of its batch's,
+    as its folder's provenance records them) / the rounds it played; empty where unrecorded."""
+    path = run.first[seed]
+    folder = path.parent.parent if path.parent.name == parquet.PARTS else path.parent
+    if folder not in timed:
+        timed[folder] = provenance.seconds_by_seed(folder)
+    seconds, horizon = timed[folder].get(seed), run.config.get("env.horizon")
+    if seconds is None or not isinstance(horizon, int) or horizon < 1:
+        return {}
+    return {COST: 1000 * seconds / horizon}
 
 
 def _stats(path: Path, seed: int, in_parquet: dict[Path, dict[int, dict[str, float]]]) -> dict:

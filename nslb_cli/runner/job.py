@@ -83,6 +83,7 @@ def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> float:
         Layout(config.run.format, config.run.every),
         batch_size=config.run.batch_size,
         engine=config.engine.key,
+        engine_name=config.engine.name,
         numbers=_numbers(config),
         overwrite=config.run.overwrite,
     )
@@ -97,14 +98,16 @@ def run_job(config: RunConfig, resolved: DictConfig, folder: Path) -> float:
             start, said = time.perf_counter(), list(config.notes)
             for first in range(0, len(pending), config.run.batch_size):
                 batch = pending[first : first + config.run.batch_size]
+                simulating = time.perf_counter()
                 trace = simulate_seeds(config, batch)
+                seconds = time.perf_counter() - simulating  # the simulation alone, not the writing
                 if first == 0:  # what the agent says of how it played, from its first batch
                     said += AGENTS[config.agent.name].notes(config.agent, trace.summary, config.env)
                 check_summary(trace)  # before the folder is claimed
                 finite.check_finite(trace, config.env)  # nothing of a batch that overflowed
                 check_owner()  # a worker whose command was killed writes nothing more
                 check_stop()  # nor one asked to stop
-                store.write(batch, trace)
+                store.write(batch, trace, seconds)
             check_owner()
             store.seal()
             _report(config, store, pending, time.perf_counter() - start, said)

@@ -1,9 +1,11 @@
-"""Provenance: which code, libraries and command produced a run folder's results, one
-``provenance.jsonl`` line per invocation (docs/design.md §6)."""
+"""Provenance: which code, libraries and command produced a run folder's results, and how
+long they took to simulate, one ``provenance.jsonl`` line per batch of seeds written
+(docs/design.md §6)."""
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 import shlex
@@ -19,6 +21,7 @@ from nslb_cli.store.atomic import atomic_write_bytes
 
 FILE = "provenance.jsonl"
 COMMAND_VARIABLE = "NSLB_COMMAND"  # the user's command line, passed on to launcher workers
+SECONDS = "seconds"  # a line's field: the wall-clock seconds its batch of seeds took to simulate
 
 
 def remember_command(arguments: list[str]) -> None:
@@ -55,10 +58,18 @@ def command() -> str:
     return os.environ.get(COMMAND_VARIABLE, shlex.join(sys.argv))
 
 
-def record(folder: Path, seeds: list[int], numbers: str | None = None) -> None:
-    """Add this invocation's line (with ``numbers`` when given) to ``folder``'s provenance,
-    the file written anew atomically: a killed writer cannot leave half a line."""
-    entry = {
+def record(
+    folder: Path,
+    seeds: list[int],
+    numbers: str | None = None,
+    *,
+    seconds: float | None = None,
+    engine: str | None = None,
+) -> None:
+    """Add this invocation's line to ``folder``'s provenance, with ``numbers``, the wall-clock
+    ``seconds`` that simulating ``seeds`` took and the ``engine`` that simulated them when
+    given; the file is written anew atomically: a killed writer cannot leave half a line."""
+    entry: dict[str, Any] = {
         "time": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         **environment(),
         "command": command(),
@@ -66,6 +77,10 @@ def record(folder: Path, seeds: list[int], numbers: str | None = None) -> None:
     }
     if numbers is not None:
         entry["numbers"] = numbers
+    if seconds is not None:
+        entry[SECONDS] = seconds
+    if engine is not None:
+        entry["engine"] = engine
     path = folder / FILE
     try:
         before = path.read_bytes()
@@ -109,3 +124,25 @@ def numbers(folder: Path) -> tuple[set[str], set[int]]:
         listed = entry.get("seeds")
         recorded |= {s for s in listed if isinstance(s, int)} if isinstance(listed, list) else set()
     return found, recorded
+
+
+def seconds_by_seed(folder: Path) -> dict[int, float]:
+    """Each seed's share of the simulation seconds its batch recorded (a batch's seconds
+    split evenly over its seeds), from the last line listing the seed, the one whose
+    simulation wrote it; seeds whose line records no positive, finite seconds are left out."""
+    shares: dict[int, float | None] = {}
+    for entry in entries(folder):
+        listed = entry.get("seeds") if entry is not None else None
+        if entry is None or not isinstance(listed, list) or not listed:
+            continue
+        seconds = _seconds(entry.get(SECONDS))
+        share = None if seconds is None else seconds / len(listed)
+        shares |= {seed: share for seed in listed if isinstance(seed, int)}
+    return {seed: share for seed, share in shares.items() if share is not None}
+
+
+def _seconds(value: object) -> float | None:
+    """A recorded ``seconds`` as a float: ``None`` unless a positive, finite number."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    return float(value) if math.isfinite(value) and value > 0 else None

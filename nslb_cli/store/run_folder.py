@@ -44,8 +44,9 @@ log = logging.getLogger("nslb")
 
 class RunFolder:
     """The run folder ``path`` as the job of resolved ``settings`` writes it: on ``data``, stored as
-    ``layout`` says in row groups of ``batch_size`` seeds, by ``engine`` with its ``numbers``.
-    The folder is claimed with the first batch only."""
+    ``layout`` says in row groups of ``batch_size`` seeds, by ``engine`` with its ``numbers``
+    (``engine_name``: the engine as provenance names it). The folder is claimed with the first
+    batch only."""
 
     def __init__(
         self,
@@ -56,10 +57,12 @@ class RunFolder:
         *,
         batch_size: int,
         engine: str | None = None,
+        engine_name: str | None = None,
         numbers: str | None = None,
         overwrite: bool = False,
     ) -> None:
         self.path, self.settings, self.layout = path, settings, layout
+        self.engine_name = engine_name
         self.batch_size, self.numbers, self.overwrite = batch_size, numbers, overwrite
         self.key = result_key(settings, None if data is None else data["fingerprint"], engine)
         self.data = None if data is None else json.dumps(data, indent=1, sort_keys=True) + "\n"
@@ -114,21 +117,22 @@ class RunFolder:
             _refuse_other_versions(self._target, self.numbers, frozenset(self.done))
         return pending
 
-    def write(self, seeds: np.ndarray, trace: Trace) -> None:
-        """Write the batch of ``seeds`` played as ``trace`` and its provenance line (first with
-        ``numbers``), the first claiming the folder."""
+    def write(self, seeds: np.ndarray, trace: Trace, seconds: float | None = None) -> None:
+        """Write the batch of ``seeds`` played as ``trace`` in ``seconds`` of simulation and its
+        provenance line (first with ``numbers``), the first claiming the folder."""
         if not self._claimed:
             claim(self._target, self.settings)
             self._restore_records()
             self._claimed = True
+        listed, engine = seeds.tolist(), self.engine_name
         if self.numbers is not None:
-            provenance.record(self._target, seeds.tolist(), self.numbers)
+            provenance.record(self._target, listed, self.numbers, seconds=seconds, engine=engine)
         if self.layout.format == "parquet":
             parquet.write_part(self._target, trace, self.key, self.layout.every)
         else:
             write_trace(self._target, trace, self.key, every=self.layout.every)
         if self.numbers is None:
-            provenance.record(self._target, seeds.tolist())
+            provenance.record(self._target, listed, seconds=seconds, engine=engine)
 
     def seal(self) -> None:
         """End the job's writing: the Parquet parts sealed into one file (nothing for CSVs)."""

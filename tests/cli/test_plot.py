@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
@@ -13,7 +14,9 @@ from PIL import Image
 
 from nslb_cli.cli import main
 from nslb_cli.cli.plot import parse
+from nslb_cli.plot import report
 from nslb_cli.plot.figures import curves
+from nslb_cli.plot.progress import Progress
 from nslb_cli.plot.report import PlotError
 from nslb_cli.plot.styles import style_map
 from nslb_cli.plot.tables import format_pm
@@ -47,19 +50,20 @@ def test_figures_and_tables_are_written(tree: Path, tmp_path: Path, capsys) -> N
         assert {f"{stem}.png", f"{stem}.pdf"} <= names
     assert {"exp-sweep-num_particles.png", "exp-sweep-num_particles.pdf"} <= names
     assert {"exp-summary.md", "exp-summary.csv", "summary.md", "summary.csv"} <= names
+    assert {"exp-diff_cum_regret.png", "summary.tex", "exp-summary.tex"} <= names
     for png in tmp_path.glob("*.png"):
         with Image.open(png) as image:
             assert image.format == "PNG" and min(image.size) > 100, png.name
     for pdf in tmp_path.glob("*.pdf"):
         assert pdf.read_bytes().startswith(b"%PDF-"), pdf.name
-    assert err == "" and "wrote 8 figure files and 4 table files" in out
+    assert err == "" and "wrote 12 figure files and 6 table files" in out
     assert "| mTS | 4 |" in out, "the summary is printed too"
 
 
 def test_a_format_named_twice_is_written_and_counted_once(tree: Path, tmp_path, capsys):
     out, _ = plot(capsys, tree, "--out", tmp_path, "--format", "png, png")
-    assert "wrote 4 figure files and 4 table files" in out  # it said 8, for 4 files
-    assert len(list(tmp_path.glob("*.png"))) == 4
+    assert "wrote 6 figure files and 6 table files" in out  # it said 12, for 6 files
+    assert len(list(tmp_path.glob("*.png"))) == 6
 
 
 def test_summary_table_shows_partial_seeds_and_paired_differences(tree: Path, tmp_path, capsys):
@@ -165,14 +169,14 @@ def test_help_names_the_selector_and_publication_mode(capsys) -> None:
 
 def test_long_group_titles_get_short_distinct_file_names(tmp_path: Path, capsys) -> None:
     """Two experiments whose names share their first 250 characters: each group's files
-    fit the filesystem's 255 bytes (a prefix and a hash), and neither overwrites the other."""
+    fit 100 characters (a prefix and a hash), and neither overwrites the other."""
     for last in "ab":
         name = "x" * 250 + last
         write_run(tmp_path / "runs" / last, "mts", [0, 1], name=name)
     out, err = plot(capsys, tmp_path / "runs", "--out", tmp_path / "figures", "--format", "png")
     names = [p.name for p in (tmp_path / "figures").iterdir()]
     assert err == "" and "wrote 6 figure files" in out
-    assert all(len(n.encode()) <= 160 for n in names), max(names, key=len)
+    assert all(len(n.encode()) <= 100 for n in names), max(names, key=len)
     assert len({n for n in names if n.endswith("-cum_regret.png")}) == 2
 
 
@@ -281,7 +285,7 @@ def test_a_resolution_too_fine_to_draw_is_refused_before_drawing(
 
 def test_vector_figures_take_any_resolution(hand_tree: Path, tmp_path: Path, capsys) -> None:
     out, _ = plot(capsys, hand_tree, "--out", tmp_path, "--format", "pdf", "--dpi", "100000")
-    assert "wrote 4 figure files" in out and (tmp_path / "e-cum_regret.pdf").is_file()
+    assert "wrote 6 figure files" in out and (tmp_path / "e-cum_regret.pdf").is_file()
 
 
 def test_a_figure_grown_too_large_to_draw_is_refused(
@@ -363,7 +367,7 @@ def test_curves_legend_is_outside_the_axes_and_skips_agents_without_values() -> 
     figure = curves(stats, value_label="posterior mass", title="g", styles=styles)
     figure.canvas.draw()
     (legend,) = figure.legends
-    assert [text.get_text() for text in legend.get_texts()] == ["mTS (n=4)"]
+    assert [text.get_text() for text in legend.get_texts()] == ["mTS"]
     renderer = figure.canvas.get_renderer()
     box, axes_box = legend.get_window_extent(renderer), figure.axes[0].get_window_extent(renderer)
     assert box.x0 >= axes_box.x1, "the legend sits right of the axes, never over the curves"
@@ -475,7 +479,73 @@ def test_publication_mode_writes_captions_beside_every_figure(
     captions = {p.name.removesuffix(".caption.txt") for p in tmp_path.glob("*.caption.txt")}
     assert figures == captions and "e-cum_regret" in figures and "e-sweep-tau" in figures
     text = (tmp_path / "e-avg_reward.caption.txt").read_text()
-    assert text.startswith("e: average reward (running mean), mean over seeds")
+    assert text.startswith("e: average reward (running mean), mean over 3 seeds")
     assert "Environment: synthetic (dynamics=fixed, horizon=4)." in text
     plotted = json.loads((tmp_path / ".nslb-plot.json").read_text())["files"]
     assert "e-avg_reward.caption.txt" in plotted, "recorded before it is written"
+
+
+def test_sweep_references_can_be_left_out_and_the_log_axis_chosen(tmp_path: Path) -> None:
+    """By default Random is a horizontal line with its band beside CD-UCB's tau sweep (50,
+    200: within a decade, linear); the options drop it and choose the axis."""
+    points = pd.DataFrame({"agent": "CD-UCB", "x": [50, 200], "mean": 1.0, "se": 0.1, "n": 3})
+    others = pd.DataFrame({"agent": ["Random"], "mean": [2.0], "se": [0.1], "n": [3]})
+    found = report.Sweep("e", "agent.tau", points, others, {})
+    styles = style_map(["CD-UCB", "Random"], {})
+
+    def sweep_figure(*argv: str) -> tuple[object, str]:
+        work = report._Work(parse(["d", "--paper", *argv]), report._Stems(tmp_path))
+        report._sweep_figure(work, found, tmp_path / "e", styles)
+        (job,) = work.jobs
+        return job.draw(**job.arguments).axes[0], work.captions[job.stem]
+
+    axes, caption = sweep_figure()
+    assert (len(axes.patches), len(axes.lines), axes.get_xscale()) == (1, 4, "linear")
+    rule = "above 0 whose largest is over 10 times the smallest, else linear)"
+    assert f"(x axis: logarithmic where the values are numbers {rule}" in caption
+    axes, caption = sweep_figure("--no-sweep-references", "--sweep-log-x", "on")
+    assert (len(axes.patches), len(axes.lines), axes.get_xscale()) == (0, 3, "log"), "CD-UCB's"
+    assert "x axis: logarithmic where the values are numbers above 0, else linear)." in caption
+    assert "horizontal lines" not in caption
+
+
+def test_latent_ar_family_files_are_named_by_preset_within_100_characters(
+    tmp_path: Path, capsys
+) -> None:
+    """Trella et al.'s k = 5 and 10 presets: coefficients at full precision named no file."""
+    coefficients = {5: [0.20916055274476228, -0.2190633204475691] * 2 + [0.23316333161133482]}
+    coefficients[10] = [0.08349499177393256, -0.14150353166531912] * 5
+    for k, values in coefficients.items():
+        env = {"name": "latent_ar", "order": k, "coefficients": values, "horizon": 4}
+        run_config = hand.config("family/latent_ar", "larl", env)
+        hand.write_run(tmp_path / f"r/latent_ar/paper_k{k}/larl", run_config, {0: (3.0, 1.0)})
+    argv = ("--out", tmp_path / "f", "--paper", "--format", "png", "--dpi", "30")
+    out, _ = plot(capsys, tmp_path / "r", *argv, "--metric", "cum_regret")
+    names = [path.name for path in (tmp_path / "f").iterdir()]
+    assert "family_latent_ar_paper_k10_order=10-final_cum_regret.caption.txt" in names
+    assert max(map(len, names)) <= 100, max(names, key=len)
+    assert "### family/latent_ar (paper_k5, order=5)\n" in out
+
+
+def test_file_names_stay_within_100_characters_whatever_the_suffix() -> None:
+    stems = report._Stems(Path("out"))
+    stem = stems.new("x" * 300)
+    for suffix in ("final_cum_regret", "sweep-" + "a_setting" * 20):
+        name = stems.suffixed(stem, suffix).name
+        assert len(f"{name}.caption.txt") <= 100 and name.startswith(f"{stem.name}-"), name
+    other = stems.suffixed(stem, "sweep-" + "a_setting" * 21).name
+    assert other != stems.suffixed(stem, "sweep-" + "a_setting" * 20).name, "hashed apart"
+
+
+def test_a_long_plot_says_what_it_has_read_and_drawn(
+    hand_tree: Path, tmp_path: Path, capsys, monkeypatch
+) -> None:
+    """With the threshold at 0 every step is due: one line per run folder read and figure
+    drawn (a fast plot's silence is Progress's own test; stderr here is no terminal)."""
+    quick = partial(Progress, after=0.0, every=0.0)
+    monkeypatch.setattr(report, "Progress", lambda say, shown: quick(say))
+    _, err = plot(capsys, hand_tree, "--out", tmp_path, "--format", "png", "--metric", "reward")
+    lines = err.splitlines()
+    assert lines[:4] == [f"nslb plot: read {n} of 12 seed files" for n in (0, 3, 6, 9)]
+    n = len(list(tmp_path.glob("*.png")))
+    assert lines[4:] == [f"nslb plot: drew {i} of {n} figures" for i in range(n)]

@@ -326,10 +326,43 @@ def test_figure_3_has_its_two_panels_side_by_side() -> None:
     assert left.x1 < right.x0 and left.y0 == pytest.approx(right.y0)
     assert left.width == pytest.approx(right.width) and left.height == pytest.approx(right.height)
     assert [axes.get_title() for axes in figure.axes] == ["", ""], "captions go in a file"
+    assert [axes.get_title(loc="left") for axes in figure.axes] == ["(a)", "(b)"]
     (legend,) = figure.legends
     shown = [t.get_text() for t in legend.get_texts()]
-    assert shown == [f"{a} (n=100)" for a in agents[::-1]], "as the lines end, highest first"
+    assert shown == agents[::-1], "as the lines end, highest first; 100 seeds each: no n"
     check_readable(figure)
+
+
+def test_a_legend_names_seed_counts_only_where_they_differ() -> None:
+    agents = ["CD-UCB", "mTS"]
+    styles = style_map(agents, {"CD-UCB": "cd_ucb", "mTS": "mts"})
+    same = curves(stats_of(agents), value_label="v", title="g", styles=styles)
+    (legend,) = same.legends
+    assert [t.get_text() for t in legend.get_texts()] == ["mTS", "CD-UCB"]
+    assert legend.get_title().get_text() == "agent"
+    assert same.axes[0].get_title() == "g: mean ± SE over 100 seeds", "the count, said once"
+    stats = stats_of(agents)
+    stats.loc[stats["agent"] == "mTS", "n"] = 40
+    uneven = curves(stats, value_label="v", title="g", styles=styles)
+    (legend,) = uneven.legends
+    assert [t.get_text() for t in legend.get_texts()] == ["mTS (n=40)", "CD-UCB (n=100)"]
+    assert uneven.axes[0].get_title() == "g: mean ± SE over seeds"
+    box = final_distribution(
+        finals_of(agents), value="cum_regret", value_label="v", title="", styles=styles
+    )
+    assert [t.get_text() for t in box.axes[0].get_yticklabels()] == agents
+
+
+def test_true_change_points_are_grey_lines_behind_the_curves() -> None:
+    agents = ["mTS"]
+    figure = curves(
+        stats_of(agents), value_label="v", title="", styles=style_map(agents, {}),
+        changes=(21, 41, 900),
+    )  # fmt: skip
+    vertical = [line for line in figure.axes[0].lines if len(set(line.get_xdata())) == 1]
+    assert sorted(line.get_xdata()[0] for line in vertical) == [21, 41], "inside the rounds"
+    curve = max(line.get_zorder() for line in figure.axes[0].lines if line not in vertical)
+    assert all(line.get_zorder() < 1 < curve for line in vertical), "behind bands and lines"
 
 
 def test_no_plotting_area_is_smaller_than_the_one_resolutions_are_checked_against() -> None:

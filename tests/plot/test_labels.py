@@ -278,3 +278,41 @@ def test_runs_come_in_legend_order_and_agents_without_a_rank_last_by_name() -> N
     table = pd.DataFrame([{"name": "e", "agent.name": agent} for agent in agents], dtype=object)
     ordered = lab.order_runs(table)["agent.name"]
     assert list(ordered) == ["cd_ucb", "mts", "random", "eps_greedy", "my_agent"]
+
+
+K5 = [0.20916055274476228, -0.2190633204475691, -0.2809366795524309, 0.057676115643902896, 0.23]
+
+
+def latent_ar_runs(folders: list[str]) -> pd.DataFrame:
+    """Trella et al.'s family: LARL at k = 1 and 5, AR coefficients as config.yaml holds them."""
+    rows = [
+        {
+            "name": "family/latent_ar",
+            "env.name": "latent_ar",
+            "env.order": len(coefficients),
+            "env.coefficients": lab.config_value(coefficients),
+            "agent.name": "larl",
+        }
+        for coefficients in ([0.9], K5)
+    ]
+    return pd.DataFrame(rows, dtype=object).assign(folder=folders)
+
+
+def test_a_long_setting_is_named_by_the_env_preset_of_its_folder() -> None:
+    """The coefficients in full break headings; the preset's folder names the group."""
+    table = latent_ar_runs(
+        ["latent_ar/paper_k1/larl/env.horizon=100", "family/latent_ar/latent_ar/paper_k5/larl"]
+    )
+    titles = list(lab.group_titles(table))
+    assert titles == [
+        "family/latent_ar (paper_k1, order=1)",
+        "family/latent_ar (paper_k5, order=5)",
+    ]
+
+
+def test_a_long_setting_without_a_preset_is_a_short_hash_on_one_line() -> None:
+    titles = list(lab.group_titles(latent_ar_runs(["a", "b"])))
+    digest = hashlib.sha256(lab.config_value(K5).encode()).hexdigest()[:8]
+    assert titles[1] == f"family/latent_ar (order=5, coefficients={digest})"
+    assert titles[0] == "family/latent_ar (order=1, coefficients=[0.9])", "short: as written"
+    assert "\n" not in lab.config_value(K5 * 4), "a long list stays on one line"

@@ -5,6 +5,8 @@ ordered sweeps in one hue, tick labels that never collide."""
 from __future__ import annotations
 
 import colorsys
+import re
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +22,7 @@ from nslb_cli.plot import figures, paper
 from nslb_cli.plot.figures import sweep
 from nslb_cli.plot.styles import own_style, ramp, style_map
 from tests.helpers.plotting import drawn
+from tests.helpers.results_tree import SMALL, write_run
 from tests.plot import hand
 
 TAUS = (10, 20, 50, 100, 200, 400, 800, 1000)
@@ -260,3 +263,47 @@ def test_axis_labels_never_outgrow_their_plotting_area() -> None:
         assert drawn.get_text().split() == label.split()
         lines = drawn.get_text().count("\n") + 1
         assert lines == (1 if context == "paper" else 2), (context, drawn.get_text())
+
+
+QUICK = ("--metric", "cum_regret", "--dpi", "30")  # fewer figures, fewer pixels
+
+
+@pytest.fixture(scope="module")
+def fixed_changes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """paper/fixed in small: mTS and Random, 2 seeds of 60 rounds, a change every 20."""
+    root = tmp_path_factory.mktemp("fixed")
+    env = replace(SMALL, dynamics="fixed")
+    for agent in ("mts", "random"):
+        write_run(root / f"paper/fixed/{agent}", agent, [0, 1], env, name="paper/fixed")
+    return root
+
+
+def test_paired_differences_and_change_points_are_drawn_and_captioned(
+    fixed_changes: Path, tmp_path: Path, capsys, monkeypatch
+) -> None:
+    found = drawn(monkeypatch, fixed_changes, "--out", tmp_path, "--paper", *QUICK)
+    capsys.readouterr()
+    (diff,) = (stem for stem in found if stem.endswith("-diff_cum_regret"))
+    axes = found[diff].axes[0]
+    assert [t.get_text() for t in found[diff].legends[0].get_texts()] == ["Random"]
+    assert axes.get_ylabel() == "Δ cumulative regret to mTS"
+    assert any(list(line.get_ydata()) == [0, 0] for line in axes.lines), "the zero line"
+    for stem in ("figure2", diff, diff.replace("diff_cum_regret", "cum_regret")):
+        lines = found[stem].axes[0].lines
+        assert sorted(ln.get_xdata()[0] for ln in lines if len(set(ln.get_xdata())) == 1) == [
+            21,
+            41,
+        ], stem
+        caption = (tmp_path / f"{stem}.caption.txt").read_text()
+        assert "Grey vertical lines: the true change points" in caption, stem
+        assert "n in the legend" not in caption and re.search("2 (runs|seeds)", caption), stem
+    assert "over the 2 seeds both ran" in (tmp_path / f"{diff}.caption.txt").read_text()
+
+
+def test_no_paired_differences_without_a_reference(
+    fixed_changes: Path, tmp_path: Path, capsys, monkeypatch
+) -> None:
+    found = drawn(monkeypatch, fixed_changes, "--out", tmp_path, "--reference", "none", *QUICK)
+    capsys.readouterr()
+    assert any(stem.endswith("-cum_regret") for stem in found)
+    assert not [stem for stem in found if "-diff_" in stem]

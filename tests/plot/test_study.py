@@ -44,7 +44,7 @@ def test_study_figures_and_table(searched: Path, tmp_path: Path, capsys, monkeyp
         "study-param-agent.resampling",
         "study-param-agent.gamma",
     } <= set(found)
-    assert (tmp_path / "search-summary.csv").is_file(), "the trials' results are plotted too"
+    assert not (tmp_path / "summary.csv").exists(), "a study's trials: its study figures only"
     table = pd.read_csv(tmp_path / "study.csv")
     assert list(table.columns) == [
         "rank",
@@ -107,6 +107,27 @@ def test_a_study_alone_is_plotted_and_bad_trials_are_one_line_each(tmp_path: Pat
     assert {"study.md", "study.csv", "study-objective.png", "study-param-agent.tau.png"} <= names
     assert "study-objective.caption.txt" in names, "publication mode: captions"
     assert "wrote 2 figure files" in captured.out
+
+
+def test_a_study_folder_gets_its_study_figures_only_and_other_results_theirs(
+    tmp_path: Path, capsys, monkeypatch
+) -> None:
+    """Twenty trials would draw twenty near-identical curves; results beside the study, in the
+    same folder, are plotted as ever."""
+    root = tmp_path / "results"
+    hand.write_trial(root / "search", 0, {"agent.tau": 10}, 3.5)
+    trial = hand.config("search", "cd_ucb", tau=10, threshold=None, gamma=0.0)
+    hand.write_run(root / "search/synthetic/cd_ucb/tau=10", trial, {0: (3.5, 2.0)})
+    hand.write_run(root / "eval/mts", hand.config("eval", "mts"), {0: (2.0, 3.0)})
+    found = drawn(monkeypatch, root, "--out", tmp_path / "f", "--metric", "cum_regret")
+    capsys.readouterr()
+    assert set(found) == {
+        "search-study-objective",
+        "search-study-param-agent.tau",
+        "eval-cum_regret",
+        "eval-final_cum_regret",
+    }
+    assert pd.read_csv(tmp_path / "f/summary.csv")["group"].tolist() == ["eval"]
 
 
 def test_a_study_behind_a_symbolic_link_is_found(tmp_path: Path) -> None:
