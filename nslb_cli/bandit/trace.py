@@ -32,6 +32,9 @@ class Trace:
     A trace may hold some rounds only (the JAX engine keeps on its device those that
     ``run.every`` keeps): ``rounds`` the rounds held (1-based), and ``cumulative`` the
     columns summed over every round (``cum_regret``, ``cum_reward``) at those rounds.
+
+    ``seconds``: the wall-clock time simulating these runs took, where the engine measured it
+    (a batch shared by several jobs: each job's runs their share); ``None``: the caller times it.
     """
 
     seeds: np.ndarray
@@ -45,15 +48,18 @@ class Trace:
     summary: dict[str, np.ndarray] = field(default_factory=dict)
     rounds: np.ndarray | None = None
     cumulative: dict[str, np.ndarray] = field(default_factory=dict)
+    seconds: float | None = None
 
     def runs(self, rows: slice) -> Trace:
-        """The trace of runs ``rows``."""
+        """The trace of runs ``rows``, with their share of ``seconds``."""
         arrays = {name: getattr(self, name)[rows] for name in ("seeds", *PER_ROUND)}
+        share = len(arrays["seeds"]) / max(len(self.seeds), 1)
         return Trace(
             **arrays,
             summary={key: value[rows] for key, value in self.summary.items()},
             rounds=self.rounds,
             cumulative={key: value[rows] for key, value in self.cumulative.items()},
+            seconds=None if self.seconds is None else self.seconds * share,
         )
 
     @property

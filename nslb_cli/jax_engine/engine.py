@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -71,6 +72,8 @@ def simulate_seeds(
     most = shared.jobs_per_batch(key, (static_env, built.params), group, per, batch_size)
     jobs = [job, *shared.companions(key, job, names, most - 1)]
     lanes = sweep.lanes(jobs, names, seeds)
+    start = time.perf_counter()
     trace = simulate_batch(world, built, np.tile(seeds, len(jobs)), per * most, lanes, every)
+    trace.seconds = time.perf_counter() - start  # shared by ``jobs``: ``keep`` splits it
     check_decisions(trace, world.problem.n_arms, world.problem.n_states)
     return shared.keep(key, jobs, names, seeds, trace)

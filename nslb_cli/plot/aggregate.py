@@ -202,14 +202,15 @@ def change_points(frame: pd.DataFrame) -> dict[str, tuple[int, ...]]:
     """Per group, the rounds at which the true state (``state``) changes on every seed of
     every run alike: the world's deterministic change points (``dynamics=fixed``,
     ``piecewise``); none where they differ between seeds (Markov changes) or where the group
-    has a single seed, which cannot tell them apart."""
+    has a single seed, which cannot tell them apart. With thinned rounds (``run.every``) a
+    change counts only where both its rounds were kept, so a round drawn is the change's own."""
     if not _in_blocks(frame):
         frame = frame.sort_values(["run", "seed", "t"], kind="stable")
     run, seed, t = (frame[c].to_numpy(np.int64) for c in ("run", "seed", "t"))
     group, state = frame["group"].cat.codes.to_numpy(np.int64), frame["state"].to_numpy()
     same = (run[1:] == run[:-1]) & (seed[1:] == seed[:-1])
     starts = np.append(True, ~same)  # the first row of each (run, seed)
-    changed = np.append(False, same & (state[1:] != state[:-1]))
+    changed = np.append(False, same & (state[1:] != state[:-1]) & (t[1:] == t[:-1] + 1))
     blocks = pd.DataFrame({"group": group[starts], "seed": seed[starts]})
     per_group = blocks.groupby("group")["seed"].agg(["size", "nunique"])
     counts = pd.DataFrame({"group": group[changed], "t": t[changed]}).value_counts()

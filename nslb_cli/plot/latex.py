@@ -11,6 +11,7 @@ from collections.abc import Collection, Sequence
 SPECIAL = {  # LaTeX's special characters, and the non-ASCII ones nslb's tables use
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
     "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+    "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}",
     "±": r"$\pm$", "Δ": r"$\Delta$", "–": "--", "−": "$-$", "ε": r"$\varepsilon$",
     "≥": r"$\geq$", "≤": r"$\leq$", "×": r"$\times$", "μ": r"$\mu$", "σ": r"$\sigma$",
     "γ": r"$\gamma$", "τ": r"$\tau$", "α": r"$\alpha$", "β": r"$\beta$", "·": r"$\cdot$",

@@ -69,7 +69,7 @@ def _decimals(se: float) -> int:
 
 COST_TITLE = "s / 1k seed-rounds"  # the column of aggregate.COST
 BETTER = {"cum_regret": min, "avg_reward": max}  # of each summary metric, the best value
-Ranked = dict[int, tuple[pd.Series, Callable[..., float]]]  # column -> its values by row, best
+Ranked = dict[int, Callable[..., float]]  # a column ranked -> which of its values is best
 
 
 @dataclass(frozen=True)
@@ -95,21 +95,16 @@ def summary_cells(table: pd.DataFrame, stats: Sequence[str] = ()) -> Cells:
     header = ["agent", "seeds"]
     ranked: Ranked = {}
     for name in SUMMARY_METRICS:
-        ranked[len(header)] = (table[f"{name}_mean"], BETTER[name])
-        ranked[len(header) + 1] = (table[f"{name}_iqm"], BETTER[name])
+        ranked[len(header)] = ranked[len(header) + 1] = BETTER[name]
         header += [f"final {METRICS[name].label}", "IQM"]
-    if reference:  # the reference itself is not ranked: its difference is 0 by definition
-        others = table["agent"].astype(str) != reference
-        ranked[len(header)] = (
-            table[f"diff_{PAIRED_METRIC}_mean"].where(others),
-            BETTER[PAIRED_METRIC],
-        )
+    if reference:  # the reference's own cell reads "(reference)": not ranked
+        ranked[len(header)] = BETTER[PAIRED_METRIC]
     against = f" vs {reference}" if reference else ""
     header += [f"Δ {METRICS[PAIRED_METRIC].label}{against} (paired)", "paired seeds", COST_TITLE]
     if shown_stats:
         header.append("per-seed statistics")
     rows = [_row_cells(row, reference, shown_stats) for _, row in table.iterrows()]
-    return Cells(header, rows, _best_cells(ranked))
+    return Cells(header, rows, _best_cells(rows, ranked))
 
 
 def _row_cells(
@@ -142,17 +137,25 @@ def _row_cells(
     return cells
 
 
-def _best_cells(ranked: Ranked) -> set[tuple[int, int]]:
-    """The ``(row, column)`` cells holding the best value (``ranked``: per column, its values
-    by row and ``min`` or ``max``) of a column with two values or more."""
+def _best_cells(rows: list[list[str]], ranked: Ranked) -> set[tuple[int, int]]:
+    """The ``(row, column)`` cells holding the best value as printed (``ranked``: per column,
+    ``min`` or ``max``) of a column with two values or more: cells that read the same tie."""
     bold = set()
-    for j, (values, better) in ranked.items():
-        array = values.to_numpy(np.float64)
+    for j, better in ranked.items():
+        array = np.array([_printed_number(row[j]) for row in rows], dtype=np.float64)
         present = ~np.isnan(array)
         if present.sum() > 1:
             best = better(array[present])
             bold |= {(int(i), j) for i in np.flatnonzero(present & (array == best))}
     return bold
+
+
+def _printed_number(cell: str) -> float:
+    """The number a cell shows first (``+4.2`` of ``+4.2 ± 0.3``); NaN for ``–`` or words."""
+    try:
+        return float(cell.split(" ", 1)[0])
+    except ValueError:
+        return math.nan
 
 
 def markdown(

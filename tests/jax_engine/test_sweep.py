@@ -88,7 +88,8 @@ def test_blocked_and_half_done_jobs_of_a_sweep_end_as_they_would_alone(
 
 def test_the_jobs_after_one_take_their_lanes_from_its_batch() -> None:
     """Exp4.S over three exploration rates: the first job's batch holds the others' lanes,
-    which they take instead of simulating; every lane equals its job simulated alone."""
+    which they take instead of simulating; every lane equals its job simulated alone, and
+    each job is charged an equal share of the batch's seconds (its compute cost)."""
 
     def grouped_and_alone() -> tuple[list[object], list[object], int]:
         from nslb_cli.jax_engine import scan
@@ -103,6 +104,8 @@ def test_the_jobs_after_one_take_their_lanes_from_its_batch() -> None:
 
     grouped, single, programs = run_apart(grouped_and_alone, "the JAX engine")
     assert programs == 1
+    shares = [trace.seconds for trace in grouped]
+    assert shares[0] > 0 and shares == pytest.approx([shares[0]] * 3)
     for together, by_itself in zip(grouped, single, strict=True):
         for column in ("action", "reward", "state", "belief"):
             np.testing.assert_array_equal(getattr(together, column), getattr(by_itself, column))
@@ -222,6 +225,8 @@ def test_a_sweep_over_the_worlds_rates_and_an_agents_parameter_is_one_program(
             for value in values for v in settings]  # fmt: skip
     programs, grouped, single = run_apart(lambda: _grouped_and_alone(jobs), "the JAX engine")
     assert programs == 1
+    shares = [trace.seconds for trace in grouped]
+    assert shares[0] > 0 and shares == pytest.approx([shares[0]] * 3)
     for together, by_itself in zip(grouped, single, strict=True):
         for column in ("action", "reward", "state", "expected_reward", "p_true_state"):
             np.testing.assert_array_equal(getattr(together, column), getattr(by_itself, column))
@@ -263,6 +268,8 @@ def test_a_sliding_window_sweep_is_one_program() -> None:
     jobs = [(env, sw_mucb(tau=tau)) for tau in (5, 30, 90)]
     programs, grouped, single = run_apart(lambda: _grouped_and_alone(jobs), "the JAX engine")
     assert programs == 1
+    shares = [trace.seconds for trace in grouped]
+    assert shares[0] > 0 and shares == pytest.approx([shares[0]] * 3)
     for together, by_itself in zip(grouped, single, strict=True):
         for column in ("action", "reward", "belief", "p_true_state"):
             np.testing.assert_array_equal(getattr(together, column), getattr(by_itself, column))

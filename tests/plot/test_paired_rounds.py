@@ -54,3 +54,13 @@ def test_true_change_points_are_found_where_every_seed_has_them(tmp_path: Path) 
     write_run(tmp_path / "alone/mts", "mts", [0], SMALL, name="alone")
     found = aggregate.change_points(labelled(tmp_path, ("cum_regret", "state")))
     assert found == {"fixed": (21, 41)}, "none for markov, none from a single seed"
+
+
+def test_thinned_rounds_mark_no_change_they_cannot_place(tmp_path: Path) -> None:
+    """Rounds kept every 7th (``run.every=7``): the change at round 21 is seen first at round
+    28, so no line is drawn there (it would say the world changed at 28)."""
+    fixed = replace(SMALL, dynamics="fixed")
+    for agent in ("mts", "random"):
+        write_run(tmp_path / agent, agent, [0, 1], fixed, name="fixed")
+    frame = labelled(tmp_path, ("cum_regret", "state"))
+    assert aggregate.change_points(frame[frame["t"] % 7 == 0]) == {"fixed": ()}

@@ -197,3 +197,17 @@ def test_plot_paper_writes_only_the_tables_of_the_papers_whose_presets_ran(
     table = pd.read_csv(figs / "reproduction-trella2025.csv")
     ran = table[table["verdict"] != "not run"]
     assert list(ran["figure"]) == ["k = 1", "k = 5"] and set(ran["n_pairs"]) == {3}
+
+
+def test_an_agent_with_a_second_setting_is_read_at_its_defaults() -> None:
+    """A further run of umTS with 50 particles beside the preset's: the claims read the
+    run at umTS's defaults (100 particles), not "not run"."""
+    final = _final(FIXED)
+    final["agent.num_particles"] = np.where(final["agent.name"] == "umts", 100.0, np.nan)
+    extra = final[final["agent.name"] == "umts"].assign(agent="umTS-50")
+    extra["agent.num_particles"] = 50.0
+    extra["cum_regret"] = 0.0  # would reverse every umTS claim if it were read
+    claims = reproduction.check(HONG, pd.concat([final, extra]), {"fixed": "g"}, SYNTHETIC)
+    table = claims[claims["figure"] == "2"].set_index("claim")
+    assert table.loc["umTS beats CD-UCB", "verdict"] == "reversed"
+    assert table.loc["umTS beats CD-UCB", "diff_mean"] == pytest.approx(-8.5)

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from nslb_cli.cli import main
-from nslb_cli.plot import tables
+from nslb_cli.plot import latex, tables
 from nslb_cli.plot.notebook import load_results, summarise
 from tests.plot import hand
 
@@ -155,3 +155,17 @@ def test_summary_tex_compiles_in_a_document_with_booktabs(report: Path, tmp_path
         timeout=60,
     )
     assert compiled.returncode == 0, compiled.stdout[-2000:]
+
+
+def test_latex_prints_comparison_signs_and_bars_as_themselves() -> None:
+    """Under LaTeX's default font encoding a bare ``<`` prints as ``¡``: p-values read
+    ``< 0.0001``."""
+    assert latex.escape("p < 0.0001 | a > b") == (
+        r"p \textless{} 0.0001 \textbar{} a \textgreater{} b"
+    )
+
+
+def test_cells_that_print_the_same_tie_for_bold() -> None:
+    """92.61 and 92.64 both print 92.6: a reader sees a tie, so both are bold."""
+    rows = [["a", "92.6 ± 1.2"], ["b", "92.6 ± 2.6"], ["c", "–"], ["d", "(reference)"]]
+    assert tables._best_cells(rows, {1: min}) == {(0, 1), (1, 1)}

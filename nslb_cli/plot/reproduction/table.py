@@ -134,9 +134,18 @@ def _shrinking(of_group: pd.DataFrame, claim: Claim, metric: str) -> Measured | 
 
 
 def _values(of_group: pd.DataFrame, agent: str, metric: str) -> pd.Series | None:
-    """The final ``metric`` of each seed of ``agent`` in a group, indexed by seed; ``None``
-    when it has no run there, or runs under several labels."""
+    """The final ``metric`` of each seed of ``agent`` in a group, indexed by seed: of several
+    labels (settings), the one at the agent's defaults; ``None`` when it has no run there, or
+    several labels and none at its defaults."""
     runs = of_group[of_group[lab.AGENT] == agent]
+    if runs["agent"].nunique() > 1:
+        settings = lab.agent_settings(runs.columns)
+        at_defaults = [
+            label
+            for label, rows in runs.groupby("agent", observed=True)
+            if not lab.non_default(rows.iloc[0], settings)
+        ]
+        runs = runs[runs["agent"].isin(at_defaults)]
     if runs.empty or runs["agent"].nunique() != 1:
         return None
     return runs.set_index("seed")[metric]
@@ -193,7 +202,7 @@ def departures(setting: Setting, data: str, rounds: int, seeds: int) -> list[str
     if setting.horizon and rounds != setting.horizon:
         found.append(f"round {rounds} (paper: {setting.horizon})")
     if setting.seeds and seeds < setting.seeds:
-        found.append(f"{seeds} seeds (paper: {setting.seeds})")
+        found.append(f"{seeds} seed{'s' if seeds > 1 else ''} (paper: {setting.seeds})")
     return found
 
 
