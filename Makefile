@@ -27,12 +27,17 @@ LATENT_AR_ARGS ?=
 # code at the pinned commit already on disk; see python -m benchmarks.switching_latent --help)
 SWITCHING_ARGS ?=
 
+# make test-next: the side venv holding the newest Hydra pre-releases (ignored by git)
+NEXT_VENV ?= .bench/next-venv
+# make lock / install-locked: the exact versions of the dev environment CI passed with
+LOCK ?= requirements/dev-py311.lock
+
 # mkdocs build: --strict (in mkdocs.yml) fails on a broken link, anchor or API reference;
 # NO_MKDOCS_2_WARNING silences the theme's banner about a future MkDocs 2.
 MKDOCS := NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build
 
 .DEFAULT_GOAL := help
-.PHONY: help install lint docs docs-serve test test-full validate bench bench-data smpy-venv compare-smpybandits compare-latent-ar compare-switching paper paper-runs family clean
+.PHONY: help install install-locked lock lint docs docs-serve test test-full test-next validate bench bench-data smpy-venv compare-smpybandits compare-latent-ar compare-switching paper paper-runs family clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  %-10s %s\n", $$1, $$2}'
@@ -42,6 +47,23 @@ install: ## create .venv and install nslb with its dev tools (editable)
 	$(BIN)/pip install --upgrade pip
 	$(BIN)/pip install -e '.[dev]'
 	$(BIN)/nslb warmup --engine numpy  # compile every kernel now, not in the first runs (the JAX engine's programs: nslb warmup --engine jax)
+
+install-locked: ## as install, with the exact versions of $(LOCK) (CPython 3.11, Linux x86_64), hashes checked
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --upgrade pip
+	$(BIN)/pip install --require-hashes -r $(LOCK)
+	$(BIN)/pip install --no-deps -e .
+	$(BIN)/nslb warmup --engine numpy
+
+lock: ## write $(LOCK) from this .venv (the versions its tests passed with), with hashes (uv pip compile)
+	$(BIN)/pip install -q 'uv>=0.5'
+	$(BIN)/pip freeze --exclude-editable > $(LOCK).constraints
+	$(BIN)/uv pip compile pyproject.toml --extra dev --python $(BIN)/python --generate-hashes \
+		--constraint $(LOCK).constraints --no-header --quiet -o $(LOCK).new
+	rm $(LOCK).constraints
+	(echo '# make lock: the dev environment CI passed with, for make install-locked (CPython 3.11,'; \
+	 echo '# Linux x86_64). Regenerate with make lock in a .venv whose make test passed.'; \
+	 cat $(LOCK).new) > $(LOCK) && rm $(LOCK).new
 
 lint: ## ruff (lint and format check), mypy (types), import-linter (the layers' import rules), the docs (strict)
 	$(BIN)/ruff check nslb_cli hydra_plugins tests examples benchmarks
@@ -64,6 +86,15 @@ test: ## the fast test suite (what CI runs)
 
 test-full: ## every test, slow statistical and end-to-end ones included
 	$(BIN)/python -m pytest -n 2 -q -m '' --durations=25
+
+test-next: ## the fast suite on the newest Hydra pre-releases (hydra-core 1.4…), in a side venv
+	$(PYTHON) -m venv $(NEXT_VENV)
+	$(NEXT_VENV)/bin/pip install -q --upgrade pip
+	$(NEXT_VENV)/bin/pip install -q -e '.[dev]'
+	@# over nslb's own bound (<1.4): pip warns that nslb asks for 1.3, which is the point
+	$(NEXT_VENV)/bin/pip install -q --pre --upgrade hydra-core hydra-joblib-launcher
+	$(NEXT_VENV)/bin/pip list 2>/dev/null | grep -i '^hydra'
+	NSLB_CACHE=$(abspath $(NEXT_VENV))/cache $(NEXT_VENV)/bin/python -m pytest -n 2 -q -p no:cacheprovider
 
 validate: ## nslb's filters against Dynamax's, round by round (installs the [validate] extra if missing)
 	$(BIN)/python -c 'import dynamax' 2>/dev/null || $(BIN)/pip install -e '.[validate]'

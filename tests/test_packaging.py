@@ -25,3 +25,23 @@ def test_every_code_folder_is_a_listed_package() -> None:
         tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
     )
     assert packages <= listed
+
+
+def test_the_lock_pins_every_dependency_within_pyprojects_bounds() -> None:
+    """``make install-locked`` installs ``requirements/dev-py311.lock``: every dependency of
+    nslb and of its ``dev`` extra is pinned there, at a version ``pyproject.toml`` allows."""
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+    from packaging.version import Version
+
+    pinned = {}
+    for line in (REPO / "requirements" / "dev-py311.lock").read_text().splitlines():
+        if "==" in line and not line.startswith(("#", " ")):
+            name, _, version = line.split(" ")[0].partition("==")
+            pinned[canonicalize_name(name)] = Version(version)
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    for text in [*project["dependencies"], *project["optional-dependencies"]["dev"]]:
+        wanted = Requirement(text)
+        version = pinned.get(canonicalize_name(wanted.name))
+        assert version is not None, f"{wanted.name} is not in the lock"
+        assert wanted.specifier.contains(version, prereleases=True), f"{wanted} but {version}"

@@ -1,1 +1,2 @@
-"""nslb's Hydra sweeper (``.sweeper``) and launcher (``.launcher``)."""
+"""nslb's Hydra sweepers (``.sweeper``: a sweep; ``.optuna_sweeper``: a study) and launcher
+(``.launcher``)."""

@@ -81,7 +81,15 @@ class Trace:
             key: np.concatenate([part.cumulative[key] for part in parts])
             for key in parts[0].cumulative
         }
-        return cls(**arrays, summary=summary, rounds=parts[0].rounds, cumulative=cumulative)
+        timed = [part.seconds for part in parts if part.seconds is not None]
+        seconds = sum(timed) if len(timed) == len(parts) else None
+        return cls(
+            **arrays,
+            summary=summary,
+            rounds=parts[0].rounds,
+            cumulative=cumulative,
+            seconds=seconds,
+        )
 
 
 class BrokenContract(RuntimeError):

@@ -181,16 +181,18 @@ def _one_study(folder: Path, plan: study.Plan, arguments: Sequence[str]) -> Iter
 
 
 def _register_plugins() -> None:
-    """Register nslb's sweeper and launcher (an editable install hides ``hydra_plugins``).
+    """Register nslb's sweepers and launcher (an editable install hides ``hydra_plugins``).
 
     Imported after Hydra's plugin scan: the scan re-executes Hydra's plugin modules, and a sweeper
     made from the old basic sweeper would fail its ``super()`` call.
     """
     plugins = Plugins.instance()  # the first call scans
     from hydra_plugins.nslb_sweep.launcher import NslbLauncher
+    from hydra_plugins.nslb_sweep.optuna_sweeper import OptunaSweeper
     from hydra_plugins.nslb_sweep.sweeper import NslbSweeper
 
     plugins.register(NslbSweeper)
+    plugins.register(OptunaSweeper)
     plugins.register(NslbLauncher)
 
 
@@ -204,9 +206,6 @@ def _launch(plan: CommandLine | None) -> None:
     except OSError as err:  # Hydra's files (multirun.yaml, nslb.log) on a full disk, say
         where = err.filename or (plan.output.absolute() if plan else "the output folder")
         fail(f"cannot write {where}: {err.strerror or err}")
-    except ValueError:  # Optuna asked for the best trial of a study none of whose finished
-        if plan is None or plan.study is None or study.finished_trials(plan.output / study.NEXT):
-            raise
     except Exception as err:  # a launcher's own process killed: one that waits for a job's
         if not type(err).__module__.startswith(LAUNCHER_LIBRARIES):
             raise

@@ -12,7 +12,7 @@ import os
 import shlex
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,8 @@ from filelock import FileLock
 from hydra.core.config_store import ConfigStore
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import ChoiceSweep, IntervalSweep, Override, RangeSweep
-from omegaconf import DictConfig, OmegaConf
+from hydra.core.plugins import Plugins
+from omegaconf import MISSING, DictConfig, OmegaConf
 
 from nslb_cli.common.errors import ConfigError
 from nslb_cli.common.stopping import held
@@ -34,7 +35,8 @@ FOLDER = ".nslb-study"
 NEXT = ".nslb-study-next"  # the trials of the study running, until it ends
 ABOUT = "study.yaml"  # in either: the study's agent, tuned keys and world
 WORLD = "nslb_world"  # the user attribute of a study in a storage: its world's key
-OPTUNA = "hydra_plugins.hydra_optuna_sweeper.optuna_sweeper.OptunaSweeper"
+OPTUNA = "hydra_plugins.nslb_sweep.optuna_sweeper.OptunaSweeper"
+STORAGE = ".nslb-optuna.db"  # a study's own Optuna database, in its folder
 NOT_REPLAYED = (
     "hparams_search", "study", "name", "run.seed", "run.n_seeds", "run.overwrite", "run.fail_fast",
     "run.progress", "run.batch_size", "run.threads",
@@ -51,6 +53,103 @@ def direction(objective: str) -> str:
 def is_study(sweeper: Any) -> bool:
     """Whether the sweeper config ``hydra.sweeper`` is Optuna's."""
     return str(sweeper.get("_target_", "")) == OPTUNA
+
+
+def storage_url(given: str | None, folder: Path) -> str:
+    """The database of a study in ``folder``: ``hydra.sweeper.storage`` when ``given``, else
+    the study's own SQLite file there, which Optuna's tools open while the study runs."""
+    return given if given is not None else f"sqlite:///{Path(folder) / STORAGE}"
+
+
+# The settings of nslb's Optuna sweeper (hydra_plugins/nslb_sweep/optuna_sweeper.py) and of
+# its samplers: Hydra's options hydra/sweeper=optuna and hydra/sweeper/sampler=<name>, stored
+# on import here (below the plugin), as every composition of a study needs them.
+@dataclass
+class Sampler:
+    """An Optuna sampler: its class, and the seed that makes a study's trials repeatable."""
+
+    _target_: str = MISSING
+    seed: int | None = None
+
+
+@dataclass
+class TPE(Sampler):
+    _target_: str = "optuna.samplers.TPESampler"
+    n_startup_trials: int = 10  # random trials before the first model
+    n_ei_candidates: int = 24
+    multivariate: bool | None = None  # Optuna's default (independent), or the joint TPE
+    group: bool = False
+    constant_liar: bool = True  # running trials count as bad: batches (n_jobs > 1) spread
+
+
+@dataclass
+class Random(Sampler):
+    _target_: str = "optuna.samplers.RandomSampler"
+
+
+@dataclass
+class CmaEs(Sampler):
+    _target_: str = "optuna.samplers.CmaEsSampler"  # needs the cmaes package ([tune])
+    sigma0: float | None = None
+    n_startup_trials: int = 1
+    popsize: int | None = None
+    use_separable_cma: bool = False
+    with_margin: bool = False  # for integer and stepped parameters
+    lr_adapt: bool = False
+
+
+@dataclass
+class GP(Sampler):
+    _target_: str = "optuna.samplers.GPSampler"  # Gaussian-process BO; needs PyTorch
+    n_startup_trials: int = 10
+    deterministic_objective: bool = False
+
+
+@dataclass
+class NSGAII(Sampler):
+    _target_: str = "optuna.samplers.NSGAIISampler"
+    population_size: int = 50
+    mutation_prob: float | None = None
+    crossover_prob: float = 0.9
+    swapping_prob: float = 0.5
+
+
+@dataclass
+class QMC(Sampler):
+    _target_: str = "optuna.samplers.QMCSampler"
+    qmc_type: str = "sobol"
+    scramble: bool = False
+
+
+SAMPLERS = {"tpe": TPE, "random": Random, "cmaes": CmaEs, "gp": GP, "nsgaii": NSGAII, "qmc": QMC}
+
+
+@dataclass
+class OptunaSweeper:
+    """``hydra.sweeper`` of a study: the defaults of Hydra's Optuna sweeper, which it replaces."""
+
+    _target_: str = OPTUNA
+    defaults: list[Any] = field(default_factory=lambda: [{"sampler": "tpe"}])
+    sampler: Sampler = MISSING
+    direction: str = "minimize"  # or maximize: follows run.objective (``plan``)
+    storage: Any = None  # a database URL; None: the study's own, ``storage_url``
+    study_name: str | None = None  # None: a name Optuna makes
+    n_trials: int = 20
+    n_jobs: int = 2  # trials asked together, launched as one batch
+    params: dict[str, str] | None = None  # the search space, in Hydra's override grammar
+
+
+def _store_options() -> None:
+    """Store the options after Hydra's plugin scan: the scan runs an installed Hydra Optuna
+    sweeper's module, whose options of the same names would replace these."""
+    Plugins.instance()
+    store = ConfigStore.instance()
+    store.store(group="hydra/sweeper", name="optuna", node=OptunaSweeper, provider="nslb")
+    for name, node in SAMPLERS.items():
+        store.store(group="hydra/sweeper/sampler", name=name, node=node, provider="nslb")
+
+
+_store_options()
 
 
 @dataclass(frozen=True)
@@ -82,7 +181,7 @@ def plan(base: DictConfig, overrides: list[str]) -> Plan:
         value = sweeper.get(setting)
         if not isinstance(value, int) or value < 1:
             raise ConfigError(f"hydra.sweeper.{setting}", f"must be an integer >= 1, got {value}")
-    given = getattr(sweeper.direction, "name", sweeper.direction)  # the plugin's enum, or text
+    given = sweeper.direction
     if given != direction(objective):
         raise ConfigError(
             "hydra.sweeper.direction",
@@ -117,8 +216,8 @@ def refuse_grid(arguments: list[str]) -> None:
     if any(a.lstrip("+").replace(" ", "") == "hydra/sweeper/sampler=grid" for a in arguments):
         raise ConfigError(
             "hydra/sweeper/sampler",
-            "a study samples its search space (tpe, random, cmaes); to run every point of a "
-            "grid once, sweep it: nslb run -m agent=cd_ucb 'agent.tau=range(10,2000,step=2)'",
+            f"a study samples its search space ({', '.join(SAMPLERS)}); to run every point "
+            "of a grid once, sweep it: nslb run -m agent=cd_ucb 'agent.tau=range(10,2000,step=2)'",
         )
 
 
@@ -160,7 +259,7 @@ def _points(override: Override) -> float:
 
 def start(folder: Path, study: Plan) -> None:
     """Begin ``study`` in ``folder`` (holding its lock): end a study a kill cut short, refuse a
-    record or a storage of another world, and make the new study's record."""
+    record or a storage of another world, open its storage, and make the new study's record."""
     finish(folder)
     recorded = _about(folder / FOLDER)
     if recorded.get("key", study.key) != study.key:
@@ -170,28 +269,36 @@ def start(folder: Path, study: Plan) -> None:
             f"{folder} holds the study of another world (differs in: {', '.join(changed)}); "
             "send this one elsewhere (name=… or hydra.sweep.dir=…), or move that folder away"
         )
-    if study.storage is not None:
-        _open_storage(study)
+    _open_storage(study, folder)
     about = {"agent": study.agent, "tuned": study.tuned, "key": study.key, "world": study.world,
              "seeds": list(study.seeds)}  # fmt: skip
     atomic_write_text(folder / NEXT / ABOUT, yaml.safe_dump(about, sort_keys=False))
 
 
-def _open_storage(study: Plan) -> None:
-    """Make the tables and the study in ``study.storage`` (one process at a time: two that
-    make them at once collide), and refuse a study there of another world."""
+def _open_storage(study: Plan, folder: Path) -> None:
+    """Make the tables and the study in its storage (one process at a time: two that make
+    them at once collide), and refuse a study there of another world. In the study's own
+    database (no ``hydra.sweeper.storage``) each study begins anew, as its record does."""
     import optuna  # the [tune] extra
 
+    url, own = storage_url(study.storage, folder), study.storage is None
+    quiet = optuna.logging.get_verbosity()
     optuna.logging.set_verbosity(optuna.logging.WARNING)  # its notices of studies made, loaded
     try:
+        if own:
+            Path(folder).mkdir(parents=True, exist_ok=True)
         with FileLock(str(Path(tempfile.gettempdir()) / "nslb-study-storage.lock"), mode=0o666):
-            storage = optuna.storages.RDBStorage(str(study.storage))
+            storage = optuna.storages.RDBStorage(url)
             if study.name is None:
                 return  # Optuna names each run's study anew
+            if own and study.name in {s.study_name for s in storage.get_all_studies()}:
+                optuna.delete_study(study_name=study.name, storage=storage)
             kept = optuna.create_study(
                 storage=storage,
                 study_name=study.name,
-                direction=direction(study.world["run.objective"]),
+                direction=optuna.study.StudyDirection[
+                    direction(study.world["run.objective"]).upper()
+                ],
                 load_if_exists=True,
             )
             if WORLD not in kept.user_attrs and not kept.trials:
@@ -200,13 +307,15 @@ def _open_storage(study: Plan) -> None:
         reason = " ".join(str(getattr(err, "orig", None) or err.__cause__ or err).split())
         raise ConfigError(
             "hydra.sweeper.storage",
-            f"cannot open {study.storage} ({reason.split(' [SQL:')[0]}); give a database "
+            f"cannot open {url} ({reason.split(' [SQL:')[0]}); give a database "
             "URL Optuna can write, such as sqlite:///study.db",
         ) from None
+    finally:
+        optuna.logging.set_verbosity(quiet)
     if kept.user_attrs.get(WORLD) != study.key:
         raise ConfigError(
             "hydra.sweeper.storage",
-            f"study '{study.name}' in {study.storage} holds trials of another world (or of "
+            f"study '{study.name}' in {url} holds trials of another world (or of "
             "one not recorded), which its sampler would learn from: give this study another "
             "hydra.sweeper.study_name",
         )
@@ -273,7 +382,8 @@ def finish(folder: Path) -> str:
     kept = finished_trials(folder / FOLDER)
     if not kept:
         return "no trial of the study finished; nothing to choose from"
-    # Optuna's sweeper writes its own results file, from its storage's trials
+    # the results file, rewritten from the kept trials: it names best.yaml's trial, whatever
+    # wrote it last (Hydra's Optuna sweeper, before nslb's own, wrote it from every stored trial)
     atomic_write_text(folder / STUDY_FILE, _results_text(_best(kept)))
     return f"no trial of the study finished; the previous study's {folder / BEST_FILE} stays"
 
@@ -301,7 +411,8 @@ def _best_text(folder: Path, best: dict[str, Any], count: int, about: dict[str, 
 
 
 def _results_text(best: dict[str, Any]) -> str:
-    """``optimization_results.yaml``, as Optuna's sweeper writes it, of the trial ``best``."""
+    """``optimization_results.yaml`` of the trial ``best``: the keys and layout of the file
+    Hydra's Optuna sweeper wrote, which nslb's sweeper leaves to ``finish``."""
     results = {"name": "optuna", "best_params": best["params"], "best_value": best["objective"]}
     return yaml.safe_dump(results, sort_keys=False)
 

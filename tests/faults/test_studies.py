@@ -76,8 +76,8 @@ def test_a_new_study_with_finished_trials_replaces_the_whole_record(finished: Pa
 
 
 def test_the_results_file_is_rewritten_to_agree_with_best_yaml(finished: Path) -> None:
-    """Optuna's sweeper writes its own results file at the end, from every trial in its
-    storage (earlier runs included), even when this run finished none."""
+    """Whatever wrote the results file last (Hydra's Optuna sweeper wrote its own, from every
+    trial in its storage, even when this run finished none), it ends naming best.yaml's trial."""
     study.start(finished, plan_of())
     (finished / STUDY_FILE).write_text("name: optuna\nbest_params: {agent.tau: 2}\nbest_value: 1\n")
     study.finish(finished)
@@ -181,8 +181,9 @@ def _bad_storages(tmp_path: Path) -> dict[str, str]:
         f"sqlite:///{tmp_path}/not-a-database.db": "file is not a database",
         "study.db": "Could not parse SQLAlchemy URL",
     }
-    if importlib.util.find_spec("psycopg2") is None:
-        storages["postgresql://me@localhost/studies"] = "No module named 'psycopg2'"
+    if not any(importlib.util.find_spec(driver) for driver in ("psycopg", "psycopg2")):
+        # SQLAlchemy's default PostgreSQL driver: psycopg2 before 2.1, psycopg (3) since
+        storages["postgresql://me@localhost/studies"] = "No module named 'psycopg"
     return storages
 
 

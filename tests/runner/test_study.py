@@ -124,7 +124,7 @@ def test_a_study_records_each_trial_s_mean_final_regret_and_reruns_its_best(
 ) -> None:
     where, printed = tuned
     assert "\x1b[" not in printed, "no colour codes in a piped log"
-    assert "A new study created" in printed, "Optuna's lines, in nslb's log"
+    assert "Trial 0 finished with value: " in printed, "the study's lines, in nslb's log"
     sweep = where / "outputs/tune/cd_ucb"
     space = yaml.safe_load((CONF / "hparams_search/cd_ucb.yaml").read_text())
     low, high = map(int, re.findall(r"\d+", space["hydra"]["sweeper"]["params"]["agent.tau"])[:2])
