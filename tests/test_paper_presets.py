@@ -6,6 +6,7 @@ That every job of every preset validates is checked by tests/runner/test_compose
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -175,9 +176,11 @@ def test_movielens_genres_preset_validates_every_job_on_ml_100k() -> None:
 
 def test_make_family_runs_the_successors_presets_then_plots_and_skips_movielens_without_data():
     def dry(*settings: str) -> list[list[str]]:
-        result = subprocess.run(
-            ["make", "-n", "family", "FAMILY_ARGS=run.n_seeds=2", *settings],
-            cwd=REPO, capture_output=True, text=True, check=True,
+        outside = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL")}
+        result = subprocess.run(  # as typed in a shell, not as a make inside `make test`
+            ["make", "-n", "--no-print-directory", "family", "FAMILY_ARGS=run.n_seeds=2",
+             *settings],
+            cwd=REPO, capture_output=True, text=True, check=True, env=outside,
         )  # fmt: skip
         return [line.split() for line in result.stdout.splitlines()]
 
