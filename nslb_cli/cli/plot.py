@@ -172,6 +172,12 @@ def _drawing(p: argparse.ArgumentParser) -> None:
         "belief, the true and the believed state against the round, and the posterior mass "
         "on the true state (<group>-belief-seed=K.png)",
     )
+    p.add_argument(
+        "--track",
+        action="store_true",
+        help="also log each group's figures and tables to the MLflow runs of its run folders "
+        "(those run with tracking=mlflow; docs/guide/tracking.md)",
+    )
 
 
 def parse(argv: Sequence[str]) -> Options:
@@ -224,6 +230,7 @@ def parse(argv: Sequence[str]) -> Options:
         rounds=rounds_range(args.rounds),
         width=width,
         belief_seed=args.belief_seed,
+        track=args.track,
         sweep_references=args.sweep_references,
         sweep_log_x=args.sweep_log_x,
         **{name: getattr(args, name) for name in as_given},

@@ -28,6 +28,7 @@ from nslb_cli.plot import (
     study,
     tables,
     tidy,
+    tracked,
 )
 from nslb_cli.plot import labels as lab
 from nslb_cli.plot.aggregate import METRICS, PAIRED_METRIC, SUMMARY_METRICS
@@ -69,6 +70,7 @@ class Options:
     sweep_references: bool = True  # sweep figures: the group's other agents as bands
     sweep_log_x: str = "auto"  # sweep figures' x axis: SWEEP_LOG_X
     belief_seed: int | None = None  # a belief strip of this seed per group (belief.strip)
+    track: bool = False  # each group's files to its run folders' MLflow runs (tracked.py)
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,7 @@ class _Work:
     captions: dict[Path, str] = field(default_factory=dict)  # figure stem -> caption
     latex: dict[Path, str] = field(default_factory=dict)  # table stem -> its booktabs tabular
     sections: list[str] = field(default_factory=list)
+    folders: dict[Path, list[Path]] = field(default_factory=dict)  # group stem -> run folders
 
     def figure(self, draw: Callable[..., Figure], stem: Path, args: dict, caption: str) -> None:
         self.jobs.append(Job(draw, stem, args))
@@ -159,6 +162,8 @@ def plot(options: Options) -> tuple[list[Path], list[str]]:
     for stem, text in work.latex.items():
         written.append(stem.with_name(f"{stem.name}.tex"))
         atomic_write_text(written[-1], text)
+    if options.track:
+        tracked.log_group_files(work.folders, written, warn)
     return written, work.sections
 
 
@@ -185,6 +190,8 @@ def _results(
     group_stems = {group: stems.new(group) for group in dict.fromkeys(runs[lab.GROUP])}
     sections, tabulars = [], []  # per group: its Markdown summary and its LaTeX one
     for group, stem in group_stems.items():
+        listed = runs.loc[runs[lab.GROUP] == group, "folder"]
+        work.folders[stem] = [options.root / f for text in listed for f in str(text).split("; ")]
         note = SEEDS_NOTE if group in seeds else ""
         environment = lab.environment(runs[runs[lab.GROUP] == group].iloc[0])
         in_group = final[final["group"] == group]

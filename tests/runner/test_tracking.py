@@ -102,6 +102,22 @@ def test_a_sweep_is_a_parent_run_with_its_jobs_as_children(
 
 
 @pytest.mark.slow
+def test_plot_track_logs_each_groups_figures_to_its_jobs_runs(store: Any, tmp_path: Path) -> None:
+    sweep = ["agent=mts,random", "run.n_seeds=2", *QUICK, "tracking=mlflow"]
+    assert nslb("run", "-m", *sweep, cwd=tmp_path).returncode == 0
+    done = nslb("plot", "outputs/default", "--format", "png", "--track", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "nslb: tracking" not in done.stderr and "--track" not in done.stderr
+    children = [r for r in runs(store, "default") if r.data.tags.get("mlflow.parentRunId")]
+    assert len(children) == 2
+    for run in children:
+        logged = {a.path for a in store.list_artifacts(run.info.run_id, "figures")}
+        assert "figures/default-cum_regret.png" in logged, logged
+        assert "figures/default-summary.md" in logged, "the group's tables too"
+        assert "figures/summary.md" not in logged, "not what belongs to no group"
+
+
+@pytest.mark.slow
 def test_a_tracker_that_fails_is_one_warning_and_the_run_goes_on(tmp_path: Path) -> None:
     pytest.importorskip("mlflow")
     (tmp_path / "blocked").write_text("a file where the store's folder goes")
