@@ -55,6 +55,12 @@ def parser() -> argparse.ArgumentParser:
     )
     _selection(p)
     _drawing(p)
+    p.add_argument(
+        "--track",
+        action="store_true",
+        help="also log each group's figures and tables to the MLflow runs of its run folders "
+        "(those run with tracking=mlflow; docs/guide/tracking.md)",
+    )
     return p
 
 
@@ -171,12 +177,6 @@ def _drawing(p: argparse.ArgumentParser) -> None:
         help="also draw, per group, the belief strip of seed K: for each agent that reports a "
         "belief, the true and the believed state against the round, and the posterior mass "
         "on the true state (<group>-belief-seed=K.png)",
-    )
-    p.add_argument(
-        "--track",
-        action="store_true",
-        help="also log each group's figures and tables to the MLflow runs of its run folders "
-        "(those run with tracking=mlflow; docs/guide/tracking.md)",
     )
 
 
