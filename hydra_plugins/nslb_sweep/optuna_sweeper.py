@@ -137,9 +137,9 @@ def _study(storage: str, sampler: Any, name: str | None, direction: str) -> optu
     made), else a new one; Optuna's notice of which is left to the sweeper's own line."""
     import optuna
 
-    loud = optuna.logging.get_verbosity()
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    try:
+    from nslb_cli.runner.study import optuna_quiet
+
+    with optuna_quiet():
         return optuna.create_study(
             storage=storage,
             sampler=sampler,
@@ -147,8 +147,6 @@ def _study(storage: str, sampler: Any, name: str | None, direction: str) -> optu
             direction=optuna.study.StudyDirection[direction.upper()],
             load_if_exists=True,
         )
-    finally:
-        optuna.logging.set_verbosity(loud)
 
 
 def _overrides(

@@ -18,6 +18,7 @@ from nslb_cli.plot import labels as lab
 from nslb_cli.plot.aggregate import METRICS
 from nslb_cli.plot.figures import (
     CHANGES_CAPTION,
+    PANEL_LETTERS,
     ROUND_LABEL,
     Theme,
     change_lines,
@@ -182,7 +183,7 @@ def caption(
     text = f"Figure {figure_spec.number}: {figure_spec.caption.format(n=n)}."
     parts = []
     for i, (what, group, notes) in enumerate(panels):
-        place = f"({'abcdefgh'[i]}) {('left', 'right')[i] if len(panels) == 2 else ''}".strip()
+        place = f"({PANEL_LETTERS[i]}) {('left', 'right')[i] if len(panels) == 2 else ''}".strip()
         detail = "; ".join(filter(None, [group, notes]))
         parts.append(f"{place + ': ' if len(panels) > 1 else ''}{what} ({detail})")
     text += " " + "; ".join(part[0].upper() + part[1:] for part in parts) + "."

@@ -212,9 +212,9 @@ def _results(
             details += f"\n\nseed sets differ between agents: {sets}"
         rows = summary[summary["group"] == group]
         sections.append(tables.markdown(rows, title=group, details=details, stats=stats))
-        work.tables.append((rows, sections[-1], _suffixed(stem, "summary"), settings))
+        work.tables.append((rows, sections[-1], _Stems.suffixed(stem, "summary"), settings))
         tabulars.append(tables.latex(rows, stats=stats))
-        work.latex[_suffixed(stem, "summary")] = tabulars[-1]
+        work.latex[_Stems.suffixed(stem, "summary")] = tabulars[-1]
     for found in swept:
         _sweep_figure(work, found, group_stems[found.group], styles)
     if options.belief_seed is not None:
@@ -264,10 +264,10 @@ def _group_figures(
             f"of ± one standard error. Environment: {drawn.environment}."
             f"{_changes(drawn)}{_note(drawn.note)}\n"
         )
-        work.figure(figures.curves, _suffixed(drawn.stem, name), arguments, caption)
+        work.figure(figures.curves, _Stems.suffixed(drawn.stem, name), arguments, caption)
     value_label = f"final {METRICS[PAIRED_METRIC].label} (round {final['t'].max()})"
     arguments = {"final": final, "value": PAIRED_METRIC, "value_label": value_label, **common}
-    box = _suffixed(drawn.stem, f"final_{PAIRED_METRIC}")
+    box = _Stems.suffixed(drawn.stem, f"final_{PAIRED_METRIC}")
     counts = final.groupby("agent", observed=True)["seed"].nunique().rename("n").reset_index()
     n = figures.common_seeds(counts)
     each = f"{n} per agent" if n is not None else "n beside each name"
@@ -284,7 +284,7 @@ def _group_figures(
             f"lower {value_label} than the column's; last column: its average over the other "
             f"agents. Environment: {drawn.environment}.{_note(drawn.note)}\n"
         )
-        work.figure(pairwise.heatmap, _suffixed(drawn.stem, "pairwise"), arguments, caption)
+        work.figure(pairwise.heatmap, _Stems.suffixed(drawn.stem, "pairwise"), arguments, caption)
 
 
 def _belief_figures(
@@ -310,7 +310,7 @@ def _belief_figures(
             "(grey) and the agent's believed state against the round; last panel: the "
             "posterior mass each puts on the true state.\n"
         )
-        strip = work.stems.suffixed(stem, f"belief-seed={seed}")
+        strip = _Stems.suffixed(stem, f"belief-seed={seed}")
         work.figure(belief.strip, strip, arguments, caption)
         drawn += 1
     if not drawn:
@@ -341,7 +341,7 @@ def _difference_figures(work: _Work, drawn: _Drawn, paired: dict[str, pd.DataFra
             f"standard error. Environment: {drawn.environment}.{_changes(drawn)}"
             f"{_note(drawn.note)}\n"
         )
-        stem = work.stems.suffixed(drawn.stem, f"diff_{name}")
+        stem = _Stems.suffixed(drawn.stem, f"diff_{name}")
         work.figure(figures.curves, stem, arguments, caption)
 
 
@@ -396,7 +396,7 @@ def _sweep_figure(work: _Work, found: Sweep, stem: Path, styles: dict[str, Style
         f"{found.group}: {label} (mean ± standard error over seeds, n in the legend) "
         f"against {found.setting} (x axis: {scale}){others}.\n"
     )
-    swept = work.stems.suffixed(stem, f"sweep-{lab.short_key(found.setting)}")
+    swept = _Stems.suffixed(stem, f"sweep-{lab.short_key(found.setting)}")
     work.figure(figures.sweep, swept, arguments, caption)
 
 
@@ -478,11 +478,11 @@ def _study(work: _Work, found: study.Study) -> None:
     stem = work.stems.new("study" if where == "." else f"{where}-study")
     caption = study.caption(found, "objective of each trial and the best so far")
     history = {"study": found, "title": title}
-    work.figure(study.history, work.stems.suffixed(stem, "objective"), history, caption)
+    work.figure(study.history, _Stems.suffixed(stem, "objective"), history, caption)
     for key in found.params:
         arguments = {"study": found, "key": key, "title": title}
         caption = study.caption(found, f"objective against {key}, darker: later trials")
-        parameter = work.stems.suffixed(stem, f"param-{key}")
+        parameter = _Stems.suffixed(stem, f"param-{key}")
         work.figure(study.parameter, parameter, arguments, caption)
     trials = study.table(found)
     text = study.markdown(found, trials, name)
@@ -604,7 +604,7 @@ class _Stems:
         """``<stem>-<suffix>``, the suffix cut and hashed where the name would be too long."""
         room = MAX_NAME - LONGEST_EXTENSION - len(stem.name) - 1
         safe = re.sub(r"[^A-Za-z0-9._=+-]+", "_", suffix)
-        return _suffixed(stem, _bounded(safe, suffix, room))
+        return stem.with_name(f"{stem.name}-{_bounded(safe, suffix, room)}")
 
 
 def _bounded(name: str, whole: str, most: int = MAX_STEM) -> str:
@@ -614,7 +614,3 @@ def _bounded(name: str, whole: str, most: int = MAX_STEM) -> str:
         return name
     digest = hashlib.sha256(whole.encode()).hexdigest()[:DIGEST]
     return f"{name[: most - DIGEST - 1].rstrip('_')}-{digest}"
-
-
-def _suffixed(stem: Path, suffix: str) -> Path:
-    return stem.with_name(f"{stem.name}-{suffix}")

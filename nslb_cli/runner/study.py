@@ -5,6 +5,7 @@ Each trial is recorded as ``.nslb-study/<trial number>.json`` (docs/design.md §
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -12,6 +13,7 @@ import os
 import shlex
 import shutil
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -275,6 +277,19 @@ def start(folder: Path, study: Plan) -> None:
     atomic_write_text(folder / NEXT / ABOUT, yaml.safe_dump(about, sort_keys=False))
 
 
+@contextlib.contextmanager
+def optuna_quiet() -> Iterator[None]:
+    """Optuna's notices of the studies it makes and loads off the console, for a while."""
+    import optuna
+
+    loud = optuna.logging.get_verbosity()
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    try:
+        yield
+    finally:
+        optuna.logging.set_verbosity(loud)
+
+
 def _open_storage(study: Plan, folder: Path) -> None:
     """Make the tables and the study in its storage (one process at a time: two that make
     them at once collide), and refuse a study there of another world. In the study's own
@@ -282,12 +297,11 @@ def _open_storage(study: Plan, folder: Path) -> None:
     import optuna  # the [tune] extra
 
     url, own = storage_url(study.storage, folder), study.storage is None
-    quiet = optuna.logging.get_verbosity()
-    optuna.logging.set_verbosity(optuna.logging.WARNING)  # its notices of studies made, loaded
     try:
         if own:
             Path(folder).mkdir(parents=True, exist_ok=True)
-        with FileLock(str(Path(tempfile.gettempdir()) / "nslb-study-storage.lock"), mode=0o666):
+        lock = FileLock(str(Path(tempfile.gettempdir()) / "nslb-study-storage.lock"), mode=0o666)
+        with lock, optuna_quiet():
             storage = optuna.storages.RDBStorage(url)
             if study.name is None:
                 return  # Optuna names each run's study anew
@@ -310,8 +324,6 @@ def _open_storage(study: Plan, folder: Path) -> None:
             f"cannot open {url} ({reason.split(' [SQL:')[0]}); give a database "
             "URL Optuna can write, such as sqlite:///study.db",
         ) from None
-    finally:
-        optuna.logging.set_verbosity(quiet)
     if kept.user_attrs.get(WORLD) != study.key:
         raise ConfigError(
             "hydra.sweeper.storage",

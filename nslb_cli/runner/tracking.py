@@ -33,17 +33,17 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
 from nslb_cli.runner.config import container
-from nslb_cli.store import parquet, provenance
+from nslb_cli.store import provenance
 from nslb_cli.store.atomic import atomic_write_text
 from nslb_cli.store.folder import DATA_FILE, read_config
 from nslb_cli.store.results import (
     RECORD_KEYS,
-    final_value,
     flatten,
     read_json,
     seed_csv,
     seed_record,
 )
+from nslb_cli.store.run_folder import final_values
 from nslb_cli.store.tracking import END, INSTALL, TrackingFailed, default_uri, shown, warn
 
 SPOOL = ".nslb-tracking-spool"
@@ -198,15 +198,11 @@ def final_metrics(folder: Path, layout: str, seeds: list[int]) -> dict[str, list
     the step a seed (0 for one value)."""
     metrics: dict[str, list[list[float]]] = {}
     for column in FINALS:
-        if layout == "parquet":
-            values = parquet.final_values(folder, seeds, column).tolist()
-        else:
-            values = [final_value(folder, seed, column) for seed in seeds]
-        mean = sum(values) / len(values)
-        metrics[f"final_{column}_mean"] = [[0, mean]]
+        values = final_values(folder, layout, seeds, column)
+        metrics[f"final_{column}_mean"] = [[0, float(values.mean())]]
         if len(values) > 1:
-            spread = sum((v - mean) ** 2 for v in values) / (len(values) - 1)
-            metrics[f"final_{column}_se"] = [[0, math.sqrt(spread / len(values))]]
+            se = values.std(ddof=1) / math.sqrt(len(values))
+            metrics[f"final_{column}_se"] = [[0, float(se)]]
     if layout != "parquet":
         for seed in seeds:
             record = seed_record(seed_csv(folder, seed))

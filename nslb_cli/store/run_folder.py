@@ -141,9 +141,7 @@ class RunFolder:
 
     def final_values(self, seeds: Iterable[int], column: str) -> np.ndarray:
         """The final value of ``column`` for each of ``seeds`` as written."""
-        if self.layout.format == "parquet":
-            return parquet.final_values(self._target, seeds, column)
-        return np.array([final_value(self._target, seed, column) for seed in seeds])
+        return final_values(self._target, self.layout.format, seeds, column)
 
     def _scan(self) -> tuple[set[int], set[int]]:
         """The done seeds of the folder's result key, and the seeds its damaged Parquet files name;
@@ -312,3 +310,11 @@ def _differences(recorded: dict[str, Any], config: dict[str, Any]) -> list[str]:
     old = flatten({k: v for k, v in recorded.items() if k != "run"})
     new = flatten({k: v for k, v in config.items() if k != "run"})
     return sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
+
+
+def final_values(folder: Path, layout: str, seeds: Iterable[int], column: str) -> np.ndarray:
+    """The final value of ``column`` for each of ``seeds`` in ``folder``, written in the
+    ``layout`` format (``csv`` or ``parquet``)."""
+    if layout == "parquet":
+        return parquet.final_values(folder, seeds, column)
+    return np.array([final_value(folder, seed, column) for seed in seeds])

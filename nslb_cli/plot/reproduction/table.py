@@ -29,6 +29,7 @@ import pandas as pd
 from scipy import stats
 
 from nslb_cli.plot import labels as lab
+from nslb_cli.plot.aggregate import mean_se
 from nslb_cli.plot.identity import DATA, dataset
 from nslb_cli.plot.latex import tabular
 from nslb_cli.plot.reproduction.claims import ALIKE, SHRINKS, Claim, Paper, Setting
@@ -79,7 +80,7 @@ def _row(
     if measured is None:
         return {**row, "verdict": NOT_RUN}
     d, margin, words = measured
-    mean, se = _mean_se(d)
+    mean, se, _ = mean_se(d)
     rounds, data = int(of_group["t"].max()), _data(runs, group)
     test = f"TOST ±{format_value(margin, se)}" if claim.kind == ALIKE else "t"
     return {
@@ -151,19 +152,12 @@ def _values(of_group: pd.DataFrame, agent: str, metric: str) -> pd.Series | None
     return runs.set_index("seed")[metric]
 
 
-def _mean_se(d: np.ndarray) -> tuple[float, float]:
-    """Mean and standard error (``ddof=1``) of the differences; NaN where undefined."""
-    mean = float(d.mean()) if len(d) else math.nan
-    se = float(np.std(d, ddof=1) / math.sqrt(len(d))) if len(d) > 1 else math.nan
-    return mean, se
-
-
 def p_value(d: np.ndarray, margin: float | None = None) -> float:
     """The p-value of the paired differences ``d`` under the t distribution with ``n - 1``
     degrees of freedom: two-sided against ``mean(d) = 0``, or with a ``margin`` the TOST's (the
     larger of the one-sided p-values against ``mean(d) <= -margin`` and ``mean(d) >= margin``).
     NaN with fewer than two differences or no positive margin."""
-    mean, se = _mean_se(d)
+    mean, se, _ = mean_se(d)
     if not math.isfinite(se) or (margin is not None and not margin > 0):
         return math.nan
     if se == 0:  # every seed the same difference
