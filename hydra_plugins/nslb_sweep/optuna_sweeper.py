@@ -25,7 +25,8 @@ from hydra.core.utils import JobReturn, JobStatus
 from hydra.plugins.launcher import Launcher
 from hydra.plugins.sweeper import Sweeper
 from hydra.types import HydraContext, TaskFunction
-from omegaconf import DictConfig
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
 
 if TYPE_CHECKING:
     import optuna
@@ -90,7 +91,9 @@ class OptunaSweeper(Sweeper):
         n_jobs: int,
         params: DictConfig | None,
     ) -> None:
-        self.sampler = sampler  # an Optuna sampler: Hydra instantiated hydra.sweeper.sampler
+        # an Optuna sampler: Hydra 1.3 instantiates hydra.sweeper.sampler with the sweeper,
+        # Hydra 1.4 hands over its config
+        self.sampler = instantiate(sampler) if OmegaConf.is_config(sampler) else sampler
         self.direction, self.storage, self.study_name = direction, storage, study_name
         self.n_trials, self.n_jobs = n_trials, n_jobs
         self.params = {str(key): str(space) for key, space in (params or {}).items()}

@@ -137,8 +137,12 @@ def main(arguments: Sequence[str]) -> None:
     # the workers' resource trackers, whose semaphores a SIGTERM leaves, must not warn
     sys.warnoptions.append("ignore::UserWarning:multiprocessing.resource_tracker")
     sys.warnoptions.append("ignore::UserWarning:joblib.externals.loky.backend.resource_tracker")
-    # -m anywhere, as the check reads it: Hydra's parser takes overrides after its flags only
+    # -m anywhere, as the check reads it: Hydra's parser takes overrides after its flags only;
+    # and -m where the check found a sweep's mode in the config (a study, a preset's
+    # hydra.mode), which Hydra 1.4 no longer reads before it refuses a sweep's overrides
     multirun = [a for a in arguments if a in MULTIRUN_FLAGS][:1]
+    if plan is not None and plan.multirun:
+        multirun = ["-m"]
     rest = [a for a in arguments if a not in MULTIRUN_FLAGS]
     if plan is not None and plan.study is not None and plan.study.note:
         warn(plan.study.note)

@@ -1,11 +1,14 @@
 """``nslb plot --track``: a group's figures and tables as artifacts of the MLflow runs its run
 folders' jobs logged (``tracking=mlflow``; each folder keeps its run in ``.nslb-tracking.json``).
 
-A tracker that fails is one warning line and never fails the plot: the files are on disk.
+Run folders whose jobs still wait to be logged (a command that did not wait for its logging
+process) are waited for, at most ``PATIENCE`` seconds. A tracker that fails is one warning
+line and never fails the plot: the files are on disk.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,6 +16,7 @@ from typing import Any
 from nslb_cli.store import tracking
 
 ARTIFACT_PATH = "figures"  # where in a run's artifacts the plot's files go
+PATIENCE = 60.0  # seconds to wait for run folders still being logged
 
 
 def log_group_files(
@@ -21,6 +25,7 @@ def log_group_files(
     """Log the files of ``written`` whose names begin with a group's stem (``folders``: each
     group stem and its run folders) to every MLflow run those folders recorded; the number of
     runs that took them. Folders without a recorded run are counted in one line."""
+    _wait_for_logging([folder for of_group in folders.values() for folder in of_group])
     clients: dict[str, Any] = {}
     logged, untracked = 0, 0
     for stem, of_group in folders.items():
@@ -42,6 +47,15 @@ def log_group_files(
     if untracked:
         warn(f"--track: {untracked} run folders have no MLflow run (run them with tracking=mlflow)")
     return logged
+
+
+def _wait_for_logging(folders: Sequence[Path]) -> None:
+    """Return once no folder of ``folders`` waits to be logged, or after ``PATIENCE``."""
+    deadline = time.monotonic() + PATIENCE
+    while time.monotonic() < deadline:
+        if not any((folder / tracking.PENDING_FILE).exists() for folder in folders):
+            return
+        time.sleep(0.1)
 
 
 def _group_of(path: Path, folders: Mapping[Path, Sequence[Path]]) -> Path | None:

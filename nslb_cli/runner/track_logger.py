@@ -1,10 +1,16 @@
 """The logging process of ``tracking=mlflow`` (``nslb_cli.runner.tracking``): logs each job
-record of a spool folder as an MLflow run, as the jobs write them, until the command's end.
+record of a spool folder as an MLflow run, as the jobs write them, until the command's end
+marker; then it removes the spool.
 
 ``python -m nslb_cli.runner.track_logger SPOOL PLAN``; ``PLAN`` is JSON: ``uri``,
-``experiment`` and, for a sweep, ``sweep`` (the parent run's name and tags). A tracker that
-fails is one line on stderr (``nslb: tracking: …``); the process then stops logging, and the
-command, which owns the spool, goes on.
+``experiment``, ``command`` (the command's pid), ``wait`` and, for a sweep, ``sweep`` (the
+parent run's name and tags). It runs at the lowest CPU priority, and it imports MLflow (a
+second and more of CPU) only at the command's end, once a command that does not wait has
+gone, or ``DEFER`` seconds after its start: a short command's jobs never share their cores
+with it (a small machine's two cores are often one core's two threads), and a long one's runs
+appear in the store as its jobs end. A tracker that fails is one line on stderr
+(``nslb: tracking: …``); the process then marks the spool ended, so the jobs stop writing
+records, and stops.
 """
 
 from __future__ import annotations
@@ -26,16 +32,20 @@ from nslb_cli.store.results import read_json
 
 POLL = 0.05  # seconds between looks into the spool
 BATCH = 100  # MLflow takes at most 100 parameters, or tags, in one call
+DEFER = 60.0  # seconds: MLflow's import is then at most 2 % of the command's time
 
 
 def main(spool: Path, plan: dict[str, Any]) -> None:
     """Log the records of ``spool`` to ``plan``'s store until its end marker, or its command
     has gone; one warning line if the store fails."""
-    command = os.getppid()
+    command = int(plan["command"])  # this process's parent while it lives
+    os.nice(19)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the jobs; what ended is logged
     logging.getLogger("alembic").setLevel(logging.WARNING)  # the database's set-up
     warnings.simplefilter("ignore")  # MLflow's notes on its own future: not the user's concern
+    defer(spool, command, leaving=not plan.get("wait"))
     try:
+        (spool / tracking.LIVE).touch()
         client = tracking.client(plan["uri"])
         experiment = tracking.experiment_id(client, plan["experiment"], plan["uri"])
         parent = None
@@ -51,19 +61,47 @@ def main(spool: Path, plan: dict[str, Any]) -> None:
                 if run_id is not None and folder.is_dir():
                     kept = tracking.Tracked(tracking.shown(plan["uri"]), experiment, run_id)
                     tracking.record(folder, kept)
+                (folder / tracking.PENDING_FILE).unlink(missing_ok=True)
                 path.unlink()
             if ending:
                 break
             time.sleep(POLL)
-        if os.getppid() != command:  # interrupted or killed: nobody else removes the spool
-            shutil.rmtree(spool, ignore_errors=True)
         if parent is not None:
             client.set_terminated(parent.info.run_id)
-    except tracking.TrackingFailed as err:
-        tracking.warn(err)
+        shutil.rmtree(spool, ignore_errors=True)
     except Exception as err:  # the store refused a write: a locked or read-only database, say
-        where = tracking.shown(plan["uri"])
-        tracking.warn(tracking.TrackingFailed(f"{where}: {describe_error(err)}"))
+        failed(spool, plan["uri"], err)
+
+
+def failed(spool: Path, uri: str, err: Exception) -> None:
+    """Say in one line that the store failed, unmark the folders of the records left, and
+    mark the spool ended so that the jobs write no more records; remove it if the command had
+    ended already (else the command does)."""
+    if not isinstance(err, tracking.TrackingFailed):
+        err = tracking.TrackingFailed(f"{tracking.shown(uri)}: {describe_error(err)}")
+    tracking.warn(err)
+    for path in spool.glob("job-*.json"):  # not to be logged: no folder waits for it
+        job = read_json(path)
+        if job is not None:
+            (Path(str(job["folder"])) / tracking.PENDING_FILE).unlink(missing_ok=True)
+    if (spool / tracking.END).exists():
+        shutil.rmtree(spool, ignore_errors=True)
+    else:
+        (spool / tracking.END).touch()
+
+
+def defer(spool: Path, command: int, leaving: bool) -> None:
+    """Wait, at no cost, until the command's end marker or ``DEFER`` seconds; where the
+    command then leaves without waiting (``leaving``), until it has gone too (at most
+    ``DEFER`` more), so that its last moments keep their cores."""
+    start = time.monotonic()
+    while not (spool / tracking.END).exists() and os.getppid() == command:
+        if time.monotonic() - start > DEFER:
+            return
+        time.sleep(POLL)
+    start = time.monotonic()
+    while leaving and os.getppid() == command and time.monotonic() - start < DEFER:
+        time.sleep(POLL)
 
 
 def log_job(client: Any, experiment: str, parent: Any, job: dict[str, Any]) -> str:

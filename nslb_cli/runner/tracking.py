@@ -4,16 +4,21 @@ A Hydra callback (``conf/tracking/mlflow.yaml``) that every sweeper and launcher
 jobs themselves never import MLflow: each job's ``on_job_end``, in whichever process or
 machine the launcher ran it, writes what its run folder holds (config, final metrics, tags,
 artifacts to copy) as one record into a spool folder, and one logging process of the command
-(``nslb_cli.runner.track_logger``) logs the records while the jobs run. MLflow's import and
-its store's set-up then overlap the simulation instead of adding to it, and a job on a node
-that cannot reach the tracking server is logged all the same. A sweep's spool is a hidden
-folder of its sweep folder, which every worker writes; a single run's is a temporary folder.
-The command removes its spool at its end; the logging process, once its command has gone.
+(``nslb_cli.runner.track_logger``) logs the records, so a job on a node that cannot reach the
+tracking server is logged all the same. A sweep's spool is a hidden folder of its sweep
+folder, which every worker writes; a single run's is a temporary folder.
+
+The logging process runs at the lowest CPU priority and begins (imports MLflow, a second and
+more of CPU) at the command's end, or a minute into it: a long command's runs appear as its
+jobs end. At its end the command waits for a logging process that has begun at most ``SHARE``
+of its own time, and not at all for one that has not (``wait=true``: until all is logged);
+the logging process then finishes alone, removes the spool and says on the command's stderr
+whatever failed. A short command thus ends a second or two before its runs are in the store,
+and tracking never makes a command later by more than a few percent.
 """
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import json
 import math
@@ -44,25 +49,41 @@ from nslb_cli.store.results import (
     seed_record,
 )
 from nslb_cli.store.run_folder import final_values
-from nslb_cli.store.tracking import END, INSTALL, TrackingFailed, default_uri, shown, warn
+from nslb_cli.store.tracking import (
+    END,
+    INSTALL,
+    LIVE,
+    PENDING_FILE,
+    TrackingFailed,
+    default_uri,
+    shown,
+    warn,
+)
 
 SPOOL = ".nslb-tracking-spool"
-SAID = "said.txt"  # what the logging process says (a warning): told by the command at its end
+SHARE = 0.03
+"""The most a command waits at its end for its logging process, as a share of its time."""
 PATIENCE = 30.0
-"""Seconds the command waits at its end for a logging process that logs nothing more."""
+"""Seconds a command with ``wait=true`` waits at its end for a logging process that logs
+nothing more."""
 FINALS = ("cum_regret", "cum_reward")
 
 
 class Tracking(Callback):
     """Log ``nslb run``'s jobs to the MLflow store ``uri`` (default: ``default_uri``), in
-    experiment ``experiment`` (default: the config's ``name``). Picklable: launchers send it
-    to their workers with the spool it writes into."""
+    experiment ``experiment`` (default: the config's ``name``); ``wait``: the command ends
+    only once all is logged. Picklable: launchers send it to their workers with the spool it
+    writes into."""
 
-    def __init__(self, uri: str | None = None, experiment: str | None = None) -> None:
+    def __init__(
+        self, uri: str | None = None, experiment: str | None = None, wait: bool = False
+    ) -> None:
         self.uri = uri or default_uri()
         self.experiment = experiment
+        self.wait = wait
         self.spool: Path | None = None  # where jobs write their records; None: not tracking
         self.started = 0.0  # when this process's current job started
+        self.since = 0.0  # when tracking started (monotonic)
         self._logger: subprocess.Popen[bytes] | None = None
 
     def __getstate__(self) -> dict[str, Any]:
@@ -81,11 +102,14 @@ class Tracking(Callback):
     def on_job_end(self, config: DictConfig, job_return: JobReturn, **kwargs: Any) -> None:
         if self.spool is None or (self.spool / END).exists():
             return
+        pending = Path(str(config.hydra.runtime.output_dir)) / PENDING_FILE
         try:
             record = job_record(config, job_return, self.started)
             number = int(config.hydra.job.get("num") or 0)
+            pending.touch()  # until the logging process has logged it (nslb plot --track)
             atomic_write_text(self.spool / f"job-{number:06d}.json", json.dumps(record))
         except Exception as err:  # a job's record unwritable: the job's results stand
+            pending.unlink(missing_ok=True)
             warn(err)
 
     def on_run_end(self, config: DictConfig, **kwargs: Any) -> None:
@@ -105,38 +129,45 @@ class Tracking(Callback):
             plan: dict[str, Any] = {
                 "uri": self.uri,
                 "experiment": self.experiment or str(config.name),
+                "command": os.getpid(),
+                "wait": self.wait,
             }
             if sweep:
                 plan["sweep"] = parent_run(config)
             command = [sys.executable, "-m", "nslb_cli.runner.track_logger", str(spool)]
-            with (spool / SAID).open("wb") as said:  # relayed at the end, to this stderr
-                self._logger = subprocess.Popen(
-                    [*command, json.dumps(plan)],
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.DEVNULL,
-                    stderr=said,
-                )
-            self.spool = spool
+            self._logger = subprocess.Popen(  # its own session: it may outlive the command
+                [*command, json.dumps(plan)],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+            self.spool, self.since = spool, time.monotonic()
         except OSError as err:
             warn(TrackingFailed(f"cannot start logging to {shown(self.uri)}: {err}"))
 
     def _finish(self) -> None:
-        """Tell the logging process that the jobs have ended; wait while it still logs, and
-        remove the spool."""
+        """Tell the logging process that the jobs have ended and wait for it: at most
+        ``SHARE`` of the command's time once it logs (not at all before), or (``wait``)
+        while it still logs. The spool is removed by whichever ends last."""
         if self.spool is None or self._logger is None:
             return
         spool, logger, self.spool, self._logger = self.spool, self._logger, None, None
         (spool / END).touch()
+        if not self.wait and not (spool / LIVE).exists():
+            return  # a logging process that has not begun would not end in time
+        deadline = time.monotonic() + SHARE * (time.monotonic() - self.since)
         left, since = _records(spool), time.monotonic()
-        while logger.poll() is None and time.monotonic() - since < PATIENCE:
-            time.sleep(0.02)
-            if (now := _records(spool)) < left:
-                left, since = now, time.monotonic()
-        if logger.poll() is None:
-            logger.kill()
-            warn(TrackingFailed(f"{shown(self.uri)} too slow: {left} jobs not logged"))
-        with contextlib.suppress(OSError):
-            sys.stderr.write((spool / SAID).read_text(errors="replace"))
+        while logger.poll() is None:
+            now = time.monotonic()
+            if not self.wait and now > deadline:
+                return  # it finishes alone, and removes the spool
+            if self.wait and now - since > PATIENCE:
+                logger.kill()
+                warn(TrackingFailed(f"{shown(self.uri)} too slow: {left} jobs not logged"))
+                break
+            time.sleep(0.01)
+            if (records := _records(spool)) < left:
+                left, since = records, time.monotonic()
         shutil.rmtree(spool, ignore_errors=True)
 
 

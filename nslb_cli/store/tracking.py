@@ -3,7 +3,8 @@
 MLflow is optional (extra ``[mlflow]``) and imported only here, when a command asks for it.
 A tracker that fails is ``TrackingFailed``, said in one line: tracking never fails a run.
 A run folder keeps the MLflow run its latest job logged in ``TRACKED_FILE`` (a hidden
-file, beside ``config.yaml``, never among the results), so ``nslb plot`` can add figures to it.
+file, beside ``config.yaml``, never among the results), so ``nslb plot`` can add figures to it,
+and ``PENDING_FILE`` while that job waits to be logged.
 """
 
 from __future__ import annotations
@@ -21,8 +22,12 @@ from nslb_cli.store.atomic import atomic_write_text
 from nslb_cli.store.results import read_json
 
 TRACKED_FILE = ".nslb-tracking.json"
+PENDING_FILE = ".nslb-tracking-pending"
+"""A run folder's mark that its latest job waits to be logged (removed once it is)."""
 END = "end"
 """The file a command writes into its tracking spool once its last job has ended."""
+LIVE = "live"
+"""The file a logging process writes into its spool once it logs (MLflow imported)."""
 OUTPUTS = Path("outputs")
 """The outputs root of ``conf/config.yaml`` (``hydra.run.dir``, ``hydra.sweep.dir``)."""
 DATABASE = "mlflow.db"

@@ -1,7 +1,8 @@
 """``tracking=mlflow``: what a job, a sweep (in this process, and in joblib's workers) and a
 failing tracker leave in MLflow, read back with MLflow's own client.
 
-End to end (``nslb run`` to the store), so slow (``make test-full``): each test pays
+End to end (the ``nslb`` command, in a process of its own, to the store: its output ends once
+its logging process has, which writes to it), so slow (``make test-full``): each test pays
 MLflow's import in the logging process (2 s and more). A template database made once
 spares each test MLflow's set-up of a new one. Skipped without mlflow
 (``pip install -e '.[mlflow]'``); the warning of a missing mlflow is tested without it.
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +21,12 @@ import pytest
 import yaml
 from omegaconf import OmegaConf
 
+from nslb_cli.plot import tracked
 from nslb_cli.runner import tracking
 from nslb_cli.store.results import final_value
-from nslb_cli.store.tracking import INSTALL, default_uri, recorded
-from tests.helpers.cli import QUICK, nslb
+from nslb_cli.store.tracking import INSTALL, PENDING_FILE, Tracked, default_uri, record, recorded
+from tests.helpers.cli import QUICK
+from tests.helpers.cli import nslb_process as nslb
 
 JOB = ["agent=mts", "run.n_seeds=3", *QUICK, "tracking=mlflow"]
 FOLDER = Path("outputs/default/synthetic/mts/env.horizon=60")
@@ -79,6 +84,7 @@ def test_a_job_is_a_run_of_its_config_tags_final_metrics_and_config_file(
     assert [a.path for a in store.list_artifacts(run.info.run_id)] == ["config.yaml"]
     kept = recorded(folder)
     assert kept is not None and kept.run_id == run.info.run_id
+    assert not (folder / PENDING_FILE).exists(), "logged: no longer waited for"
 
 
 @pytest.mark.slow
@@ -127,6 +133,7 @@ def test_a_tracker_that_fails_is_one_warning_and_the_run_goes_on(tmp_path: Path)
     warned = [line for line in done.stderr.splitlines() if line.startswith("nslb: tracking: ")]
     assert len(warned) == 1 and "blocked" in warned[0], done.stderr
     assert len(list((tmp_path / FOLDER).glob("seed=*.csv"))) == 3
+    assert not (tmp_path / FOLDER / PENDING_FILE).exists(), "never to be logged: not waited for"
 
 
 def test_without_mlflow_tracking_says_how_to_install_it(
@@ -141,3 +148,63 @@ def test_without_mlflow_tracking_says_how_to_install_it(
     tracker.on_multirun_start(config)
     assert capsys.readouterr().err == f"nslb: tracking: {INSTALL}\n"
     assert tracker.spool is None and not list(tmp_path.iterdir()), "nothing started"
+
+
+class Logger:
+    """A logging process that ends after ``polls`` looks (never, for ``None``)."""
+
+    def __init__(self, polls: int | None) -> None:
+        self.polls = polls
+
+    def poll(self) -> int | None:
+        if self.polls is None:
+            return None
+        self.polls -= 1
+        return 0 if self.polls < 0 else None
+
+    def kill(self) -> None:
+        raise AssertionError("a logger still at work is left to finish")
+
+
+@pytest.mark.parametrize("wait", [False, True])
+def test_the_command_waits_for_its_logger_a_share_of_its_time_or_with_wait_to_the_end(
+    tmp_path: Path, wait: bool
+) -> None:
+    tracker = tracking.Tracking(default_uri(tmp_path), wait=wait)
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    (spool / "live").touch()  # a logging process that has begun
+    logger = Logger(None if not wait else 20)
+    tracker.spool, tracker._logger = spool, logger  # type: ignore[assignment]
+    tracker.since = time.monotonic() - 1.0  # tracking for a second: 0.03 s of patience
+    started = time.monotonic()
+    tracker._finish()
+    assert time.monotonic() - started < tracking.PATIENCE / 2, "no wait beyond its share"
+    assert (spool / "end").exists() != wait, "left to the logger, which removes it"
+    assert logger.polls is None or logger.polls < 0, "with wait, to the logger's end"
+
+
+def test_plot_track_waits_for_a_folder_still_being_logged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder, figure = tmp_path / "run", tmp_path / "g-cum_regret.png"
+    folder.mkdir()
+    figure.write_bytes(b"png")
+    (folder / PENDING_FILE).touch()
+    logged: list[tuple[str, str]] = []
+
+    class Client:
+        def log_artifact(self, run_id: str, path: str, where: str) -> None:
+            logged.append((run_id, Path(path).name))
+
+    def logging_process() -> None:  # what the logging process does once it has logged
+        time.sleep(0.3)
+        record(folder, Tracked("sqlite:///x.db", "1", "run-1"))
+        (folder / PENDING_FILE).unlink()
+
+    monkeypatch.setattr("nslb_cli.store.tracking.client", lambda uri: Client())
+    later = threading.Thread(target=logging_process)
+    later.start()
+    taken = tracked.log_group_files({tmp_path / "g": [folder]}, [figure], warn=pytest.fail)
+    later.join()
+    assert taken == 1 and logged == [("run-1", "g-cum_regret.png")]
