@@ -101,6 +101,7 @@ SMPY_PAIRS = {  # nslb agent: the comparison's pair that times SMPyBandits
 
 CHEAP_AGENTS = ("mts", "exp3s", "exp4s", "cd_ucb", "cd_ts", "sw_mucb", "sw_umucb", "oracle",
                 "random")  # fmt: skip
+EM_FIT = "EM fit, 10^6 logged rounds, S = K = 5, 3 restarts"
 E2E_MTS = "nslb run agent=mts run.n_seeds=100, end to end"
 E2E_START = "nslb run, 1 seed x 1 round (start-up), end to end"
 E2E_UMTS = "nslb run umts N=100 markov/prior, end to end"
@@ -187,6 +188,7 @@ ROWS = (
             Row(engine_ratio(run), 1.0, "ratio"),
         )  # fmt: skip
     ),
+    Row(EM_FIT, 10),
     *(Row(cheap_row(agent), 0.1) for agent in CHEAP_AGENTS),
     *(Row(field_row(agent), 1) for agent in FIELD_AGENTS),
     *(Row(latent_ar_row(agent), 1) for agent in LATENT_AR_AGENTS),
@@ -526,6 +528,32 @@ def latent_ar_agent(agent: str) -> Callable[[Context], Values]:
     return run
 
 
+def em_fit(ctx: Context) -> Values:
+    """Baum-Welch (``nslb_cli.learning``) on 10^6 rounds logged uniformly from the paper's
+    Markov scenario (S = K = 5, switch probability 0.005, sigma 0.5), in 10^4 sequences of
+    100; after an untimed fit of 100 rounds (its kernel loaded, or compiled)."""
+    import numpy as np
+
+    learning = module("nslb_cli.learning")
+    rng = np.random.default_rng(0)
+    S = K = 5
+    move = 0.005 / (S - 1)
+    P = np.full((S, S), move) + np.eye(S) * (1.0 - 0.005 - move)
+    means = rng.uniform(size=(S, K))
+    M, T = 10_000, 100
+    states = np.empty((M, T), dtype=np.int64)
+    states[:, 0] = rng.integers(S, size=M)
+    for t in range(1, T):
+        cumulative = np.cumsum(P[states[:, t - 1]], axis=1)
+        states[:, t] = (rng.random(M)[:, None] > cumulative).sum(axis=1)
+    arms = rng.integers(K, size=(M, T))
+    rewards = means[states, arms] + 0.5 * rng.standard_normal((M, T))
+    logs = learning.Logs(arms, rewards, np.full(M, T))
+    learning.fit(learning.Logs(arms[:1], rewards[:1], np.array([T])), S, K, restarts=1)
+    seconds = best_of(lambda _: learning.fit(logs, S, K, restarts=3), ctx.repeats)
+    return {EM_FIT: seconds}
+
+
 def smpybandits(ctx: Context) -> Values:
     """SMPyBandits' time on the work of each field row it has the algorithm of (the pairs of
     benchmarks/smpybandits.py, one run: seconds per policy), and nslb's on the same pair
@@ -577,6 +605,7 @@ WORKLOADS = (
     Workload("end-to-end", end_to_end),
     Workload("storage", storage, slow=True),
     Workload("engines", engines, slow=True),
+    Workload("em-fit", em_fit, slow=True),
     Workload("cheap", cheap_agents),
     *(Workload(f"field-{agent}", field_agent(agent)) for agent in FIELD_AGENTS),
     *(Workload(f"latent-ar-{agent}", latent_ar_agent(agent)) for agent in LATENT_AR_AGENTS),
