@@ -22,6 +22,7 @@ random parameters; the one of highest final log-likelihood is kept.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, fields, replace
@@ -36,7 +37,7 @@ EMISSIONS = ("gaussian", "bernoulli", "categorical")
 TINY = 1e-12  # probabilities are kept this far from 0 and 1, so that logarithms stay finite
 MIN_SIGMA = 1e-6
 CHUNK = 1 << 16  # logged rounds per call of the forward-backward pass (a thread's share)
-BURN_IN = 10  # iterations of each restart before the best goes on alone
+BURN_IN = 1e-5  # the tolerance of each restart before the best goes on alone
 WINDOW = 50  # logged rounds of a window that the starting points cluster
 
 
@@ -157,10 +158,10 @@ def fit(
     seed: int = 0,
     start: Parameters | None = None,
 ) -> Fit:
-    """Fit ``logs`` by EM from ``start``, or from ``restarts`` random starting points, each for
-    ``BURN_IN`` iterations, the one of highest log-likelihood then going on alone; until the
-    mean log-likelihood per round gains less than ``tolerance``, or after ``max_iterations``
-    in all."""
+    """Fit ``logs`` by EM from ``start``, or from ``restarts`` random starting points, each until
+    the mean log-likelihood per round gains less than ``BURN_IN``, the one of highest
+    log-likelihood then going on alone; until the gain is less than ``tolerance``, or after
+    ``max_iterations`` in all."""
     if emission not in EMISSIONS:
         raise ValueError(f"emission must be one of {', '.join(EMISSIONS)}, got {emission!r}")
     outcomes = n_outcomes if emission == "categorical" else 1
@@ -171,9 +172,9 @@ def fit(
         return model.climb(start, tolerance, max_iterations)
     rng = np.random.default_rng(seed)
     starts = [model.random(rng) for _ in range(restarts)]
-    burnt = [model.climb(first, tolerance, min(BURN_IN, max_iterations)) for first in starts]
+    burnt = [model.climb(first, max(tolerance, BURN_IN), max_iterations) for first in starts]
     best = max(burnt, key=lambda one: one.log_likelihood[-1])
-    if not best.converged and best.iterations < max_iterations:
+    if tolerance < BURN_IN and best.iterations < max_iterations:
         best = model.climb(best.parameters, tolerance, max_iterations, best)
     return replace(best, restarts=restarts)
 
@@ -283,7 +284,9 @@ class _Model:
         S = self.n_states
         transitions = 0.5 * np.eye(S) + 0.5 * rng.dirichlet(np.ones(S), size=S)
         initial = np.full(S, 1.0 / S)
-        centres, _ = kmeans2(self._windows(), S, minit="++", seed=rng)
+        with warnings.catch_warnings():  # few windows: a cluster may be empty, as it may
+            warnings.simplefilter("ignore")
+            centres, _ = kmeans2(self._windows(), S, minit="++", seed=rng)
         if self.emission == "categorical":
             laws = np.maximum(centres.reshape(S, self.n_arms, self.n_outcomes), TINY)
             return Parameters(initial, transitions, outcomes=laws / laws.sum(-1, keepdims=True))

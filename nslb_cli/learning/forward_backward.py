@@ -55,13 +55,16 @@ def expected_counts(
     beta = np.empty((T, S))
     b = np.empty((T, S))
     scale = np.empty(T)
+    ahead = np.empty(S)
+    norm = LOG_2PI + np.log(var)
+    precision = 1.0 / var
     for m in range(M):
         n = lengths[m]
         for t in range(n):  # b_t and the forward pass
             a, r = arms[m, t], rewards[m, t]
             for s in range(S):
                 if gaussian:
-                    b[t, s] = -0.5 * (LOG_2PI + np.log(var[s]) + (r - means[s, a]) ** 2 / var[s])
+                    b[t, s] = -0.5 * (norm[s] + (r - means[s, a]) ** 2 * precision[s])
                 else:
                     b[t, s] = table[s, a, int(r)]
             top = b[t].max()
@@ -83,12 +86,14 @@ def expected_counts(
         for j in range(S):
             beta[n - 1, j] = 1.0
         for t in range(n - 2, -1, -1):  # the backward pass, and xi_t summed over t
+            for j in range(S):
+                ahead[j] = b[t + 1, j] * beta[t + 1, j] / scale[t + 1]
             for i in range(S):
                 out = 0.0
                 for j in range(S):
-                    ahead = b[t + 1, j] * beta[t + 1, j] / scale[t + 1]
-                    out += transitions[i, j] * ahead
-                    moves[i, j] += alpha[t, i] * transitions[i, j] * ahead
+                    step = transitions[i, j] * ahead[j]
+                    out += step
+                    moves[i, j] += alpha[t, i] * step
                 beta[t, i] = out
         for t in range(n):  # gamma_t into the emission statistics
             a, r = arms[m, t], rewards[m, t]
