@@ -3,9 +3,10 @@
 Every seed owns independent streams derived with ``numpy.random.SeedSequence``:
 
 * ``generator(seed, stream)`` — one generator per purpose (``Stream``): the
-  environment's randomness is split into true parameters, latent path, reward noise and
-  contexts, so that, e.g., a longer horizon leaves the true parameters of a seed unchanged;
-  it never depends on the agent. ``Stream.AGENT`` is the agent's.
+  environment's randomness is split into true parameters, latent path, reward noise,
+  contexts and the logs a learned offline model is fitted to, so that, e.g., a longer
+  horizon leaves the true parameters of a seed unchanged; it never depends on the agent.
+  ``Stream.AGENT`` is the agent's.
 * ``BatchRNG`` — the agent's randomness, one generator per seed.
 
 Batched code draws from each seed's generator separately and stacks the results, so the
@@ -28,6 +29,7 @@ class Stream(IntEnum):
     PATH = 1
     NOISE = 2
     CONTEXTS = 3
+    OFFLINE = 4  # the logs an offline model is learned from (env.model=learned), and its EM
     AGENT = 100
 
 

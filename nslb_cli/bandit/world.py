@@ -8,7 +8,7 @@ same true parameters (common random numbers, docs/design.md §2).
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
@@ -36,6 +36,9 @@ class World:
             (``Categorical``): the reward of a pull is drawn from
             the pulled arm's law in the true state with the round's uniform; ``None`` where a
             reward is a function of its mean.
+        summary: the environment's own statistics of each run, ``(R,)`` each (the fit of a
+            learned offline model), written to ``seed=K.json`` beside the agent's
+            ``summary()``; empty for most worlds.
     """
 
     problem: Problem
@@ -47,6 +50,7 @@ class World:
     items: np.ndarray | None = None
     features: np.ndarray | None = None
     emissions: np.ndarray | None = None
+    summary: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def truth(self) -> Truth:
@@ -108,6 +112,7 @@ class World:
             offline_model=dataclasses.replace(model, **per_run),
             items=None if self.items is None else self.items[runs],
             emissions=None if self.emissions is None else self.emissions[runs],
+            summary={key: values[runs] for key, values in self.summary.items()},
         )
 
     @cached_property

@@ -56,6 +56,11 @@ class Section:
     scales: ClassVar[tuple[str, ...]] = ()
     """The parameters whose size scales the section's numbers (an environment's rewards):
     what a run whose numbers overflow is told to lower."""
+    added_later: ClassVar[tuple[str, ...]] = ()
+    """Parameters added after results were on disk: a run records them (its folder's
+    ``config.yaml``, the result key, a study's world) only when they differ from their
+    defaults, so that results written before they existed keep their identity. Their
+    defaults must never change."""
 
     def __post_init__(self) -> None:
         section(self)

@@ -5,12 +5,16 @@ pulling arm ``a`` in state ``s`` shows one of ``N`` outcomes, ``o ~ O[s, a, ·]`
 ``r[o]``; ``O`` and ``r`` are known. ``P`` and ``O`` are drawn as the authors' code draws
 them (``draw_problem``) or read from a file (``read_problem``).
 
-Agents are told ``O`` (``OfflineModel.emissions``), the expected rewards as known means, the
-true ``P`` as the point estimate and a flat Dirichlet prior ``prior_concentration · 1``.
+Agents are told (``model=known``) ``O`` (``OfflineModel.emissions``), the expected rewards as
+known means, the true ``P`` as the point estimate and a flat Dirichlet prior
+``prior_concentration · 1``; or (``model=learned``) what EM learned of ``P`` and ``O`` from
+logs of the true model (``nslb_cli.envs.learned``): the posterior's ``O`` and the expected
+rewards under it, its mean ``P`` and its Dirichlet concentrations.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,14 +22,16 @@ from typing import Any
 
 import numpy as np
 
-from nslb_cli.bandit.problem import OfflineModel, Problem
+from nslb_cli.bandit.problem import OfflineModel, Problem, Sizes
 from nslb_cli.bandit.rewards import Categorical
 from nslb_cli.bandit.rng import Stream, categorical, generator
 from nslb_cli.bandit.world import World
 from nslb_cli.common import validators as check
 from nslb_cli.common.errors import ConfigError
+from nslb_cli.envs import learned
 
 REWARDS = ("categorical", "bernoulli")
+MODELS = ("known", "learned")  # what agents are told: the true P and O, or EM's fit of logs
 #: The problem file's fields, nslb's name first, then the authors' (their bandit_info.json).
 FIELDS = {
     "transitions": ("transitions", "transition_matrix"),
@@ -41,6 +47,8 @@ MAX_SIZE = 64  # states, arms or outcomes: SL-EC's matrix has (K N)^2 x S^2 entr
 class SwitchingLatentParams(check.Section):
     """Parameters of ``env=switching_latent``; defaults: the paper's 3 x 4 x 5 problem."""
 
+    added_later = ("model", "offline_rounds", "offline_sequence", "offline_restarts")
+
     name: str = "switching_latent"
     reward: str = "categorical"
     n_states: int | None = None
@@ -52,9 +60,16 @@ class SwitchingLatentParams(check.Section):
     min_transition_prob: float | None = None
     prior_concentration: float = 1.0
     problem: str | None = None
+    model: str = "known"
+    offline_rounds: int = 10000
+    offline_sequence: int = 100
+    offline_restarts: int = 3
 
     def validate(self) -> None:
         check.one_of(self.reward, REWARDS, "reward")
+        check.one_of(self.model, MODELS, "model")
+        for key in ("offline_rounds", "offline_sequence", "offline_restarts"):
+            check.positive(getattr(self, key), key)
         check.positive(self.horizon, "horizon")
         check.non_negative(self.transition_multiplier, "transition_multiplier")
         check.non_negative(self.observation_multiplier, "observation_multiplier")
@@ -91,6 +106,11 @@ class SwitchingLatentParams(check.Section):
                 "min_transition_prob",
                 f"must lie in (0, 1/n_states) = (0, {bound:.4g})",
             )
+
+    @property
+    def logging(self) -> learned.Logging:
+        """What ``model=learned`` logs and how it is fitted."""
+        return learned.Logging(self.offline_rounds, self.offline_sequence, self.offline_restarts)
 
     @property
     def sizes(self) -> tuple[int, int, int]:
@@ -251,8 +271,16 @@ class SwitchingLatent:
 
     @staticmethod
     def true_model(p: SwitchingLatentParams) -> bool:
-        """Agents are told the true ``P``, ``O`` and ``r`` (umTS's prior aside)."""
-        return True
+        """Agents are told the true ``P``, ``O`` and ``r`` (umTS's prior aside), unless the
+        model is learned."""
+        return p.model == "known"
+
+    @staticmethod
+    def memory(p: SwitchingLatentParams, sizes: Sizes) -> dict[str, int]:
+        """``model=learned``: one seed's logs and their fit at a time (``learned.memory``)."""
+        if p.model != "learned":
+            return {}
+        return {"env.offline_rounds": learned.memory(p.offline_rounds, sizes.n_states)}
 
     @staticmethod
     def build(p: SwitchingLatentParams, seeds: np.ndarray) -> World:
@@ -270,7 +298,13 @@ class SwitchingLatent:
             drawn = [draw_problem(p, generator(int(s), Stream.PARAMETERS)) for s in seeds]
             P, obs = np.stack([d[0] for d in drawn]), np.stack([d[1] for d in drawn])
             r = np.linspace(0.0, 1.0, obs.shape[3])
-        return categorical_world(P, obs, r, seeds, n, p.prior_concentration)
+        world = categorical_world(P, obs, r, seeds, n, p.prior_concentration)
+        if p.model == "known":
+            return world
+        model, summary = learned.learned_models(
+            seeds, P, obs, world.problem.reward_model, p.logging
+        )  # the fits' statistics go to seed=K.json
+        return dataclasses.replace(world, offline_model=model, summary=summary)
 
 
 def categorical_world(

@@ -17,6 +17,9 @@ Offline model given to the agents:
       Bernoulli); agents are told ``mu0`` and ``mean_sd``. True rows ``phi_s ~ Dir(alpha_s)``
       with ``alpha_ss = stay_concentration`` and ``move_concentration`` elsewhere; with
       ``fixed`` dynamics the path ignores ``phi`` and the agents still get this prior.
+    * ``learned``: the known model's truth (``markov`` dynamics only); agents are told what EM
+      learned from logs of it (``nslb_cli.envs.learned``), the fit's statistics go to
+      ``seed=K.json``.
 """
 
 from __future__ import annotations
@@ -26,13 +29,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nslb_cli.bandit.problem import OfflineModel, Problem
+from nslb_cli.bandit.problem import OfflineModel, Problem, Sizes
 from nslb_cli.bandit.rewards import Bernoulli, Gaussian, RewardModel
 from nslb_cli.bandit.rng import Stream, categorical, generator
 from nslb_cli.bandit.world import World
 from nslb_cli.common import validators as check
+from nslb_cli.envs import learned
 
 MIN_SIGMA = 1e-6
+MODELS = ("known", "prior", "learned")  # what agents are told: the truth, priors, EM's fit
 MIN_CONCENTRATION = 0.01  # below it, Gamma(alpha) draws underflow to 0 with real probability
 
 
@@ -41,6 +46,7 @@ class SyntheticParams(check.Section):
     """Parameters of ``env=synthetic``; defaults are the paper's."""
 
     scales = ("sigma", "prior_sd")
+    added_later = ("offline_rounds", "offline_sequence", "offline_restarts")
 
     name: str = "synthetic"
     dynamics: str = "markov"
@@ -56,10 +62,18 @@ class SyntheticParams(check.Section):
     prior_strength: float = 3.0
     stay_concentration: float = 796.0
     move_concentration: float = 1.0
+    offline_rounds: int = 10000
+    offline_sequence: int = 100
+    offline_restarts: int = 3
 
     def validate(self) -> None:
         check.one_of(self.dynamics, ("fixed", "markov"), "dynamics")
-        check.one_of(self.model, ("known", "prior"), "model")
+        check.one_of(self.model, MODELS, "model")
+        check.require(
+            self.model != "learned" or self.dynamics == "markov",
+            "model",
+            "learned needs dynamics=markov: a fixed schedule is not a chain to learn",
+        )
         check.one_of(self.reward, REWARDS, "reward")
         check.require(self.n_arms >= 2, "n_arms", f"must be >= 2, got {self.n_arms}")
         check.require(self.n_states >= 2, "n_states", f"must be >= 2, got {self.n_states}")
@@ -75,6 +89,13 @@ class SyntheticParams(check.Section):
         for key in ("prior_strength", "stay_concentration", "move_concentration"):
             value = getattr(self, key)
             check.at_least(value, MIN_CONCENTRATION, key, "Gamma draws underflow")
+        for key in ("offline_rounds", "offline_sequence", "offline_restarts"):
+            check.positive(getattr(self, key), key)
+
+    @property
+    def logging(self) -> learned.Logging:
+        """What ``model=learned`` logs and how it is fitted."""
+        return learned.Logging(self.offline_rounds, self.offline_sequence, self.offline_restarts)
 
 
 REWARDS: dict[str, Callable[[SyntheticParams], tuple[RewardModel, float]]] = {
@@ -114,6 +135,13 @@ class Synthetic:
         return p.model == "known" and p.dynamics == "markov"
 
     @staticmethod
+    def memory(p: SyntheticParams, sizes: Sizes) -> dict[str, int]:
+        """``model=learned``: one seed's logs and their fit at a time (``learned.memory``)."""
+        if p.model != "learned":
+            return {}
+        return {"env.offline_rounds": learned.memory(p.offline_rounds, sizes.n_states)}
+
+    @staticmethod
     def build(p: SyntheticParams, seeds: np.ndarray) -> World:
         """A world for ``seeds``; seed ``k``'s realisation depends only on ``p`` and ``k``."""
         seeds = np.asarray(seeds, dtype=np.int64)
@@ -125,14 +153,12 @@ class Synthetic:
         states = _latent_path(p, seeds, true_phi)  # (R, n)
         noise = np.stack([reward.noise(generator(s, Stream.NOISE), n) for s in seeds])
         mean_rewards = np.take_along_axis(true_means, states[:, :, None], axis=1)  # (R, n, K)
-        models = [d.model for d in draws]
-        offline = OfflineModel(
-            means=np.stack([m.means for m in models]),
-            mean_sd=np.stack([m.mean_sd for m in models]),
-            transitions=np.stack([m.transitions for m in models]),
-            concentration=_stacked([m.concentration for m in models]),
-            initial=np.full((len(seeds), S), 1.0 / S),
-        )
+        if p.model == "learned":  # the fits' statistics go to seed=K.json
+            offline, summary = learned.learned_models(
+                seeds, true_phi, true_means, reward, p.logging
+            )
+        else:
+            offline, summary = _told(draws, S), {}
         problem = Problem(
             n_arms=K,
             n_states=S,
@@ -141,7 +167,19 @@ class Synthetic:
             n_runs=len(seeds),
             reward_model=reward,
         )
-        return World(problem, seeds, states, mean_rewards, noise, offline)
+        return World(problem, seeds, states, mean_rewards, noise, offline, summary=summary)
+
+
+def _told(draws: list[_Realisation], n_states: int) -> OfflineModel:
+    """The seeds' offline models (``known`` or ``prior``) stacked along the runs axis."""
+    models = [d.model for d in draws]
+    return OfflineModel(
+        means=np.stack([m.means for m in models]),
+        mean_sd=np.stack([m.mean_sd for m in models]),
+        transitions=np.stack([m.transitions for m in models]),
+        concentration=_stacked([m.concentration for m in models]),
+        initial=np.full((len(models), n_states), 1.0 / n_states),
+    )
 
 
 def _stacked(arrays: list[np.ndarray | None]) -> np.ndarray | None:

@@ -42,6 +42,8 @@ def refusal(env: Any, agent: Any) -> tuple[str, str] | None:
             f"{env.name} runs on the numpy engine only (run.engine=jax covers env="
             f"{', '.join(ENVIRONMENTS)}): drop run.engine=jax"
         )
+    if getattr(env, "model", None) == "learned":  # EM runs on the host, for numpy's truths
+        return "env.model", "learned runs on the numpy engine only: drop run.engine=jax"
     if getattr(env, "horizon", 0) > MOST_ROUNDS:
         return "env.horizon", (
             f"the JAX engine counts rounds and pulls in float64, exact up to "

@@ -188,8 +188,8 @@ def pairing_refusal(
         return ConfigError(
             "agent",
             f"{agent_name} needs the true model, which env={env_name} does not tell its agents "
-            "with these settings: use env=switching_latent, env=movielens_genres, or "
-            "env=synthetic with env.model=known env.dynamics=markov",
+            "with these settings: use env=switching_latent (env.model=known), "
+            "env=movielens_genres, or env=synthetic with env.model=known env.dynamics=markov",
         )
     return None
 

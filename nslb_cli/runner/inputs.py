@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from nslb_cli.common.errors import ConfigError
+from nslb_cli.common.registry import PluginError
 from nslb_cli.data.prepared_cache import file_digest
 from nslb_cli.envs import ENVIRONMENTS
 
@@ -30,13 +31,31 @@ def recorded(settings: dict[str, Any], params: Any) -> dict[str, Any]:
     paths = getattr(ENVIRONMENTS[params.name], "files", ())
     env = {k: normal_path(v) if k in paths else v for k, v in settings["env"].items()}
     found = [k for k in paths if env.get(k) is not None and Path(env[k]).expanduser().is_file()]
-    record = {**settings, "name": normal_path(settings["name"]), "env": env}
+    record = {**settings, "name": normal_path(settings["name"]), "env": without_later(env)}
     if not found:
         return record
     validated = json.loads(json.dumps(dataclasses.asdict(params), default=str))
-    record["env"] = {**validated, **{k: env[k] for k in paths if k in env}}
+    record["env"] = without_later({**validated, **{k: env[k] for k in paths if k in env}})
     record[FILES] = {f"env.{k}": _digest(f"env.{k}", Path(env[k]).expanduser()) for k in found}
     return record
+
+
+def without_later(env: dict[str, Any]) -> dict[str, Any]:
+    """The config's ``env`` section without the parameters its environment added after
+    results were on disk (``Section.added_later``) where they hold their defaults: results
+    written before those parameters existed keep their result key and their study's world."""
+    name = env.get("name")
+    if not isinstance(name, str) or name not in ENVIRONMENTS:
+        return env
+    try:
+        schema = ENVIRONMENTS[name].Params
+    except PluginError:  # refused in its own line where the job is validated
+        return env
+    later = getattr(schema, "added_later", ())
+    if not later:
+        return env
+    defaults = {f.name: f.default for f in dataclasses.fields(schema)}
+    return {k: v for k, v in env.items() if k not in later or v != defaults.get(k)}
 
 
 def _digest(key: str, path: Path) -> str:

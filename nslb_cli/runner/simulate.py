@@ -68,6 +68,7 @@ def simulate(
         action[:, t] = a
         reward[:, t] = r
     latent = world.states if world.problem.n_states > 1 else None  # change points known
+    detected = {} if alarms is None else alarms.summary(latent)
     return Trace(
         seeds=world.seeds,
         action=action,
@@ -77,5 +78,5 @@ def simulate(
         state=world.states,
         belief=belief,
         p_true_state=p_true,
-        summary=agent.summary() | ({} if alarms is None else alarms.summary(latent)),
+        summary=world.summary | agent.summary() | detected,  # the environment's statistics first
     )

@@ -24,11 +24,12 @@ from hydra.core.config_store import ConfigStore
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import ChoiceSweep, IntervalSweep, Override, RangeSweep
 from hydra.core.plugins import Plugins
-from omegaconf import MISSING, DictConfig, OmegaConf
+from omegaconf import MISSING, DictConfig
 
 from nslb_cli.common.errors import ConfigError
 from nslb_cli.common.stopping import held
-from nslb_cli.runner.config import DIRECTIONS
+from nslb_cli.runner.config import DIRECTIONS, container
+from nslb_cli.runner.inputs import without_later
 from nslb_cli.store.atomic import atomic_write_text
 from nslb_cli.store.folder import BEST_FILE, BEST_HEADER, STUDY_FILE, OutputConflict
 from nslb_cli.store.results import flatten, read_json
@@ -200,7 +201,7 @@ def plan(base: DictConfig, overrides: list[str]) -> Plan:
         f"hydra.sweeper.n_trials: the search space has only {trials} point(s); running "
         f"{trials} trials, not {sweeper.n_trials}"
     ) if trials < sweeper.n_trials else ""  # fmt: skip
-    sections = {s: OmegaConf.to_container(base[s], resolve=True) for s in ("env", "agent")}
+    sections = {"env": without_later(container(base.env)), "agent": container(base.agent)}
     world = {k: v for k, v in flatten(sections).items() if k not in space}
     world["run.objective"] = objective
     name = sweeper.study_name

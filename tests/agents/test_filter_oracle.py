@@ -34,7 +34,7 @@ def test_each_round_plays_the_greedy_arm_under_the_exact_belief() -> None:
 
 @pytest.mark.parametrize(
     "env", [["env=synthetic", "env.model=prior"], ["env=synthetic", "env.dynamics=fixed"],
-            ["env=piecewise"]],
+            ["env=piecewise"], ["env=switching_latent", "env.model=learned"]],
 )  # fmt: skip
 def test_it_is_refused_where_the_agents_are_not_told_the_true_model(env: list[str]) -> None:
     with pytest.raises(ConfigError, match="filter_oracle needs the true model"):
