@@ -123,7 +123,7 @@ def refusals(tmp: Path) -> list[tuple[list[str], str]]:
         (["agent.num_particles=[1,2"], "cannot parse 'agent.num_particles=[1,2'"),
         (["env.horizon=${oops"], "cannot parse 'env.horizon=${oops'"),
         (["=5"], "'=5' has no key"),
-        (["env=nowhere"], "Could not find 'env/nowhere' (available: latent_ar, movielens"),
+        (["env=nowhere"], "Could not find 'env/nowhere' (available: latent_ar, logged, movielens"),
         (["agent=nobody"], "Could not find 'agent/nobody'"),
         (["agent=[mts,umts]"], "sweep with -m agent=mts,umts"),
         (["experiment/paper=fixed"], "write experiment=paper/fixed"),
