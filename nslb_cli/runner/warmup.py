@@ -79,7 +79,21 @@ def warm_up(report: Callable[[str], None], names: Iterable[str] | None = None) -
         for done, line, saved in results:
             report(line)
             played, kept = played + done, kept and saved
+    if names is None:
+        report(_warm_learning())
     return played, kept
+
+
+def _warm_learning() -> str:
+    """Compile Baum-Welch's forward-backward pass (``env.model=learned``, ``env=logged``):
+    one signature, whatever the emission; the line reporting it."""
+    from nslb_cli.learning import Logs, fit
+
+    compile_quietly()
+    start = time.perf_counter()
+    rng = np.random.default_rng(0)
+    fit(Logs(rng.integers(2, size=(2, 60)), rng.random((2, 60)), np.array([60, 60])), 2, 2)
+    return f"learning (EM): {time.perf_counter() - start:.1f} s"
 
 
 def _warm_agent(name: str) -> tuple[int, str, bool]:

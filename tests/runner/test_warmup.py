@@ -39,3 +39,17 @@ def test_after_warmup_a_movielens_or_switching_run_compiles_nothing(tmp_path: Pa
     )  # fmt: skip
     assert switching.returncode == 0, switching.stderr
     assert COMPILING not in switching.stderr
+
+
+def test_after_warmup_a_learned_model_compiles_nothing(tmp_path: Path) -> None:
+    """EM's forward-backward pass is compiled by the warm-up too (its one signature)."""
+    env = os.environ | {"NSLB_CACHE": str(tmp_path / "cache")}
+    warm = "from nslb_cli.runner.warmup import _warm_learning; print(_warm_learning())"
+    done = subprocess.run([sys.executable, "-c", warm], env=env, capture_output=True, text=True)
+    assert done.stdout.startswith("learning (EM): ") and COMPILING not in done.stderr
+    fitted = (
+        "import numpy as np; from nslb_cli.learning import Logs, fit; "
+        "fit(Logs(np.zeros((1, 60), dtype=np.int64), np.ones((1, 60)), np.array([60])), 3, 2)"
+    )
+    again = subprocess.run([sys.executable, "-c", fitted], env=env, capture_output=True, text=True)
+    assert again.returncode == 0 and COMPILING not in again.stderr, again.stderr
