@@ -1,4 +1,5 @@
-"""MovieLens data for ``env=movielens`` (docs/design.md §3.2), one job per module.
+"""MovieLens data for ``env=movielens`` (docs/design.md §3.2) and logged interactions for
+``env=logged`` (§3.8), one job per module.
 
 * ``releases`` — where the data lives: the cache folder, and known
   GroupLens releases downloaded once and verified against a pinned MD5;
@@ -10,7 +11,10 @@
 * ``prepare`` — filter, split, choose the ALS penalty, factorise, cluster,
   and cache the result;
 * ``prepared_cache`` — the cache of prepared arrays, keyed by a hash and
-  sealed with a CRC-32.
+  sealed with a CRC-32;
+* ``logs`` — read a log file of ``sequence, t, arm, reward`` rows;
+* ``json_cache`` — JSON records a user can read, keyed by a hash and checksummed
+  (``env=logged``'s fits).
 
 The command line over it, ``nslb data prepare|path``, is ``nslb_cli.cli.data``. May
 import: ``nslb_cli.store`` and ``nslb_cli.common``; it knows nothing of agents,

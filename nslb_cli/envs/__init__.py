@@ -6,9 +6,12 @@ entry point of the group ``nslb.envs`` (see ``nslb_cli.api``). An environment's 
 (and MovieLens' data dependencies) is imported only when it is used.
 
 * ``synthetic`` — the paper's section 5.1 (docs/design.md §3.1);
-* ``movielens`` — the paper's section 5.2 (docs/design.md §3.2).
+* ``movielens`` — the paper's section 5.2 (docs/design.md §3.2);
+* ``logged`` — a world and an offline model learned from a log file (§3.8);
+* and the successors' families (§3.3-3.6).
 
-May import: ``nslb_cli.data``, ``nslb_cli.bandit`` and ``nslb_cli.common``. Never the
+May import: ``nslb_cli.data``, ``nslb_cli.learning``, ``nslb_cli.bandit`` and
+``nslb_cli.common``. Never the
 agents (a world is the same whoever plays it) or the runner.
 """
 
