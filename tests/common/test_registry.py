@@ -169,7 +169,7 @@ def test_an_environment_declares_its_sizes_and_whether_it_is_contextual(
     assert registry["sized"].Params().horizon == 10
     assert set(registry.load_all()) == {
         "synthetic", "movielens", "piecewise", "latent_ar", "switching_latent",
-        "movielens_genres", "sized",
+        "movielens_genres", "logged", "sized",
     }  # fmt: skip
     assert [p.split(": ")[-1] for p in registry.problems()] == [
         "Undeclared.contextual must be True or False",
