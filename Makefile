@@ -13,6 +13,8 @@ PAPER_ARGS ?=
 # and a MovieLens release for family/movielens_genres (FAMILY_DATA=~/data/ml-1m; unset: skipped).
 FAMILY_ARGS ?=
 FAMILY_DATA ?=
+# make offline: extra overrides for the run of offline/data_size (e.g. OFFLINE_ARGS=run.n_seeds=5)
+OFFLINE_ARGS ?=
 # make bench-data: e.g. BENCH_DATA_ARGS='--folder /tmp/ml25m-like --repeat 1' keeps the release
 BENCH_DATA_ARGS ?=
 # make bench: the commit to compare against (main before the speed work), extra arguments
@@ -37,7 +39,7 @@ LOCK ?= requirements/dev-py311.lock
 MKDOCS := NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build
 
 .DEFAULT_GOAL := help
-.PHONY: help install install-locked lock lint docs docs-serve test test-full test-next validate bench bench-data smpy-venv compare-smpybandits compare-latent-ar compare-switching paper paper-runs family clean
+.PHONY: help install install-locked lock lint docs docs-serve test test-full test-next validate bench bench-data smpy-venv compare-smpybandits compare-latent-ar compare-switching paper paper-runs family offline clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  %-10s %s\n", $$1, $$2}'
@@ -136,6 +138,10 @@ family: ## the successors' experiments (Trella et al., Russo et al.), then figur
 	$(BIN)/nslb run experiment=family/switching_latent_estimation $(FAMILY_ARGS)
 	$(if $(FAMILY_DATA),$(BIN)/nslb run experiment=family/movielens_genres env.data_dir=$(FAMILY_DATA) $(FAMILY_ARGS),@echo 'family/movielens_genres skipped: set FAMILY_DATA to a MovieLens release folder (e.g. FAMILY_DATA=~/data/ml-1m)')
 	$(BIN)/nslb plot outputs/family --out outputs/family/figures --paper
+
+offline: ## models learned from 10^2 to 10^5 logged rounds beside the known model, then figures + claim table in outputs/offline/figures
+	$(BIN)/nslb run experiment=offline/data_size $(OFFLINE_ARGS)
+	$(BIN)/nslb plot outputs/offline --out outputs/offline/figures --paper
 
 clean: ## remove caches and build files (outputs/ is kept)
 	rm -rf build dist *.egg-info .pytest_cache .ruff_cache

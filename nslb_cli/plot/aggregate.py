@@ -64,8 +64,9 @@ def labelled(
     order: Sequence[str] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Add ``group``, ``agent`` (ordered categoricals) and the agent's name to the rows of
-    ``frame``; ``runs`` (indexed by ``run``) returned in legend order with both."""
-    runs = lab.order_runs(runs, order)
+    ``frame``; ``runs`` (indexed by ``run``) returned in legend order with both, and with the
+    settings added later that some runs record filled in (``labels.with_later_defaults``)."""
+    runs = lab.order_runs(lab.with_later_defaults(runs), order)
     runs = runs.assign(group=lab.group_titles(runs))
     runs = runs.assign(agent=lab.agent_labels(runs, ["group"], rename))
     codes = np.full(int(runs.index.max()) + 1 if len(runs) else 0, -1, dtype=np.int32)

@@ -375,12 +375,17 @@ def sweep(
     styles: Mapping[str, Style],
     references: pd.DataFrame | None = None,
     log_x: bool | None = None,
+    reference: str = "",
 ) -> Figure:
     """Mean ± SE of a final value against a swept parameter, one line per agent;
     ``references``: agents without it, as horizontal lines with their SE band. Numeric values
     all above 0 are on a log axis where ``log_x``, or, where it is ``None``, where they span
-    more than a decade (the largest over 10 times the smallest)."""
+    more than a decade (the largest over 10 times the smallest). With a ``reference``, the
+    values are paired differences to it (``env_sweeps``) and a zero line is the reference."""
     figure, (axes,) = new_figure(1, PANEL)
+    if reference:
+        axes.axhline(0.0, color=ZERO_COLOR, lw=CHANGE_WIDTH, zorder=CHANGE_ZORDER + 0.05)
+        value_label = f"Δ {value_label} to {reference}"
     entries: dict[str, Any] = {}  # legend label -> handle (an errorbar container, a line)
     numeric = pd.api.types.is_numeric_dtype(points["x"].infer_objects())
     categories = natsorted({str(value) for value in points["x"]}) if not numeric else []
@@ -416,7 +421,8 @@ def sweep(
         axes.set_xticks(range(len(categories)), categories)
     axes.set(xlabel=parameter, ylabel=value_label)
     if title:
-        axes.set_title(heading(f"{title}: mean ± SE over seeds", ""))
+        what = "paired Δ, mean ± SE" if reference else "mean ± SE"
+        axes.set_title(heading(f"{title}: {what} over seeds", ""))
     arrange(figure, [axes], PANEL, legend=figure_legend(figure, entries))
     return figure
 

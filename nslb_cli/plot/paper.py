@@ -43,9 +43,25 @@ PAGE_FONTS: Theme = {  # points, at the printed size (--width): none below 7
     "ytick.major.width": 0.6, "xtick.major.size": 2.5, "ytick.major.size": 2.5,
 }  # fmt: skip
 ASPECT = 0.75  # a panel's height over its width at a --width
-# paper/fixed, smoke/paper/fixed, family/switching_latent, smoke/family/switching_latent
-PRESET = re.compile(r"(^|/)(?P<family>paper|family)/(?P<preset>[\w-]+)$")
-SPLIT = {"latent_ar": ("env.order", "k")}  # a preset over several environments: a key each
+# paper/fixed, smoke/paper/fixed, family/switching_latent, smoke/family/switching_latent,
+# offline/data_size
+PRESET = re.compile(r"(^|/)(?P<family>paper|family|offline)/(?P<preset>[\w-]+)$")
+
+
+def _order(run: pd.Series) -> str:
+    """``k5``: a ``family/latent_ar`` group by its AR order."""
+    return f"k{lab.format_value(run.get('env.order'))}"
+
+
+def _logged(run: pd.Series) -> str:
+    """``n100``: an ``offline/data_size`` group by its logged rounds; ``known``: the known
+    model's (another model, ``prior``, by its name)."""
+    model = lab.format_value(run.get("env.model"))
+    return f"n{lab.format_value(run.get('env.offline_rounds'))}" if model == "learned" else model
+
+
+SPLIT = {"latent_ar": _order, "data_size": _logged}
+"""A preset over several environments: the part of each group's key after the preset's."""
 
 
 @dataclass(frozen=True)
@@ -113,15 +129,13 @@ def preset_groups(
 def preset_key(run: pd.Series) -> str | None:
     """The preset a run belongs to by its experiment name: ``fixed`` for ``paper/fixed`` (and
     ``smoke/paper/fixed``), ``switching_latent`` for ``family/switching_latent``; a preset of
-    ``SPLIT`` adds its environment setting (``latent_ar/k5``); ``None`` for other names."""
+    ``SPLIT`` adds its environment's part (``latent_ar/k5``, ``data_size/n100``); ``None`` for
+    other names."""
     match = PRESET.search(lab.format_value(run[lab.NAME]))
     if match is None:
         return None
     preset = match["preset"]
-    if preset in SPLIT:
-        column, prefix = SPLIT[preset]
-        return f"{preset}/{prefix}{lab.format_value(run.get(column))}"
-    return preset
+    return f"{preset}/{SPLIT[preset](run)}" if preset in SPLIT else preset
 
 
 @themed

@@ -20,6 +20,7 @@ from matplotlib.figure import Figure
 from nslb_cli.plot import (
     aggregate,
     belief,
+    env_sweeps,
     figures,
     layout,
     pairwise,
@@ -182,7 +183,9 @@ def _results(
     final = final.merge(seed_stats, on=["run", "seed"], how="left")
     summary = aggregate.summary(final, references, settings=settings, stats=stats, ci=options.ci)
     swept = sweeps(final, runs, rename)
-    styles = _styles(runs, swept, rename)
+    selector = aggregate.DEFAULT_REFERENCE if options.reference is None else options.reference
+    env_swept = env_sweeps.env_sweeps(final, runs, selector, rename)
+    styles = _styles(runs, swept, rename, env_swept)
     per_round = {name: aggregate.per_round(frame, METRICS[name]) for name in options.metrics}
     paired = {m: aggregate.paired_per_round(frame, METRICS[m], references) for m in DIFF_METRICS}
     changes = aggregate.change_points(frame)
@@ -217,6 +220,8 @@ def _results(
         work.latex[_Stems.suffixed(stem, "summary")] = tabulars[-1]
     for found in swept:
         _sweep_figure(work, found, group_stems[found.group], styles)
+    for across in env_swept:
+        _env_sweep_figures(work, across, final, styles)
     if options.belief_seed is not None:
         _belief_figures(work, frame, group_stems, styles)
     if options.paper:
@@ -400,6 +405,42 @@ def _sweep_figure(work: _Work, found: Sweep, stem: Path, styles: dict[str, Style
     work.figure(figures.sweep, swept, arguments, caption)
 
 
+def _env_sweep_figures(
+    work: _Work, found: env_sweeps.EnvSweep, final: pd.DataFrame, styles: dict[str, Style]
+) -> None:
+    """Final regret against an environment setting across the groups of one experiment, and
+    its paired differences to the reference run where there is one (``env_sweeps``)."""
+    options = work.options
+    label = f"final {METRICS[PAIRED_METRIC].label}"
+    log_x, scale = SWEEP_LOG_X[options.sweep_log_x]
+    common: dict[str, Any] = {"parameter": found.setting, "value_label": label}
+    common |= {"styles": styles, "title": "" if options.paper else found.name, "log_x": log_x}
+    against = f"against {found.setting} (x axis: {scale}), one line per agent"
+    against += f" of the runs of {found.lines}" if found.lines else ""
+    references = found.references(final) if options.sweep_references else None
+    others = f"; horizontal lines and bands: the runs of {found.others}"
+    caption = (
+        f"{found.name}: {label} (mean ± standard error over seeds, n in the legend) {against}"
+        f"{others if references is not None else ''}.\n"
+    )
+    arguments = {"points": found.points(final), "references": references, **common}
+    stem = work.stems.new(f"{found.name}-sweep-{lab.short_key(found.setting)}")
+    work.figure(figures.sweep, stem, arguments, caption)
+    if not found.reference or found.paired is None:
+        return
+    rest = found.paired_references if options.sweep_references else None
+    others = f"; horizontal lines and bands: the other runs of {found.others}"
+    caption = (
+        f"{found.name}: paired difference of each run's {label} to {found.reference}'s on the "
+        f"same seed (the zero line; below it: less than {found.reference}), mean ± one paired "
+        f"standard error over the seeds both ran (n in the legend), {against}"
+        f"{others if rest is not None else ''}.\n"
+    )
+    arguments = {"points": found.paired, "references": rest, "reference": found.reference}
+    stem = work.stems.new(f"{found.name}-diff-sweep-{lab.short_key(found.setting)}")
+    work.figure(figures.sweep, stem, arguments | common, caption)
+
+
 def _note(note: str) -> str:
     return f" Note: {note}." if note else ""
 
@@ -511,8 +552,14 @@ def sweeps(final: pd.DataFrame, runs: pd.DataFrame, rename: dict[str, str]) -> l
     return found
 
 
-def _styles(runs: pd.DataFrame, swept: list[Sweep], rename: dict[str, str]) -> dict[str, Style]:
-    """One style per agent label of every figure of the report (``styles``)."""
+def _styles(
+    runs: pd.DataFrame,
+    swept: list[Sweep],
+    rename: dict[str, str],
+    across: Sequence[env_sweeps.EnvSweep] = (),
+) -> dict[str, Style]:
+    """One style per agent label of every figure of the report (``styles``); the lines of an
+    environment sweep (``across``) in their agent's own style."""
     names = dict(zip(runs[lab.LABEL], runs[lab.AGENT].map(str), strict=True))
     families = lab.ordered_families(runs)
     for found in swept:
@@ -520,6 +567,9 @@ def _styles(runs: pd.DataFrame, swept: list[Sweep], rename: dict[str, str]) -> d
     plain = {
         label: name for label, name in names.items() if lab.display_name(name, rename) == label
     }
+    for env_sweep in across:
+        names |= env_sweep.names
+        plain |= env_sweep.plain
     return style_map(names, plain, families, names)
 
 

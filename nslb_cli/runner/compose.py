@@ -146,7 +146,8 @@ def _composed(parsed: list[Override]) -> tuple[DictConfig, set[str]]:
             return_hydra_config=True,
         )
         swept = {o.get_key_element() for o in parsed if o.is_sweep_override()}
-        swept |= set(defaults.hydra.sweeper.get("params") or {})
+        grids = sweep.preset_grids(defaults.hydra.sweeper)
+        swept |= {line.partition("=")[0] for grid in grids for line in grid}
         refuse_unknown_keys(parsed, defaults, groups, swept)
         base = compose(
             CONFIG_NAME, overrides=[o.input_line or "" for o in fixed], return_hydra_config=True
@@ -212,7 +213,8 @@ def check_command_line(overrides: list[str], multirun: bool) -> CommandLine:
         if planned is not None:  # Optuna's sweeper checks nothing: its search space's corners
             points = sweep.study_points(jobs)
             sweep.check_sweep(points, lambda point: compose(CONFIG_NAME, overrides=point))
-        count = planned.trials if planned else sweep.size(jobs) if multirun else 1
+        grids = [parse_overrides(grid) + parsed for grid in sweep.preset_grids(base.hydra.sweeper)]
+        count = planned.trials if planned else sum(map(sweep.size, grids)) if multirun else 1
         key = "hydra.sweep.dir" if multirun else "hydra.run.dir"
         HydraConfig.instance().set_config(base)  # the folder names the chosen env option
         folder = str(base.hydra.sweep.dir if multirun else base.hydra.run.dir)

@@ -1,12 +1,16 @@
 """A sweep's jobs, each checked before any runs (``check_sweep``, called by nslb's
-sweeper), and the order nslb's launcher runs them in."""
+sweeper), the grids a preset declares (``preset_grids``), and the order nslb's launcher runs
+them in."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from typing import Any
 
+from hydra.core.config_store import ConfigStore
 from hydra.core.override_parser.types import ChoiceSweep, IntervalSweep, Override, RangeSweep
 from omegaconf import DictConfig
 
@@ -22,6 +26,34 @@ from nslb_cli.runner.overrides import COMPOSING, GROUPS, one_line
 PLUGIN_SECONDS = 60.0  # a plugin's Params and memory declaration: the most a check may take
 Compose = Callable[[list[str]], DictConfig]
 """Hydra's config of the job of a list of overrides."""
+
+
+@dataclass
+class SweeperSettings:
+    """``hydra.sweeper`` of a sweep (``hydra/sweeper=nslb``, conf/hydra/sweeper/nslb.yaml):
+    Hydra's basic sweeper's settings, and ``grids``: further grids, each a mapping like
+    ``params``, whose jobs follow those of ``params`` (``preset_grids``). Stored on import
+    here, as every composition of a sweep needs it."""
+
+    _target_: str = "hydra_plugins.nslb_sweep.sweeper.NslbSweeper"
+    max_batch_size: int | None = None
+    params: dict[str, str] | None = None
+    grids: list[dict[str, str]] = field(default_factory=list)
+
+
+ConfigStore.instance().store(
+    group="hydra/sweeper", name="nslb_settings", node=SweeperSettings, provider="nslb"
+)
+
+
+def preset_grids(sweeper: Mapping[str, Any]) -> list[list[str]]:
+    """The grids of a sweeper's settings as override lines: ``params``, then each mapping of
+    ``grids``. A sweep's jobs are each grid's product with the command line's overrides (which
+    replace a grid's value of the same key), the grids' jobs one after another: a preset runs
+    jobs that no single grid holds (one reference run beside a grid of others) without the
+    grid's repeats of it."""
+    grids = [sweeper.get("params") or {}, *(sweeper.get("grids") or [])]
+    return [[f"{key}={value}" for key, value in grid.items()] for grid in grids]
 
 
 def check_sweep(jobs: Sequence[list[str]], composed: Compose) -> list[DictConfig]:

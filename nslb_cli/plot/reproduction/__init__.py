@@ -1,10 +1,11 @@
 """Whether the papers' claims held: one claim table per paper whose presets' results are
 present, written by ``nslb plot --paper`` (``reproduction.md`` for Hong et al.,
-``reproduction-russo2024.md``, ``reproduction-trella2025.md``; docs/design.md §5). ``papers``
-declares each paper's claims and settings, ``table`` tests them and writes the table."""
+``reproduction-russo2024.md``, ``reproduction-trella2025.md``, ``reproduction-offline.md``;
+docs/design.md §5). ``papers`` declares each paper's claims and settings, ``table`` tests them
+and writes the table."""
 
 from nslb_cli.plot.reproduction.claims import Claim, Paper, Setting
-from nslb_cli.plot.reproduction.papers import HONG, PAPERS, RUSSO, TRELLA
+from nslb_cli.plot.reproduction.papers import HONG, OFFLINE, PAPERS, RUSSO, TRELLA
 from nslb_cli.plot.reproduction.table import (
     ALIKE_MARGIN,
     ALPHA,
@@ -18,6 +19,6 @@ from nslb_cli.plot.reproduction.table import (
 )
 
 __all__ = [
-    "ALIKE_MARGIN", "ALPHA", "COLUMNS", "HONG", "PAPERS", "RUSSO", "TRELLA", "Claim", "Paper",
-    "Setting", "check", "holm", "latex", "markdown", "p_value", "present",
+    "ALIKE_MARGIN", "ALPHA", "COLUMNS", "HONG", "OFFLINE", "PAPERS", "RUSSO", "TRELLA", "Claim",
+    "Paper", "Setting", "check", "holm", "latex", "markdown", "p_value", "present",
 ]  # fmt: skip

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from nslb_cli.plot import labels as lab
 
-BEATS, ALIKE, SHRINKS = "beats", "alike", "shrinks"  # the kinds of claim
+BEATS, ALIKE, SHRINKS, GAINS = "beats", "alike", "shrinks", "gains more"  # the kinds of claim
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,12 @@ class Setting:
 class Claim:
     """``better`` beats ``worse`` (``BEATS``) on the metric of ``preset``, or neither does
     (``ALIKE``, on ``metric`` where given); ``SHRINKS``: ``better``'s per-seed statistic
-    ``metric`` is lower at its longest exploration than at its shortest (``worse`` unused)."""
+    ``metric`` is lower at its longest exploration than at its shortest (``worse`` unused).
+
+    With ``against``, another preset of the paper whose seeds are the same worlds: ``BEATS``
+    and ``ALIKE`` read ``better`` in ``preset`` and ``worse`` in ``against``, seed by seed;
+    ``GAINS``: ``better``'s gain over ``worse`` is larger in ``preset`` than in ``against``
+    (the difference of the two paired differences, seed by seed)."""
 
     preset: str
     better: str
@@ -35,11 +40,18 @@ class Claim:
     kind: str = BEATS
     metric: str = ""  # "": the preset's
     note: str = ""  # words the claim adds, e.g. "(known model)"; SHRINKS: the statistic
+    against: str = ""  # "": both agents in ``preset``
 
-    def text(self) -> str:
-        """The claim in words, agents by their display names."""
+    def text(self, where: Mapping[str, str] | None = None) -> str:
+        """The claim in words, agents by their display names; ``where``: words for each
+        preset (its ``Setting.figure``), which a claim ``against`` another preset names."""
         first, second = lab.display_name(self.better), lab.display_name(self.worse or "")
         note = f" {self.note}" if self.note else ""
+        if self.against:
+            here, there = ((where or {}).get(p, p) for p in (self.preset, self.against))
+            if self.kind == GAINS:
+                return f"{first}'s gain over {second} is larger at {here} than at {there}{note}"
+            first, second = f"{first} ({here})", f"{second} ({there})"
         if self.kind == ALIKE:
             return f"{first} and {second} perform alike{note}"
         if self.kind == SHRINKS:
@@ -61,3 +73,7 @@ class Paper:
     def metric(self, claim: Claim) -> str:
         """The metric ``claim`` is read on."""
         return claim.metric or self.settings[claim.preset].metric
+
+    def text(self, claim: Claim) -> str:
+        """``claim`` in words, a preset it compares against another named by its figure."""
+        return claim.text({key: setting.figure for key, setting in self.settings.items()})

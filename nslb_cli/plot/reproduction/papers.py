@@ -1,12 +1,14 @@
 """The papers whose claims ``nslb plot --paper`` checks, each as docs/design.md §5 states them:
 Hong et al. (AISTATS 2021), Russo, Metelli & Restelli (TMLR 2024) and Trella et al.
-(RLC 2025). A preset key is ``paper.preset_groups``'s: ``fixed`` for ``paper/fixed``,
-``switching_latent`` for ``family/switching_latent``, ``latent_ar/k5`` for the ``k = 5`` group of
-``family/latent_ar``."""
+(RLC 2025), and what Hong et al.'s premise, an offline model learned from logs, predicts of
+nslb's ``offline/data_size``. A preset key is ``paper.preset_groups``'s: ``fixed`` for
+``paper/fixed``, ``switching_latent`` for ``family/switching_latent``, ``latent_ar/k5`` for the
+``k = 5`` group of ``family/latent_ar``, ``data_size/n100`` and ``data_size/known`` for the
+groups of ``offline/data_size``."""
 
 from __future__ import annotations
 
-from nslb_cli.plot.reproduction.claims import ALIKE, SHRINKS, Claim, Paper, Setting
+from nslb_cli.plot.reproduction.claims import ALIKE, GAINS, SHRINKS, Claim, Paper, Setting
 
 HONG_BASELINES = {
     "fixed": ("cd_ucb", "cd_ts", "exp4s"),
@@ -94,4 +96,27 @@ TRELLA = Paper(
     "(agent=larl agent.s=0) is not in the preset.",
 )
 
-PAPERS = (HONG, RUSSO, TRELLA)
+FEW, MANY, KNOWN = "data_size/n100", "data_size/n100000", "data_size/known"
+OFFLINE = Paper(
+    stem="reproduction-offline",
+    title="the premise of Hong et al. (AISTATS 2021): offline models learned from logs",
+    settings={
+        FEW: Setting("10² logged rounds", "cum_regret", 2000, 20),
+        MANY: Setting("10⁵ logged rounds", "cum_regret", 2000, 20),
+        KNOWN: Setting("known model", "cum_regret", 2000, 20),
+    },
+    claims=(
+        Claim(MANY, "mts", "mts", against=FEW),
+        Claim(MANY, "mts", "mts", ALIKE, "cum_regret", against=KNOWN),
+        Claim(FEW, "umts", "mts"),
+        Claim(FEW, "umts", "mts", GAINS, against=MANY),
+    ),
+    notes="Preset offline/data_size: the world of paper/known, each seed's model learned by EM "
+    "from the rounds its true model logged under uniform play (env.model=learned), mTS on the "
+    "fit's point estimate, umTS on its posterior. The same seed is the same world whatever "
+    "was logged, so a claim across two amounts of logs pairs by seed. The last claim is a "
+    "difference of differences: per seed, umTS's gain over mTS with 10² logged rounds minus "
+    "its gain with 10⁵. The preset's settings (T = 2000, 20 seeds) stand for the paper's.",
+)
+
+PAPERS = (HONG, RUSSO, TRELLA, OFFLINE)

@@ -14,6 +14,9 @@ error: lower is better):
   reject after Holm;
 * ``shrinks``: the per-seed statistic at the longest exploration against the shortest, ``beats``'s
   test;
+* a claim ``against`` another preset reads ``worse`` there, paired by seed (the presets' seeds
+  are the same worlds); ``gains more``: ``d_i`` is the difference of the two presets' paired
+  differences of ``better`` and ``worse``, ``beats``'s test (a difference of differences);
 * ``not significant`` otherwise, ``not run`` when an agent or the preset has no results.
 
 Holm's step-down runs over the claims of one paper that ran (family-wise ``ALPHA``).
@@ -32,7 +35,7 @@ from nslb_cli.plot import labels as lab
 from nslb_cli.plot.aggregate import mean_se
 from nslb_cli.plot.identity import DATA, dataset
 from nslb_cli.plot.latex import tabular
-from nslb_cli.plot.reproduction.claims import ALIKE, SHRINKS, Claim, Paper, Setting
+from nslb_cli.plot.reproduction.claims import ALIKE, GAINS, SHRINKS, Claim, Paper, Setting
 from nslb_cli.plot.tables import format_pm, format_value, grid
 
 ALPHA = 0.05  # family-wise, over one paper's claims
@@ -72,20 +75,22 @@ def _row(
 ) -> dict[str, object]:
     """``claim``'s row before Holm's adjustment: ``verdict`` is ``not run`` or empty."""
     setting, metric = paper.settings[claim.preset], paper.metric(claim)
-    row: dict[str, object] = {"figure": setting.figure, "claim": claim.text(), "metric": metric}
-    group = groups.get(claim.preset)
-    of_group = final[final["group"] == group] if group is not None else final.iloc[:0]
-    measure = _shrinking if claim.kind == SHRINKS else _paired
-    measured = measure(of_group, claim, metric) if metric in of_group else None
+    text = paper.text(claim)
+    row: dict[str, object] = {"figure": setting.figure, "claim": text, "metric": metric}
+    presets = (claim.preset, claim.against) if claim.against else (claim.preset,)
+    found = [groups.get(preset) for preset in presets]
+    frames = [final[final["group"] == g] if g is not None else final.iloc[:0] for g in found]
+    measure = MEASURES.get(claim.kind, _paired)
+    measured = measure(frames, claim, metric) if all(metric in f for f in frames) else None
     if measured is None:
         return {**row, "verdict": NOT_RUN}
     d, margin, words = measured
     mean, se, _ = mean_se(d)
-    rounds, data = int(of_group["t"].max()), _data(runs, group)
+    rounds, data = int(frames[0]["t"].max()), _data(runs, found[0])
     test = f"TOST ±{format_value(margin, se)}" if claim.kind == ALIKE else "t"
     return {
         **row,
-        "claim": f"{claim.text()}{words}",
+        "claim": f"{text}{words}",
         "data": data,
         "round": rounds,
         "n_pairs": len(d),
@@ -101,10 +106,13 @@ def _row(
 Measured = tuple[np.ndarray, float, str]  # d, the margin (alike; else NaN), words for the claim
 
 
-def _paired(of_group: pd.DataFrame, claim: Claim, metric: str) -> Measured | None:
-    """``d`` of a ``beats`` or ``alike`` claim on ``metric``, over the seeds both agents ran;
-    for ``alike`` the margin ``ALIKE_MARGIN`` times ``better``'s mean there."""
-    better, worse = (_values(of_group, name, metric) for name in (claim.better, claim.worse))
+def _paired(frames: Sequence[pd.DataFrame], claim: Claim, metric: str) -> Measured | None:
+    """``d`` of a ``beats`` or ``alike`` claim on ``metric``, over the seeds both agents ran,
+    ``better`` read in the first of ``frames`` (the preset's rows), ``worse`` in the last
+    (``against``'s, else the same); for ``alike`` the margin ``ALIKE_MARGIN`` times
+    ``better``'s mean there."""
+    better = _values(frames[0], claim.better, metric)
+    worse = _values(frames[-1], claim.worse, metric)
     if better is None or worse is None:
         return None
     pairs = pd.concat([better, worse], axis=1, join="inner", keys=["b", "w"]).dropna()
@@ -114,10 +122,27 @@ def _paired(of_group: pd.DataFrame, claim: Claim, metric: str) -> Measured | Non
     return d, margin, ""
 
 
-def _shrinking(of_group: pd.DataFrame, claim: Claim, metric: str) -> Measured | None:
+def _gaining(frames: Sequence[pd.DataFrame], claim: Claim, metric: str) -> Measured | None:
+    """``d`` of a ``gains more`` claim: ``better``'s gain over ``worse`` (the paired
+    difference signed so that a gain is positive) in the preset's rows (``frames[0]``) minus
+    its gain in ``against``'s (``frames[1]``), over the seeds both agents ran in both."""
+    if len(frames) != 2:
+        return None
+    found = [_values(f, name, metric) for f in frames for name in (claim.better, claim.worse)]
+    if any(values is None for values in found):
+        return None
+    keys = ["b_here", "w_here", "b_there", "w_there"]
+    pairs = pd.concat(found, axis=1, join="inner", keys=keys).dropna()
+    sign = -1.0 if metric in LOWER_IS_BETTER else 1.0
+    here, there = pairs["b_here"] - pairs["w_here"], pairs["b_there"] - pairs["w_there"]
+    return sign * (here - there).to_numpy(np.float64), math.nan, ""
+
+
+def _shrinking(frames: Sequence[pd.DataFrame], claim: Claim, metric: str) -> Measured | None:
     """``d`` of a ``shrinks`` claim: ``metric`` at the shortest exploration minus at the
     longest, paired by seed, over the labels of ``claim.better`` (an ``agent.exploration``
-    sweep); ``None`` without two explorations."""
+    sweep) in the preset's rows (``frames[0]``); ``None`` without two explorations."""
+    of_group = frames[0]
     runs = of_group[of_group[lab.AGENT] == claim.better]
     if EXPLORATION not in runs or runs.empty:
         return None
@@ -132,6 +157,10 @@ def _shrinking(of_group: pd.DataFrame, claim: Claim, metric: str) -> Measured | 
     d = (pairs["s"] - pairs["l"]).to_numpy(np.float64)
     words = f" (exploration {explored.iloc[0]:.0f} against {explored.iloc[-1]:.0f} rounds)"
     return d, math.nan, words
+
+
+MEASURES = {SHRINKS: _shrinking, GAINS: _gaining}
+"""How each kind of claim other than ``beats`` and ``alike`` (``_paired``) measures ``d``."""
 
 
 def _values(of_group: pd.DataFrame, agent: str, metric: str) -> pd.Series | None:
