@@ -140,10 +140,13 @@ def _numbers(path: Path, frame: pd.DataFrame, column: str) -> np.ndarray:
         if not moments.isna().any():
             return moments.dt.tz_localize(None).to_numpy("datetime64[ns]").view(np.int64)
     numbers = pd.to_numeric(values, errors="coerce").to_numpy()
-    bad = ~np.isfinite(numbers.astype(float))
+    with np.errstate(over="ignore", invalid="ignore"):  # EM sums squared rewards
+        bad = ~np.isfinite(numbers.astype(float) ** (1 if column == "t" else 2))
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
-        kind = "a finite number or a timestamp" if column == "t" else "a finite number"
+        kind = (
+            "a finite number or a timestamp" if column == "t" else "a number whose square is finite"
+        )
         raise _problem(
             path,
             f"{column} {_shown(values.iloc[row])} in row {row + 1} is not {kind}: "

@@ -200,12 +200,12 @@ class _Model:
             log_likelihood, counts = self.e_step(parameters)
             history = [log_likelihood]
         else:
-            history, counts = list(done.log_likelihood), done.counts
+            history, counts = [float(v) for v in done.log_likelihood], done.counts
         converged = False
         while len(history) <= max_iterations and not converged:
             parameters = self.m_step(counts, parameters)
             log_likelihood, counts = self.e_step(parameters)
-            converged = log_likelihood - history[-1] < tolerance * self.logs.n_rounds
+            converged = bool(log_likelihood - history[-1] < tolerance * self.logs.n_rounds)
             history.append(log_likelihood)
         return Fit(
             emission=self.emission,

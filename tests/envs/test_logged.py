@@ -68,7 +68,13 @@ BAD_LOGS = {
         clicks().replace("0,1,1,1", "0,1,1,high"),
         {},
         "logs",
-        "reward 'high' in row 2 is not a finite number",
+        "reward 'high' in row 2 is not a number whose square is finite",
+    ),
+    "a reward whose square overflows (EM sums squares)": (
+        clicks().replace("0,1,1,1", "0,1,1,1e200"),
+        {},
+        "logs",
+        "reward 1e+200 in row 2 is not a number whose square is finite",
     ),
     "an arm never shown": (
         clicks().replace("1,1,1,0", "1,1,3,0"),

@@ -192,3 +192,12 @@ def test_restarts_keep_the_best_and_the_fit_does_not_depend_on_the_chunks(
     monkeypatch.setattr("nslb_cli.learning.em.CHUNK", 100)  # 20 chunks, not one
     chunked = fit(logs, 2, 3, restarts=4, seed=7)
     np.testing.assert_allclose(chunked.parameters.means, found.parameters.means, rtol=1e-12)  # type: ignore[arg-type]
+
+
+def test_a_fit_that_goes_on_from_a_converged_one_says_so_in_plain_types() -> None:
+    """The best restart going on alone may converge at once: ``converged`` is still Python's
+    ``bool`` (a run's data.json is written with ``json``)."""
+    logs = hmm_logs(np.random.default_rng(5), TRUE["gaussian"], 20, 50, "gaussian")
+    done = fit(logs, 2, 3, restarts=1)
+    again = model(logs, "gaussian", shared=True).climb(done.parameters, 1e-6, 400, done)
+    assert again.converged is True and again.iterations == done.iterations + 1
