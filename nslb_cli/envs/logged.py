@@ -227,12 +227,16 @@ def _fit(logged: LoggedRounds, half: np.ndarray, s: FitSettings) -> Fit:
 
 def _restored(record: dict[str, Any], s: FitSettings, n_arms: int) -> tuple[Fit, Fit]:
     """The two fits of a cache record; ``ValueError`` unless they are fits of ``s``'s
-    emission with ``(S,)``, ``(S, S)`` and ``(S, K)`` parameters."""
+    emission with ``(S,)``, ``(S, S)`` and ``(S, K)`` parameters (and a Gaussian's ``(S,)``
+    noise)."""
     restored = Fit.from_dict(record["world"]), Fit.from_dict(record["agents"])
     S = s.n_states
     for one in restored:
         given = (one.parameters.initial, one.parameters.transitions, one.parameters.means)
         shapes = [None if a is None else a.shape for a in given]
+        noise = one.parameters.sigma
+        if s.emission == "gaussian" and (noise is None or noise.shape != (S,)):
+            shapes.append(None if noise is None else noise.shape)  # a Gaussian fit's sigma
         if one.emission != s.emission or shapes != [(S,), (S, S), (S, n_arms)]:
             raise ValueError(f"a {one.emission} fit of shapes {shapes}, not of {S} states")
     return restored

@@ -17,6 +17,7 @@ from nslb_cli.store import tracking
 
 ARTIFACT_PATH = "figures"  # where in a run's artifacts the plot's files go
 PATIENCE = 60.0  # seconds to wait for run folders still being logged
+STALE = 600.0  # seconds after which a folder's mark no longer means that it is being logged
 
 
 def log_group_files(
@@ -53,9 +54,18 @@ def _wait_for_logging(folders: Sequence[Path]) -> None:
     """Return once no folder of ``folders`` waits to be logged, or after ``PATIENCE``."""
     deadline = time.monotonic() + PATIENCE
     while time.monotonic() < deadline:
-        if not any((folder / tracking.PENDING_FILE).exists() for folder in folders):
+        if not any(_pending(folder) for folder in folders):
             return
         time.sleep(0.1)
+
+
+def _pending(folder: Path) -> bool:
+    """Whether ``folder``'s latest job waits to be logged: its mark is younger than ``STALE``
+    (an older one outlived a logging process that was killed)."""
+    try:
+        return time.time() - (folder / tracking.PENDING_FILE).stat().st_mtime < STALE
+    except OSError:
+        return False
 
 
 def _group_of(path: Path, folders: Mapping[Path, Sequence[Path]]) -> Path | None:

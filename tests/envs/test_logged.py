@@ -189,7 +189,7 @@ def test_parquet_and_csv_in_any_row_order_give_the_same_world(tmp_path: Path) ->
         assert np.array_equal(getattr(a.offline_model, name), getattr(b.offline_model, name))
 
 
-@pytest.mark.parametrize("damage", ["truncated", "a number edited", "other shapes"])
+@pytest.mark.parametrize("damage", ["truncated", "a number edited", "other shapes", "no noise"])
 def test_the_fits_are_read_from_the_cache_and_a_damaged_entry_is_fitted_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], damage: str
 ) -> None:
@@ -224,12 +224,15 @@ def test_the_fits_are_read_from_the_cache_and_a_damaged_entry_is_fitted_again(
 
 def damaged(text: str, damage: str) -> str:
     """A cache entry's ``text`` damaged: cut in half, one number changed (its checksum then
-    disagrees), or a fit of other shapes under a checksum that agrees."""
+    disagrees), or a fit of other shapes, or without its noise, under a checksum that agrees."""
     if damage == "truncated":
         return text[: len(text) // 2]
     if damage == "a number edited":
         return text.replace("0.", "0.9", 1)
     record = json.loads(text)
-    record["world"]["parameters"]["means"] = [[0.5]]
+    if damage == "no noise":  # a Gaussian fit without its sigma
+        record["world"]["parameters"]["sigma"] = None
+    else:
+        record["world"]["parameters"]["means"] = [[0.5]]
     record[json_cache.CHECKSUM_FIELD] = json_cache.checksum(record)
     return json.dumps(record)

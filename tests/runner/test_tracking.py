@@ -11,6 +11,7 @@ spares each test MLflow's set-up of a new one. Skipped without mlflow
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 import threading
 import time
@@ -208,3 +209,17 @@ def test_plot_track_waits_for_a_folder_still_being_logged(
     taken = tracked.log_group_files({tmp_path / "g": [folder]}, [figure], warn=pytest.fail)
     later.join()
     assert taken == 1 and logged == [("run-1", "g-cum_regret.png")]
+
+
+def test_plot_track_does_not_wait_for_a_mark_its_killed_logger_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / PENDING_FILE).touch()
+    an_hour_ago = time.time() - 3600
+    os.utime(folder / PENDING_FILE, (an_hour_ago, an_hour_ago))
+    monkeypatch.setattr(tracked.time, "sleep", lambda seconds: pytest.fail("waited"))
+    said: list[str] = []
+    assert tracked.log_group_files({tmp_path / "g": [folder]}, [], warn=said.append) == 0
+    assert said and "1 run folders have no MLflow run" in said[0]
