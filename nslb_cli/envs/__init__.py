@@ -18,8 +18,9 @@ agents (a world is the same whoever plays it) or the runner.
 from __future__ import annotations
 
 from dataclasses import fields
+from typing import Any
 
-from nslb_cli.common.registry import InvalidEntry, Registry, require_params
+from nslb_cli.common.registry import InvalidEntry, PluginError, Registry, require_params
 
 GROUP = "nslb.envs"
 
@@ -51,4 +52,19 @@ def check_environment_class(name: str, cls: object) -> None:
 
 ENVIRONMENTS = Registry("env", GROUP, check_environment_class)
 
-__all__ = ["ENVIRONMENTS"]
+
+def later_defaults(name: object) -> dict[str, Any]:
+    """The defaults of the parameters environment ``name`` added after results were on disk
+    (``Section.added_later``: recorded only away from their defaults, which never change);
+    empty for an environment that cannot be had (refused in its own line elsewhere)."""
+    if not isinstance(name, str) or name not in ENVIRONMENTS:
+        return {}
+    try:
+        schema = ENVIRONMENTS[name].Params
+    except PluginError:
+        return {}
+    later = getattr(schema, "added_later", ())
+    return {f.name: f.default for f in fields(schema) if f.name in later}
+
+
+__all__ = ["ENVIRONMENTS", "later_defaults"]

@@ -18,10 +18,11 @@ A seed's logs are made, fitted and dropped before the next seed's are made.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from nslb_cli.bandit.problem import FLOAT, OfflineModel
+from nslb_cli.bandit.problem import FLOAT, OfflineModel, Sizes
 from nslb_cli.bandit.rewards import Bernoulli, Categorical, RewardModel
 from nslb_cli.bandit.rng import Stream, categorical, generator
 from nslb_cli.learning import Logs, Posterior, align_states, estimation_errors, fit, posterior
@@ -41,13 +42,21 @@ class Logging:
     sequence: int
     restarts: int
 
+    @classmethod
+    def of(cls, p: Any) -> Logging:
+        """The logging of an environment's parameters ``p`` (its ``offline_*``)."""
+        return cls(p.offline_rounds, p.offline_sequence, p.offline_restarts)
 
-def memory(rounds: int, n_states: int) -> int:
-    """A lower bound of the bytes one seed's logs and their fit hold at once (one seed at a
-    time, whatever the batch): the logged arms and rewards and EM's log-emission of every
-    round and state, ``8 (2 + S)`` bytes a round (drawing the logs holds about 8 arrays of a
-    number a round for a moment; EM's temporaries are not counted)."""
-    return rounds * (2 + n_states) * FLOAT
+
+def memory(p: Any, sizes: Sizes) -> dict[str, int]:
+    """An environment's memory declaration under ``model=learned`` (none otherwise): a lower
+    bound of the bytes one seed's logs and their fit hold at once (one seed at a time,
+    whatever the batch), the logged arms and rewards and EM's log-emission of every round and
+    state, ``8 (2 + S)`` bytes a round (drawing the logs holds about 8 arrays of a number a
+    round for a moment; EM's temporaries are not counted)."""
+    if p.model != "learned":
+        return {}
+    return {"env.offline_rounds": p.offline_rounds * (2 + sizes.n_states) * FLOAT}
 
 
 def emission_of(reward: RewardModel) -> str:

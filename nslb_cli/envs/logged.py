@@ -55,8 +55,6 @@ log = logging.getLogger("nslb")
 
 REWARDS = ("gaussian", "bernoulli")
 VERSION = 1  # bump when this module's change changes the fits (nslb_cli.learning's own is hashed)
-TOLERANCE = 1e-6  # EM stops when the log-likelihood per round gains less
-MAX_ITERATIONS = 200  # EM iterations of one restart at most
 
 
 @dataclass
@@ -113,14 +111,13 @@ class LoggedParams(check.Section):
 
 @dataclass(frozen=True)
 class FitSettings:
-    """What determines the two fits of a log file, besides its content."""
+    """What determines the two fits of a log file, besides its content and the code of
+    ``nslb_cli.learning`` (EM's tolerance and iteration limit are its defaults)."""
 
     n_states: int
     emission: str
     restarts: int
     seed: int
-    tolerance: float = TOLERANCE
-    max_iterations: int = MAX_ITERATIONS
 
 
 @dataclass(frozen=True)
@@ -219,8 +216,6 @@ def _fit(logged: LoggedRounds, half: np.ndarray, s: FitSettings) -> Fit:
         s.emission,
         shared_noise=True,
         restarts=s.restarts,
-        tolerance=s.tolerance,
-        max_iterations=s.max_iterations,
         seed=s.seed,
     )
 

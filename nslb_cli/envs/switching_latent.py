@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from nslb_cli.bandit.problem import OfflineModel, Problem, Sizes
+from nslb_cli.bandit.problem import OfflineModel, Problem
 from nslb_cli.bandit.rewards import Categorical
 from nslb_cli.bandit.rng import Stream, categorical, generator
 from nslb_cli.bandit.world import World
@@ -106,11 +106,6 @@ class SwitchingLatentParams(check.Section):
                 "min_transition_prob",
                 f"must lie in (0, 1/n_states) = (0, {bound:.4g})",
             )
-
-    @property
-    def logging(self) -> learned.Logging:
-        """What ``model=learned`` logs and how it is fitted."""
-        return learned.Logging(self.offline_rounds, self.offline_sequence, self.offline_restarts)
 
     @property
     def sizes(self) -> tuple[int, int, int]:
@@ -275,12 +270,7 @@ class SwitchingLatent:
         model is learned."""
         return p.model == "known"
 
-    @staticmethod
-    def memory(p: SwitchingLatentParams, sizes: Sizes) -> dict[str, int]:
-        """``model=learned``: one seed's logs and their fit at a time (``learned.memory``)."""
-        if p.model != "learned":
-            return {}
-        return {"env.offline_rounds": learned.memory(p.offline_rounds, sizes.n_states)}
+    memory = staticmethod(learned.memory)  # model=learned: one seed's logs and fit at a time
 
     @staticmethod
     def build(p: SwitchingLatentParams, seeds: np.ndarray) -> World:
@@ -302,7 +292,7 @@ class SwitchingLatent:
         if p.model == "known":
             return world
         model, summary = learned.learned_models(
-            seeds, P, obs, world.problem.reward_model, p.logging
+            seeds, P, obs, world.problem.reward_model, learned.Logging.of(p)
         )  # the fits' statistics go to seed=K.json
         return dataclasses.replace(world, offline_model=model, summary=summary)
 

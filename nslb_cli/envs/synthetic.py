@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nslb_cli.bandit.problem import OfflineModel, Problem, Sizes
+from nslb_cli.bandit.problem import OfflineModel, Problem
 from nslb_cli.bandit.rewards import Bernoulli, Gaussian, RewardModel
 from nslb_cli.bandit.rng import Stream, categorical, generator
 from nslb_cli.bandit.world import World
@@ -92,11 +92,6 @@ class SyntheticParams(check.Section):
         for key in ("offline_rounds", "offline_sequence", "offline_restarts"):
             check.positive(getattr(self, key), key)
 
-    @property
-    def logging(self) -> learned.Logging:
-        """What ``model=learned`` logs and how it is fitted."""
-        return learned.Logging(self.offline_rounds, self.offline_sequence, self.offline_restarts)
-
 
 REWARDS: dict[str, Callable[[SyntheticParams], tuple[RewardModel, float]]] = {
     "gaussian": lambda p: (Gaussian(p.sigma), p.prior_sd),
@@ -134,12 +129,7 @@ class Synthetic:
         (``fixed`` dynamics change state on a schedule that no chain of theirs describes)."""
         return p.model == "known" and p.dynamics == "markov"
 
-    @staticmethod
-    def memory(p: SyntheticParams, sizes: Sizes) -> dict[str, int]:
-        """``model=learned``: one seed's logs and their fit at a time (``learned.memory``)."""
-        if p.model != "learned":
-            return {}
-        return {"env.offline_rounds": learned.memory(p.offline_rounds, sizes.n_states)}
+    memory = staticmethod(learned.memory)  # model=learned: one seed's logs and fit at a time
 
     @staticmethod
     def build(p: SyntheticParams, seeds: np.ndarray) -> World:
@@ -155,7 +145,7 @@ class Synthetic:
         mean_rewards = np.take_along_axis(true_means, states[:, :, None], axis=1)  # (R, n, K)
         if p.model == "learned":  # the fits' statistics go to seed=K.json
             offline, summary = learned.learned_models(
-                seeds, true_phi, true_means, reward, p.logging
+                seeds, true_phi, true_means, reward, learned.Logging.of(p)
             )
         else:
             offline, summary = _told(draws, S), {}

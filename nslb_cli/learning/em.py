@@ -175,7 +175,7 @@ def fit(
     burnt = [model.climb(first, max(tolerance, BURN_IN), max_iterations) for first in starts]
     best = max(burnt, key=lambda one: one.log_likelihood[-1])
     if tolerance < BURN_IN and best.iterations < max_iterations:
-        best = model.climb(best.parameters, tolerance, max_iterations, best)
+        best = model.climb(best, tolerance, max_iterations)
     return replace(best, restarts=restarts)
 
 
@@ -190,17 +190,16 @@ class _Model:
     n_outcomes: int
     shared_noise: bool
 
-    def climb(
-        self, start: Parameters, tolerance: float, max_iterations: int, done: Fit | None = None
-    ) -> Fit:
-        """EM from ``start`` (the end of ``done``, whose iterations count) until the per-round
+    def climb(self, start: Parameters | Fit, tolerance: float, max_iterations: int) -> Fit:
+        """EM from ``start`` (or on from a fit, whose iterations count) until the per-round
         gain is below ``tolerance``, or ``max_iterations`` in all."""
-        parameters = start
-        if done is None:
+        if isinstance(start, Fit):
+            parameters, counts = start.parameters, start.counts
+            history = [float(v) for v in start.log_likelihood]
+        else:
+            parameters = start
             log_likelihood, counts = self.e_step(parameters)
             history = [log_likelihood]
-        else:
-            history, counts = [float(v) for v in done.log_likelihood], done.counts
         converged = False
         while len(history) <= max_iterations and not converged:
             parameters = self.m_step(counts, parameters)

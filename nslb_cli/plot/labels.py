@@ -4,7 +4,6 @@ per run); docs/guide/plotting.md, *Runs and groups*, says what each is.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import math
 import re
@@ -20,7 +19,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from nslb_cli.agents import AGENTS, Agent
 from nslb_cli.common.registry import PluginError, params_defaults
-from nslb_cli.envs import ENVIRONMENTS
+from nslb_cli.envs import later_defaults
 from nslb_cli.plot.identity import DATA, DATA_SOURCE, dataset
 from nslb_cli.store.results import flatten
 
@@ -75,30 +74,16 @@ def agent_defaults(agent: str) -> dict[str, Any] | None:
     return {key: config_value(value) for key, value in flatten({"agent": tree}).items()}
 
 
-@cache
-def later_defaults(env: str) -> dict[str, Any]:
-    """The defaults of the parameters environment ``env`` added after results were on disk
-    (``Section.added_later``: recorded only away from their defaults, which never change), as
-    ``{"env.offline_rounds": 10000, …}``; empty for an environment that cannot be had."""
-    if env not in ENVIRONMENTS:
-        return {}
-    try:
-        schema = ENVIRONMENTS[env].Params
-    except PluginError:
-        return {}
-    later = getattr(schema, "added_later", ())
-    return {f"env.{f.name}": f.default for f in dataclasses.fields(schema) if f.name in later}
-
-
 def with_later_defaults(runs: pd.DataFrame) -> pd.DataFrame:
-    """``runs`` with the parameters added later (``later_defaults``) that some runs record
+    """``runs`` with the parameters added later (``envs.later_defaults``) that some runs record
     filled in at their default in the runs that do not: a learned model's 10,000 logged
     rounds, the default, are then a value beside the 100 of another run, not a blank."""
     if "env.name" not in runs:
         return runs
     filled = runs.copy()
     for env, of_env in runs.groupby(runs["env.name"].map(str), sort=False):
-        for column, default in later_defaults(str(env)).items():
+        for key, default in later_defaults(str(env)).items():
+            column = f"env.{key}"
             if column in runs and runs[column].notna().any():
                 unrecorded = of_env.index[of_env[column].map(absent)]
                 filled.loc[unrecorded, column] = default

@@ -13,9 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from nslb_cli.common.errors import ConfigError
-from nslb_cli.common.registry import PluginError
 from nslb_cli.data.prepared_cache import file_digest
-from nslb_cli.envs import ENVIRONMENTS
+from nslb_cli.envs import ENVIRONMENTS, later_defaults
 
 FILES = "files"  # the config's section of input files' digests
 
@@ -44,18 +43,8 @@ def without_later(env: dict[str, Any]) -> dict[str, Any]:
     """The config's ``env`` section without the parameters its environment added after
     results were on disk (``Section.added_later``) where they hold their defaults: results
     written before those parameters existed keep their result key and their study's world."""
-    name = env.get("name")
-    if not isinstance(name, str) or name not in ENVIRONMENTS:
-        return env
-    try:
-        schema = ENVIRONMENTS[name].Params
-    except PluginError:  # refused in its own line where the job is validated
-        return env
-    later = getattr(schema, "added_later", ())
-    if not later:
-        return env
-    defaults = {f.name: f.default for f in dataclasses.fields(schema)}
-    return {k: v for k, v in env.items() if k not in later or v != defaults.get(k)}
+    defaults = later_defaults(env.get("name"))
+    return {k: v for k, v in env.items() if k not in defaults or v != defaults[k]}
 
 
 def _digest(key: str, path: Path) -> str:

@@ -15,7 +15,6 @@ from nslb_cli.agents.mts import MTSParams
 from nslb_cli.bandit.problem import Sizes
 from nslb_cli.bandit.rewards import Gaussian
 from nslb_cli.common.errors import ConfigError
-from nslb_cli.envs import learned
 from nslb_cli.envs.learned import SUMMARY, Logging, draw_logs
 from nslb_cli.envs.switching_latent import SwitchingLatent, SwitchingLatentParams
 from nslb_cli.envs.synthetic import Synthetic, SyntheticParams
@@ -136,7 +135,7 @@ def test_a_batch_holds_one_seeds_logs_at_a_time_and_declares_no_more() -> None:
         peaks.append(tracemalloc.get_traced_memory()[1])
         tracemalloc.stop()
     declared = Synthetic.memory(p, Sizes(4, p.horizon, p.n_arms, p.n_states))
-    assert declared == {"env.offline_rounds": learned.memory(5000, p.n_states)}
+    assert declared == {"env.offline_rounds": 5000 * (2 + p.n_states) * 8}
     assert declared["env.offline_rounds"] <= peaks[0]
     assert peaks[1] < peaks[0] + declared["env.offline_rounds"] / 2
 

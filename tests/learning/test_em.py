@@ -199,5 +199,5 @@ def test_a_fit_that_goes_on_from_a_converged_one_says_so_in_plain_types() -> Non
     ``bool`` (a run's data.json is written with ``json``)."""
     logs = hmm_logs(np.random.default_rng(5), TRUE["gaussian"], 20, 50, "gaussian")
     done = fit(logs, 2, 3, restarts=1)
-    again = model(logs, "gaussian", shared=True).climb(done.parameters, 1e-6, 400, done)
+    again = model(logs, "gaussian", shared=True).climb(done, 1e-6, 400)
     assert again.converged is True and again.iterations == done.iterations + 1
